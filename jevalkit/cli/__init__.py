@@ -1,0 +1,51 @@
+"""The ``jevalkit`` command: a thin layer over the Python API, one module per command group.
+
+Every user mistake ends as one line on stderr and exit code 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import JevalkitError
+from . import probes, score
+
+GROUPS = [probes, score]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (each group module adds its own sub-commands).
+
+    Example:
+        >>> build_parser().parse_args(["probes", "list"]).command
+        'probes'
+    """
+    parser = argparse.ArgumentParser(
+        prog="jevalkit", description="Evaluate language-model outputs with versioned probes."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in GROUPS:
+        group.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``jevalkit`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except JevalkitError as exc:
+        print(f"jevalkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("jevalkit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""``jevalkit score PROBE [--file PATH]``: score one output, print the Score as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import JevalkitError
+from ..probes import load_probe
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``score`` command."""
+    cmd = sub.add_parser("score", help="score one output (stdin by default) with a probe")
+    cmd.add_argument("probe", metavar="PROBE", help="id or id@N")
+    cmd.add_argument("--file", metavar="PATH", help="read the output from PATH instead of stdin")
+    cmd.set_defaults(handler=_score)
+
+
+def _score(args: argparse.Namespace) -> int:
+    probe = load_probe(args.probe)
+    if args.file:
+        try:
+            with open(args.file, "rb") as fh:
+                output = fh.read()
+        except OSError as exc:
+            raise JevalkitError(f"{args.file}: cannot read output file ({exc.strerror})") from None
+    else:
+        output = sys.stdin.buffer.read()
+    result = probe.score(output).to_dict()
+    print(json.dumps({"probe": probe.name, **result}, indent=2, ensure_ascii=False))
+    return 0

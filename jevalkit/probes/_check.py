@@ -1,0 +1,107 @@
+"""Probes test themselves: worked examples through the real scorer, plus the lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .._paths import probes_dir
+from ..errors import ProbeError
+from ._loader import load_probe, probe_files, read_probe_file
+from ._lock import LOCK_NAME, read_lock, write_lock
+
+CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem"]
+
+
+def check_probes(refs: list[str] | None = None, *, root: Path | None = None) -> pd.DataFrame:
+    """Check probes (all of them by default); one row per worked example or problem.
+
+    A probe fails its check when a ``pass`` example scores below 1, a ``fail`` example scores 1,
+    it has no passing or no failing example, it is not published in the lock, or its file fails to
+    load (bad format, changed content). Columns: ``probe``, ``label``, ``expect``, ``score``,
+    ``ok``, ``problem`` (why a row is not ok, else empty).
+
+    Example:
+        >>> report = check_probes(["schema-ten-records@2"])
+        >>> len(report), bool(report["ok"].all())
+        (5, True)
+    """
+    root = probes_dir() if root is None else root
+    rows: list[dict] = []
+    if refs:
+        targets = [(ref, lambda ref=ref: load_probe(ref, root=root)) for ref in refs]
+    else:
+        lock = read_lock(root / LOCK_NAME)
+        targets = [
+            (f"{f.parent.name}@{f.stem[1:]}", lambda f=f: read_probe_file(f, lock))
+            for f in probe_files(root)
+        ]
+    lock = read_lock(root / LOCK_NAME)
+    for name, load in targets:
+        try:
+            probe = load()
+        except ProbeError as exc:
+            rows.append(_problem(name, str(exc)))
+            continue
+        for result in probe.check_examples():
+            ex = result.example
+            problem = ""
+            if not result.ok:
+                want = "score 1" if ex.expect == "pass" else "score below 1"
+                problem = f"must {want}, scored {result.score.value:g}"
+                if result.score.errors:
+                    problem += f" ({result.score.errors[0]})"
+            rows.append(
+                {
+                    "probe": probe.name,
+                    "label": ex.label,
+                    "expect": ex.expect,
+                    "score": result.score.value,
+                    "ok": result.ok,
+                    "problem": problem,
+                }
+            )
+        expects = {ex.expect for ex in probe.examples}
+        for kind in ("pass", "fail") if len(expects) < 2 else ():
+            if kind not in expects:
+                rows.append(_problem(probe.name, f"has no worked example that must {kind}"))
+        if probe.name not in lock:
+            rows.append(
+                _problem(probe.name, "not published in probes.lock; run `jevalkit probes lock`")
+            )
+    return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+
+
+def _problem(probe: str, problem: str) -> dict:
+    return {
+        "probe": probe,
+        "label": "",
+        "expect": "",
+        "score": None,
+        "ok": False,
+        "problem": problem,
+    }
+
+
+def publish_probes(*, root: Path | None = None) -> list[str]:
+    """Record the hash of every probe version not yet in ``probes.lock``; return their names.
+
+    Versions already published are verified, never rewritten.
+
+    Example:
+        >>> publish_probes()  # everything bundled is already published
+        []
+    """
+    root = probes_dir() if root is None else root
+    lock_path = root / LOCK_NAME
+    lock = read_lock(lock_path)
+    added = []
+    for f in probe_files(root):
+        probe = read_probe_file(f, lock)
+        if probe.name not in lock:
+            lock[probe.name] = probe.content_hash
+            added.append(probe.name)
+    if added:
+        write_lock(lock_path, lock)
+    return added

@@ -1,0 +1,138 @@
+"""The ``json_schema`` scorer: strict JSON, validated against a draft 2020-12 schema.
+
+Verdicts and error reports come from ``jsonschema-rs`` (compiled once per schema, offline: a remote
+``$ref`` is refused, never fetched). The schema itself is checked against the 2020-12 metaschema with
+the ``jsonschema`` library when it is compiled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+from ..errors import ScoringError
+from ._rubric import PARSE, RubricCheck, Violation, evaluate_rubric
+from ._score import Score
+from ._strict_json import StrictJSONError, parse_strict_json
+
+NAME = "json_schema"
+
+
+def json_path(path: Sequence[str | int]) -> str:
+    """Render an instance path as JSONPath: ``[9, "id"]`` -> ``$[9].id``.
+
+    Example:
+        >>> json_path([9, "id"])
+        '$[9].id'
+        >>> json_path([])
+        '$'
+    """
+    parts = ["$"]
+    for p in path:
+        if isinstance(p, int):
+            parts.append(f"[{p}]")
+        elif p.isidentifier():
+            parts.append(f".{p}")
+        else:
+            parts.append(f"[{json.dumps(p)}]")
+    return "".join(parts)
+
+
+def _pointer(path: Sequence[str | int]) -> str:
+    return "".join(f"/{p}" for p in path)
+
+
+# Structure only: regex syntax is left to jsonschema-rs, which (unlike Python's `re`) knows \p{...}.
+_METASCHEMA = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+
+
+@lru_cache(maxsize=256)
+def _compile(schema_json: str) -> jsonschema_rs.Validator:
+    schema = json.loads(schema_json)
+    problem = jsonschema.exceptions.best_match(_METASCHEMA.iter_errors(schema))
+    if problem is not None:
+        where = json_path(list(problem.absolute_path))
+        raise ScoringError(f"schema {where}: {problem.message}; fix the probe's scoring.schema")
+    try:
+        return jsonschema_rs.Draft202012Validator(schema, offline=True)
+    except (jsonschema_rs.ReferencingError, ValueError) as exc:
+        reason = str(exc).splitlines()[0]
+        if isinstance(exc, jsonschema_rs.ReferencingError) or "not present in a registry" in reason:
+            raise ScoringError(
+                f"schema refers to a document it does not contain ({reason}); "
+                "scoring is offline: copy the referenced schema under $defs"
+            ) from None
+        raise ScoringError(f"schema cannot be compiled: {reason}") from None
+
+
+def compile_schema(schema: dict[str, Any] | bool) -> jsonschema_rs.Validator:
+    """Compile (and cache) a validator for ``schema``; raise :class:`ScoringError` if it is unusable.
+
+    Example:
+        >>> compile_schema({"type": "integer"}).is_valid(3)
+        True
+        >>> compile_schema({"$ref": "https://example.com/s.json"})
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ScoringError: schema refers to a document it does not contain (...); scoring is offline: copy the referenced schema under $defs
+    """
+    return _compile(json.dumps(schema, sort_keys=True))
+
+
+def json_schema(
+    output: str | bytes,
+    schema: dict[str, Any] | bool,
+    *,
+    bare_json: bool = True,
+    rubric: Sequence[RubricCheck] = (),
+) -> Score:
+    """Score ``output`` 1 if it is strict JSON valid against ``schema``, else 0, with every violation.
+
+    Args:
+        output: the model's text.
+        schema: a JSON Schema (draft 2020-12).
+        bare_json: require the text to be JSON alone (no code fence, no prose around it).
+        rubric: rubric checks to report as held or failed.
+
+    Example:
+        >>> s = json_schema('[{"id": "1"}]', {"type": "array", "items": {"properties": {"id": {"type": "integer"}}}})
+        >>> s.passed, s.errors, s.first_failing_item
+        (False, ('$[0].id: "1" is not of type "integer"',), 0)
+    """
+    validator = compile_schema(schema)
+    try:
+        instance = parse_strict_json(output, bare=bare_json)
+    except StrictJSONError as exc:
+        checks = evaluate_rubric(rubric, [Violation(PARSE, "")], parsed=False)
+        return Score(name=NAME, value=0.0, passed=False, checks=checks, errors=(exc.reason,))
+    try:
+        if validator.is_valid(instance):
+            checks = evaluate_rubric(rubric, [], parsed=True)
+            return Score(name=NAME, value=1.0, passed=True, checks=checks)
+        errors = list(validator.iter_errors(instance))
+    except Exception as exc:  # the validator must never take the caller down with it
+        return Score(name=NAME, value=0.0, passed=False, errors=(f"$: cannot validate: {exc}",))
+    violations = [
+        Violation(_keyword(e.schema_path), _pointer(e.instance_path), e.instance) for e in errors
+    ]
+    items = [e.instance_path[0] for e in errors if e.instance_path and isinstance(instance, list)]
+    return Score(
+        name=NAME,
+        value=0.0,
+        passed=False,
+        checks=evaluate_rubric(rubric, violations, parsed=True),
+        errors=tuple(f"{json_path(e.instance_path)}: {e.message}" for e in errors),
+        first_failing_item=min(items) if items else None,
+    )
+
+
+def _keyword(schema_path: Sequence[str | int]) -> str:
+    for part in reversed(schema_path):
+        if isinstance(part, str):
+            return part
+    return ""
