@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..scorers import Condition, RubricCheck, Score, get_scorer
+from ..scorers import Condition, JsonSchemaScorer, RubricCheck, Score, get_scorer
 
 
 @dataclass(frozen=True)
@@ -84,16 +85,18 @@ class Probe:
         spec = self.scoring
         kind = spec["type"]
         if kind == "json_schema":
-            return get_scorer(kind)(
-                output,
-                spec["schema"],
-                bare_json=spec.get("bare_json", True),
-                rubric=self.rubric,
-            )
+            return self._json_schema_scorer(output)
         text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
         if kind == "levenshtein":
             return get_scorer(kind)(text, spec["expected"], threshold=spec.get("threshold", 1.0))
         return get_scorer(kind)(text, spec["expected"])
+
+    @cached_property
+    def _json_schema_scorer(self) -> JsonSchemaScorer:
+        spec = self.scoring
+        return JsonSchemaScorer(
+            spec["schema"], bare_json=spec.get("bare_json", True), rubric=self.rubric
+        )
 
     def check_examples(self) -> tuple[ExampleResult, ...]:
         """Run every worked example through the real scorer.

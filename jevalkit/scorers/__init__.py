@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._json_schema import compile_schema, json_schema
+from ._json_schema import JsonSchemaScorer, compile_schema, json_schema
 from ._json_similarity import json_similarity, similarity
 from ._rubric import Condition, RubricCheck, Violation
 from ._score import Check, Score
@@ -23,6 +23,7 @@ __all__ = [
     "SCORERS",
     "Check",
     "Condition",
+    "JsonSchemaScorer",
     "RubricCheck",
     "Score",
     "StrictJSONError",

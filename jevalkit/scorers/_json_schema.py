@@ -16,20 +16,21 @@ import jsonschema
 import jsonschema_rs
 
 from ..errors import ScoringError
-from ._rubric import PARSE, RubricCheck, Violation, evaluate_rubric
+from ._rubric import PARSE, CompiledRubric, RubricCheck, Violation
 from ._score import Score
 from ._strict_json import StrictJSONError, parse_strict_json
 
 NAME = "json_schema"
 
 
-def json_path(path: Sequence[str | int]) -> str:
+@lru_cache(maxsize=4096)
+def json_path(path: tuple[str | int, ...]) -> str:
     """Render an instance path as JSONPath: ``[9, "id"]`` -> ``$[9].id``.
 
     Example:
-        >>> json_path([9, "id"])
+        >>> json_path((9, "id"))
         '$[9].id'
-        >>> json_path([])
+        >>> json_path(())
         '$'
     """
     parts = ["$"]
@@ -43,7 +44,8 @@ def json_path(path: Sequence[str | int]) -> str:
     return "".join(parts)
 
 
-def _pointer(path: Sequence[str | int]) -> str:
+@lru_cache(maxsize=4096)
+def _pointer(path: tuple[str | int, ...]) -> str:
     return "".join(f"/{p}" for p in path)
 
 
@@ -56,7 +58,7 @@ def _compile(schema_json: str) -> jsonschema_rs.Validator:
     schema = json.loads(schema_json)
     problem = jsonschema.exceptions.best_match(_METASCHEMA.iter_errors(schema))
     if problem is not None:
-        where = json_path(list(problem.absolute_path))
+        where = json_path(tuple(problem.absolute_path))
         raise ScoringError(f"schema {where}: {problem.message}; fix the probe's scoring.schema")
     try:
         return jsonschema_rs.Draft202012Validator(schema, offline=True)
@@ -84,6 +86,69 @@ def compile_schema(schema: dict[str, Any] | bool) -> jsonschema_rs.Validator:
     return _compile(json.dumps(schema, sort_keys=True))
 
 
+class JsonSchemaScorer:
+    """A compiled ``json_schema`` scorer for one schema and rubric; call it on output text.
+
+    Probes keep one of these, so the per-output cost is parsing plus validation and nothing else:
+    the passing :class:`Score` and the rubric result for unparsable output are built once.
+
+    Example:
+        >>> scorer = JsonSchemaScorer({"type": "array", "maxItems": 1})
+        >>> scorer("[1]").passed, scorer("[1, 2]").errors
+        (True, ('$: [1,2] has more than 1 item',))
+    """
+
+    def __init__(
+        self,
+        schema: dict[str, Any] | bool,
+        *,
+        bare_json: bool = True,
+        rubric: Sequence[RubricCheck] = (),
+    ) -> None:
+        self.validator = compile_schema(schema)
+        self.bare_json = bare_json
+        self.rubric = CompiledRubric(rubric)
+        self._passed = Score(
+            name=NAME, value=1.0, passed=True, checks=self.rubric.evaluate([], parsed=True)
+        )
+        self._unparsed_checks = self.rubric.evaluate([Violation(PARSE, "")], parsed=False)
+
+    def __call__(self, output: str | bytes) -> Score:
+        """Score one output: 1 when strict JSON valid against the schema, else 0 with every error."""
+        try:
+            instance = parse_strict_json(output, bare=self.bare_json)
+        except StrictJSONError as exc:
+            return Score(
+                name=NAME,
+                value=0.0,
+                passed=False,
+                checks=self._unparsed_checks,
+                errors=(exc.reason,),
+            )
+        try:
+            errors = list(self.validator.iter_errors(instance))
+        except Exception as exc:  # the validator must never take the caller down with it
+            return Score(name=NAME, value=0.0, passed=False, errors=(f"$: cannot validate: {exc}",))
+        if not errors:
+            return self._passed
+        violations, messages, items = [], [], []
+        top_is_list = isinstance(instance, list)
+        for e in errors:
+            where = tuple(e.instance_path)
+            violations.append(Violation(_keyword(e.schema_path), _pointer(where), e.instance))
+            messages.append(f"{json_path(where)}: {e.message}")
+            if top_is_list and where:
+                items.append(where[0])
+        return Score(
+            name=NAME,
+            value=0.0,
+            passed=False,
+            checks=self.rubric.evaluate(violations, parsed=True),
+            errors=tuple(messages),
+            first_failing_item=min(items) if items else None,
+        )
+
+
 def json_schema(
     output: str | bytes,
     schema: dict[str, Any] | bool,
@@ -92,6 +157,8 @@ def json_schema(
     rubric: Sequence[RubricCheck] = (),
 ) -> Score:
     """Score ``output`` 1 if it is strict JSON valid against ``schema``, else 0, with every violation.
+
+    For many outputs against one schema, build a :class:`JsonSchemaScorer` once instead.
 
     Args:
         output: the model's text.
@@ -104,31 +171,7 @@ def json_schema(
         >>> s.passed, s.errors, s.first_failing_item
         (False, ('$[0].id: "1" is not of type "integer"',), 0)
     """
-    validator = compile_schema(schema)
-    try:
-        instance = parse_strict_json(output, bare=bare_json)
-    except StrictJSONError as exc:
-        checks = evaluate_rubric(rubric, [Violation(PARSE, "")], parsed=False)
-        return Score(name=NAME, value=0.0, passed=False, checks=checks, errors=(exc.reason,))
-    try:
-        if validator.is_valid(instance):
-            checks = evaluate_rubric(rubric, [], parsed=True)
-            return Score(name=NAME, value=1.0, passed=True, checks=checks)
-        errors = list(validator.iter_errors(instance))
-    except Exception as exc:  # the validator must never take the caller down with it
-        return Score(name=NAME, value=0.0, passed=False, errors=(f"$: cannot validate: {exc}",))
-    violations = [
-        Violation(_keyword(e.schema_path), _pointer(e.instance_path), e.instance) for e in errors
-    ]
-    items = [e.instance_path[0] for e in errors if e.instance_path and isinstance(instance, list)]
-    return Score(
-        name=NAME,
-        value=0.0,
-        passed=False,
-        checks=evaluate_rubric(rubric, violations, parsed=True),
-        errors=tuple(f"{json_path(e.instance_path)}: {e.message}" for e in errors),
-        first_failing_item=min(items) if items else None,
-    )
+    return JsonSchemaScorer(schema, bare_json=bare_json, rubric=rubric)(output)
 
 
 def _keyword(schema_path: Sequence[str | int]) -> str:

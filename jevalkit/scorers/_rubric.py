@@ -84,30 +84,57 @@ class RubricCheck:
     text: str
     fails_on: tuple[Condition, ...] = ()
 
-    def evaluate(self, violations: Sequence[Violation], parsed: bool) -> Check:
-        """Return the :class:`Check` for this line given the output's violations.
 
-        A check that does not concern parsing cannot be judged when the output did not parse.
+class CompiledRubric:
+    """A rubric ready to evaluate many outputs: which lines a violation breaks is worked out once
+    per distinct (keyword, pointer, null) and remembered, and the :class:`Check` values are shared.
 
-        Example:
-            >>> line = RubricCheck("nulls", "No nulls", (Condition(value_is_null=True),))
-            >>> line.evaluate([Violation("type", "/0/name", None)], parsed=True).passed
-            False
-        """
-        broken = any(c.matches(v) for v in violations for c in self.fails_on)
-        if not parsed and not broken:
-            return Check(self.id, self.text, None)
-        return Check(self.id, self.text, not broken)
+    Example:
+        >>> rubric = CompiledRubric([RubricCheck("ids", "Integer ids", (Condition(("type",), "/*/id"),))])
+        >>> rubric.evaluate([Violation("type", "/3/id", "4")], parsed=True)[0].passed
+        False
+    """
+
+    _MEMO_LIMIT = 50_000
+
+    def __init__(self, rubric: Iterable[RubricCheck]) -> None:
+        self.lines = tuple(rubric)
+        self._held = tuple(Check(r.id, r.text, True) for r in self.lines)
+        self._broken = tuple(Check(r.id, r.text, False) for r in self.lines)
+        self._unknown = tuple(Check(r.id, r.text, None) for r in self.lines)
+        self._memo: dict[tuple[str, str, bool], frozenset[int]] = {}
+
+    def _lines_broken_by(self, v: Violation) -> frozenset[int]:
+        key = (v.keyword, v.pointer, v.instance is None)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = frozenset(
+                i for i, line in enumerate(self.lines) if any(c.matches(v) for c in line.fails_on)
+            )
+            if len(self._memo) >= self._MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = hit
+        return hit
+
+    def evaluate(self, violations: Sequence[Violation], parsed: bool) -> tuple[Check, ...]:
+        """Every rubric line, in order: held, broken, or unknown (``None``) when unparsed."""
+        broken: set[int] = set()
+        for v in violations:
+            broken |= self._lines_broken_by(v)
+        fallback = self._held if parsed else self._unknown
+        return tuple(
+            self._broken[i] if i in broken else fallback[i] for i in range(len(self.lines))
+        )
 
 
 def evaluate_rubric(
     rubric: Iterable[RubricCheck], violations: Sequence[Violation], parsed: bool
 ) -> tuple[Check, ...]:
-    """Evaluate every rubric line, in order.
+    """Evaluate every rubric line, in order (for one output; see :class:`CompiledRubric`).
 
     Example:
         >>> rubric = [RubricCheck("bare", "Bare JSON", (Condition(keywords=("parse",)),))]
         >>> evaluate_rubric(rubric, [Violation("parse", "")], parsed=False)[0].passed
         False
     """
-    return tuple(line.evaluate(violations, parsed) for line in rubric)
+    return CompiledRubric(rubric).evaluate(violations, parsed)

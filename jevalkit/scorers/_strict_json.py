@@ -12,8 +12,7 @@ import re
 from typing import Any
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-_FENCE = re.compile(r"^\s*```")
-_JSON_START = set('[{"-0123456789tfn')
+_JSON_START = frozenset('[{"-0123456789tfn')
 
 
 class StrictJSONError(ValueError):
@@ -37,6 +36,9 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise StrictJSONError(f"$: duplicate object key {key!r}")
             seen.add(key)
     return obj
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys)
 
 
 def _as_text(output: str | bytes) -> str:
@@ -87,14 +89,12 @@ def parse_strict_json(output: str | bytes, *, bare: bool = True) -> Any:
     stripped = text.lstrip(" \t\n\r")
     if not stripped:
         raise StrictJSONError("$: empty output, expected JSON")
-    if _FENCE.match(stripped):
-        raise StrictJSONError("$: JSON is wrapped in a code fence; bare JSON was required")
     if stripped[0] not in _JSON_START:
+        if stripped.startswith("```"):
+            raise StrictJSONError("$: JSON is wrapped in a code fence; bare JSON was required")
         raise StrictJSONError(f"$: prose before the JSON (starts with {stripped[:20]!r})")
     try:
-        value = json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
-        )
+        value = _DECODER.decode(text)
     except StrictJSONError:
         raise
     except RecursionError:
