@@ -7,8 +7,7 @@ Example:
     False
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
+from ._version import __version__
 from .errors import (
     ClientError,
     JevalkitError,
@@ -19,14 +18,11 @@ from .errors import (
     StatsError,
 )
 from .probes import Probe, check_probes, list_probes, load_probe
+from .runner import COLUMNS, arun, read_results, run
 from .scorers import Score
 
-try:
-    __version__ = version("jevalkit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
-
 __all__ = [
+    "COLUMNS",
     "ClientError",
     "JevalkitError",
     "LocalModelError",
@@ -37,7 +33,10 @@ __all__ = [
     "ScoringError",
     "StatsError",
     "__version__",
+    "arun",
     "check_probes",
     "list_probes",
     "load_probe",
+    "read_results",
+    "run",
 ]

@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import JevalkitError
-from . import probes, score
+from . import probes, run, score
 
-GROUPS = [probes, score]
+GROUPS = [probes, score, run]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,134 @@
+"""The results row: defined once here, used by every writer and reader.
+
+One row per (probe or evaluator, version, case, model, parameters, repeat). Columns, in order:
+
+=====================  =========================================================================
+run_id                 id of the invocation that wrote the row (a resumed run keeps old rows' ids)
+kind                   ``probe`` or ``judge``
+probe                  probe id (or judge evaluator id)
+version                probe / judge version (int)
+probe_hash             sha256 of the probe version's content
+case_id                case id within a case file (judges); null for probes
+model                  model as asked (``--model``)
+model_resolved         model as the endpoint answered (``model`` in the response)
+system_fingerprint     as the endpoint answered (null when it does not say)
+model_sha256           sha256 of the model file, when jevalkit served it (embedded model)
+base_url               endpoint base URL (never a key)
+parameters             the generation parameters sent (dict: temperature, max_tokens, seed, ...)
+params_hash            short hash of ``parameters``; part of the row key
+label                  optional name of the configuration (a "system" in comparisons)
+repeat                 repeat index, 0..k-1
+output                 the model's text (null on error)
+finish_reason          ``stop``, ``length``, ...
+prompt_tokens          usage as reported
+completion_tokens      usage as reported
+latency_s              seconds for the final attempt (0 for a cache hit)
+attempts               HTTP attempts made (1 = no retry)
+cached                 whether the response came from the cache
+score                  0..1 score (null on error)
+passed                 bool (null on error)
+checks                 list of {id, text, passed} rubric checks
+first_failing_item     0-based index of the first list item breaking the schema, or null
+score_errors           list of the scorer's messages (violations with JSON paths)
+error                  null, or {type, message, status} when no usable response came back
+gold                   gold level or label (judges)
+probs                  distribution over levels (judges)
+expected_level         sum of p_i * i (judges)
+verdict                most likely level (judges)
+coverage               probability mass on valid level tokens before renormalising (judges)
+method                 ``logprobs`` or ``sampling`` (judges)
+started_at             ISO 8601 UTC
+finished_at            ISO 8601 UTC
+jevalkit_version       version that wrote the row
+=====================  =========================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ResultRow:
+    """One results row (see the module docstring for every column).
+
+    Example:
+        >>> row = ResultRow(run_id="r", kind="probe", probe="p", version=1, model="m", repeat=0)
+        >>> row.key()
+        ('p', 1, None, 'm', '', None, 0)
+    """
+
+    run_id: str
+    kind: str
+    probe: str
+    version: int
+    model: str
+    repeat: int
+    probe_hash: str | None = None
+    case_id: str | None = None
+    model_resolved: str | None = None
+    system_fingerprint: str | None = None
+    model_sha256: str | None = None
+    base_url: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    params_hash: str = ""
+    label: str | None = None
+    output: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    attempts: int | None = None
+    cached: bool | None = None
+    score: float | None = None
+    passed: bool | None = None
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    first_failing_item: int | None = None
+    score_errors: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    gold: Any = None
+    probs: list[float] | None = None
+    expected_level: float | None = None
+    verdict: Any = None
+    coverage: float | None = None
+    method: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    jevalkit_version: str | None = None
+
+    def key(self) -> tuple:
+        """The identity of a row: a results file holds at most one row per key."""
+        return row_key(self.__dict__)
+
+    def to_json(self) -> str:
+        """One JSONL line (no trailing newline)."""
+        return json.dumps(self.__dict__, ensure_ascii=False, separators=(",", ":"))
+
+
+COLUMNS: list[str] = [f.name for f in dataclasses.fields(ResultRow)]
+KEY_COLUMNS = ("probe", "version", "case_id", "model", "params_hash", "label", "repeat")
+
+
+def row_key(row: dict[str, Any]) -> tuple:
+    """The key of a row read back as a dict.
+
+    Example:
+        >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "params_hash": "ab"})
+        ('p', 1, None, 'm', 'ab', None, 2)
+    """
+    return tuple(row.get(c) for c in KEY_COLUMNS)
+
+
+def params_hash(parameters: dict[str, Any]) -> str:
+    """A short, stable hash of a parameters dict (key order does not matter).
+
+    Example:
+        >>> params_hash({"temperature": 0, "max_tokens": 5}) == params_hash({"max_tokens": 5, "temperature": 0})
+        True
+    """
+    canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]

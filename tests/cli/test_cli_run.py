@@ -1,0 +1,83 @@
+"""``jevalkit run`` as a subprocess: summary output, SIGKILL mid-run and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jevalkit.runner import row_key
+
+
+def start_run(base_url, out, *extra, env=None):
+    cmd = [sys.executable, "-m", "jevalkit.cli", "run", "schema-ten-records", "--model", "test/m",
+           "--base-url", base_url, "--out", str(out), *extra]  # fmt: skip
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
+
+
+def test_run_prints_a_summary_with_n(openai_server, tmp_path):
+    proc = start_run(openai_server.base_url, tmp_path / "r.jsonl", "--repeats", "4")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    lines = out.decode().splitlines()
+    assert lines[0].split() == [
+        "probe",
+        "model",
+        "n",
+        "passed",
+        "errors",
+        "pass_rate",
+        "ci_low",
+        "ci_high",
+    ]
+    assert lines[1].split()[:6] == ["schema-ten-records@2", "test/m", "4", "4", "0", "1.000"]
+    assert b"requests" in err  # the progress bar
+
+
+def test_unknown_probe_and_bad_url_exit_2(openai_server, tmp_path):
+    proc = start_run("ftp://nowhere", tmp_path / "r.jsonl")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and b"is not an http(s) URL" in err and b"Traceback" not in err
+
+
+def test_remote_endpoint_without_a_key_is_a_clear_error(tmp_path):
+    proc = start_run("https://api.example.com/v1", tmp_path / "r.jsonl")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and b"set one of OPENROUTER_API_KEY" in err
+
+
+@pytest.mark.parametrize("kills", [1, 3])
+def test_sigkill_mid_run_then_resume_gives_exactly_one_row_per_key(openai_server, tmp_path, kills):
+    openai_server.latency = 0.05
+    out = tmp_path / "r.jsonl"
+    repeats = 40
+    args = ("--repeats", str(repeats), "--concurrency", "2", "--temperature", "1", "--seed", "7")
+    for i in range(kills):
+        proc = start_run(openai_server.base_url, out, *args)
+        deadline = time.monotonic() + 60
+        target = 4 + 8 * i
+        while time.monotonic() < deadline:
+            if out.exists() and out.read_bytes().count(b"\n") >= target:
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    before = out.read_bytes().count(b"\n")
+    assert 0 < before < repeats
+    proc = start_run(openai_server.base_url, out, *args)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    raw = out.read_text().splitlines()
+    rows = [json.loads(line) for line in raw]  # every line is whole JSON: nothing torn
+    keys = [row_key(r) for r in rows]
+    assert len(rows) == repeats and len(set(keys)) == repeats
+    assert sorted(r["repeat"] for r in rows) == list(range(repeats))
+    assert all(r["parameters"]["seed"] == 7 + r["repeat"] for r in rows)
+    assert all(r["error"] is None and r["score"] in (0.0, 1.0) for r in rows)

@@ -1,0 +1,228 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, with fault injection.
+
+Not a mock transport: the client under test opens TCP connections to it. Faults are scripted per
+model name: ``server.faults["m"] = ["429", "500"]`` makes the next two requests for model ``m``
+fail that way, then it answers normally. Fault names:
+
+``429`` (with ``Retry-After``), ``500``, ``503``, ``hang`` (answers after ``hang_s``),
+``malformed`` (200 with a body that is not JSON), ``no_choices`` (200, ``{}``), ``error_object``
+(200 with an ``error`` object), ``drop`` (closes the connection without answering).
+
+Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+GOOD = [{"id": i, "name": f"User {i}", "active": i % 2 == 0} for i in range(1, 11)]
+DRIFT = [*GOOD[:9], {"id": "10", "name": "User 10", "active": True}]
+
+
+def default_reply(body: dict[str, Any]) -> str:
+    """Deterministic output: the correct answer at temperature 0; at temperature > 0 the seed
+    decides between the correct answer and one whose last id drifted to a string."""
+    temperature = body.get("temperature", 1.0)
+    if not temperature:
+        return json.dumps(GOOD)
+    digest = hashlib.sha256(json.dumps([body.get("seed"), body.get("messages")]).encode()).digest()
+    rng = random.Random(digest)
+    return json.dumps(GOOD if rng.random() < 0.6 else DRIFT)
+
+
+class OpenAIServer:
+    """Start with ``with OpenAIServer() as server:``; ``server.base_url`` ends in ``/v1``."""
+
+    def __init__(self, *, latency: float = 0.0, port: int = 0) -> None:
+        self.latency = latency
+        self.hang_s = 5.0
+        self.retry_after = "1"
+        self.faults: dict[str, list[str]] = defaultdict(list)
+        self.identity: dict[str, tuple[str, str | None]] = {}
+        self.reply: Callable[[dict[str, Any]], str] = default_reply
+        self.logprobs: Callable[[dict[str, Any]], Any] | None = None
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> OpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def next_fault(self, model: str) -> str | None:
+        with self._lock:
+            queue = self.faults.get(model)
+            return queue.pop(0) if queue else None
+
+    def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        model = body.get("model", "")
+        resolved, fingerprint = self.identity.get(model, (f"{model}-2026-01", "fp_test_1"))
+        if path.endswith("/chat/completions"):
+            text = self.reply(body)
+            choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        else:
+            text = self.reply(body)
+            choice = {"index": 0, "text": text, "finish_reason": "stop"}
+        if body.get("logprobs") and self.logprobs is not None:
+            choice["logprobs"] = self.logprobs(body)
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": resolved,
+            "system_fingerprint": fingerprint,
+            "choices": [choice],
+            "usage": {"prompt_tokens": 42, "completion_tokens": len(text) // 4},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(
+                self, status: int, body: bytes, headers: dict[str, str] | None = None
+            ) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, b'{"object": "list", "data": [{"id": "test-model"}]}')
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    self._send(400, b'{"error": {"message": "bad json"}}')
+                    return
+                with server._lock:
+                    server.requests.append(
+                        {"path": self.path, "headers": dict(self.headers), "body": body}
+                    )
+                if server.latency:
+                    time.sleep(server.latency)
+                fault = server.next_fault(body.get("model", ""))
+                if fault == "429":
+                    self._send(
+                        429,
+                        b'{"error": {"message": "rate limited"}}',
+                        {"Retry-After": server.retry_after},
+                    )
+                elif fault in ("500", "503"):
+                    self._send(int(fault), b'{"error": {"message": "upstream trouble"}}')
+                elif fault == "hang":
+                    time.sleep(server.hang_s)
+                    self._send(200, json.dumps(server.answer(self.path, body)).encode())
+                elif fault == "malformed":
+                    self._send(200, b'{"choices": [ this is not json')
+                elif fault == "no_choices":
+                    self._send(200, b"{}")
+                elif fault == "error_object":
+                    self._send(200, b'{"error": {"message": "model overloaded", "code": 529}}')
+                elif fault == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                else:
+                    self._send(200, json.dumps(server.answer(self.path, body)).encode())
+
+        return Handler
+
+
+async def serve_fast(port: int, latency: float) -> None:
+    """A minimal asyncio HTTP/1.1 keep-alive server answering every POST normally after
+    ``latency`` seconds: for benchmarks, where a thread per connection would be the bottleneck."""
+    import asyncio
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                path = lines[0].split(" ")[1]
+                length = next(
+                    (
+                        int(x.split(":", 1)[1])
+                        for x in lines
+                        if x.lower().startswith("content-length:")
+                    ),
+                    0,
+                )
+                body = json.loads(await reader.readexactly(length)) if length else {}
+                await asyncio.sleep(latency)
+                payload = json.dumps(server.answer(path, body)).encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+                    + payload
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = OpenAIServer.__new__(OpenAIServer)
+    server.identity, server.reply, server.logprobs = {}, default_reply, None
+    listener = await asyncio.start_server(handle, "127.0.0.1", port)
+    print(f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v1", flush=True)
+    async with listener:
+        await listener.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--fast", action="store_true", help="asyncio server, no fault injection")
+    args = parser.parse_args()
+    if args.fast:
+        import asyncio
+
+        asyncio.run(serve_fast(args.port, args.latency))
+        return
+    with OpenAIServer(latency=args.latency, port=args.port) as server:
+        print(server.base_url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
