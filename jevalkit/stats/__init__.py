@@ -1,0 +1,32 @@
+"""Statistics for evaluation results: every number with n and an honest interval.
+
+Example:
+    >>> from jevalkit.stats import wilson_ci
+    >>> [round(v, 3) for v in wilson_ci(0, 5)]
+    [0.0, 0.434]
+"""
+
+from ._agreement import fleiss_kappa, krippendorff_alpha
+from ._bimodality import bimodality
+from ._bootstrap import BootstrapResult, bootstrap_ci
+from ._error_bars import paired_difference, standard_error
+from ._ordinal import OrdinalSpacing, ordinal_spacing
+from ._power import margin_of_error_n, repeats_needed, sample_size, variance_components
+from ._proportion import wilson_ci
+
+__all__ = [
+    "BootstrapResult",
+    "OrdinalSpacing",
+    "bimodality",
+    "bootstrap_ci",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "margin_of_error_n",
+    "ordinal_spacing",
+    "paired_difference",
+    "repeats_needed",
+    "sample_size",
+    "standard_error",
+    "variance_components",
+    "wilson_ci",
+]

@@ -1,0 +1,109 @@
+"""Standard errors and paired differences for eval scores (Miller 2024, "Adding Error Bars to
+Evals", arXiv 2411.00640)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats as sps
+
+from ..errors import StatsError
+from ._validate import as_clean_array, as_labels
+
+
+def standard_error(
+    scores: ArrayLike, cluster: ArrayLike | None = None, *, small_sample_correction: bool = False
+) -> float:
+    """Standard error of the mean score: the CLT form, or clustered when questions share a cluster.
+
+    Args:
+        scores: one score per question (or per sample).
+        cluster: a cluster label per score (the case for repeats, the passage for reading
+            comprehension, ...). None: independent questions.
+        small_sample_correction: multiply the clustered variance by C / (C - 1) (C clusters), the
+            usual finite-cluster correction (statsmodels applies it by default).
+
+    Notes:
+        CLT: SE = sqrt(s^2 / n), s^2 the sample variance (ddof=1), as ``scipy.stats.sem``.
+        Clustered (Miller 2024, Appendix A, eq. 4): SE^2 = SE_CLT^2 + (1/n^2) sum_c sum_i sum_{j!=i}
+        (s_ic - m)(s_jc - m), computed here in the equivalent cluster-sum form
+        (1/n^2) sum_c (sum_i (s_ic - m))^2, i.e. with the 1/n (not 1/(n-1)) variance inside.
+        With one value per cluster it reduces to sqrt(sum (s - m)^2) / n.
+
+    Small n: n < 2 (or C < 2 clusters) raises :class:`StatsError`.
+
+    Example:
+        >>> from scipy import stats
+        >>> x = [0.0, 1.0, 1.0, 0.0, 1.0]
+        >>> bool(round(standard_error(x), 6) == round(stats.sem(x), 6))
+        True
+        >>> round(standard_error([1, 1, 0, 0], cluster=["a", "a", "b", "b"]), 3)  # > CLT's 0.289
+        0.354
+    """
+    x = as_clean_array(scores, "scores", min_n=2)
+    if cluster is None:
+        return float(np.sqrt(x.var(ddof=1) / x.size))
+    codes = as_labels(cluster, x.size, "cluster")
+    n_clusters = int(codes.max()) + 1
+    if n_clusters < 2:
+        raise StatsError("a clustered standard error needs at least 2 clusters; got 1")
+    totals = np.bincount(codes, weights=x - x.mean())
+    variance = np.sum(totals**2) / x.size**2
+    if small_sample_correction:
+        variance *= n_clusters / (n_clusters - 1)
+    return float(np.sqrt(variance))
+
+
+def paired_difference(
+    a: ArrayLike,
+    b: ArrayLike,
+    cluster: ArrayLike | None = None,
+    *,
+    confidence: float = 0.95,
+    small_sample_correction: bool = False,
+) -> pd.DataFrame:
+    """Mean difference of two systems scored on the same questions, with its paired SE.
+
+    Pairing removes the between-question variance both systems share (Miller 2024, section 4):
+    SE is the (clustered) standard error of d = a - b. The interval and two-sided p-value use the
+    normal distribution, as in the paper (large-n evals); for small n prefer a t-test.
+
+    Returns:
+        One row: ``n``, ``mean_a``, ``mean_b``, ``value`` (mean of a - b), ``se``, ``ci_low``,
+        ``ci_high``, ``z``, ``p_value``, ``corr`` (correlation of a and b: the gain from pairing),
+        ``method``.
+
+    Example:
+        >>> r = paired_difference([0.9, 0.8, 0.7, 0.6], [0.8, 0.8, 0.5, 0.5])
+        >>> round(float(r["value"][0]), 3), round(float(r["se"][0]), 4)
+        (0.1, 0.0408)
+    """
+    x = as_clean_array(a, "a", min_n=2)
+    y = as_clean_array(b, "b", min_n=2)
+    if x.size != y.size:
+        raise StatsError(f"a and b must score the same questions: got {x.size} and {y.size} values")
+    d = x - y
+    se = standard_error(d, cluster, small_sample_correction=small_sample_correction)
+    z_crit = sps.norm.ppf(0.5 + confidence / 2)
+    mean = float(d.mean())
+    z = mean / se if se > 0 else (0.0 if mean == 0 else np.inf * np.sign(mean))
+    p = float(2 * sps.norm.sf(abs(z)))
+    corr = float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0 else np.nan
+    return pd.DataFrame(
+        [
+            {
+                "n": x.size,
+                "mean_a": float(x.mean()),
+                "mean_b": float(y.mean()),
+                "value": mean,
+                "se": se,
+                "ci_low": mean - z_crit * se,
+                "ci_high": mean + z_crit * se,
+                "z": float(z),
+                "p_value": p,
+                "corr": corr,
+                "method": "paired, clustered SE" if cluster is not None else "paired SE",
+            }
+        ]
+    )

@@ -1,0 +1,149 @@
+"""Are ordinal levels equally spaced? The evidence for averaging level numbers.
+
+A mean of levels 0..L treats the step 0->1 like the step 3->4. An ordered logit model (statsmodels
+``OrderedModel``) places the levels on a latent scale through thresholds tau_1 < ... < tau_L; if the
+gaps between thresholds are equal, level numbers are a linear function of the latent scale and the
+mean is a fair summary. We fit the thresholds freely and with equal gaps (tau_j = tau_1 + (j-1) d,
+fitted by maximum likelihood here: statsmodels has no such option) and compare them with a
+likelihood-ratio test on L - 2 degrees of freedom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import optimize
+from scipy import stats as sps
+from statsmodels.miscmodels.ordinal_model import OrderedModel
+
+from ..errors import StatsError
+
+
+@dataclass(frozen=True)
+class OrdinalSpacing:
+    """The spacing diagnostic.
+
+    Attributes:
+        thresholds: one row per threshold ``j-1/j``: ``flexible``, ``equidistant``, ``gap``
+            (flexible tau_j - tau_{j-1}), ``equal_gap`` (the fitted d).
+        lr_stat, df, p_value: likelihood-ratio test of flexible against equidistant thresholds.
+        equal_spacing_plausible: p_value >= alpha.
+        gap_ratio: largest / smallest flexible gap.
+        verdict: one sentence to act on.
+        n: ratings used.
+    """
+
+    thresholds: pd.DataFrame
+    lr_stat: float
+    df: int
+    p_value: float
+    equal_spacing_plausible: bool
+    gap_ratio: float
+    verdict: str
+    n: int
+
+
+def _design(groups: ArrayLike | None, n: int) -> np.ndarray:
+    if groups is None:
+        return np.zeros((n, 0))
+    dummies = pd.get_dummies(
+        pd.Series(np.asarray(groups)).astype(str), drop_first=True, dtype=float
+    )
+    if len(dummies) != n:
+        raise StatsError(f"groups has {len(dummies)} labels for {n} levels; give one per rating")
+    return dummies.to_numpy()
+
+
+def _equidistant_fit(y: np.ndarray, x: np.ndarray, n_thresholds: int, start: np.ndarray) -> float:
+    steps = np.arange(n_thresholds)
+
+    def nll(params: np.ndarray) -> float:
+        tau1, log_d, beta = params[0], params[1], params[2:]
+        cuts = np.concatenate([[-np.inf], tau1 + np.exp(log_d) * steps, [np.inf]])
+        xb = x @ beta if beta.size else 0.0
+        p = sps.logistic.cdf(cuts[y + 1] - xb) - sps.logistic.cdf(cuts[y] - xb)
+        return -float(np.sum(np.log(np.clip(p, 1e-300, None))))
+
+    best = optimize.minimize(nll, start, method="BFGS")
+    if not best.success:
+        best = optimize.minimize(nll, best.x, method="Nelder-Mead", options={"maxiter": 20000})
+    return -best.fun, best.x
+
+
+def ordinal_spacing(
+    levels: ArrayLike, groups: ArrayLike | None = None, *, alpha: float = 0.05
+) -> OrdinalSpacing:
+    """Test whether ordinal levels 0..L are equally spaced on the latent scale.
+
+    Args:
+        levels: integer levels, one per rating (every level 0..L must occur).
+        groups: optional group per rating (model, evaluator), entered as covariates so that
+            differences between groups are not mistaken for uneven spacing.
+        alpha: the test's level.
+
+    Example:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> latent = rng.logistic(size=3000)
+        >>> even = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5])
+        >>> ordinal_spacing(even).equal_spacing_plausible
+        True
+        >>> uneven = np.digitize(latent, [-3.0, -2.6, 0.0, 2.8])
+        >>> ordinal_spacing(uneven).equal_spacing_plausible
+        False
+    """
+    y_raw = np.asarray(levels)
+    if y_raw.size == 0 or np.isnan(y_raw.astype(float)).any():
+        raise StatsError("levels must be non-empty integers without NaN")
+    if not np.all(np.equal(np.mod(y_raw.astype(float), 1), 0)) or y_raw.min() < 0:
+        raise StatsError("levels must be integers 0..L")
+    y = y_raw.astype(int)
+    top = int(y.max())
+    missing = sorted(set(range(top + 1)) - set(np.unique(y).tolist()))
+    if missing:
+        raise StatsError(
+            f"level(s) {missing} never occur; thresholds around them cannot be estimated"
+        )
+    n_thresholds = top
+    if n_thresholds < 3:
+        raise StatsError(
+            f"{top + 1} levels give {n_thresholds} threshold(s); spacing can be tested from 4 levels"
+        )
+    x = _design(groups, y.size)
+    endog = pd.Series(pd.Categorical(y, categories=range(top + 1), ordered=True))
+    model = OrderedModel(endog, x, distr="logit")
+    flex = model.fit(method="bfgs", disp=False, maxiter=2000)
+    k = x.shape[1]
+    taus = model.transform_threshold_params(flex.params)[1:-1]
+    gaps = np.diff(taus)
+    start = np.concatenate([[taus[0], np.log(max(gaps.mean(), 1e-3))], flex.params[:k]])
+    ll_eq, eq_params = _equidistant_fit(y, x, n_thresholds, start)
+    eq_taus = eq_params[0] + np.exp(eq_params[1]) * np.arange(n_thresholds)
+    lr = max(0.0, 2.0 * (flex.llf - ll_eq))
+    df = n_thresholds - 2
+    p = float(sps.chi2.sf(lr, df))
+    ratio = float(gaps.max() / gaps.min())
+    plausible = p >= alpha
+    if plausible:
+        verdict = f"Equal spacing fits (likelihood-ratio p = {p:.3g}): the mean of levels is a fair summary."
+    else:
+        verdict = (
+            f"Levels are unevenly spaced (likelihood-ratio p = {p:.3g}; the largest gap is "
+            f"{ratio:.1f}x the smallest): report the level distribution or an ordinal model "
+            "alongside the mean, and do not compare means across rubrics."
+        )
+    table = pd.DataFrame(
+        {
+            "threshold": [f"{j}/{j + 1}" for j in range(n_thresholds)],
+            "flexible": taus,
+            "equidistant": eq_taus,
+            "gap": np.concatenate([[np.nan], gaps]),
+            "equal_gap": np.concatenate(
+                [[np.nan], np.full(n_thresholds - 1, np.exp(eq_params[1]))]
+            ),
+        }
+    )
+    return OrdinalSpacing(table, float(lr), df, p, plausible, ratio, verdict, int(y.size))

@@ -1,0 +1,154 @@
+"""How many cases and how many repeats: variance decomposition and Miller's power formula."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats as sps
+
+from ..errors import StatsError
+from ._validate import as_clean_array, as_labels
+
+
+def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
+    """Split pilot scores (k repeats per case) into between-case and within-case variance.
+
+    within = mean over cases of the sample variance of its repeats (E[sigma_i^2]);
+    between = variance of case means - within / k_bar (so it estimates Var(x), the spread of the
+    cases' true means), floored at 0.
+
+    Example:
+        >>> vc = variance_components([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
+        >>> round(vc["within"], 3), vc["n_cases"], vc["k"]
+        (0.167, 3, 2.0)
+    """
+    x = as_clean_array(scores, "scores", min_n=2)
+    codes = as_labels(case, x.size, "case")
+    frame = pd.DataFrame({"x": x, "case": codes}).groupby("case")["x"]
+    counts = frame.size()
+    if counts.min() < 2:
+        raise StatsError("every case needs at least 2 repeats to measure within-case variance")
+    means, variances = frame.mean(), frame.var(ddof=1)
+    within = float(variances.mean())
+    k_bar = float(counts.mean())
+    total = float(means.var(ddof=1)) if len(means) > 1 else 0.0
+    between = max(0.0, total - within / k_bar)
+    return {"between": between, "within": within, "n_cases": int(len(means)), "k": k_bar}
+
+
+def repeats_needed(
+    scores: ArrayLike,
+    case: ArrayLike,
+    *,
+    max_repeats: int = 20,
+    tolerance: float = 0.1,
+    n_cases: int | None = None,
+) -> pd.DataFrame:
+    """Standard error of the mean score against the number of repeats K, from pilot data.
+
+    Var(mean) = (Var(x) + E[sigma_i^2] / K) / n (Miller 2024, section 3), with Var(x) the
+    between-case and E[sigma_i^2] the within-case variance from :func:`variance_components`.
+
+    Args:
+        scores, case: pilot scores and their case labels (at least 2 repeats per case).
+        max_repeats: the curve runs K = 1..max_repeats.
+        tolerance: repeats "stop paying" at the smallest K whose within-case term adds at most
+            this share to the variance of K = infinity: E[sigma^2] / K <= tolerance * Var(x).
+        n_cases: cases in the planned eval (default: as in the pilot).
+
+    Returns:
+        One row per K: ``repeats``, ``se``, ``se_infinite`` (the floor no K goes below),
+        ``between``, ``within``, ``n_cases``, ``enough`` (K >= the recommendation). The
+        recommended K is in ``df.attrs["recommended_repeats"]`` (None when Var(x) = 0: then
+        only more cases help... or nothing varies).
+
+    Example:
+        >>> curve = repeats_needed([1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1], list("aaabbbcccddd"), max_repeats=5)
+        >>> curve["se"].is_monotonic_decreasing
+        True
+    """
+    if max_repeats < 1:
+        raise StatsError(f"max_repeats must be at least 1, got {max_repeats}")
+    vc = variance_components(scores, case)
+    n = n_cases or vc["n_cases"]
+    ks = np.arange(1, max_repeats + 1)
+    se = np.sqrt((vc["between"] + vc["within"] / ks) / n)
+    recommended = (
+        math.ceil(vc["within"] / (tolerance * vc["between"])) if vc["between"] > 0 else None
+    )
+    curve = pd.DataFrame(
+        {
+            "repeats": ks,
+            "se": se,
+            "se_infinite": math.sqrt(vc["between"] / n),
+            "between": vc["between"],
+            "within": vc["within"],
+            "n_cases": n,
+            "enough": ks >= recommended if recommended is not None else False,
+        }
+    )
+    curve.attrs["recommended_repeats"] = recommended
+    return curve
+
+
+def margin_of_error_n(
+    sigma: float | None = None,
+    margin: float = 0.05,
+    *,
+    proportion: float | None = None,
+    confidence: float = 0.95,
+) -> int:
+    """Cases needed for a confidence interval of half-width ``margin``: n = (z sigma / E)^2, or
+    for a proportion n = z^2 p (1 - p) / E^2 (use p = 0.5 when unknown: the worst case).
+
+    Example:
+        >>> margin_of_error_n(proportion=0.5, margin=0.05)
+        385
+        >>> margin_of_error_n(sigma=0.3, margin=0.02)
+        865
+    """
+    if margin <= 0:
+        raise StatsError(f"margin must be positive, got {margin}")
+    z = sps.norm.ppf(0.5 + confidence / 2)
+    if proportion is not None:
+        if not 0 <= proportion <= 1:
+            raise StatsError(f"proportion must be in [0, 1], got {proportion}")
+        return math.ceil(z**2 * proportion * (1 - proportion) / margin**2)
+    if sigma is None or sigma < 0:
+        raise StatsError("give sigma (the score's standard deviation) or proportion")
+    return math.ceil((z * sigma / margin) ** 2)
+
+
+def sample_size(
+    delta: float,
+    omega2: float | None = None,
+    *,
+    between_var: float | None = None,
+    within_var: float | None = None,
+    repeats: int = 1,
+    alpha: float = 0.05,
+    power: float = 0.8,
+) -> int:
+    """Cases needed to detect a difference ``delta`` between two systems (Miller 2024, eq. 10):
+    n = (z_{1-alpha/2} + z_{power})^2 omega^2 / delta^2.
+
+    ``omega2`` is the variance of the per-question score difference; or give its parts, and it is
+    ``between_var + within_var / repeats`` (repeats shrink only the within-question part).
+
+    Example:
+        >>> sample_size(0.03, omega2=1/9)  # Miller's worked example: about 969
+        969
+    """
+    if delta == 0:
+        raise StatsError("delta must be non-zero")
+    if omega2 is None:
+        if between_var is None or within_var is None:
+            raise StatsError("give omega2, or both between_var and within_var")
+        omega2 = between_var + within_var / repeats
+    if omega2 < 0:
+        raise StatsError(f"omega2 must be non-negative, got {omega2}")
+    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
+    return math.ceil(z**2 * omega2 / delta**2)

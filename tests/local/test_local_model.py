@@ -1,0 +1,134 @@
+"""The embedded model, for real: llama.cpp serving Gemma 3 270M on 127.0.0.1 (marker local_model)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from jevalkit import local
+from jevalkit.errors import LocalModelError
+from jevalkit.runner import run
+
+pytestmark = pytest.mark.local_model
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    state = tmp_path_factory.mktemp("local-state")
+    old = os.environ.get("JEVALKIT_STATE_DIR")
+    os.environ["JEVALKIT_STATE_DIR"] = str(state)
+    started = local.serve(port=free_port())
+    yield started
+    local.stop()
+    if old is None:
+        os.environ.pop("JEVALKIT_STATE_DIR", None)
+    else:
+        os.environ["JEVALKIT_STATE_DIR"] = old
+
+
+def chat(server, **body):
+    body = {
+        "model": server.model_name,
+        "messages": [{"role": "user", "content": "Count to five."}],
+        **body,
+    }
+    r = httpx.post(server.base_url + "/chat/completions", json=body, timeout=120)
+    r.raise_for_status()
+    return r.json()
+
+
+def listening_addresses(port: int) -> set[str]:
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as fh:
+            for line in fh.readlines()[1:]:
+                local_addr, state = line.split()[1], line.split()[3]
+                addr, hex_port = local_addr.split(":")
+                if int(hex_port, 16) == port and state == "0A":  # LISTEN
+                    found.add(addr)
+    return found
+
+
+def test_binds_loopback_only(server):
+    assert listening_addresses(server.port) == {"0100007F"}  # 127.0.0.1, nothing else
+
+
+def test_status_reports_the_running_server(server):
+    assert local.status() == server
+    out = subprocess.run([sys.executable, "-m", "jevalkit.cli", "local", "status"],
+                         capture_output=True, env=os.environ.copy(), timeout=60)  # fmt: skip
+    assert out.returncode == 0 and server.base_url.encode() in out.stdout
+
+
+def test_two_concurrent_requests_both_succeed(server):
+    async def both():
+        async with httpx.AsyncClient(timeout=120) as client:
+            body = {"model": server.model_name, "max_tokens": 8, "temperature": 0,
+                    "messages": [{"role": "user", "content": "Hello"}]}  # fmt: skip
+            return await asyncio.gather(
+                *(client.post(server.base_url + "/chat/completions", json=body) for _ in range(2))
+            )
+
+    responses = asyncio.run(both())
+    assert [r.status_code for r in responses] == [200, 200]
+    assert all(r.json()["choices"][0]["message"]["content"] for r in responses)
+
+
+def test_logprobs_come_back_with_top_alternatives(server):
+    data = chat(server, max_tokens=1, temperature=0, logprobs=True, top_logprobs=5)
+    content = data["choices"][0]["logprobs"]["content"]
+    assert len(content) == 1 and len(content[0]["top_logprobs"]) == 5
+    assert all(alt["logprob"] <= 0 for alt in content[0]["top_logprobs"])
+
+
+def test_same_seed_at_temperature_one_repeats_itself(server):
+    a = chat(server, max_tokens=16, temperature=1.0, seed=1234)["choices"][0]["message"]["content"]
+    b = chat(server, max_tokens=16, temperature=1.0, seed=1234)["choices"][0]["message"]["content"]
+    assert a == b and a
+
+
+def test_max_tokens_is_honoured(server):
+    data = chat(server, max_tokens=5, temperature=0)
+    assert data["usage"]["completion_tokens"] <= 5
+
+
+def test_runner_rows_carry_the_model_name_and_file_hash(server, tmp_path):
+    df = run("schema-ten-records", "local", repeats=2, max_tokens=12, temperature=1.0, seed=3,
+             out=tmp_path / "r.jsonl", progress=False)  # fmt: skip
+    assert len(df) == 2 and df["error"].isna().all()
+    assert set(df["model"]) == {"local"}
+    assert set(df["model_resolved"]) == {local.MODEL_NAME}
+    assert set(df["model_sha256"]) == {server.model_sha256}
+    assert set(df["base_url"]) == {server.base_url}
+    assert local.status() == server  # it was running before, so it is left running
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(
+            LocalModelError, match=r"port \d+ on 127.0.0.1 is taken; pass another with --port"
+        ):
+            local.serve(port=s.getsockname()[1])
+
+
+def test_missing_extra_names_the_install_command():
+    code = ("import sys; sys.modules['llama_cpp'] = None\n"
+            "from jevalkit.cli import main; sys.exit(main(['local', 'serve']))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert out.returncode == 2
+    assert b'pip install "jevalkit[local]"' in out.stderr and b"Traceback" not in out.stderr
