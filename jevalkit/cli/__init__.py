@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import JevalkitError
-from . import local, probes, run, score
+from . import local, metrics, probes, run, score
 
-GROUPS = [probes, score, run, local]
+GROUPS = [probes, score, run, local, metrics]
 
 
 def build_parser() -> argparse.ArgumentParser:

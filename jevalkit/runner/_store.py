@@ -105,6 +105,10 @@ def read_results(path: str | Path) -> pd.DataFrame:
         >>> list(df.columns) == COLUMNS, bool(df.loc[0, "passed"]), str(df["passed"].dtype)
         (True, True, 'boolean')
     """
+    if not Path(path).exists():
+        raise ResultsError(
+            f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
+        )
     rows = list(latest_rows(path).values())
     frame = pd.DataFrame(rows)
     for column in COLUMNS:

@@ -36,7 +36,7 @@ def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
     k_bar = float(counts.mean())
     total = float(means.var(ddof=1)) if len(means) > 1 else 0.0
     between = max(0.0, total - within / k_bar)
-    return {"between": between, "within": within, "n_cases": int(len(means)), "k": k_bar}
+    return {"between": between, "within": within, "n_cases": len(means), "k": k_bar}
 
 
 def repeats_needed(
