@@ -183,7 +183,7 @@ def serve(*, port: int = DEFAULT_PORT, parallel: int = 2, timeout: float = 180.0
     log = log_file()
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, "-m", "jevalkit.local._server_process",
         "--model", str(path),
         "--model_alias", MODEL_NAME,
         "--host", "127.0.0.1",

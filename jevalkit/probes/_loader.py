@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema_rs
 import pandas as pd
 import yaml
 
@@ -24,9 +24,9 @@ _REF = re.compile(r"^([a-z0-9][a-z0-9-]*)(?:@([1-9][0-9]*))?$")
 
 
 @cache
-def _format_validator() -> jsonschema.Draft202012Validator:
+def _format_validator() -> jsonschema_rs.Validator:
     text = resources.files(__package__).joinpath("probe_format.schema.json").read_text("utf-8")
-    return jsonschema.Draft202012Validator(json.loads(text))
+    return jsonschema_rs.Draft202012Validator(json.loads(text), offline=True)
 
 
 def field_path(path: Any) -> str:
@@ -49,12 +49,12 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
         >>> validate_probe_data({"id": "x"}, "x/v1.yaml")
         Traceback (most recent call last):
         ...
-        jevalkit.errors.ProbeError: x/v1.yaml: <top level>: 'version' is a required property (see the probe format in jevalkit/probes/probe_format.schema.json)
+        jevalkit.errors.ProbeError: x/v1.yaml: <top level>: "version" is a required property (see the probe format in jevalkit/probes/probe_format.schema.json)
     """
-    error = jsonschema.exceptions.best_match(_format_validator().iter_errors(raw))
+    error = next(iter(_format_validator().iter_errors(raw)), None)
     if error is not None:
         raise ProbeError(
-            f"{source}: {field_path(error.absolute_path)}: {error.message} "
+            f"{source}: {field_path(error.instance_path)}: {error.message} "
             "(see the probe format in jevalkit/probes/probe_format.schema.json)"
         )
     if raw["scoring"]["type"] == "json_schema":

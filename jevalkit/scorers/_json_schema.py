@@ -1,8 +1,9 @@
-"""The ``json_schema`` scorer: strict JSON, validated against a draft 2020-12 schema.
+r"""The ``json_schema`` scorer: strict JSON, validated against a draft 2020-12 schema.
 
-Verdicts and error reports come from ``jsonschema-rs`` (compiled once per schema, offline: a remote
-``$ref`` is refused, never fetched). The schema itself is checked against the 2020-12 metaschema with
-the ``jsonschema`` library when it is compiled.
+Verdicts, error reports and the metaschema check come from ``jsonschema-rs`` (compiled once per
+schema, offline: a remote ``$ref`` is refused, never fetched). It agrees with the Python
+``jsonschema`` library on every verdict of the official test suite where both run (a test checks
+this), knows ``\p{...}`` in patterns, and is about 40x faster per output.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from ..errors import ScoringError
@@ -49,16 +49,19 @@ def _pointer(path: tuple[str | int, ...]) -> str:
     return "".join(f"/{p}" for p in path)
 
 
-# Structure only: regex syntax is left to jsonschema-rs, which (unlike Python's `re`) knows \p{...}.
-_METASCHEMA = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+# The draft 2020-12 metaschema from jsonschema-rs's built-in registry: resolved offline, so a
+# schema's custom `$schema` is never fetched (`jsonschema_rs.meta.validate` would fetch it).
+_METASCHEMA = jsonschema_rs.Draft202012Validator(
+    {"$ref": "https://json-schema.org/draft/2020-12/schema"}, offline=True
+)
 
 
 @lru_cache(maxsize=256)
 def _compile(schema_json: str) -> jsonschema_rs.Validator:
     schema = json.loads(schema_json)
-    problem = jsonschema.exceptions.best_match(_METASCHEMA.iter_errors(schema))
+    problem = next(iter(_METASCHEMA.iter_errors(schema)), None)
     if problem is not None:
-        where = json_path(tuple(problem.absolute_path))
+        where = json_path(tuple(problem.instance_path))
         raise ScoringError(f"schema {where}: {problem.message}; fix the probe's scoring.schema")
     try:
         return jsonschema_rs.Draft202012Validator(schema, offline=True)

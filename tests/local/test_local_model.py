@@ -126,9 +126,10 @@ def test_a_taken_port_is_a_clear_error(tmp_path, monkeypatch):
             local.serve(port=s.getsockname()[1])
 
 
-def test_missing_extra_names_the_install_command():
+def test_missing_extra_names_the_install_command(tmp_path):
     code = ("import sys; sys.modules['llama_cpp'] = None\n"
             "from jevalkit.cli import main; sys.exit(main(['local', 'serve']))")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    env = {**os.environ, "JEVALKIT_STATE_DIR": str(tmp_path)}  # no server known to be running
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, env=env)
     assert out.returncode == 2
     assert b'pip install "jevalkit[local]"' in out.stderr and b"Traceback" not in out.stderr

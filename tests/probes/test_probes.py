@@ -83,11 +83,11 @@ def test_reformatting_does_not_change_the_hash(probes_copy):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (("role: system", "role: bot"), "v2.yaml: messages[0].role: 'bot' is not one of"),
-        (("version: 2\n", "version: two\n"), "v2.yaml: version: 'two' is not of type 'integer'"),
-        (("expect: pass", "expect: maybe"), "v2.yaml: examples[0].expect: 'maybe' is not one of"),
+        (("role: system", "role: bot"), 'v2.yaml: messages[0].role: "bot" is not one of'),
+        (("version: 2\n", "version: two\n"), 'v2.yaml: version: "two" is not of type "integer"'),
+        (("expect: pass", "expect: maybe"), 'v2.yaml: examples[0].expect: "maybe" is not one of'),
         (("  bare_json: true", "  bare_json: yes please"), "scoring.bare_json"),
-        (("title:", "titel:"), "'titel' was unexpected"),
+        (("title:", "titel:"), '"title" is a required property'),
         (("minItems: 10", "minItems: ten"), "scoring.schema"),
         (("messages:\n", "messages: [\n"), "not valid YAML"),
     ],
