@@ -39,3 +39,27 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "JEVALKIT_API_KEY", "JEVALKIT_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JEVALKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="session")
+def local_server(tmp_path_factory):
+    """The embedded llama.cpp server, started once per session on a free port. Tests that use the
+    model by name (``"local"``) find it through JEVALKIT_STATE_DIR and leave it running."""
+    import os
+    import socket
+
+    from jevalkit import local
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    state = tmp_path_factory.mktemp("local-state")
+    old = os.environ.get("JEVALKIT_STATE_DIR")
+    os.environ["JEVALKIT_STATE_DIR"] = str(state)
+    server = local.serve(port=port)
+    yield server
+    local.stop()
+    if old is None:
+        os.environ.pop("JEVALKIT_STATE_DIR", None)
+    else:
+        os.environ["JEVALKIT_STATE_DIR"] = old

@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import JevalkitError
-from . import local, metrics, probes, run, score
+from . import judge, local, metrics, probes, run, score
 
-GROUPS = [probes, score, run, local, metrics]
+GROUPS = [probes, score, run, local, metrics, judge]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,6 @@ import contextlib
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .._sync import run_sync
 from .._version import __version__
 from ..client import ChatClient, Endpoint, ResponseCache, RetryPolicy, default_cache_dir
 from ..client import resolve_endpoint as resolve_remote
@@ -239,13 +239,7 @@ def run(
         >>> df.loc[0, "error"]["type"]
         'connection'
     """
-    coroutine = arun(probes, model, **options)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="jevalkit-run") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+    return run_sync(arun(probes, model, **options))
 
 
 def _as_list(probes: str | Probe | Sequence[str | Probe]) -> list[str | Probe]:

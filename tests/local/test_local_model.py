@@ -18,24 +18,9 @@ from jevalkit.runner import run
 pytestmark = pytest.mark.local_model
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    state = tmp_path_factory.mktemp("local-state")
-    old = os.environ.get("JEVALKIT_STATE_DIR")
-    os.environ["JEVALKIT_STATE_DIR"] = str(state)
-    started = local.serve(port=free_port())
-    yield started
-    local.stop()
-    if old is None:
-        os.environ.pop("JEVALKIT_STATE_DIR", None)
-    else:
-        os.environ["JEVALKIT_STATE_DIR"] = old
+def server(local_server):
+    return local_server
 
 
 def chat(server, **body):

@@ -1,0 +1,205 @@
+"""Judges against the loopback server with crafted logprobs, and deterministic tool-call checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from jevalkit.judges import (
+    JudgeConfig,
+    JudgeError,
+    Judgment,
+    equivalent,
+    judge,
+    load_cases,
+    load_judge_prompt,
+    quality,
+    tool_call_accuracy,
+)
+
+
+def chat_logprobs(pairs):
+    alts = [{"token": t, "logprob": math.log(p)} for t, p in pairs]
+    return {
+        "content": [{"token": pairs[0][0], "logprob": alts[0]["logprob"], "top_logprobs": alts}]
+    }
+
+
+def test_reference_distribution_gives_verdict_4_and_expected_level_3_21():
+    j = Judgment.from_probs(
+        list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50], coverage=1, method="logprobs"
+    )
+    assert j.verdict == "4" and round(j.expected_level, 2) == 3.21
+    assert j.entropy == pytest.approx(
+        -sum(p * math.log2(p) for p in [0.02, 0.05, 0.13, 0.30, 0.50])
+    )
+
+
+def test_probabilities_from_crafted_logprobs(openai_server, tmp_path):
+    # 0.6 of the mass on level tokens, with " 4"/"4" variants and other casing; 0.4 elsewhere
+    pairs = [
+        (" 4", 0.25),
+        ("4", 0.05),
+        ("3", 0.18),
+        ("2", 0.06),
+        ("1", 0.04),
+        ("0", 0.02),
+        ("The", 0.4),
+    ]
+    openai_server.logprobs = lambda body: chat_logprobs(pairs)
+    df = judge("faithfulness", "faithfulness", "judge-model", base_url=openai_server.base_url,
+               out=tmp_path / "j.jsonl", progress=False)  # fmt: skip
+    assert len(df) == 6 and df["error"].isna().all()
+    row = df.iloc[0]
+    expected = np.array([0.02, 0.04, 0.06, 0.18, 0.30]) / 0.6
+    assert row["probs"] == pytest.approx(expected.tolist())
+    assert row["coverage"] == pytest.approx(0.6)
+    assert row["expected_level"] == pytest.approx(float(np.dot(expected, range(5))))
+    assert row["verdict"] == "4" and row["method"] == "logprobs" and row["kind"] == "judge"
+    body = openai_server.requests[0]["body"]
+    assert body["logprobs"] is True and body["top_logprobs"] == 20 and body["max_tokens"] == 1
+
+
+def test_yes_no_tokens_are_matched_whatever_the_case(openai_server, tmp_path):
+    openai_server.logprobs = lambda body: chat_logprobs(
+        [(" Yes", 0.3), ("yes", 0.1), ("NO", 0.5), ("x", 0.1)]
+    )
+    df = judge("security", "security", "m", base_url=openai_server.base_url, out=tmp_path / "s.jsonl",
+               progress=False)  # fmt: skip
+    row = df.iloc[0]
+    assert row["probs"] == pytest.approx([0.5 / 0.9, 0.4 / 0.9])
+    assert row["score"] == pytest.approx(0.4 / 0.9)  # score = p(unsafe)
+    assert row["verdict"] == "safe"
+
+
+def test_missing_logprobs_is_a_loud_error_not_a_fallback(openai_server, tmp_path):
+    openai_server.logprobs = None
+    df = judge("faithfulness", "faithfulness", "m", base_url=openai_server.base_url,
+               out=tmp_path / "j.jsonl", progress=False)  # fmt: skip
+    assert df["probs"].isna().all() and df["verdict"].isna().all()
+    assert all("returned no logprobs" in e["message"] for e in df["error"])
+
+
+def test_low_coverage_is_refused_naming_the_threshold(openai_server, tmp_path):
+    openai_server.logprobs = lambda body: chat_logprobs([("Question", 0.9), ("4", 0.02)])
+    df = judge("faithfulness", "faithfulness", "m", base_url=openai_server.base_url,
+               out=tmp_path / "j.jsonl", progress=False, config=JudgeConfig(min_coverage=0.3))  # fmt: skip
+    assert all(
+        "2.0% of the probability" in e["message"] and "threshold 30%" in e["message"]
+        for e in df["error"]
+    )
+
+
+def test_completion_style_uses_the_completions_endpoint(openai_server, tmp_path):
+    openai_server.logprobs = lambda body: {
+        "tokens": ["C"],
+        "top_logprobs": [{"C": math.log(0.7), "D": math.log(0.2), "x": math.log(0.1)}],
+    }
+    df = judge("factuality", "factuality", "m", base_url=openai_server.base_url, out=tmp_path / "f.jsonl",
+               progress=False, config=JudgeConfig(prompt_style="completion"))  # fmt: skip
+    req = openai_server.requests[0]
+    assert req["path"].endswith("/completions") and not req["path"].endswith("/chat/completions")
+    assert req["body"]["prompt"].endswith("Rating:") and req["body"]["logprobs"] == 20
+    row = df.iloc[0]
+    assert row["verdict"] == "equivalent"
+    # classification score from the choice table: C = 1.0, D = 0.0
+    assert row["score"] == pytest.approx(0.7 / 0.9)
+
+
+def test_sampling_gives_the_empirical_distribution(openai_server, tmp_path):
+    answers = {0: "4", 1: "4", 2: "3", 3: "no idea", 4: " 4."}
+    openai_server.reply = lambda body: answers[body["seed"] % 5]
+    df = judge("faithfulness", [load_cases("faithfulness")[0]], "m", base_url=openai_server.base_url,
+               out=tmp_path / "s.jsonl", progress=False, seed=0,
+               config=JudgeConfig(method="sampling", n_samples=5, min_coverage=0.5))  # fmt: skip
+    row = df.iloc[0]
+    assert row["method"] == "sampling" and row["coverage"] == pytest.approx(0.8)
+    assert row["probs"] == pytest.approx([0, 0, 0, 0.25, 0.75])
+    assert {r["body"]["temperature"] for r in openai_server.requests} == {1.0}
+
+
+def test_judge_rows_resume_and_cache_per_repeat(openai_server, tmp_path):
+    openai_server.logprobs = lambda body: chat_logprobs([("4", 0.9), ("3", 0.1)])
+    kwargs = dict(
+        base_url=openai_server.base_url, out=tmp_path / "j.jsonl", progress=False, repeats=2
+    )
+    judge("faithfulness", "faithfulness", "m", **kwargs)
+    assert len(openai_server.requests) == 12
+    df = judge("faithfulness", "faithfulness", "m", **kwargs)
+    assert len(openai_server.requests) == 12 and len(df) == 12
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [("3", 3, True), (3.0, 3, True), ("Celsius", " celsius ", True), ("a  b", "a b", True),
+     (True, 1, False), ("true", True, False), ({"x": [1, "2"]}, {"x": ["1", 2]}, True),
+     ({"x": 1}, {"x": 1, "y": 2}, False), ([1, 2], [2, 1], False), ("paris", "london", False), (None, None, True)],
+)  # fmt: skip
+def test_equivalent_values(a, b, same):
+    assert equivalent(a, b) is same
+
+
+def test_tool_call_accuracy_reports_which_call_and_argument():
+    got = [
+        {"name": "search", "arguments": '{"q": "x", "limit": "10"}'},
+        {"name": "book", "arguments": {"seats": 2}},
+    ]
+    want = [
+        {"name": "search", "arguments": {"limit": 10, "q": "X"}},
+        {"name": "book", "arguments": {"seats": 1}},
+    ]
+    s = tool_call_accuracy(got, want)
+    assert s.value == 0.5 and not s.passed
+    assert s.errors == ("call 1 (book): argument seats: expected 1, got 2",)
+    assert tool_call_accuracy([], want).errors[0] == "call 0: missing call to search"
+    free = tool_call_accuracy([{"name": "n", "arguments": {"note": "call me tomorow"}}],
+                              [{"name": "n", "arguments": {"note": "call me tomorrow"}}], free_text=["note"])  # fmt: skip
+    assert free.passed
+
+
+def test_bundled_tool_call_cases_match_their_gold(tmp_path):
+    df = judge("tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "t.jsonl", progress=False)
+    assert len(df) == 6 and (df["verdict"] == df["gold"]).all()
+
+
+def test_every_judge_file_loads_and_its_examples_name_levels():
+    for name in ("llm_judge", "faithfulness", "answer_relevancy", "answer_correctness", "translation",
+                 "security", "factuality"):  # fmt: skip
+        prompt = load_judge_prompt(name)
+        cases = load_cases(name)
+        assert len(cases) >= 6 and all(c["gold"] in prompt.labels for c in cases)
+        assert prompt.completion_prompt(cases[0]).rstrip().endswith("Rating:")
+
+
+def test_quality_against_gold_is_pinned_to_scipy():
+    df = pd.DataFrame({"probe": "faithfulness", "gold": ["4", "3", "0", "1", "2", "4"],
+                       "verdict": ["4", "3", "1", "1", "3", "4"],
+                       "expected_level": [3.7, 2.9, 0.8, 1.2, 2.6, 3.5], "probs": [[0.2] * 5] * 6,
+                       "coverage": [0.9, 0.8, 0.95, 0.7, 0.9, 0.85], "error": [None] * 6})  # fmt: skip
+    row = quality(df).iloc[0]
+    x, y = df["expected_level"].to_numpy(), df["gold"].astype(float).to_numpy()
+    assert row["mae"] == pytest.approx(np.mean(np.abs(x - y)))
+    assert row["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic)
+    assert row["kendall"] == pytest.approx(stats.kendalltau(x, y).statistic)
+    assert row["exact_agreement"] == pytest.approx(4 / 6) and row["coverage_min"] == 0.7
+
+
+def test_quality_of_a_probability_judge_has_brier_and_ece():
+    df = pd.DataFrame({"probe": "security", "gold": ["unsafe", "safe", "unsafe", "safe"],
+                       "verdict": ["unsafe", "safe", "safe", "safe"],
+                       "probs": [[0.1, 0.9], [0.8, 0.2], [0.6, 0.4], [0.9, 0.1]],
+                       "coverage": [1.0] * 4, "error": [None] * 4})  # fmt: skip
+    row = quality(df).iloc[0]
+    assert row["brier"] == pytest.approx(np.mean([(0.9 - 1) ** 2, 0.2**2, (0.4 - 1) ** 2, 0.1**2]))
+    assert 0 <= row["ece"] <= 1
+
+
+def test_bad_case_file_is_one_line(tmp_path):
+    bad = tmp_path / "c.jsonl"
+    bad.write_text('{"id": "a", "output": "x"}\n{"id": "a", "output": "y"}\n')
+    with pytest.raises(JudgeError.__mro__[1], match=r"c.jsonl:2: duplicate case id 'a'"):
+        load_cases(bad)
