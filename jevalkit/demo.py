@@ -3,8 +3,9 @@
 Runs schema-ten-records@2 on Gemma 3 270M served by llama.cpp on 127.0.0.1 in three
 configurations: free decoding at temperature 0 (5 repeats), free decoding at temperature 1 with
 seeds 1..5, and JSON-Schema-constrained decoding at temperature 1 with seeds 1..5. Every sample
-is scored; the results append to ``runs/demo.jsonl`` (re-running resumes), and a report with the
-headline numbers is written under ``reports/demo/``.
+is scored; the results append to ``runs/demo.jsonl`` (re-running resumes), and a Markdown summary
+plus the probe and consistency notebook reports (HTML, with headline JSON) are written under
+``reports/demo/``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from .errors import JevalkitError
 from .local import check_installed, local_endpoint
 from .probes import check_probes
-from .reports import headline, write_probe_summary
+from .reports import ReportError, headline, run_report, write_probe_summary
 from .runner import read_results, run
 
 PROBE = "schema-ten-records@2"
@@ -66,6 +67,12 @@ def _demo(args: argparse.Namespace) -> int:
         results, Path(args.report_dir), title=f"{PROBE} on the embedded Gemma 3 270M"
     )
     print(f"3/3 report: {report}  (headline numbers: {numbers})")
+    for notebook in ("probe_report", "consistency"):
+        try:
+            done = run_report(notebook, results=args.out, out=args.report_dir)
+            print(f"    {notebook}: {done.html}")
+        except (ReportError, ImportError) as exc:  # papermill comes with the notebooks extra
+            print(f"    {notebook}: not written ({exc})")
     for h in headline(results):
         agreement = (f", verdict agreement {h['verdict_agreement']:.2f}"
                      if "verdict_agreement" in h else "")  # fmt: skip

@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import JevalkitError
-from . import judge, local, metrics, probes, run, score
+from . import judge, local, metrics, probes, report, run, score
 
-GROUPS = [probes, score, run, local, metrics, judge]
+GROUPS = [probes, score, run, local, metrics, judge, report]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,6 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     show = cmds.add_parser("show", help="print a Markdown probe card")
     show.add_argument("probe", metavar="PROBE")
     show.set_defaults(handler=_show)
+    page = cmds.add_parser("page", help="a self-contained HTML probe page")
+    page.add_argument("probe", metavar="PROBE")
+    page.add_argument(
+        "--results", nargs="*", default=[], metavar="PATH", help="results files with real runs"
+    )
+    page.add_argument("--out", metavar="FILE", help="default: <probe>.html")
+    page.set_defaults(handler=_page)
     lock = cmds.add_parser("lock", help="publish new probe versions into probes.lock")
     lock.set_defaults(handler=_lock)
 
@@ -49,4 +56,16 @@ def _show(args: argparse.Namespace) -> int:
 def _lock(args: argparse.Namespace) -> int:
     added = api.publish_probes()
     print("published: " + ", ".join(added) if added else "nothing new to publish")
+    return 0
+
+
+def _page(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..reports import probe_page
+
+    probe = api.load_probe(args.probe)
+    out = Path(args.out or f"{probe.id}-v{probe.version}.html")
+    out.write_text(probe_page(probe, args.results), encoding="utf-8")
+    print(out)
     return 0

@@ -1,0 +1,44 @@
+"""Widget state (traitlets) after updates, and the static fallback."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import traitlets
+
+from jevalkit.widgets import CompareView, LevelDistribution, ResultsBrowser
+
+
+def test_level_distribution_marks_verdict_and_expected_level():
+    w = LevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])
+    assert w.verdict == "4" and w.expected_level == pytest.approx(3.21)
+    w.probs = [0.6, 0.2, 0.1, 0.05, 0.05]
+    assert w.verdict == "0" and w.expected_level == pytest.approx(0.75)
+    assert "integer verdict <b>0</b>" in w.children[0].value
+    with pytest.raises(traitlets.TraitError, match="sum to 1"):
+        w.probs = [0.5, 0.6]
+
+
+def test_level_distribution_static_fallback():
+    bundle = LevelDistribution([0.3, 0.7], levels=["safe", "unsafe"])._repr_mimebundle_()
+    assert "text/html" in bundle and "unsafe" in bundle["text/html"] and "text/plain" in bundle
+
+
+def test_results_browser_filters():
+    df = pd.DataFrame({"probe": ["p"] * 4, "model": ["a", "a", "b", "b"], "repeat": [0, 1, 0, 1],
+                       "passed": [True, False, False, False], "output": ["o1", "o2", "o3", "o4"],
+                       "score_errors": [[], ["$[9].id: bad"], [], []],
+                       "checks": [[], [{"id": "x", "text": "ids are integers", "passed": False}], [], []]})  # fmt: skip
+    b = ResultsBrowser(df)
+    assert len(b.selection) == 4
+    b.model.value = "a"
+    b.passed_filter = "failed"
+    assert b.selection["output"].tolist() == ["o2"]
+    assert "ids are integers" in b.detail.value and "$[9].id: bad" in b.detail.value
+
+
+def test_compare_view_difference():
+    a = pd.DataFrame({"probe": "p", "repeat": range(4), "passed": [True] * 4, "score": [1.0] * 4})
+    b = a.assign(passed=[True, False, False, False], score=[1.0, 0.0, 0.0, 0.0])
+    v = CompareView(a, b, names=("x", "y"))
+    assert v.difference == pytest.approx(0.75) and "paired difference x − y: +0.750" in v.value
