@@ -1,0 +1,26 @@
+"""Reports: written summaries of results (Markdown, headline JSON).
+
+Example:
+    >>> from jevalkit.reports import headline
+    >>> callable(headline)
+    True
+"""
+
+from ._execute import NOTEBOOKS_DIR, Report, ReportError, find_notebook, run_report, save_headline
+from ._probe_page import dataset_jsonld, probe_page, probe_runs
+from ._probe_summary import headline, probe_summary_markdown, write_probe_summary
+
+__all__ = [
+    "NOTEBOOKS_DIR",
+    "Report",
+    "ReportError",
+    "dataset_jsonld",
+    "find_notebook",
+    "headline",
+    "probe_page",
+    "probe_runs",
+    "probe_summary_markdown",
+    "run_report",
+    "save_headline",
+    "write_probe_summary",
+]

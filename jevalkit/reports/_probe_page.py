@@ -1,0 +1,106 @@
+"""A self-contained HTML page for one probe version, as a public probe page shows it."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..probes import Probe, curl_command
+from ..runner import read_results
+from ._probe_summary import headline
+
+_CSS = """body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
+pre{background:#f6f6f6;padding:.8rem;overflow:auto;white-space:pre-wrap}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}.ok{color:#176b2c}.bad{color:#a1121a}
+.muted{color:#666}"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text))
+
+
+def probe_runs(probe: Probe, results: Sequence[str | Path]) -> pd.DataFrame:
+    """The rows of ``results`` files that ran this probe version (empty when none did)."""
+    frames = [read_results(p) for p in results]
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames, ignore_index=True)
+    return df[(df["probe"] == probe.id) & (df["version"] == probe.version)].reset_index(drop=True)
+
+
+def dataset_jsonld(probe: Probe, runs: pd.DataFrame) -> dict:
+    """schema.org Dataset describing real runs of the probe (only ever built from real rows).
+
+    Example:
+        >>> import jevalkit
+        >>> p = jevalkit.load_probe("schema-ten-records@2")
+        >>> runs = pd.DataFrame({"model": ["m"], "finished_at": ["2026-11-30T09:48:00+00:00"]})
+        >>> dataset_jsonld(p, runs)["@type"]
+        'Dataset'
+    """
+    return {
+        "@context": "https://schema.org",
+        "@type": "Dataset",
+        "name": f"{probe.name} results: {probe.title}",
+        "description": probe.description,
+        "version": str(probe.version),
+        "identifier": f"sha256:{probe.content_hash}",
+        "variableMeasured": "pass rate (JSON Schema validity of the whole response)",
+        "measurementTechnique": "JSON Schema draft 2020-12, bare JSON required",
+        "temporalCoverage": f"{runs['finished_at'].min()}/{runs['finished_at'].max()}",
+        "size": f"{len(runs)} runs",
+        "about": sorted({str(m) for m in runs["model"]}),
+    }
+
+
+def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
+    """The page: what it measures, the exact messages, parameters, rubric, scoring schema, worked
+    examples with their real scores, version history, how to run it, and results. Without real
+    runs the results section says "Not yet run" and there is no Dataset JSON-LD.
+
+    Example:
+        >>> import jevalkit
+        >>> page = probe_page(jevalkit.load_probe("schema-ten-records@2"))
+        >>> "Not yet run" in page, "application/ld+json" in page
+        (True, False)
+    """
+    runs = probe_runs(probe, results)
+    parts = [f"<h1>{_e(probe.title)}</h1>", f"<p class=muted>{_e(probe.name)} · sha256 {probe.content_hash[:16]}…</p>",
+             f"<p>{_e(probe.description)}</p>", "<h2>Results</h2>"]  # fmt: skip
+    if runs.empty:
+        parts.append("<p><strong>Not yet run.</strong> No model has been run against this version, so there "
+                     "are no numbers to show, and this page carries no Dataset structured data.</p>")  # fmt: skip
+    else:
+        parts.append("<table><tr><th>model</th><th>n</th><th>passed</th><th>pass rate</th><th>95% CI</th></tr>")
+        for h in headline(runs):
+            parts.append(f"<tr><td>{_e(h['system'])}</td><td>{h['n']}</td><td>{h['passed']}</td>"
+                         f"<td>{h['pass_rate']:.2f}</td><td>{h['ci_low']:.2f}–{h['ci_high']:.2f}</td></tr>")  # fmt: skip
+        parts.append("</table>")
+    parts.append("<h2>Prompt</h2><p>Exactly what every model receives. Nothing else is sent.</p>")
+    for m in probe.messages:
+        parts.append(f"<h3>{_e(m.role)}</h3><pre>{_e(m.content)}</pre>")
+    parts.append("<h2>Parameters</h2><ul>" + "".join(
+        f"<li><code>{_e(k)}</code>: {_e(json.dumps(v))}</li>" for k, v in probe.parameters.items()) + "</ul>")  # fmt: skip
+    parts.append("<h2>Rubric</h2><ol>" + "".join(f"<li>{_e(c.text)}</li>" for c in probe.rubric) + "</ol>")
+    parts.append(f"<h2>Scoring</h2><p>Scorer: <code>{_e(probe.scoring['type'])}</code>. Deterministic.</p>")
+    if "schema" in probe.scoring:
+        parts.append(f"<pre>{_e(json.dumps(probe.scoring['schema'], indent=2))}</pre>")
+    parts.append("<h2>Worked examples</h2><p>Run through the real scorer on every build.</p>")
+    for r in probe.check_examples():
+        cls = "ok" if r.ok else "bad"
+        want = "must score 1" if r.example.expect == "pass" else "must not score 1"
+        parts.append(f"<h3>{_e(r.example.label)} <span class={cls}>({want}; scores {r.score.value:g})</span></h3>"
+                     f"<pre>{_e(r.example.output)}</pre>")  # fmt: skip
+    parts.append("<h2>Version history</h2><ul>" + "".join(
+        f"<li>v{v}: {_e(note)}</li>" for v, note in probe.history) + "</ul>")  # fmt: skip
+    parts.append(f"<h2>Run it yourself</h2><pre>{_e(curl_command(probe))}</pre>"
+                 f"<pre>jevalkit run {_e(probe.name)} --model MODEL --repeats 5</pre>")  # fmt: skip
+    head = f"<meta charset=utf-8><title>{_e(probe.name)}: {_e(probe.title)}</title><style>{_CSS}</style>"
+    if not runs.empty:
+        ld = json.dumps(dataset_jsonld(probe, runs), indent=2).replace("</", "<\\/")
+        head += f'<script type="application/ld+json">{ld}</script>'
+    return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>\n"

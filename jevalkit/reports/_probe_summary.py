@@ -1,0 +1,120 @@
+"""A short Markdown report of a probe's runs: the numbers a careful reader asks for first."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..metrics import consistency, has_repeats, pass_rate
+from ..metrics._frame import as_frame
+
+
+def _fmt_ci(low: float, high: float) -> str:
+    return "n/a" if pd.isna(low) else f"[{low:.2f}, {high:.2f}]"
+
+
+def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
+    """Headline numbers per system (label, else model): pass rate with n and CI, errors,
+    consistency across repeats. JSON-ready.
+
+    Example:
+        >>> df = pd.DataFrame({"model": ["m"] * 2, "label": [None] * 2, "probe": ["p"] * 2,
+        ...                    "repeat": [0, 1], "passed": [True, False], "score": [1.0, 0.0]})
+        >>> headline(df)[0]["pass_rate"], headline(df)[0]["n"]
+        (0.5, 2)
+    """
+    frame = as_frame(results, "passed")
+    rates = pass_rate(frame, by="system").set_index("system")
+    agree = (
+        consistency(frame, by="system").set_index("system") if has_repeats(frame) else None
+    )
+    out = []
+    for system, row in rates.iterrows():
+        item = {
+            "system": system,
+            "n": int(row["n"]),
+            "passed": int(row["passed"]),
+            "errors": int(row["n_unscored"]),
+            "pass_rate": float(row["value"]),
+            "ci_low": float(row["ci_low"]),
+            "ci_high": float(row["ci_high"]),
+            "ci_method": row["method"],
+        }
+        if agree is not None and system in agree.index:
+            item["verdict_agreement"] = float(agree.loc[system, "value"])
+            item["flip_rate"] = float(agree.loc[system, "flip_rate"])
+        out.append(item)
+    return out
+
+
+def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
+    """Pass rate with n and CI, failing rubric checks, where the list first drifts, agreement of
+    verdicts across repeats, and one failing output per system.
+
+    Example:
+        >>> df = pd.DataFrame({"model": ["m"], "label": [None], "probe": ["p"], "repeat": [0],
+        ...                    "passed": [False], "score": [0.0], "error": [None],
+        ...                    "checks": [[{"id": "x", "text": "X holds", "passed": False}]],
+        ...                    "first_failing_item": [9], "score_errors": [["$[9]: bad"]],
+        ...                    "output": ["[...]"], "parameters": [{"temperature": 0}]})
+        >>> "| m | 1 | 0 |" in probe_summary_markdown(df, title="t")
+        True
+    """
+    frame = as_frame(results, "passed")
+    lines = [f"# {title}", ""]
+    if frame.empty:
+        return "\n".join([*lines, "Not yet run: no results, so no numbers.", ""])
+    lines += ["## Pass rate", "", "| system | n | passed | errors | pass rate | 95% CI | interval |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    heads = headline(frame)
+    for h in heads:
+        lines.append(f"| {h['system']} | {h['n']} | {h['passed']} | {h['errors']} | "
+                     f"{h['pass_rate']:.2f} | {_fmt_ci(h['ci_low'], h['ci_high'])} | {h['ci_method']} |")  # fmt: skip
+    if any("verdict_agreement" in h for h in heads):
+        lines += ["", "## Agreement across repeats", "",
+                  "| system | modal verdict share | cases whose verdict flipped |", "|---|---|---|"]  # fmt: skip
+        for h in heads:
+            if "verdict_agreement" in h:
+                lines.append(f"| {h['system']} | {h['verdict_agreement']:.2f} | {h['flip_rate']:.0%} |")
+    lines += ["", "## Rubric checks that failed", "", "| system | check | failed | of runs that could be judged |",
+              "|---|---|---|---|"]  # fmt: skip
+    for system, group in frame[~frame["_unscored"]].groupby("system"):
+        failed, judged, texts = Counter(), Counter(), {}
+        for checks in group["checks"]:
+            for c in checks or []:
+                texts[c["id"]] = c["text"]
+                if c["passed"] is not None:
+                    judged[c["id"]] += 1
+                    failed[c["id"]] += c["passed"] is False
+        for cid, text in texts.items():
+            lines.append(f"| {system} | {text} | {failed[cid]} | {judged[cid]} |")
+    lines += ["", "## Where the list first drifts", "",
+              "0-based index of the first item that breaks the schema (empty when the output did "
+              "not parse or no single item broke it).", "", "| system | first failing item: runs |", "|---|---|"]  # fmt: skip
+    for system, group in frame[~frame["_unscored"]].groupby("system"):
+        counts = group["first_failing_item"].dropna().astype(int).value_counts().sort_index()
+        cells = ", ".join(f"item {i}: {c}" for i, c in counts.items()) or "none"
+        lines.append(f"| {system} | {cells} |")
+    lines += ["", "## A failing output per system", ""]
+    for system, group in frame[~frame["_unscored"] & (frame["passed"] == False)].groupby("system"):  # noqa: E712
+        row = group.iloc[0]
+        errors = row["score_errors"] or []
+        lines += [f"**{system}**, repeat {row.get('repeat')}, parameters "
+                  f"`{json.dumps(row['parameters'], sort_keys=True)}`", "",
+                  "```text", str(row["output"])[:600], "```", "",
+                  "Violations: " + ("; ".join(errors[:5]) if errors else "none recorded"), ""]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def write_probe_summary(results: pd.DataFrame, out_dir: Path, *, title: str) -> tuple[Path, Path]:
+    """Write ``probe_summary.md`` and ``headline.json`` into ``out_dir``; return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = out_dir / "probe_summary.md"
+    report.write_text(probe_summary_markdown(results, title=title), encoding="utf-8")
+    numbers = out_dir / "headline.json"
+    numbers.write_text(json.dumps(headline(results), indent=2), encoding="utf-8")
+    return report, numbers

@@ -1,0 +1,81 @@
+"""Every notebook runs under papermill on the bundled data, and its saved headline numbers are right."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jevalkit.reports import ReportError, run_report
+from jevalkit.runner import read_results
+from jevalkit._paths import data_dir
+
+DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
+JUDGE = data_dir() / "runs" / "judge__faithfulness__local.jsonl"
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    return {name: run_report(name, results=results, out=out)
+            for name, results in [("probe_report", DEMO), ("consistency", DEMO), ("compare_models", DEMO),
+                                  ("mean_score", JUDGE), ("ordinal_spacing", JUDGE), ("judge_quality", JUDGE)]}  # fmt: skip
+
+
+def test_every_report_has_notebook_html_and_headline(reports):
+    for report in reports.values():
+        assert report.notebook.exists() and report.html.exists()
+        assert "<html" in report.html.read_text()[:2000].lower()
+        json.loads(report.headline.read_text())  # strict JSON (no NaN)
+
+
+def test_probe_report_numbers(reports):
+    numbers = reports["probe_report"].numbers()
+    rates = {r["system"]: r for r in numbers["pass_rate"]}
+    assert rates["constrained, T=1"]["value"] == 1.0 and rates["constrained, T=1"]["n"] == 5
+    assert rates["free, T=0"]["value"] == 0.0
+    assert rates["free, T=0"]["ci_high"] == pytest.approx(0.4345, abs=1e-4)  # Wilson, 0 of 5
+    failed = {(r["system"], r["text"]): r["failed"] for r in numbers["failed_checks"]}
+    assert failed[("free, T=1", "Parses as JSON with no prose or code fence")] == 5
+
+
+def test_consistency_and_comparison_numbers(reports):
+    agreement = reports["consistency"].numbers()["consistency"]
+    assert {r["system"]: r["value"] for r in agreement} == {"constrained, T=1": 1.0, "free, T=0": 1.0, "free, T=1": 1.0}
+    comparisons = reports["compare_models"].numbers()["comparisons"]
+    assert {r["system"]: r["value"] for r in comparisons} == {"free, T=0": -1.0, "free, T=1": -1.0}
+
+
+def test_judge_notebook_numbers_match_the_library(reports):
+    from jevalkit.judges import quality
+
+    expected = quality(read_results(JUDGE)).iloc[0]
+    got = reports["judge_quality"].numbers()["quality"][0]
+    assert got["mae"] == pytest.approx(expected["mae"]) and got["n"] == 12
+    mean = reports["mean_score"].numbers()["mean_score"][0]
+    assert mean["n"] == 6  # six cases, repeats averaged within each
+    assert reports["ordinal_spacing"].numbers()["n"] == 12
+
+
+def test_a_probe_without_runs_gets_a_not_yet_run_page(tmp_path):
+    report = run_report("probe_report", results=DEMO, parameters={"probe": "schema-ten-records@1"}, out=tmp_path)
+    numbers = report.numbers()
+    assert numbers["status"] == "not yet run" and "pass_rate" not in numbers
+    assert "Not yet run" in report.html.read_text()
+
+
+def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
+    with pytest.raises(ReportError, match=r"probe_report.ipynb: cell \d+ raised ResultsError") as info:
+        run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
+    assert "\n" not in str(info.value)
+    assert (tmp_path / "probe_report.ipynb").exists()
+
+
+def test_report_cli(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "jevalkit.cli", "report", "probe_report", "--results", str(DEMO),
+                          "-p", "probe", "schema-ten-records@2", "--out", str(tmp_path)],
+                         capture_output=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "probe_report.html").exists() and (tmp_path / "probe_report.headline.json").exists()

@@ -1,0 +1,38 @@
+"""Probe pages: complete, and carrying Dataset JSON-LD only with real runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import jevalkit
+from jevalkit._paths import data_dir
+from jevalkit.reports import probe_page
+
+DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
+PROBE = jevalkit.load_probe("schema-ten-records@2")
+
+
+def test_page_without_runs_says_not_yet_run_and_has_no_jsonld():
+    page = probe_page(PROBE)
+    assert "Not yet run" in page and "application/ld+json" not in page
+    for section in ("Prompt", "Parameters", "Rubric", "Scoring", "Worked examples", "Version history", "Run it yourself"):
+        assert f"<h2>{section}</h2>" in page
+    assert "$OPENROUTER_API_KEY" in page and "scores 1)" in page
+
+
+def test_page_with_runs_shows_rates_and_embeds_a_dataset():
+    page = probe_page(PROBE, [DEMO])
+    assert "Not yet run" not in page
+    assert "<td>constrained, T=1</td><td>5</td><td>5</td><td>1.00</td>" in page
+    ld = json.loads(re.search(r'<script type="application/ld\+json">(.*?)</script>', page, re.S).group(1))
+    assert ld["@type"] == "Dataset" and ld["size"] == "15 runs" and ld["identifier"].endswith(PROBE.content_hash)
+
+
+def test_probes_page_cli(tmp_path):
+    out = tmp_path / "page.html"
+    done = subprocess.run([sys.executable, "-m", "jevalkit.cli", "probes", "page", "schema-ten-records",
+                           "--results", str(DEMO), "--out", str(out)], capture_output=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "application/ld+json" in out.read_text()
