@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ast
 
+from ..errors import JevalkitError
 from ..reports import run_report
 
 
@@ -13,7 +14,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser(
         "report", help="run a parameterised notebook into .ipynb + .html + headline JSON"
     )
-    cmd.add_argument("notebook", metavar="NOTEBOOK", help="a name under notebooks/ or a path")
+    cmd.add_argument(
+        "notebook", nargs="?", metavar="NOTEBOOK", help="a name under notebooks/ or a path"
+    )
+    cmd.add_argument(
+        "--batch", metavar="FILE", help="a batch YAML: a grid of parameter sets, run on Dask"
+    )
+    cmd.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (batch)")
+    cmd.add_argument(
+        "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, tcp://host:port"
+    )
+    cmd.add_argument("--force", action="store_true", help="re-run outputs that are up to date")
     cmd.add_argument(
         "--results", metavar="PATH", help="results JSONL (default: the notebook's own)"
     )
@@ -31,7 +42,34 @@ def _literal(text: str) -> object:
 
 
 def _report(args: argparse.Namespace) -> int:
+    if args.batch:
+        return _batch(args)
+    if not args.notebook:
+        raise JevalkitError("give a NOTEBOOK, or --batch FILE")
     params = {name: _literal(value) for name, value in args.p}
     report = run_report(args.notebook, results=args.results, parameters=params, out=args.out)
     print(f"notebook: {report.notebook}\nhtml:     {report.html}\nheadline: {report.headline}")
     return 0
+
+
+def _batch(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..reports import collect, load_batch, run_batch
+    from ..reports._batch import static_root
+
+    status = run_batch(args.batch, workers=args.workers, scheduler=args.scheduler, force=args.force)
+    for row in status[status["status"] == "failed"].itertuples():
+        print(f"FAILED {row.out}: {row.error}")
+    spec = load_batch(args.batch)
+    root = static_root(spec.out, spec.base)
+    summary = collect(root)
+    csv = root / "batch_summary.csv"
+    summary.to_csv(csv, index=False)
+    with pd.option_context("display.width", 200, "display.max_colwidth", 40):
+        print(summary.to_string(index=False))
+    counts = status["status"].value_counts().to_dict()
+    print(
+        f"{counts.get('done', 0)} done, {counts.get('skipped', 0)} skipped, {counts.get('failed', 0)} failed; summary: {csv}"
+    )
+    return 1 if counts.get("failed") else 0

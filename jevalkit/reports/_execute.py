@@ -119,7 +119,11 @@ def run_report(
             f"(partial notebook kept at {executed})"
         ) from None
     nb = nbformat.read(executed, as_version=4)
-    nb.metadata["jevalkit"] = {"parameters": params, "jevalkit_version": __version__, **(metadata or {})}
+    nb.metadata["jevalkit"] = {
+        "parameters": params,
+        "jevalkit_version": __version__,
+        **(metadata or {}),
+    }
     nbformat.write(nb, executed)
     exporter = HTMLExporter()
     exporter.exclude_input_prompt = True

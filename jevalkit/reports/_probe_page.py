@@ -75,7 +75,9 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
         parts.append("<p><strong>Not yet run.</strong> No model has been run against this version, so there "
                      "are no numbers to show, and this page carries no Dataset structured data.</p>")  # fmt: skip
     else:
-        parts.append("<table><tr><th>model</th><th>n</th><th>passed</th><th>pass rate</th><th>95% CI</th></tr>")
+        parts.append(
+            "<table><tr><th>model</th><th>n</th><th>passed</th><th>pass rate</th><th>95% CI</th></tr>"
+        )
         for h in headline(runs):
             parts.append(f"<tr><td>{_e(h['system'])}</td><td>{h['n']}</td><td>{h['passed']}</td>"
                          f"<td>{h['pass_rate']:.2f}</td><td>{h['ci_low']:.2f}–{h['ci_high']:.2f}</td></tr>")  # fmt: skip
@@ -85,8 +87,12 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
         parts.append(f"<h3>{_e(m.role)}</h3><pre>{_e(m.content)}</pre>")
     parts.append("<h2>Parameters</h2><ul>" + "".join(
         f"<li><code>{_e(k)}</code>: {_e(json.dumps(v))}</li>" for k, v in probe.parameters.items()) + "</ul>")  # fmt: skip
-    parts.append("<h2>Rubric</h2><ol>" + "".join(f"<li>{_e(c.text)}</li>" for c in probe.rubric) + "</ol>")
-    parts.append(f"<h2>Scoring</h2><p>Scorer: <code>{_e(probe.scoring['type'])}</code>. Deterministic.</p>")
+    parts.append(
+        "<h2>Rubric</h2><ol>" + "".join(f"<li>{_e(c.text)}</li>" for c in probe.rubric) + "</ol>"
+    )
+    parts.append(
+        f"<h2>Scoring</h2><p>Scorer: <code>{_e(probe.scoring['type'])}</code>. Deterministic.</p>"
+    )
     if "schema" in probe.scoring:
         parts.append(f"<pre>{_e(json.dumps(probe.scoring['schema'], indent=2))}</pre>")
     parts.append("<h2>Worked examples</h2><p>Run through the real scorer on every build.</p>")

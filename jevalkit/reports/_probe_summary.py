@@ -29,9 +29,7 @@ def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
     """
     frame = as_frame(results, "passed")
     rates = pass_rate(frame, by="system").set_index("system")
-    agree = (
-        consistency(frame, by="system").set_index("system") if has_repeats(frame) else None
-    )
+    agree = consistency(frame, by="system").set_index("system") if has_repeats(frame) else None
     out = []
     for system, row in rates.iterrows():
         item = {
@@ -79,7 +77,9 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
                   "| system | modal verdict share | cases whose verdict flipped |", "|---|---|---|"]  # fmt: skip
         for h in heads:
             if "verdict_agreement" in h:
-                lines.append(f"| {h['system']} | {h['verdict_agreement']:.2f} | {h['flip_rate']:.0%} |")
+                lines.append(
+                    f"| {h['system']} | {h['verdict_agreement']:.2f} | {h['flip_rate']:.0%} |"
+                )
     lines += ["", "## Rubric checks that failed", "", "| system | check | failed | of runs that could be judged |",
               "|---|---|---|---|"]  # fmt: skip
     for system, group in frame[~frame["_unscored"]].groupby("system"):

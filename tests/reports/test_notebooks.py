@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
+from jevalkit._paths import data_dir
 from jevalkit.reports import ReportError, run_report
 from jevalkit.runner import read_results
-from jevalkit._paths import data_dir
 
 DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
 JUDGE = data_dir() / "runs" / "judge__faithfulness__local.jsonl"
@@ -43,7 +43,11 @@ def test_probe_report_numbers(reports):
 
 def test_consistency_and_comparison_numbers(reports):
     agreement = reports["consistency"].numbers()["consistency"]
-    assert {r["system"]: r["value"] for r in agreement} == {"constrained, T=1": 1.0, "free, T=0": 1.0, "free, T=1": 1.0}
+    assert {r["system"]: r["value"] for r in agreement} == {
+        "constrained, T=1": 1.0,
+        "free, T=0": 1.0,
+        "free, T=1": 1.0,
+    }
     comparisons = reports["compare_models"].numbers()["comparisons"]
     assert {r["system"]: r["value"] for r in comparisons} == {"free, T=0": -1.0, "free, T=1": -1.0}
 
@@ -60,14 +64,18 @@ def test_judge_notebook_numbers_match_the_library(reports):
 
 
 def test_a_probe_without_runs_gets_a_not_yet_run_page(tmp_path):
-    report = run_report("probe_report", results=DEMO, parameters={"probe": "schema-ten-records@1"}, out=tmp_path)
+    report = run_report(
+        "probe_report", results=DEMO, parameters={"probe": "schema-ten-records@1"}, out=tmp_path
+    )
     numbers = report.numbers()
     assert numbers["status"] == "not yet run" and "pass_rate" not in numbers
     assert "Not yet run" in report.html.read_text()
 
 
 def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
-    with pytest.raises(ReportError, match=r"probe_report.ipynb: cell \d+ raised ResultsError") as info:
+    with pytest.raises(
+        ReportError, match=r"probe_report.ipynb: cell \d+ raised ResultsError"
+    ) as info:
         run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
     assert "\n" not in str(info.value)
     assert (tmp_path / "probe_report.ipynb").exists()
@@ -78,4 +86,6 @@ def test_report_cli(tmp_path):
                           "-p", "probe", "schema-ten-records@2", "--out", str(tmp_path)],
                          capture_output=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "probe_report.html").exists() and (tmp_path / "probe_report.headline.json").exists()
+    assert (tmp_path / "probe_report.html").exists() and (
+        tmp_path / "probe_report.headline.json"
+    ).exists()

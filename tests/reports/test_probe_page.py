@@ -18,7 +18,15 @@ PROBE = jevalkit.load_probe("schema-ten-records@2")
 def test_page_without_runs_says_not_yet_run_and_has_no_jsonld():
     page = probe_page(PROBE)
     assert "Not yet run" in page and "application/ld+json" not in page
-    for section in ("Prompt", "Parameters", "Rubric", "Scoring", "Worked examples", "Version history", "Run it yourself"):
+    for section in (
+        "Prompt",
+        "Parameters",
+        "Rubric",
+        "Scoring",
+        "Worked examples",
+        "Version history",
+        "Run it yourself",
+    ):
         assert f"<h2>{section}</h2>" in page
     assert "$OPENROUTER_API_KEY" in page and "scores 1)" in page
 
@@ -27,8 +35,14 @@ def test_page_with_runs_shows_rates_and_embeds_a_dataset():
     page = probe_page(PROBE, [DEMO])
     assert "Not yet run" not in page
     assert "<td>constrained, T=1</td><td>5</td><td>5</td><td>1.00</td>" in page
-    ld = json.loads(re.search(r'<script type="application/ld\+json">(.*?)</script>', page, re.S).group(1))
-    assert ld["@type"] == "Dataset" and ld["size"] == "15 runs" and ld["identifier"].endswith(PROBE.content_hash)
+    ld = json.loads(
+        re.search(r'<script type="application/ld\+json">(.*?)</script>', page, re.S).group(1)
+    )
+    assert (
+        ld["@type"] == "Dataset"
+        and ld["size"] == "15 runs"
+        and ld["identifier"].endswith(PROBE.content_hash)
+    )
 
 
 def test_probes_page_cli(tmp_path):

@@ -1,0 +1,262 @@
+"""Batch reports: a grid of papermill runs on Dask (a LocalCluster, or any cluster by address).
+
+A batch file (YAML)::
+
+    notebook: probe_report            # a name under notebooks/ or a path
+    grid:                             # parameter -> values; lists expand to their product
+      results: [runs/a.jsonl, runs/b.jsonl]
+      probe: [schema-ten-records@2]
+    rows:                             # optional explicit parameter sets, added to the grid
+      - {results: runs/c.jsonl, probe: schema-ten-records@2}
+    out: reports/{probe}/{results_stem}   # {name}: a value; {name_stem}: a path value's file stem
+
+Every output notebook records in its metadata the parameters, the jevalkit version and the sha256
+of the notebook source and of each input file; a re-run skips outputs whose recorded inputs are
+unchanged (so a batch resumes after a crash) unless ``force``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from .._version import __version__
+from ..errors import JevalkitError
+from ._execute import ReportError, find_notebook, run_report
+
+STATUS_COLUMNS = ["out", "status", "error", "parameters"]
+
+
+class BatchError(JevalkitError):
+    """The batch file is unusable."""
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """A parsed batch file."""
+
+    notebook: Path
+    grid: dict[str, list[Any]]
+    rows: list[dict[str, Any]]
+    out: str
+    base: Path
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_batch(path: str | Path) -> BatchSpec:
+    """Read and check a batch file; errors name the file and the key.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "b.yaml"
+        >>> _ = p.write_text("notebook: probe_report\\ngrid: {probe: [a, b]}\\nout: r/{probe}\\n")
+        >>> load_batch(p).grid
+        {'probe': ['a', 'b']}
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BatchError(f"{path}: cannot read batch file ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise BatchError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise BatchError(f"{path}: a batch file is a mapping with notebook, grid, rows, out")
+    unknown = sorted(set(raw) - {"notebook", "grid", "rows", "out"})
+    if unknown:
+        raise BatchError(f"{path}: unknown key(s) {unknown}; allowed: notebook, grid, rows, out")
+    for key in ("notebook", "out"):
+        if not isinstance(raw.get(key), str):
+            raise BatchError(f"{path}: `{key}` must be a string")
+    grid = raw.get("grid") or {}
+    if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+        raise BatchError(f"{path}: `grid` maps each parameter to a non-empty list of values")
+    rows = raw.get("rows") or []
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise BatchError(f"{path}: `rows` is a list of parameter mappings")
+    if not grid and not rows:
+        raise BatchError(f"{path}: give `grid` or `rows`: there is nothing to run")
+    nb = Path(raw["notebook"])
+    notebook = find_notebook(path.parent / nb if (path.parent / nb).exists() else nb)
+    return BatchSpec(notebook, grid, rows, raw["out"], path.parent)
+
+
+def expand(spec: BatchSpec) -> list[dict[str, Any]]:
+    """Parameter sets: the grid's product, then the explicit rows.
+
+    Example:
+        >>> spec = BatchSpec(Path("x.ipynb"), {"a": [1, 2], "b": ["x", "y"]}, [{"a": 9, "b": "z"}], "o", Path("."))
+        >>> len(expand(spec)), expand(spec)[-1]
+        (5, {'a': 9, 'b': 'z'})
+    """
+    names = list(spec.grid)
+    combos = [
+        dict(zip(names, values, strict=True)) for values in itertools.product(*spec.grid.values())
+    ]
+    return (combos if names else []) + [dict(r) for r in spec.rows]
+
+
+def _resolve(value: Any, base: Path) -> Any:
+    if isinstance(value, str) and ("/" in value or value.endswith((".jsonl", ".json", ".csv"))):
+        candidate = (base / value).resolve()
+        if candidate.exists() or not Path(value).is_absolute():
+            return str(candidate)
+    return value
+
+
+def out_dir_for(pattern: str, params: dict[str, Any], base: Path) -> Path:
+    """Fill ``{name}`` and ``{name_stem}`` in the output pattern.
+
+    Example:
+        >>> str(out_dir_for("r/{model}/{results_stem}", {"model": "m", "results": "/x/run1.jsonl"}, Path("/b")))
+        '/b/r/m/run1'
+    """
+    values = {k: str(v) for k, v in params.items()}
+    values.update({f"{k}_stem": Path(str(v)).stem for k, v in params.items()})
+    try:
+        filled = pattern.format(**values)
+    except KeyError as exc:
+        raise BatchError(
+            f"out pattern {pattern!r} names {exc.args[0]!r}, which is not a parameter"
+        ) from None
+    filled = re.sub(r"[^\w./@=+-]", "_", filled)
+    return base / filled
+
+
+def fingerprint(notebook: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """What an output depends on: notebook source, parameters, input files' sha256, version."""
+    files = {
+        k: _sha256(Path(v)) for k, v in params.items() if isinstance(v, str) and Path(v).is_file()
+    }
+    return {"notebook_sha256": _sha256(notebook), "parameters": params, "input_sha256": files,
+            "jevalkit_version": __version__}  # fmt: skip
+
+
+def up_to_date(out: Path, notebook: Path, inputs: dict[str, Any]) -> bool:
+    """Whether ``out`` already holds this notebook's output for exactly these inputs."""
+    executed = out / f"{notebook.stem}.ipynb"
+    if not executed.exists() or not (out / f"{notebook.stem}.html").exists():
+        return False
+    try:
+        recorded = json.loads(executed.read_text())["metadata"]["jevalkit"]["inputs"]
+    except (ValueError, KeyError):
+        return False
+    return recorded == inputs
+
+
+def _task(
+    notebook: str, params: dict[str, Any], out: str, inputs: dict[str, Any]
+) -> dict[str, Any]:
+    try:
+        run_report(notebook, parameters=params, out=out, metadata={"inputs": inputs})
+        return {"out": out, "status": "done", "error": None, "parameters": params}
+    except ReportError as exc:
+        return {"out": out, "status": "failed", "error": str(exc), "parameters": params}
+
+
+def run_batch(
+    path: str | Path,
+    *,
+    workers: int = 2,
+    scheduler: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run every parameter set of a batch file on Dask; return one row per task with its
+    ``status`` (``done``, ``skipped``, ``failed``), ``error`` and ``out``.
+
+    A failing notebook does not stop the batch: its partial output is kept and it is reported.
+    """
+    from dask.distributed import Client, LocalCluster, as_completed
+    from tqdm.auto import tqdm
+
+    spec = load_batch(path)
+    tasks, rows = [], []
+    for params in expand(spec):
+        params = {k: _resolve(v, spec.base) for k, v in params.items()}
+        out = out_dir_for(spec.out, params, spec.base)
+        inputs = fingerprint(spec.notebook, params)
+        if not force and up_to_date(out, spec.notebook, inputs):
+            rows.append({"out": str(out), "status": "skipped", "error": None, "parameters": params})
+        else:
+            tasks.append((str(spec.notebook), params, str(out), inputs))
+    bar = tqdm(
+        total=len(tasks) + len(rows), initial=len(rows), desc="reports", disable=not progress
+    )
+    counts = {"done": 0, "failed": 0, "skipped": len(rows)}
+    if tasks:
+        cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1,
+                                                      processes=True, dashboard_address=None)  # fmt: skip
+        client = Client(scheduler or cluster)
+        try:
+            futures = [client.submit(_task, *t, pure=False) for t in tasks]
+            for future in as_completed(futures):
+                result = future.result()
+                rows.append(result)
+                counts[result["status"]] += 1
+                bar.set_postfix(counts, refresh=False)
+                bar.update(1)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    bar.close()
+    return pd.DataFrame(rows, columns=STATUS_COLUMNS)
+
+
+def collect(folder: str | Path) -> pd.DataFrame:
+    """One row per report under ``folder``: its parameters and its scalar headline numbers
+    (``headline.<name>``), for a summary table or plot across a batch.
+
+    Example:
+        >>> collect("/nonexistent").empty
+        True
+    """
+    rows = []
+    for executed in sorted(Path(folder).rglob("*.ipynb")):
+        try:
+            meta = json.loads(executed.read_text())["metadata"].get("jevalkit")
+        except (ValueError, KeyError, OSError):
+            continue
+        if not meta:
+            continue
+        row: dict[str, Any] = {
+            "report": str(executed.with_suffix(".html")),
+            "notebook": executed.stem,
+        }
+        row.update({k: v for k, v in meta.get("parameters", {}).items() if k != "headline_path"})
+        headline = executed.with_name(f"{executed.stem}.headline.json")
+        if headline.exists():
+            numbers = json.loads(headline.read_text())
+            if isinstance(numbers, dict):
+                row.update(
+                    {
+                        f"headline.{k}": v
+                        for k, v in numbers.items()
+                        if isinstance(v, int | float | str | bool) or v is None
+                    }
+                )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def static_root(pattern: str, base: Path) -> Path:
+    """The part of an output pattern before its first placeholder: where the summary CSV goes.
+
+    Example:
+        >>> str(static_root("reports/{model}/x", Path("/b")))
+        '/b/reports'
+    """
+    head = pattern.split("{", 1)[0]
+    return base / (head.rsplit("/", 1)[0] if "/" in head else ".")
