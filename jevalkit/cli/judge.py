@@ -26,12 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--min-coverage", type=float, default=0.5)
     cmd.add_argument("--criteria", help="the rubric for llm_judge")
     cmd.add_argument("--seed", type=int)
+    cmd.add_argument(
+        "--explain", action="store_true", help="also ask for a short explanation of each verdict"
+    )
     cmd.set_defaults(handler=_judge)
 
 
 def _judge(args: argparse.Namespace) -> int:
     config = JudgeConfig(method=args.method, prompt_style=args.prompt_style,
-                         n_samples=args.samples, min_coverage=args.min_coverage)  # fmt: skip
+                         n_samples=args.samples, min_coverage=args.min_coverage, explain=args.explain)  # fmt: skip
     df = judge(args.evaluator, args.data, args.model, base_url=args.base_url, repeats=args.repeats,
                out=args.out, config=config, criteria=args.criteria, seed=args.seed)  # fmt: skip
     cols = [

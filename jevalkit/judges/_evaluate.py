@@ -4,6 +4,7 @@ n samples."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,6 +37,8 @@ class JudgeConfig:
             on level tokens there).
         min_coverage: refuse a logprobs judgment whose level tokens hold less probability mass
             than this (or sampling where fewer samples name a level).
+        explain: after the judgment, ask (in chat form, at temperature 0) for a one- or two-
+            sentence explanation of the most likely level; kept in ``Judgment.explanation``.
     """
 
     method: Literal["logprobs", "sampling"] = "logprobs"
@@ -44,6 +47,7 @@ class JudgeConfig:
     temperature: float = 1.0
     min_coverage: float = 0.5
     top_logprobs: int = 20
+    explain: bool = False
 
     def parameters(self) -> dict[str, Any]:
         """Recorded in every results row."""
@@ -51,6 +55,8 @@ class JudgeConfig:
                                   "min_coverage": self.min_coverage}  # fmt: skip
         if self.method == "sampling":
             params.update(n_samples=self.n_samples, temperature=self.temperature)
+        if self.explain:
+            params["explain"] = True
         return params
 
 
@@ -98,6 +104,27 @@ async def judge_case(
 ) -> Judgment:
     """One judgment of one case. Raises :class:`JudgeError` when the endpoint returns no logprobs,
     coverage is below ``config.min_coverage``, or the request failed."""
+    judgment = await _distribution(prompt, case, client, model, config, repeat=repeat, seed=seed)
+    if not config.explain:
+        return judgment
+    token = next(lv["tokens"][0] for lv in prompt.levels if lv["label"] == judgment.verdict)
+    messages = [*prompt.chat_messages(case), {"role": "assistant", "content": token},
+                {"role": "user", "content": "In one or two sentences, explain that rating."}]  # fmt: skip
+    body = {"model": model, "messages": messages, "max_tokens": 120, "temperature": 0}
+    result = await _ask(client, body, "chat", repeat)
+    return dataclasses.replace(judgment, explanation=(result.text or "").strip())
+
+
+async def _distribution(
+    prompt: JudgePrompt,
+    case: dict[str, Any],
+    client: ChatClient,
+    model: str,
+    config: JudgeConfig,
+    *,
+    repeat: int = 0,
+    seed: int | None = None,
+) -> Judgment:
     body = _body(prompt, case, model, config.prompt_style)
     if config.method == "logprobs":
         body.update(max_tokens=1, temperature=0)

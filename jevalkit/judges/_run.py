@@ -111,6 +111,7 @@ async def ajudge(
                                 j.verdict,
                             )
                             row.coverage, row.method, row.score = j.coverage, j.method, j.score
+                            row.explanation = j.explanation
                             row.passed = j.score >= 0.5
                             row.output = j.verdict if j.method == "logprobs" else " | ".join(j.raw)
                         except JudgeRequestError as exc:

@@ -37,6 +37,7 @@ expected_level         sum of p_i * i (judges)
 verdict                most likely level (judges)
 coverage               probability mass on valid level tokens before renormalising (judges)
 method                 ``logprobs`` or ``sampling`` (judges)
+explanation            the judge's explanation of its verdict, when asked for (judges)
 started_at             ISO 8601 UTC
 finished_at            ISO 8601 UTC
 jevalkit_version       version that wrote the row
@@ -96,6 +97,7 @@ class ResultRow:
     verdict: Any = None
     coverage: float | None = None
     method: str | None = None
+    explanation: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
     jevalkit_version: str | None = None

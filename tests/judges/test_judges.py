@@ -203,3 +203,19 @@ def test_bad_case_file_is_one_line(tmp_path):
     bad.write_text('{"id": "a", "output": "x"}\n{"id": "a", "output": "y"}\n')
     with pytest.raises(JudgeError.__mro__[1], match=r"c.jsonl:2: duplicate case id 'a'"):
         load_cases(bad)
+
+
+def test_explanation_when_asked_for(openai_server, tmp_path):
+    openai_server.logprobs = lambda body: chat_logprobs([("4", 0.9), ("3", 0.1)])
+    openai_server.reply = lambda body: (
+        "Every claim is in the context." if len(body["messages"]) > 2 else "4"
+    )
+    df = judge("faithfulness", [load_cases("faithfulness")[0]], "m", base_url=openai_server.base_url,
+               out=tmp_path / "e.jsonl", progress=False, config=JudgeConfig(explain=True))  # fmt: skip
+    assert df.loc[0, "explanation"] == "Every claim is in the context."
+    follow_up = openai_server.requests[-1]["body"]["messages"]
+    assert (
+        follow_up[-2] == {"role": "assistant", "content": "4"}
+        and "explain" in follow_up[-1]["content"]
+    )
+    assert df.loc[0, "parameters"]["explain"] is True
