@@ -146,6 +146,14 @@ def _healthy(port: int, timeout: float = 2.0) -> bool:
     return r.status_code == 200
 
 
+def _recorded_server() -> LocalServer | None:
+    """The server the state file names (running or not), or None without a readable one."""
+    try:
+        return LocalServer(**json.loads(state_file().read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
 def status() -> LocalServer | None:
     """The running embedded server, or None (a stale state file is removed).
 
@@ -153,15 +161,13 @@ def status() -> LocalServer | None:
         >>> status() is None or status().base_url.startswith("http://127.0.0.1:")
         True
     """
-    path = state_file()
-    try:
-        server = LocalServer(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
+    server = _recorded_server()
+    if server is None:
         return None
     if _alive(server.pid) and _healthy(server.port):
         return server
     if not _alive(server.pid):
-        path.unlink(missing_ok=True)
+        state_file().unlink(missing_ok=True)
     return None
 
 
@@ -234,10 +240,8 @@ def stop() -> bool:
         >>> isinstance(stop(), bool) or True
         True
     """
-    path = state_file()
-    try:
-        server = LocalServer(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
+    server = _recorded_server()
+    if server is None:
         return False
     stopped = False
     if _alive(server.pid):
@@ -251,7 +255,7 @@ def stop() -> bool:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(server.pid, os.WNOHANG)
         stopped = True
-    path.unlink(missing_ok=True)
+    state_file().unlink(missing_ok=True)
     return stopped
 
 
