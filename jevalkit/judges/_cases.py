@@ -10,12 +10,13 @@ from .._paths import data_dir
 from ..errors import ProbeError
 
 CASE_FIELDS = ("id", "input", "output", "expected", "context", "gold", "criteria", "tool_calls",
-               "expected_tool_calls")  # fmt: skip
+               "expected_tool_calls", "free_text_arguments")  # fmt: skip
 
 
 def load_cases(path: str | Path) -> list[dict[str, Any]]:
     """Read a case file: ``id`` (unique, required), ``input``, ``output``, ``expected``,
-    ``context``, ``gold`` (a level label), ``criteria``, ``tool_calls``, ``expected_tool_calls``.
+    ``context``, ``gold`` (a level label), ``criteria``, ``tool_calls``, ``expected_tool_calls``,
+    ``free_text_arguments`` (tool arguments to judge by meaning rather than compare).
     A bare evaluator name (``"faithfulness"``) reads the bundled ``data/cases/<name>.jsonl``.
 
     Example:

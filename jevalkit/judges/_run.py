@@ -20,7 +20,7 @@ from ._cases import load_cases
 from ._evaluate import JudgeConfig, JudgeRequestError, judge_case
 from ._judgment import JudgeError
 from ._prompts import JudgePrompt, load_judge_prompt
-from ._tool_calls import tool_call_accuracy
+from ._tool_calls import _arguments, tool_call_accuracy
 
 DETERMINISTIC = {"tool_call_accuracy"}
 
@@ -81,9 +81,7 @@ async def ajudge(
         if prompt is None:
             for case, r in pending:
                 row = base_row(case, r)
-                s = tool_call_accuracy(
-                    case.get("tool_calls") or [], case.get("expected_tool_calls") or []
-                )
+                s = await _tool_calls_case(case, model, base_url, config, r)
                 row.score, row.passed, row.score_errors = s.value, s.passed, list(s.errors)
                 row.verdict = "match" if s.passed else "mismatch"
                 row.finished_at = _now()
@@ -128,6 +126,32 @@ async def ajudge(
     results = read_results(path)
     keys = {key(c, r) for c, r in jobs}
     return results[[row_key(r) in keys for r in results.to_dict("records")]].reset_index(drop=True)
+
+
+async def _tool_calls_case(
+    case: dict[str, Any], model: str | None, base_url: str | None, config: JudgeConfig, repeat: int
+):
+    """Deterministic comparison; free-text arguments go to the argument_equivalence judge when a
+    model is given (probabilities are gathered first, since the comparison itself is sync)."""
+    free = tuple(case.get("free_text_arguments") or ())
+    calls, expected = case.get("tool_calls") or [], case.get("expected_tool_calls") or []
+    if not free or model is None:
+        return tool_call_accuracy(calls, expected, free_text=free)
+    prompt = load_judge_prompt("argument_equivalence")
+    pairs: dict[tuple[str, str], float] = {}
+    for got, want in zip(calls, expected, strict=False):
+        g, w = _arguments(got), _arguments(want)
+        for key in free:
+            if isinstance(g.get(key), str) and isinstance(w.get(key), str):
+                pairs[(w[key], g[key])] = 0.0
+    with open_target(model, base_url) as target:
+        async with ChatClient(target.endpoint, concurrency=2) as client:
+            for w_value, g_value in list(pairs):
+                j = await judge_case(prompt, {"expected": w_value, "output": g_value}, client,
+                                     target.model, config, repeat=repeat)  # fmt: skip
+                pairs[(w_value, g_value)] = j.score
+    return tool_call_accuracy(calls, expected, free_text=free,
+                              same_meaning=lambda want, got: pairs[(want, got)])  # fmt: skip
 
 
 def judge(

@@ -3,15 +3,17 @@
 Deterministic: calls are compared in order by name and arguments. Arguments given as JSON strings
 are parsed; key order is ignored; numbers are equal after parsing (``"3"`` == ``3``, ``3.0`` == ``3``);
 strings are equal after trimming, collapsing whitespace and ignoring case (enumerated values such as
-``"Celsius"`` / ``"celsius"``). Free-text arguments named in ``free_text`` are compared by
-Levenshtein similarity against ``free_text_threshold`` instead.
+``"Celsius"`` / ``"celsius"``). Free-text arguments named in ``free_text`` are judged instead: by
+``same_meaning(expected, got) -> p(same)`` when given (``judge()`` passes a model judge,
+``argument_equivalence``), else by Levenshtein similarity; either must reach
+``free_text_threshold``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..scorers import Score, levenshtein_similarity
@@ -71,6 +73,7 @@ def tool_call_accuracy(
     *,
     free_text: Sequence[str] = (),
     free_text_threshold: float = 0.8,
+    same_meaning: Callable[[str, str], float] | None = None,
 ) -> Score:
     """Score = matching calls / max(number made, number expected); ``metadata["mismatches"]``
     says which call and which argument differed, and why.
@@ -117,8 +120,14 @@ def tool_call_accuracy(
             elif key not in w:
                 reason = "not expected"
             elif key in free_text and isinstance(g[key], str) and isinstance(w[key], str):
-                sim = levenshtein_similarity(_norm_text(g[key]), _norm_text(w[key]))
-                reason = None if sim >= free_text_threshold else f"free text similarity {sim:.2f}"
+                if same_meaning is not None:
+                    sim, how = same_meaning(w[key], g[key]), "judged p(same meaning)"
+                else:
+                    sim, how = (
+                        levenshtein_similarity(_norm_text(g[key]), _norm_text(w[key])),
+                        "free text similarity",
+                    )
+                reason = None if sim >= free_text_threshold else f"{how} {sim:.2f}"
             else:
                 reason = (
                     None

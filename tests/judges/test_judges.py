@@ -219,3 +219,22 @@ def test_explanation_when_asked_for(openai_server, tmp_path):
         and "explain" in follow_up[-1]["content"]
     )
     assert df.loc[0, "parameters"]["explain"] is True
+
+
+def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
+    openai_server.logprobs = lambda body: chat_logprobs([("Yes", 0.85), ("No", 0.15)])
+    case = {"id": "ft", "free_text_arguments": ["query"],
+            "tool_calls": [{"name": "search", "arguments": {"query": "inexpensive Rome flights", "limit": "5"}}],
+            "expected_tool_calls": [{"name": "search", "arguments": {"query": "cheap flights to Rome", "limit": 5}}]}  # fmt: skip
+    df = judge("tool_call_accuracy", [case], "m", base_url=openai_server.base_url, out=tmp_path / "t.jsonl",
+               progress=False)  # fmt: skip
+    assert df.loc[0, "verdict"] == "match" and len(openai_server.requests) == 1
+    asked = openai_server.requests[0]["body"]["messages"][1]["content"]
+    assert "cheap flights to Rome" in asked and "inexpensive Rome flights" in asked
+    openai_server.logprobs = lambda body: chat_logprobs([("Yes", 0.1), ("No", 0.9)])
+    df = judge("tool_call_accuracy", [case], "m2", base_url=openai_server.base_url, out=tmp_path / "u.jsonl",
+               progress=False)  # fmt: skip
+    assert (
+        df.loc[0, "verdict"] == "mismatch"
+        and "judged p(same meaning) 0.10" in df.loc[0, "score_errors"][0]
+    )
