@@ -1,4 +1,4 @@
-"""The jevalkit exception tree.
+"""The jevalkit exception tree: every exception jevalkit raises on purpose is defined here.
 
 Every error a user can cause is a :class:`JevalkitError` whose message is one line naming the file,
 field or value at fault and how to fix it. The CLI prints that line and exits 2; library callers
@@ -7,12 +7,19 @@ catch the subclass they care about.
 ::
 
     JevalkitError
+    ├── UsageError          an argument is out of range or contradicts another (also a ValueError)
     ├── ProbeError          a probe file is malformed, tampered with, or cannot be found
-    ├── ScoringError        a scorer was given something it cannot score (not the output: the spec)
-    ├── ClientError         an endpoint could not be reached or answered with something unusable
-    ├── ResultsError        a results file cannot be read or resumed
-    ├── StatsError          a statistic cannot be computed from the data given (n too small, NaN, ...)
-    └── LocalModelError     the embedded llama.cpp server cannot be installed, started or reached
+    ├── JudgeFileError      a judge prompt file is malformed, tampered with, or cannot be found
+    ├── CaseFileError       a case file is unreadable or a case in it is invalid
+    ├── ScoringError        a scorer was given a spec it cannot use (not the output: the spec)
+    ├── ClientError         an endpoint cannot be used (bad URL, missing or misplaced key, ...)
+    ├── ResultsError        a results file cannot be read, written, resumed or shared
+    ├── ImportFormatError   another tool's log or a table cannot be read as evaluation results
+    ├── StatsError          the data cannot support the statistic asked for (also a ValueError)
+    ├── JudgeError          a judge cannot give a trustworthy distribution for one case
+    ├── LocalModelError     the embedded llama.cpp server cannot be installed, started or reached
+    └── ReportError         a notebook report failed (the message names the cell)
+        └── BatchError      a batch file is unusable
 
 Example:
     >>> try:
@@ -25,13 +32,20 @@ Example:
 from __future__ import annotations
 
 __all__ = [
+    "BatchError",
+    "CaseFileError",
     "ClientError",
+    "ImportFormatError",
     "JevalkitError",
+    "JudgeError",
+    "JudgeFileError",
     "LocalModelError",
     "ProbeError",
+    "ReportError",
     "ResultsError",
     "ScoringError",
     "StatsError",
+    "UsageError",
 ]
 
 
@@ -39,8 +53,20 @@ class JevalkitError(Exception):
     """Base class of every error jevalkit raises on purpose."""
 
 
+class UsageError(JevalkitError, ValueError):
+    """An argument is out of range (``repeats=0``, ``timeout=-1``) or contradicts another."""
+
+
 class ProbeError(JevalkitError):
     """A probe is missing, malformed, or no longer matches its locked hash."""
+
+
+class JudgeFileError(JevalkitError):
+    """A judge prompt file is missing, malformed, or no longer matches its locked hash."""
+
+
+class CaseFileError(JevalkitError):
+    """A case file cannot be read, or one of its cases is invalid (the line is named)."""
 
 
 class ScoringError(JevalkitError):
@@ -52,12 +78,35 @@ class ClientError(JevalkitError):
 
 
 class ResultsError(JevalkitError):
-    """A results file is unreadable or inconsistent."""
+    """A results file is unreadable, inconsistent, or in use by another run."""
+
+
+class ImportFormatError(JevalkitError):
+    """A file from another evaluation tool, or a table, cannot be read as results."""
 
 
 class StatsError(JevalkitError, ValueError):
     """The data cannot support the statistic asked for."""
 
 
+class JudgeError(JevalkitError):
+    """A judge cannot give a trustworthy distribution (no logprobs, coverage too low, ...).
+
+    ``error`` holds the typed request error (``{type, message, status}``) when a request failed.
+    """
+
+    def __init__(self, message: str, *, error: dict | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 class LocalModelError(JevalkitError):
     """The embedded llama.cpp model cannot be installed, started or reached."""
+
+
+class ReportError(JevalkitError):
+    """A notebook failed; the message names the cell and the exception, the partial notebook is kept."""
+
+
+class BatchError(ReportError):
+    """A batch file is unusable."""

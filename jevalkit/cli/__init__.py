@@ -1,6 +1,8 @@
 """The ``jevalkit`` command: a thin layer over the Python API, one module per command group.
 
-Every user mistake ends as one line on stderr and exit code 2; no traceback.
+Every user mistake ends as one line on stderr and exit code 2; no traceback. That covers
+argument errors (argparse's usage block is replaced by one line naming the command and the
+``--help`` to read) and every :class:`~jevalkit.errors.JevalkitError` the library raises.
 """
 
 from __future__ import annotations
@@ -8,11 +10,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..errors import JevalkitError
 from . import judge, local, metrics, probes, report, run, score
 
 GROUPS = [probes, score, run, local, metrics, judge, report]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line: ``jevalkit run: error: ... (see --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,10 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["probes", "list"]).command
         'probes'
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="jevalkit", description="Evaluate language-model outputs with versioned probes."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
+    )
     for group in GROUPS:
         group.register(sub)
     return parser
@@ -38,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except JevalkitError as exc:
-        print(f"jevalkit: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"jevalkit: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("jevalkit: interrupted", file=sys.stderr)

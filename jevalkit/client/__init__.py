@@ -1,31 +1,57 @@
-"""The HTTP client shared by the runner and the judges.
+"""The HTTP client shared by every evaluator: endpoint and key resolution, retries, a response
+cache, and a client that turns whatever an endpoint sends into a :class:`Completion`.
 
 Example:
     >>> from jevalkit.client import resolve_endpoint
-    >>> resolve_endpoint("http://127.0.0.1:8080/v1").api_key is None or True
+    >>> resolve_endpoint("http://127.0.0.1:8080/v1").api_key is None
     True
 """
 
 from ._cache import ResponseCache, cache_key, default_cache_dir
-from ._chat import ChatClient
-from ._completion import Completion, error_completion, excerpt, parse_response
-from ._endpoint import DEFAULT_BASE_URL, KEY_VARIABLES, Endpoint, is_loopback, resolve_endpoint
+from ._chat import CHAT, COMPLETIONS, DEFAULT_MAX_RESPONSE_BYTES, ChatClient, Request
+from ._completion import (
+    ERROR_TYPES,
+    Completion,
+    combine,
+    error_completion,
+    excerpt,
+    parse_response,
+    token_count,
+)
+from ._endpoint import (
+    DEFAULT_BASE_URL,
+    KEY_VARIABLES,
+    Endpoint,
+    is_loopback,
+    key_variable_for,
+    resolve_endpoint,
+    strip_credentials,
+)
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [
+    "CHAT",
+    "COMPLETIONS",
     "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "ERROR_TYPES",
     "KEY_VARIABLES",
     "ChatClient",
     "Completion",
     "Endpoint",
+    "Request",
     "ResponseCache",
     "RetryPolicy",
     "cache_key",
+    "combine",
     "default_cache_dir",
     "error_completion",
     "excerpt",
     "is_loopback",
+    "key_variable_for",
     "parse_response",
     "parse_retry_after",
     "resolve_endpoint",
+    "strip_credentials",
+    "token_count",
 ]

@@ -19,8 +19,10 @@ def default_cache_dir() -> Path:
     """``$JEVALKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/jevalkit`` (``~/.cache/jevalkit``).
 
     Example:
-        >>> default_cache_dir().name in {"jevalkit", "responses"} or True
-        True
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_CACHE_DIR": "/tmp/jk-cache"}):
+        ...     print(default_cache_dir())
+        /tmp/jk-cache
     """
     override = os.environ.get("JEVALKIT_CACHE_DIR")
     if override:
@@ -86,7 +88,7 @@ class ResponseCache:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False)
+                json.dump(entry, fh)  # ASCII: a lone surrogate in a response stays writable
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -1,13 +1,16 @@
 """An async client for OpenAI-compatible ``/chat/completions`` and ``/completions`` endpoints.
 
-One connection pool per client, a concurrency limit, a per-request timeout, retries with
-exponential backoff and jitter on 429, 5xx, timeouts and connection errors (honouring
-``Retry-After``), and an optional per-repeat response cache.
+One connection pool per client, a concurrency limit, a total deadline per attempt, a cap on the
+size of a response body, retries with exponential backoff and jitter on 429, 5xx, timeouts and
+connection errors (honouring ``Retry-After``), and an optional per-repeat response cache.
 
 The pool is ``concurrency`` lanes, each an ``httpx.AsyncClient`` holding one keep-alive
 connection; a request borrows an idle lane. A single shared httpx pool scans every connection for
-every request it assigns, which at concurrency 32 cost 3x the wall time (benchmarks/bench_runner.py). Failures come back as a
-:class:`Completion` with ``error`` set, never as an exception, so a long run goes on.
+every request it assigns, which at concurrency 32 cost 3x the wall time (benchmarks/bench_runner.py).
+
+Failures come back as a :class:`Completion` with ``error`` set, never as an exception, so a long
+run goes on: whatever an endpoint sends (a body that is not JSON, nested 100,000 deep, larger than
+the cap, gzip-bombed, dripped one byte a second) ends as an error completion.
 """
 
 from __future__ import annotations
@@ -15,15 +18,44 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import httpx
 
+from ..datafiles import nested_deeper_than
+from ..errors import UsageError
 from ._cache import ResponseCache, cache_key
 from ._completion import Completion, error_completion, excerpt, parse_response
 from ._endpoint import Endpoint
 from ._retry import RetryPolicy
+
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+MAX_JSON_DEPTH = 64  # an OpenAI response is under 10 levels deep, logprobs included
+CHAT = "/chat/completions"
+COMPLETIONS = "/completions"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request: the API path, the body (without ``model``: the client's target fills it),
+    and the repeat index that keeps repeats apart in the cache.
+
+    Example:
+        >>> Request(CHAT, {"messages": []}).path
+        '/chat/completions'
+    """
+
+    path: Literal["/chat/completions", "/completions"]
+    body: dict[str, Any] = field(default_factory=dict)
+    repeat: int = 0
+
+    @property
+    def chat(self) -> bool:
+        """Whether the response carries ``message.content`` (chat) or ``text`` (completions)."""
+        return self.path == CHAT
 
 
 class ChatClient:
@@ -31,13 +63,23 @@ class ChatClient:
 
     Use it as an async context manager; ``retries`` counts every retry it made.
 
+    Args:
+        endpoint: where to send and with which key.
+        model: the model name put into every body.
+        concurrency: requests in flight at once (lanes).
+        timeout: total seconds one attempt may take, connecting and reading included.
+        retry: when to retry and how long to wait.
+        cache: responses by key, or None.
+        max_response_bytes: a larger body (after decompression) is a ``too_large`` error.
+        on_retry: called once per retry (the progress bar counts them).
+
     Example:
         >>> import asyncio
         >>> from jevalkit.client import ChatClient, Endpoint
         >>> async def main():
-        ...     async with ChatClient(Endpoint("http://127.0.0.1:9/v1"), timeout=1,
+        ...     async with ChatClient(Endpoint("http://127.0.0.1:9/v1"), model="m", timeout=1,
         ...                           retry=RetryPolicy(max_retries=0)) as client:
-        ...         return await client.chat({"model": "m", "messages": []})
+        ...         return await client.send(Request(CHAT, {"messages": []}))
         >>> asyncio.run(main()).error["type"]
         'connection'
     """
@@ -46,21 +88,30 @@ class ChatClient:
         self,
         endpoint: Endpoint,
         *,
+        model: str,
         concurrency: int = 8,
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
         cache: ResponseCache | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         on_retry: Callable[[], None] | None = None,
     ) -> None:
         if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+            raise UsageError(f"concurrency must be at least 1, got {concurrency}")
+        if not timeout > 0:
+            raise UsageError(f"timeout must be a positive number of seconds, got {timeout}")
+        if max_response_bytes < 1:
+            raise UsageError(f"max_response_bytes must be positive, got {max_response_bytes}")
         self.endpoint = endpoint
+        self.model = model
         self.concurrency = concurrency
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.cache = cache
+        self.max_response_bytes = max_response_bytes
         self.on_retry = on_retry
         self.retries = 0
+        self.cache_warning: str | None = None
         self._lanes: list[httpx.AsyncClient] = []
         self._idle: asyncio.Queue[httpx.AsyncClient] | None = None
 
@@ -72,6 +123,7 @@ class ChatClient:
                 limits=one,
                 timeout=httpx.Timeout(self.timeout),
                 headers=self.endpoint.headers(),
+                auth=self.endpoint.auth,
                 verify=tls,
             )
             for _ in range(self.concurrency)
@@ -86,33 +138,55 @@ class ChatClient:
             await lane.aclose()
         self._lanes, self._idle = [], None
 
+    async def send(self, request: Request) -> Completion:
+        """POST ``request`` (with this client's model); a cached answer is used when present."""
+        body = {"model": self.model, **request.body}
+        key = self.key_for(request.path, body, request.repeat) if self.cache else None
+        if key is not None:
+            hit = self._cache_get(key)
+            if hit is not None:
+                result = parse_response(hit, 200, chat=request.chat)
+                if result.ok:
+                    result.cached, result.latency_s, result.attempts = True, 0.0, 0
+                    return result
+        result = await self._send_with_retries(request.path, body, chat=request.chat)
+        if key is not None and result.ok and result.raw is not None:
+            self._cache_put(key, result.raw)
+        return result
+
     async def chat(self, body: dict[str, Any], *, repeat: int = 0) -> Completion:
-        """POST ``body`` to ``/chat/completions``; ``repeat`` keeps repeats apart in the cache."""
-        return await self._request("/chat/completions", body, repeat, chat=True)
+        """POST ``body`` to ``/chat/completions``."""
+        return await self.send(Request(CHAT, body, repeat))
 
     async def complete(self, body: dict[str, Any], *, repeat: int = 0) -> Completion:
         """POST ``body`` to ``/completions`` (a raw prompt, for completion-style judges)."""
-        return await self._request("/completions", body, repeat, chat=False)
+        return await self.send(Request(COMPLETIONS, body, repeat))
 
     def key_for(self, path: str, body: dict[str, Any], repeat: int) -> str:
         """The cache key: base URL, path, the full body (model, messages, every parameter, seed)
         and the repeat index."""
         return cache_key(base_url=self.endpoint.base_url, path=path, body=body, repeat=repeat)
 
-    async def _request(
-        self, path: str, body: dict[str, Any], repeat: int, *, chat: bool
-    ) -> Completion:
-        key = self.key_for(path, body, repeat) if self.cache else None
-        if key is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                result = parse_response(hit, 200, chat=chat)
-                result.cached, result.latency_s = True, 0.0
-                return result
-        result = await self._send_with_retries(path, body, chat=chat)
-        if key is not None and result.ok and result.raw is not None:
-            self.cache.put(key, result.raw)
-        return result
+    def _cache_get(self, key: str) -> dict[str, Any] | None:
+        try:
+            return self.cache.get(key)
+        except Exception as exc:  # the cache is an optimisation: never let it stop a run
+            self._disable_cache(exc)
+            return None
+
+    def _cache_put(self, key: str, payload: dict[str, Any]) -> None:
+        try:
+            self.cache.put(key, payload)
+        except Exception as exc:
+            self._disable_cache(exc)
+
+    def _disable_cache(self, exc: Exception) -> None:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        self.cache_warning = (
+            f"response cache at {self.cache.root} failed ({reason}); continuing without it"
+        )
+        warnings.warn(self.cache_warning, stacklevel=3)
+        self.cache = None
 
     async def _send_with_retries(
         self, path: str, body: dict[str, Any], *, chat: bool
@@ -147,25 +221,51 @@ class ChatClient:
         url = self.endpoint.base_url + path
         redact = self.endpoint.redact
         try:
-            response = await lane.post(url, json=body)
+            async with asyncio.timeout(self.timeout):
+                status, headers, data = await self._read(lane, url, body)
+        except TimeoutError:
+            return error_completion("timeout", f"no complete answer from {url} within "
+                                    f"{self.timeout:g} s"), None  # fmt: skip
         except httpx.TimeoutException:
-            return error_completion(
-                "timeout", f"no answer from {url} within {self.timeout:g} s"
-            ), None
-        except httpx.TransportError as exc:
+            return error_completion("timeout", f"no answer from {url} within {self.timeout:g} s"), None
+        except httpx.HTTPError as exc:  # transport errors, and decoding errors of a bad body
             reason = redact(str(exc) or type(exc).__name__)
             return error_completion("connection", f"{type(exc).__name__}: {excerpt(reason)}"), None
-        status = response.status_code
-        text = redact(response.text)
+        if data is None:
+            return error_completion(
+                "too_large",
+                f"response body larger than {self.max_response_bytes:,} bytes; raise "
+                "max_response_bytes if this endpoint's answers are really that long",
+                status,
+            ), None
+        text = redact(data.decode("utf-8", errors="replace"))
         if status >= 400:
-            message = f"HTTP {status}: {excerpt(text)}"
-            return error_completion("http_status", message, status), response.headers.get(
-                "retry-after"
-            )
+            return error_completion(
+                "http_status", f"HTTP {status}: {excerpt(text)}", status
+            ), headers.get("retry-after")
         try:
             payload = json.loads(text)
+        except RecursionError:
+            return error_completion("invalid_response", "body nested too deeply", status), None
         except ValueError:
             return error_completion(
                 "invalid_response", f"body is not JSON: {excerpt(text)}", status
             ), None
-        return parse_response(payload, status, chat=chat), None
+        if nested_deeper_than(payload, MAX_JSON_DEPTH):
+            return error_completion(
+                "invalid_response", f"body nested deeper than {MAX_JSON_DEPTH} levels", status
+            ), None
+        return parse_response(self.endpoint.redact_value(payload), status, chat=chat), None
+
+    async def _read(
+        self, lane: httpx.AsyncClient, url: str, body: dict[str, Any]
+    ) -> tuple[int, httpx.Headers, bytes | None]:
+        """Status, headers and the decoded body; body None when it exceeds the size cap."""
+        async with lane.stream("POST", url, json=body) as response:
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_response_bytes:
+                    return response.status_code, response.headers, None
+                chunks.append(chunk)
+            return response.status_code, response.headers, b"".join(chunks)

@@ -1,22 +1,42 @@
 """Which endpoint to talk to and with which key, resolved from arguments and the environment.
 
 Base URL: the ``base_url`` argument, else ``$JEVALKIT_BASE_URL``, else OpenRouter's API base.
-API key, first one set wins: ``$OPENROUTER_API_KEY``, ``$OPENAI_API_KEY``, ``$JEVALKIT_API_KEY``.
-A loopback server (127.0.0.0/8, ::1, localhost) needs no key. The key is read from the environment
-only, is never part of ``repr()``, and is redacted from anything an endpoint echoes back.
+
+Each key goes only to the endpoint it belongs to:
+
+=======================  ==================================================================
+``OPENROUTER_API_KEY``   sent only to ``openrouter.ai``
+``OPENAI_API_KEY``       sent only to ``api.openai.com``
+``JEVALKIT_API_KEY``     sent to any other base URL (a self-hosted or third-party endpoint)
+``api_key_env="NAME"``   (``--api-key-env NAME``) read the key for this endpoint from ``$NAME``
+=======================  ==================================================================
+
+A loopback server (127.0.0.0/8, ::1, localhost) needs no key; a remote one without its key is an
+error naming the variable to set. Credentials written into a URL (``https://user:pass@host``) are
+taken out of it (sent as HTTP basic auth, never written anywhere). Keys are read from the
+environment only, never appear in ``repr()``, and are redacted from everything an endpoint sends
+back, in the raw body and after JSON decoding. A key shorter than 8 characters cannot be redacted
+without corrupting ordinary text: it is refused for a remote endpoint and not redacted on loopback.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..errors import ClientError
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "JEVALKIT_API_KEY")
+# host suffix -> the variable whose key that host may receive
+KEY_OWNERS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
+CUSTOM_KEY_VARIABLE = "JEVALKIT_API_KEY"
+MIN_REDACTABLE = 8
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def is_loopback(url: str) -> bool:
@@ -26,7 +46,10 @@ def is_loopback(url: str) -> bool:
         >>> is_loopback("http://127.0.0.1:8080/v1"), is_loopback("https://openrouter.ai/api/v1")
         (True, False)
     """
-    host = urlsplit(url).hostname or ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
     if host == "localhost":
         return True
     try:
@@ -35,17 +58,64 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """An OpenAI-compatible base URL and the key for it (hidden from repr).
+def key_variable_for(url: str) -> str:
+    """The environment variable whose key may be sent to ``url``.
 
     Example:
-        >>> Endpoint("http://127.0.0.1:9/v1", "sk-secret")
+        >>> key_variable_for("https://openrouter.ai/api/v1"), key_variable_for("http://10.0.0.5:8000/v1")
+        ('OPENROUTER_API_KEY', 'JEVALKIT_API_KEY')
+    """
+    host = (urlsplit(url).hostname or "").lower()
+    for suffix, variable in KEY_OWNERS.items():
+        if host == suffix or host.endswith("." + suffix):
+            return variable
+    return CUSTOM_KEY_VARIABLE
+
+
+def strip_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """Split ``https://user:pass@host/...`` into the URL without credentials and (user, pass).
+
+    Example:
+        >>> strip_credentials("https://ann:s3cret-pass@example.com/v1")
+        ('https://example.com/v1', ('ann', 's3cret-pass'))
+        >>> strip_credentials("http://127.0.0.1:9/v1")
+        ('http://127.0.0.1:9/v1', None)
+    """
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port is not None else "")
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
+
+
+def _escaped_pattern(secret: str) -> re.Pattern[str]:
+    """A regex matching ``secret`` with any of its characters written as a JSON ``\\uXXXX``
+    escape (or ``\\/`` for ``/``), as an endpoint may echo it JSON-encoded."""
+    parts = []
+    for ch in secret:
+        options = [re.escape(ch), f"\\\\u{ord(ch):04x}", f"\\\\u{ord(ch):04X}"]
+        if ch == "/":
+            options.append(r"\\/")
+        parts.append("(?:" + "|".join(options) + ")")
+    return re.compile("".join(parts))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible base URL and the secrets for it (hidden from repr).
+
+    Example:
+        >>> Endpoint("http://127.0.0.1:9/v1", "sk-secret-123")
         Endpoint(base_url='http://127.0.0.1:9/v1')
     """
 
     base_url: str
     api_key: str | None = field(default=None, repr=False)
+    auth: tuple[str, str] | None = field(default=None, repr=False)
 
     def headers(self) -> dict[str, str]:
         """Request headers; the Authorization header only when a key is set."""
@@ -53,35 +123,92 @@ class Endpoint:
             return {"Authorization": f"Bearer {self.api_key}"}
         return {}
 
+    def secrets(self) -> list[str]:
+        """The secrets long enough to redact safely."""
+        found = [self.api_key or ""]
+        if self.auth is not None:
+            found.append(self.auth[1])
+        return [s for s in found if len(s) >= MIN_REDACTABLE]
+
     def redact(self, text: str) -> str:
-        """Remove the key from ``text`` (an endpoint may echo a request back in an error).
+        """Remove every secret from ``text``, as written or JSON-escaped.
 
         Example:
-            >>> Endpoint("http://x", "sk-123").redact("bad key sk-123")
-            'bad key ***'
+            >>> ep = Endpoint("http://x", "sk-123456789")
+            >>> ep.redact("bad key sk-123456789 / sk\\\\u002d123456789")
+            'bad key *** / ***'
+            >>> Endpoint("http://x", "1").redact("version 1.0")  # too short to redact safely
+            'version 1.0'
         """
-        return text.replace(self.api_key, "***") if self.api_key else text
+        for secret in self.secrets():
+            if secret in text:
+                text = text.replace(secret, "***")
+            if "\\" in text:
+                text = _escaped_pattern(secret).sub("***", text)
+        return text
+
+    def redact_value(self, value: Any) -> Any:
+        """Redact every string inside a decoded JSON value (keys included).
+
+        Example:
+            >>> Endpoint("http://x", "sk-123456789").redact_value({"a": ["sk-123456789!"]})
+            {'a': ['***!']}
+        """
+        if not self.secrets():
+            return value
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(k): self.redact_value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact_value(v) for v in value]
+        return value
 
 
-def resolve_endpoint(base_url: str | None = None) -> Endpoint:
-    """Resolve the base URL and API key as documented in this module.
+def _check_url(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+        host = parts.hostname
+    except ValueError as exc:
+        raise ClientError(
+            f"base URL {url!r} cannot be parsed ({exc}); pass e.g. --base-url http://127.0.0.1:8080/v1"
+        ) from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ClientError(
+            f"base URL {url!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
+        )
+
+
+def resolve_endpoint(base_url: str | None = None, *, api_key_env: str | None = None) -> Endpoint:
+    """Resolve the base URL and the key that belongs to it, as documented in this module.
 
     Raises:
-        ClientError: a malformed base URL, or a remote endpoint with no key in the environment.
+        ClientError: a malformed base URL, a remote endpoint with no key for it in the
+            environment, or a key too short to redact safely on a remote endpoint.
 
     Example:
         >>> resolve_endpoint("http://127.0.0.1:8080/v1/").base_url
         'http://127.0.0.1:8080/v1'
     """
-    url = (base_url or os.environ.get("JEVALKIT_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ClientError(
-            f"base URL {url!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
-        )
-    key = next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
-    if key is None and not is_loopback(url):
-        raise ClientError(
-            f"no API key for {url}: set one of {', '.join(KEY_VARIABLES)} in the environment"
-        )
-    return Endpoint(url, key)
+    raw = (base_url or os.environ.get("JEVALKIT_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+    _check_url(raw)
+    url, auth = strip_credentials(raw)
+    if api_key_env is not None and not _ENV_NAME.match(api_key_env):
+        raise ClientError(f"--api-key-env {api_key_env!r} is not an environment variable name")
+    variable = api_key_env or key_variable_for(url)
+    key = os.environ.get(variable) or None
+    if key is not None and (key != key.strip() or any(c in key for c in "\r\n")):
+        raise ClientError(f"${variable} has surrounding whitespace or a line break; fix its value")
+    local = is_loopback(url)
+    if key is None and auth is None and not local:
+        raise ClientError(f"no API key for {url}: set ${variable} in the environment")
+    if not local:
+        for name, secret in ((f"${variable}", key), ("the password in the URL", auth and auth[1])):
+            if secret and len(secret) < MIN_REDACTABLE:
+                raise ClientError(
+                    f"{name} is {len(secret)} character(s) long: too short to be a real key for "
+                    f"{url} or to be redacted safely; check its value"
+                )
+    return Endpoint(url, key, auth)
+

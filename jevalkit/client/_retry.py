@@ -8,6 +8,8 @@ import random
 import time
 from dataclasses import dataclass
 
+from ..errors import UsageError
+
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
@@ -32,6 +34,12 @@ class RetryPolicy:
     base: float = 0.5
     cap: float = 30.0
     max_retry_after: float = 120.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int):
+            raise UsageError(f"max_retries must be a whole number, got {self.max_retries!r}")
+        if self.max_retries < 0:
+            raise UsageError(f"max_retries must be 0 or more, got {self.max_retries}")
 
     def should_retry(self, status: int | None, *, attempt: int) -> bool:
         """``status`` None means a timeout or connection error."""

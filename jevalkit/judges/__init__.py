@@ -1,7 +1,8 @@
 """Judges that return a probability distribution over ordinal levels.
 
 The expected level (sum of p_i * i) is the score; the distribution, its coverage and entropy are
-kept. Prompts, level descriptions and choice tables live in ``data/judges/<evaluator>/v<N>.yaml``.
+kept. Prompts, level descriptions and choice tables live in ``data/judges/<evaluator>/v<N>.yaml``
+(locked by hash in ``data/judges/judges.lock``); judges plan jobs that the runner executes.
 
 Example:
     >>> from jevalkit.judges import Judgment
@@ -9,36 +10,74 @@ Example:
     0.7
 """
 
-from ._cases import CASE_FIELDS, load_cases
-from ._evaluate import JudgeConfig, JudgeRequestError, first_level, judge_case
-from ._judgment import JudgeError, Judgment
+from ..errors import CaseFileError, JudgeError, JudgeFileError
+from ._cases import CASE_FIELDS, case_file_path, load_cases
+from ._evaluate import JudgeConfig, first_level, judge_case, judge_request
+from ._jobs import (
+    TOOL_CALL_EVALUATOR,
+    TOOL_CALL_LEVELS,
+    JudgeJob,
+    ToolCallJob,
+    judgment_fields,
+    plan_judge_jobs,
+)
+from ._judgment import Judgment
 from ._logprobs import level_distribution, normalise_token, top_alternatives
-from ._prompts import JudgePrompt, load_judge_prompt
+from ._prompts import (
+    JudgePrompt,
+    judge_files,
+    judges_dir,
+    load_judge_prompt,
+    publish_judges,
+    read_judge_file,
+)
 from ._quality import quality, reliability_curve
 from ._run import ajudge, judge
-from ._tool_calls import equivalent, tool_call_accuracy
+from ._tool_calls import equivalent, free_text_pairs, tool_call_accuracy
 
-EVALUATORS = ("llm_judge", "faithfulness", "answer_relevancy", "answer_correctness", "translation",
-              "security", "factuality", "tool_call_accuracy")  # fmt: skip
+EVALUATORS = (
+    "llm_judge",
+    "faithfulness",
+    "answer_relevancy",
+    "answer_correctness",
+    "translation",
+    "security",
+    "factuality",
+    "tool_call_accuracy",
+)
 
 __all__ = [
     "CASE_FIELDS",
     "EVALUATORS",
+    "TOOL_CALL_EVALUATOR",
+    "TOOL_CALL_LEVELS",
+    "CaseFileError",
     "JudgeConfig",
     "JudgeError",
+    "JudgeFileError",
+    "JudgeJob",
     "JudgePrompt",
-    "JudgeRequestError",
     "Judgment",
+    "ToolCallJob",
     "ajudge",
+    "case_file_path",
     "equivalent",
     "first_level",
+    "free_text_pairs",
     "judge",
     "judge_case",
+    "judge_files",
+    "judge_request",
+    "judges_dir",
+    "judgment_fields",
     "level_distribution",
     "load_cases",
     "load_judge_prompt",
     "normalise_token",
+    "plan_judge_jobs",
+    "publish_judges",
     "quality",
+    "read_judge_file",
     "reliability_curve",
     "tool_call_accuracy",
     "top_alternatives",

@@ -1,53 +1,110 @@
-"""Case datasets: JSONL, one case per line."""
+"""Case files: JSONL, one case per line, each checked against the case format
+(``jevalkit/judges/case_file.schema.json``) and, when the evaluator is known, its gold label
+against the evaluator's levels."""
 
 from __future__ import annotations
 
 import json
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
+
 from .._paths import data_dir
-from ..errors import ProbeError
+from ..datafiles import schema_validator, validate_data
+from ..errors import CaseFileError
 
 CASE_FIELDS = ("id", "input", "output", "expected", "context", "gold", "criteria", "tool_calls",
-               "expected_tool_calls", "free_text_arguments")  # fmt: skip
+               "expected_tool_calls", "free_text_arguments", "output_a", "output_b", "system_a",
+               "system_b")  # fmt: skip
+MAX_CASE_FILE_BYTES = 256 * 1024 * 1024
 
 
-def load_cases(path: str | Path) -> list[dict[str, Any]]:
-    """Read a case file: ``id`` (unique, required), ``input``, ``output``, ``expected``,
-    ``context``, ``gold`` (a level label), ``criteria``, ``tool_calls``, ``expected_tool_calls``,
-    ``free_text_arguments`` (tool arguments to judge by meaning rather than compare).
-    A bare evaluator name (``"faithfulness"``) reads the bundled ``data/cases/<name>.jsonl``.
+@cache
+def _case_validator() -> jsonschema_rs.Validator:
+    text = resources.files(__package__).joinpath("case_file.schema.json").read_text("utf-8")
+    return schema_validator(json.loads(text))
+
+
+def case_file_path(path: str | Path) -> Path:
+    """A case file path; a bare name (``"faithfulness"``) is the bundled ``data/cases/<name>.jsonl``.
+
+    Example:
+        >>> case_file_path("faithfulness").name
+        'faithfulness.jsonl'
+    """
+    p = Path(path)
+    if not p.suffix and not p.exists():
+        bundled = data_dir() / "cases" / f"{path}.jsonl"
+        if bundled.exists():
+            return bundled
+    return p
+
+
+def load_cases(path: str | Path, *, prompt: Any = None) -> list[dict[str, Any]]:
+    """Read and check a case file: ``id`` (unique, required), ``input``, ``output``,
+    ``expected``, ``context``, ``gold`` (a level label), ``criteria``, ``tool_calls``,
+    ``expected_tool_calls``, ``free_text_arguments`` (tool arguments to judge by meaning),
+    ``output_a`` / ``output_b`` (pairwise), ``system_a`` / ``system_b``. A bare name reads the
+    bundled ``data/cases/<name>.jsonl``. With ``prompt`` (a :class:`JudgePrompt`), every ``gold``
+    must be one of its levels.
+
+    Raises:
+        CaseFileError: one line naming the file, the line and the field.
 
     Example:
         >>> len(load_cases("faithfulness")) >= 6
         True
     """
-    p = Path(path)
-    if not p.suffix and not p.exists():
-        p = data_dir() / "cases" / f"{path}.jsonl"
+    p = case_file_path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        if p.is_dir():
+            raise CaseFileError(f"{p}: is a folder; give a case file (JSONL, one case per line)")
+        if p.stat().st_size > MAX_CASE_FILE_BYTES:
+            raise CaseFileError(f"{p}: larger than {MAX_CASE_FILE_BYTES // 2**20} MB")
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseFileError(f"{p}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except FileNotFoundError:
+        raise CaseFileError(f"{p}: no such case file (or bundled case set)") from None
     except OSError as exc:
-        raise ProbeError(f"{p}: cannot read case file ({exc.strerror})") from None
+        raise CaseFileError(f"{p}: cannot read case file ({exc.strerror})") from None
     cases, seen = [], set()
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            case = json.loads(line)
-        except ValueError as exc:
-            raise ProbeError(f"{p}:{lineno}: not JSON ({exc.args[0].split(':')[0]})") from None
-        if not isinstance(case, dict) or not isinstance(case.get("id"), str | int):
-            raise ProbeError(f"{p}:{lineno}: a case must be a JSON object with an `id`")
-        unknown = sorted(set(case) - set(CASE_FIELDS))
-        if unknown:
-            raise ProbeError(
-                f"{p}:{lineno}: unknown field(s) {unknown}; allowed: {', '.join(CASE_FIELDS)}"
-            )
-        case["id"] = str(case["id"])
-        if case["id"] in seen:
-            raise ProbeError(f"{p}:{lineno}: duplicate case id {case['id']!r}")
-        seen.add(case["id"])
-        cases.append(case)
+        where = f"{p}:{lineno}"
+        cases.append(_parse_case(line, where, seen, prompt))
+    if not cases:
+        raise CaseFileError(f"{p}: no cases (an empty file); write one JSON object per line")
     return cases
+
+
+def _parse_case(line: str, where: str, seen: set[str], prompt: Any) -> dict[str, Any]:
+    try:
+        case = json.loads(line, parse_constant=_refuse)
+    except RecursionError:
+        raise CaseFileError(f"{where}: nested too deeply") from None
+    except ValueError as exc:
+        raise CaseFileError(f"{where}: not JSON ({str(exc).split(':')[0]})") from None
+    if not isinstance(case, dict):
+        raise CaseFileError(f"{where}: a case must be a JSON object with an `id`")
+    unknown = sorted(set(case) - set(CASE_FIELDS))
+    if unknown:
+        raise CaseFileError(
+            f"{where}: unknown field(s) {unknown}; allowed: {', '.join(CASE_FIELDS)}"
+        )
+    validate_data(case, _case_validator(), where, CaseFileError)
+    case["id"] = str(case["id"])
+    if case["id"] in seen:
+        raise CaseFileError(f"{where}: duplicate case id {case['id']!r}")
+    seen.add(case["id"])
+    if prompt is not None:
+        prompt.check_gold(case.get("gold"), where)
+    return case
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")

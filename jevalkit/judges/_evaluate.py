@@ -1,28 +1,23 @@
 """Ask a model for one judgment: logprobs over level tokens, or the empirical distribution of
-n samples."""
+n samples. Requests go through the ``send`` function the runner hands every job."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..client import ChatClient, Completion
-from ._judgment import JudgeError, Judgment
+from ..client import CHAT, COMPLETIONS, Completion, Request
+from ..errors import JudgeError, UsageError
+from ..runner import Send
+from ._judgment import Judgment
 from ._logprobs import level_distribution, normalise_token, top_alternatives
 from ._prompts import JudgePrompt
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
-
-
-class JudgeRequestError(JudgeError):
-    """The endpoint gave no usable response (the runner's error types apply)."""
-
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(error["message"])
-        self.error = error
 
 
 @dataclass(frozen=True)
@@ -35,10 +30,19 @@ class JudgeConfig:
         prompt_style: ``chat`` (``/chat/completions``) or ``completion`` (``/completions`` with a
             few-shot prompt ending right before the level token: base models put far more mass
             on level tokens there).
+        n_samples: samples per judgment (sampling).
+        temperature: sampling temperature (sampling).
         min_coverage: refuse a logprobs judgment whose level tokens hold less probability mass
             than this (or sampling where fewer samples name a level).
+        top_logprobs: alternatives asked for per token (logprobs).
         explain: after the judgment, ask (in chat form, at temperature 0) for a one- or two-
             sentence explanation of the most likely level; kept in ``Judgment.explanation``.
+
+    Example:
+        >>> JudgeConfig(n_samples=0)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: n_samples must be a whole number of at least 1, got 0
     """
 
     method: Literal["logprobs", "sampling"] = "logprobs"
@@ -49,10 +53,29 @@ class JudgeConfig:
     top_logprobs: int = 20
     explain: bool = False
 
+    def __post_init__(self) -> None:
+        if self.method not in ("logprobs", "sampling"):
+            raise UsageError(f"method must be 'logprobs' or 'sampling', got {self.method!r}")
+        if self.prompt_style not in ("chat", "completion"):
+            raise UsageError(
+                f"prompt_style must be 'chat' or 'completion', got {self.prompt_style!r}"
+            )
+        for name, low in (("n_samples", 1), ("top_logprobs", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise UsageError(f"{name} must be a whole number of at least {low}, got {value!r}")
+        for name, high in (("min_coverage", 1.0), ("temperature", 2.0)):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= high:
+                raise UsageError(f"{name} must be a number from 0 to {high:g}, got {value!r}")
+
     def parameters(self) -> dict[str, Any]:
         """Recorded in every results row."""
-        params: dict[str, Any] = {"method": self.method, "prompt_style": self.prompt_style,
-                                  "min_coverage": self.min_coverage}  # fmt: skip
+        params: dict[str, Any] = {
+            "method": self.method,
+            "prompt_style": self.prompt_style,
+            "min_coverage": self.min_coverage,
+        }
         if self.method == "sampling":
             params.update(n_samples=self.n_samples, temperature=self.temperature)
         if self.explain:
@@ -60,20 +83,24 @@ class JudgeConfig:
         return params
 
 
-def _body(prompt: JudgePrompt, case: dict[str, Any], model: str, style: str) -> dict[str, Any]:
+def judge_request(prompt: JudgePrompt, case: dict[str, Any], style: str, **body: Any) -> Request:
+    """The request asking ``prompt`` about ``case`` in ``style`` (``chat`` or ``completion``).
+
+    Example:
+        >>> from jevalkit.judges import load_judge_prompt, load_cases
+        >>> r = judge_request(load_judge_prompt("faithfulness"), load_cases("faithfulness")[0], "completion")
+        >>> r.path, r.body["prompt"].endswith("Rating: ")
+        ('/completions', True)
+    """
     if style == "chat":
-        return {"model": model, "messages": prompt.chat_messages(case)}
-    return {"model": model, "prompt": prompt.completion_prompt(case)}
+        return Request(CHAT, {"messages": prompt.chat_messages(case), **body})
+    return Request(COMPLETIONS, {"prompt": prompt.completion_prompt(case), **body})
 
 
-async def _ask(client: ChatClient, body: dict[str, Any], style: str, repeat: int) -> Completion:
-    result = await (
-        client.chat(body, repeat=repeat)
-        if style == "chat"
-        else client.complete(body, repeat=repeat)
-    )
+async def _ask(send: Send, request: Request) -> Completion:
+    result = await send(request)
     if not result.ok:
-        raise JudgeRequestError(result.error)
+        raise JudgeError(result.error["message"], error=result.error)
     return result
 
 
@@ -95,44 +122,52 @@ def first_level(text: str, prompt: JudgePrompt) -> int | None:
 async def judge_case(
     prompt: JudgePrompt,
     case: dict[str, Any],
-    client: ChatClient,
-    model: str,
+    send: Send,
     config: JudgeConfig,
     *,
     repeat: int = 0,
     seed: int | None = None,
 ) -> Judgment:
-    """One judgment of one case. Raises :class:`JudgeError` when the endpoint returns no logprobs,
-    coverage is below ``config.min_coverage``, or the request failed."""
-    judgment = await _distribution(prompt, case, client, model, config, repeat=repeat, seed=seed)
+    """One judgment of one case, asked through ``send`` (the runner's, or any coroutine
+    function taking a :class:`~jevalkit.client.Request` and returning a
+    :class:`~jevalkit.client.Completion`).
+
+    Raises:
+        JudgeError: the endpoint returned no logprobs, coverage is below
+            ``config.min_coverage``, or a request failed (``error`` holds its typed error).
+    """
+    judgment = await _distribution(prompt, case, send, config, repeat=repeat, seed=seed)
     if not config.explain:
         return judgment
     token = next(lv["tokens"][0] for lv in prompt.levels if lv["label"] == judgment.verdict)
-    messages = [*prompt.chat_messages(case), {"role": "assistant", "content": token},
-                {"role": "user", "content": "In one or two sentences, explain that rating."}]  # fmt: skip
-    body = {"model": model, "messages": messages, "max_tokens": 120, "temperature": 0}
-    result = await _ask(client, body, "chat", repeat)
+    messages = [
+        *prompt.chat_messages(case),
+        {"role": "assistant", "content": token},
+        {"role": "user", "content": "In one or two sentences, explain that rating."},
+    ]
+    body = {"messages": messages, "max_tokens": 120, "temperature": 0}
+    result = await _ask(send, Request(CHAT, body, repeat))
     return dataclasses.replace(judgment, explanation=(result.text or "").strip())
 
 
 async def _distribution(
     prompt: JudgePrompt,
     case: dict[str, Any],
-    client: ChatClient,
-    model: str,
+    send: Send,
     config: JudgeConfig,
     *,
-    repeat: int = 0,
-    seed: int | None = None,
+    repeat: int,
+    seed: int | None,
 ) -> Judgment:
-    body = _body(prompt, case, model, config.prompt_style)
+    style = config.prompt_style
     if config.method == "logprobs":
-        body.update(max_tokens=1, temperature=0)
-        if config.prompt_style == "chat":
-            body.update(logprobs=True, top_logprobs=config.top_logprobs)
-        else:
-            body.update(logprobs=config.top_logprobs)
-        result = await _ask(client, body, config.prompt_style, repeat)
+        logprobs: Any = (
+            {"logprobs": True, "top_logprobs": config.top_logprobs}
+            if style == "chat"
+            else {"logprobs": config.top_logprobs}
+        )
+        request = judge_request(prompt, case, style, max_tokens=1, temperature=0, **logprobs)
+        result = await _ask(send, dataclasses.replace(request, repeat=repeat))
         alternatives = top_alternatives(result.logprobs)
         probs, coverage = level_distribution(alternatives, prompt.level_tokens)
         if coverage == 0 or coverage < config.min_coverage:
@@ -141,20 +176,21 @@ async def _distribution(
                 f"(threshold {config.min_coverage:.0%}); too little to trust. Try "
                 "prompt_style='completion', a stronger model, or method='sampling'"
             )
-        return Judgment.from_probs(prompt.labels, probs, coverage=coverage, method="logprobs",
-                                   choice_scores=prompt.choice_scores, raw=alternatives)  # fmt: skip
-    bodies = []
-    for i in range(config.n_samples):
-        b = dict(body, max_tokens=4, temperature=config.temperature)
-        if seed is not None:
-            b["seed"] = seed + i
-        bodies.append(b)
-    results = await asyncio.gather(
-        *(
-            _ask(client, b, config.prompt_style, repeat * config.n_samples + i)
-            for i, b in enumerate(bodies)
+        return Judgment.from_probs(
+            prompt.labels,
+            probs,
+            coverage=coverage,
+            method="logprobs",
+            choice_scores=prompt.choice_scores,
+            raw=alternatives,
         )
-    )
+    requests = []
+    for i in range(config.n_samples):
+        extra = {"seed": seed + i} if seed is not None else {}
+        request = judge_request(prompt, case, style, max_tokens=4,
+                                temperature=config.temperature, **extra)  # fmt: skip
+        requests.append(dataclasses.replace(request, repeat=repeat * config.n_samples + i))
+    results = await asyncio.gather(*(_ask(send, r) for r in requests))
     texts = [r.text or "" for r in results]
     picks = [first_level(t, prompt) for t in texts]
     named = [p for p in picks if p is not None]
@@ -165,5 +201,12 @@ async def _distribution(
             f"(threshold {config.min_coverage:.0%}); too few to trust"
         )
     probs = [named.count(i) / len(named) for i in range(len(prompt.levels))]
-    return Judgment.from_probs(prompt.labels, probs, coverage=coverage, method="sampling",
-                               choice_scores=prompt.choice_scores, n_samples=len(named), raw=texts)  # fmt: skip
+    return Judgment.from_probs(
+        prompt.labels,
+        probs,
+        coverage=coverage,
+        method="sampling",
+        choice_scores=prompt.choice_scores,
+        n_samples=len(named),
+        raw=texts,
+    )

@@ -7,11 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import JevalkitError
-
-
-class JudgeError(JevalkitError):
-    """A judge cannot give a trustworthy distribution (no logprobs, coverage too low, ...)."""
+from ..errors import JudgeError
 
 
 @dataclass(frozen=True)

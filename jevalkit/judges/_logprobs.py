@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._judgment import JudgeError
+from ..errors import JudgeError
 
 
 def normalise_token(token: str) -> str:
@@ -31,20 +31,36 @@ def top_alternatives(logprobs: Any) -> list[tuple[str, float]]:
         [('4', -0.1), ('3', -2.5)]
     """
     if not isinstance(logprobs, Mapping):
-        raise JudgeError("the endpoint returned no logprobs; use a model/endpoint that supports "
-                         "them, or method='sampling'")  # fmt: skip
+        raise JudgeError(
+            "the endpoint returned no logprobs; use a model/endpoint that supports them, "
+            "or method='sampling'"
+        )
     content = logprobs.get("content")
-    if isinstance(content, Sequence) and content:
+    if isinstance(content, list) and content and isinstance(content[0], Mapping):
         first = content[0]
         alts = first.get("top_logprobs") or [
             {"token": first.get("token"), "logprob": first.get("logprob")}
         ]
-        return [(str(a["token"]), float(a["logprob"])) for a in alts if a.get("token") is not None]
-    tops = logprobs.get("top_logprobs")
-    if isinstance(tops, Sequence) and tops and isinstance(tops[0], Mapping):
-        return [(str(t), float(lp)) for t, lp in tops[0].items()]
-    raise JudgeError(
-        "the endpoint's logprobs carry no top alternatives; ask with top_logprobs >= 5"
+        pairs = [(a.get("token"), a.get("logprob")) for a in alts if isinstance(a, Mapping)]
+    else:
+        tops = logprobs.get("top_logprobs")
+        if not (isinstance(tops, list) and tops and isinstance(tops[0], Mapping)):
+            raise JudgeError(
+                "the endpoint's logprobs carry no top alternatives; ask with top_logprobs >= 5"
+            )
+        pairs = list(tops[0].items())
+    usable = [(t, float(lp)) for t, lp in pairs if isinstance(t, str) and _is_logprob(lp)]
+    if not usable:
+        raise JudgeError("the endpoint's logprobs are malformed (no token with a finite logprob)")
+    return usable
+
+
+def _is_logprob(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value <= 0
     )
 
 

@@ -1,10 +1,18 @@
-"""Judge prompt files: ``data/judges/<evaluator>/v<N>.yaml``, validated and hashed like probes.
+"""Judge prompt files: ``data/judges/<evaluator>/v<N>.yaml``, validated and locked like probes.
 
 A file holds the levels (label, the tokens that name it, a description, and for classification
 judges the choice-to-score table), the chat prompt, a completion-style prompt that ends right
 before the level token, and worked examples that are shown to the model as few-shot examples.
 Placeholders are ``{{input}}``, ``{{output}}``, ``{{expected}}``, ``{{context}}``,
 ``{{criteria}}``, ``{{levels}}`` and ``{{examples}}``.
+
+``kind`` says how the levels are read and is checked against them: ``rubric`` (ordered levels
+labelled 0..L; the score is the expected level / L), ``probability`` (two levels; the score is
+p(top level)), ``classification`` (named levels, each with a ``score``: the choice-to-score table).
+
+Published versions are immutable: their content hash is in ``data/judges/judges.lock`` and a file
+that no longer matches is refused (publish the change as the next version with
+``jevalkit judges lock``).
 """
 
 from __future__ import annotations
@@ -18,12 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-import yaml
 
 from .._paths import data_dir
-from ..errors import ProbeError
-from ..probes import content_hash
-from ..probes._loader import field_path
+from ..datafiles import (
+    content_hash,
+    load_yaml,
+    read_lock,
+    schema_validator,
+    validate_data,
+    verify_locked,
+    write_lock,
+)
+from ..errors import CaseFileError, JudgeFileError
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
@@ -31,7 +45,10 @@ _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 @cache
 def _format_validator() -> jsonschema_rs.Validator:
     text = resources.files(__package__).joinpath("judge_format.schema.json").read_text("utf-8")
-    return jsonschema_rs.Draft202012Validator(json.loads(text), offline=True)
+    return schema_validator(json.loads(text))
+
+
+LOCK_NAME = "judges.lock"
 
 
 @dataclass(frozen=True)
@@ -106,11 +123,28 @@ class JudgePrompt:
         return self._fill(self.completion, case, extra)
 
     def check_case(self, case: dict[str, Any]) -> None:
-        """Raise when the case lacks a field this judge needs."""
+        """Raise :class:`CaseFileError` when the case lacks a field this judge needs."""
         missing = [f for f in self.inputs if case.get(f) in (None, "")]
         if missing:
-            raise ProbeError(
+            raise CaseFileError(
                 f"{self.name} needs case field(s) {missing}; case {case.get('id', '?')!r} lacks them"
+            )
+
+    def check_gold(self, gold: Any, where: str) -> None:
+        """Raise :class:`CaseFileError` unless ``gold`` is None or one of this judge's levels.
+
+        Example:
+            >>> load_judge_prompt("faithfulness").check_gold(9, "cases.jsonl:3")
+            Traceback (most recent call last):
+            ...
+            jevalkit.errors.CaseFileError: cases.jsonl:3: gold: 9 is not a level of faithfulness@1; valid levels: '0', '1', '2', '3', '4'
+        """
+        if gold is None:
+            return
+        if isinstance(gold, bool) or not isinstance(gold, str | int) or str(gold) not in self.labels:
+            valid = ", ".join(repr(label) for label in self.labels)
+            raise CaseFileError(
+                f"{where}: gold: {gold!r} is not a level of {self.name}; valid levels: {valid}"
             )
 
 
@@ -123,6 +157,53 @@ def judges_dir() -> Path:
     return data_dir() / "judges"
 
 
+def _files(folder: Path) -> dict[int, Path]:
+    return {int(p.stem[1:]): p for p in folder.glob("v*.yaml") if p.stem[1:].isdigit()}
+
+
+def _check_kind(raw: dict[str, Any], path: Path) -> None:
+    levels, kind = raw["levels"], raw["kind"]
+    labels = [lv["label"] for lv in levels]
+    scored = ["score" in lv for lv in levels]
+    if kind == "classification" and not all(scored):
+        raise JudgeFileError(f"{path}: levels: a classification judge needs a score on every level")
+    if kind != "classification" and any(scored):
+        raise JudgeFileError(f"{path}: levels: only a classification judge gives levels a score")
+    if kind == "probability" and len(levels) != 2:
+        raise JudgeFileError(f"{path}: levels: a probability judge has exactly two levels")
+    if kind == "rubric" and labels != [str(i) for i in range(len(labels))]:
+        raise JudgeFileError(f"{path}: levels: a rubric judge's labels are '0', '1', ... in order")
+    for i, ex in enumerate(raw["examples"]):
+        if ex["level"] not in labels:
+            raise JudgeFileError(f"{path}: examples[{i}].level: {ex['level']!r} is not a level label")
+
+
+def read_judge_file(path: Path, lock: dict[str, str] | None = None) -> JudgePrompt:
+    """Load one judge prompt file: parse, validate, check ``kind`` against the levels and the
+    content against ``judges.lock``.
+
+    Raises:
+        JudgeFileError: one line naming the file and the field.
+    """
+    raw = load_yaml(path, JudgeFileError)
+    validate_data(raw, _format_validator(), path, JudgeFileError,
+                  " (see the judge format in jevalkit/judges/judge_format.schema.json)")  # fmt: skip
+    if path.parent.name != raw["id"] or path.stem != f"v{raw['version']}":
+        raise JudgeFileError(
+            f"{path}: id {raw['id']!r} and version {raw['version']} must match the file's place "
+            f"data/judges/{raw['id']}/v{raw['version']}.yaml"
+        )
+    _check_kind(raw, path)
+    digest = content_hash(raw)
+    lock = read_lock(path.parent.parent / LOCK_NAME, JudgeFileError) if lock is None else lock
+    verify_locked(f"{raw['id']}@{raw['version']}", digest, lock, path, JudgeFileError)
+    return JudgePrompt(
+        id=raw["id"], version=raw["version"], kind=raw["kind"], levels=tuple(raw["levels"]),
+        inputs=tuple(raw["inputs"]), chat=raw["chat"], completion=raw["completion"],
+        examples=tuple(raw["examples"]), content_hash=digest, description=raw["description"],
+    )  # fmt: skip
+
+
 def load_judge_prompt(ref: str, *, root: Path | None = None) -> JudgePrompt:
     """Load ``"faithfulness"`` (latest) or ``"faithfulness@1"``.
 
@@ -132,29 +213,39 @@ def load_judge_prompt(ref: str, *, root: Path | None = None) -> JudgePrompt:
     """
     root = judges_dir() if root is None else root
     name, _, version = ref.partition("@")
-    folder = root / name
-    files = {int(p.stem[1:]): p for p in folder.glob("v*.yaml") if p.stem[1:].isdigit()}
+    files = _files(root / name) if name and (root / name).is_dir() else {}
     if not files:
         known = ", ".join(sorted(p.name for p in root.iterdir() if p.is_dir()))
-        raise ProbeError(f"unknown judge {name!r}; known: {known}")
+        raise JudgeFileError(f"unknown judge {name!r}; known: {known}")
+    if version and not version.isdigit():
+        raise JudgeFileError(f"judge {ref!r}: expected `name` or `name@N` (N a version number)")
     v = int(version) if version else max(files)
     if v not in files:
-        raise ProbeError(f"judge {name!r} has no version {v}")
-    path = files[v]
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ProbeError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    error = next(iter(_format_validator().iter_errors(raw)), None)
-    if error is not None:
-        raise ProbeError(f"{path}: {field_path(error.instance_path)}: {error.message}")
-    labels = {lv["label"] for lv in raw["levels"]}
-    for i, ex in enumerate(raw["examples"]):
-        if ex["level"] not in labels:
-            raise ProbeError(f"{path}: examples[{i}].level: {ex['level']!r} is not a level label")
-    return JudgePrompt(
-        id=raw["id"], version=raw["version"], kind=raw["kind"], levels=tuple(raw["levels"]),
-        inputs=tuple(raw["inputs"]), chat=raw["chat"], completion=raw["completion"],
-        examples=tuple(raw["examples"]), content_hash=content_hash(raw),
-        description=raw["description"],
-    )  # fmt: skip
+        raise JudgeFileError(f"judge {name!r} has no version {v}; published: {sorted(files)}")
+    return read_judge_file(files[v])
+
+
+def judge_files(root: Path | None = None) -> list[Path]:
+    """Every ``<evaluator>/v<N>.yaml`` under the judges folder, sorted."""
+    root = judges_dir() if root is None else root
+    return sorted(
+        (f for d in sorted(root.iterdir()) if d.is_dir() for f in _files(d).values()),
+        key=lambda f: (f.parent.name, int(f.stem[1:])),
+    )
+
+
+def publish_judges(*, root: Path | None = None) -> list[str]:
+    """Record the hash of every judge file version not yet in ``judges.lock``; return their names.
+    Versions already published are verified, never rewritten."""
+    root = judges_dir() if root is None else root
+    lock_path = root / LOCK_NAME
+    lock = read_lock(lock_path, JudgeFileError)
+    added = []
+    for f in judge_files(root):
+        prompt = read_judge_file(f, lock)
+        if prompt.name not in lock:
+            lock[prompt.name] = prompt.content_hash
+            added.append(prompt.name)
+    if added:
+        write_lock(lock_path, lock, what="judge", command="judges")
+    return added

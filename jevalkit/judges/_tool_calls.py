@@ -19,6 +19,32 @@ from typing import Any
 from ..scorers import Score, levenshtein_similarity
 
 
+def _calls(value: Any) -> list[dict[str, Any]]:
+    """A list of tool calls; anything that is not a call object becomes a call with no name."""
+    if not isinstance(value, list | tuple):
+        return []
+    return [c if isinstance(c, dict) else {"name": None, "arguments": c} for c in value]
+
+
+def free_text_pairs(
+    tool_calls: Any, expected_tool_calls: Any, free_text: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The (expected, got) string pairs of free-text arguments that a model should judge.
+
+    Example:
+        >>> free_text_pairs([{"name": "f", "arguments": {"q": "cheap flights"}}],
+        ...                 [{"name": "f", "arguments": {"q": "low-cost flights"}}], ["q"])
+        [('low-cost flights', 'cheap flights')]
+    """
+    pairs = []
+    for got, want in zip(_calls(tool_calls), _calls(expected_tool_calls), strict=False):
+        g, w = _arguments(got), _arguments(want)
+        for key in free_text:
+            if isinstance(g.get(key), str) and isinstance(w.get(key), str):
+                pairs.append((w[key], g[key]))
+    return list(dict.fromkeys(pairs))
+
+
 def _arguments(call: dict[str, Any]) -> dict[str, Any]:
     args = call.get("arguments", {})
     if isinstance(args, str):
@@ -85,7 +111,10 @@ def tool_call_accuracy(
         (1.0, True)
         >>> tool_call_accuracy([{"name": "f", "arguments": {"x": 1}}], [{"name": "f", "arguments": {"x": 2}}]).errors
         ('call 0 (f): argument x: expected 2, got 1',)
+        >>> tool_call_accuracy(["not a call"], [{"name": "f"}]).errors
+        ('call 0: called None, expected f',)
     """
+    tool_calls, expected_tool_calls = _calls(tool_calls), _calls(expected_tool_calls)
     mismatches: list[dict[str, Any]] = []
     matched = 0
     for i in range(max(len(tool_calls), len(expected_tool_calls))):

@@ -1,4 +1,5 @@
-"""The embedded default model on loopback, so everything runs with no API key.
+"""The embedded default model on loopback (llama.cpp's ``llama-server`` with Gemma 3 270M), so
+everything runs with no API key.
 
 Example:
     >>> from jevalkit.local import is_local_model
@@ -6,30 +7,49 @@ Example:
     True
 """
 
+from ._build import PORTABLE_FLAGS, build_server, download_sources, installed_server_path
 from ._server import (
     DEFAULT_PORT,
+    DEFAULT_SLOTS,
+    DEFAULT_THREADS,
     LOCAL_ALIASES,
     MODEL_NAME,
     LocalServer,
     check_installed,
     is_local_model,
+    is_our_server,
     local_endpoint,
     model_file,
+    process_start_time,
+    read_state,
     serve,
+    server_binary,
+    state_file,
     status,
     stop,
 )
 
 __all__ = [
     "DEFAULT_PORT",
+    "DEFAULT_SLOTS",
+    "DEFAULT_THREADS",
     "LOCAL_ALIASES",
     "MODEL_NAME",
+    "PORTABLE_FLAGS",
     "LocalServer",
+    "build_server",
     "check_installed",
+    "download_sources",
+    "installed_server_path",
     "is_local_model",
+    "is_our_server",
     "local_endpoint",
     "model_file",
+    "process_start_time",
+    "read_state",
     "serve",
+    "server_binary",
+    "state_file",
     "status",
     "stop",
 ]

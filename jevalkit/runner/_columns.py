@@ -1,6 +1,7 @@
 """The results row: defined once here, used by every writer and reader.
 
-One row per (probe or evaluator, version, case, model, parameters, repeat). Columns, in order:
+One row per key (:data:`KEY_COLUMNS`: probe or evaluator, version, case, model, parameters, label,
+repeat). Columns, in order:
 
 =====================  =========================================================================
 run_id                 id of the invocation that wrote the row (a resumed run keeps old rows' ids)
@@ -49,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,22 +109,71 @@ class ResultRow:
         return row_key(self.__dict__)
 
     def to_json(self) -> str:
-        """One JSONL line (no trailing newline)."""
-        return json.dumps(self.__dict__, ensure_ascii=False, separators=(",", ":"))
+        """One JSONL line (no trailing newline): strict JSON (a NaN or infinity is written as
+        null), UTF-8 text; a string holding a lone surrogate is written with ``\\u`` escapes so
+        the file stays valid UTF-8 and the text round-trips exactly.
+
+        Example:
+            >>> row = ResultRow(run_id="r", kind="probe", probe="p", version=1, model="m", repeat=0,
+            ...                 latency_s=float("nan"), output="\\ud800")
+            >>> line = row.to_json()
+            >>> json.loads(line)["latency_s"] is None, json.loads(line)["output"] == "\\ud800"
+            (True, True)
+        """
+        data = finite(self.__dict__)
+        try:
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+        return text
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (strict JSON has neither).
+
+    Example:
+        >>> finite({"a": [1.0, float("inf")], "b": float("nan")})
+        {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 COLUMNS: list[str] = [f.name for f in dataclasses.fields(ResultRow)]
 KEY_COLUMNS = ("probe", "version", "case_id", "model", "params_hash", "label", "repeat")
 
 
+def _plain(value: Any) -> Any:
+    """Missing values (None, NaN, pandas NA) are one value in a key; numpy scalars are Python."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    item = getattr(value, "item", None)
+    if item is not None and not isinstance(value, str | bytes):
+        return _plain(item())
+    return value
+
+
 def row_key(row: dict[str, Any]) -> tuple:
-    """The key of a row read back as a dict.
+    """The key of a row, as a tuple of :data:`KEY_COLUMNS`; the one definition every writer,
+    reader and planner uses. A missing value (None, NaN, pandas NA) is None.
 
     Example:
         >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "params_hash": "ab"})
         ('p', 1, None, 'm', 'ab', None, 2)
+        >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "label": float("nan")})[5] is None
+        True
     """
-    return tuple(row.get(c) for c in KEY_COLUMNS)
+    return tuple(_plain(row.get(c)) for c in KEY_COLUMNS)
 
 
 def params_hash(parameters: dict[str, Any]) -> str:

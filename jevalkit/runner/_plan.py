@@ -1,4 +1,4 @@
-"""What a run will send: one request per (probe, repeat), with its parameters and row key."""
+"""What a probe run will send: one job per (probe, repeat), with its parameters and row key."""
 
 from __future__ import annotations
 
@@ -6,27 +6,49 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from ..client import CHAT, DEFAULT_BASE_URL, Request
+from ..errors import UsageError
 from ..probes import Probe
 from ._columns import params_hash
+from ._job import Job, Send
 
 OVERRIDABLE = ("temperature", "max_tokens", "seed", "top_p")
 
 
-@dataclass(frozen=True)
-class Job:
-    """One request of a run."""
+def score_fields(probe: Probe, text: str) -> dict[str, Any]:
+    """Row fields of a probe's score of ``text`` (the scorer never raises on any string).
 
-    probe: Probe
-    repeat: int
-    parameters: dict[str, Any]  # the configuration: probe parameters with overrides
-    sent: dict[str, Any]  # what is sent for this repeat (the seed advanced by the repeat index)
-    params_hash: str
+    Example:
+        >>> import jevalkit
+        >>> score_fields(jevalkit.load_probe("schema-ten-records"), "[]")["passed"]
+        False
+    """
+    score = probe.score(text)
+    return {
+        "output": text,
+        "score": score.value,
+        "passed": score.passed,
+        "checks": [c.__dict__ for c in score.checks],
+        "first_failing_item": score.first_failing_item,
+        "score_errors": list(score.errors),
+    }
 
-    def key(self, model: str, label: str | None) -> tuple:
-        """The row key this job fills (see :data:`jevalkit.runner.KEY_COLUMNS`)."""
-        p = self.probe
-        return (p.id, p.version, None, model, self.params_hash, label, self.repeat)
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeJob(Job):
+    """One request of a probe run, scored by the probe's deterministic scorer."""
+
+    spec: Probe
+    request: Request
+
+    async def perform(self, send: Send) -> dict[str, Any]:
+        """Send the probe's messages and score the answer."""
+        completion = await send(self.request)
+        if not completion.ok:
+            return {"error": completion.error}
+        return score_fields(self.spec, completion.text or "")
 
 
 def effective_parameters(probe: Probe, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -52,13 +74,16 @@ def constrained_format(probe: Probe) -> dict[str, Any]:
         'json_object'
     """
     if probe.scoring["type"] != "json_schema":
-        raise ValueError(f"{probe.name} is not scored by a JSON Schema; it cannot be constrained")
+        raise UsageError(
+            f"{probe.name} is scored by {probe.scoring['type']}, not a JSON Schema: it cannot be "
+            "constrained; drop --constrained"
+        )
     return {"type": "json_object", "schema": probe.scoring["schema"]}
 
 
 def plan_jobs(
     probes: list[Probe], repeats: int, overrides: dict[str, Any], *, constrained: bool = False
-) -> list[Job]:
+) -> list[ProbeJob]:
     """Every (probe, repeat) request. With a ``seed``, repeat r is sent ``seed + r`` so repeats
     are independent samples that are still reproducible. ``constrained`` adds each probe's
     schema as ``response_format`` (recorded in the parameters like any other).
@@ -66,11 +91,10 @@ def plan_jobs(
     Example:
         >>> import jevalkit
         >>> jobs = plan_jobs([jevalkit.load_probe("schema-ten-records")], 3, {"seed": 10})
-        >>> [j.sent["seed"] for j in jobs], len({j.params_hash for j in jobs})
+        >>> [j.parameters["seed"] for j in jobs], len({j.params_hash for j in jobs})
         ([10, 11, 12], 1)
     """
-    if repeats < 1:
-        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    check_repeats(repeats)
     jobs = []
     for probe in probes:
         params = effective_parameters(probe, overrides)
@@ -81,18 +105,51 @@ def plan_jobs(
             sent = dict(params)
             if "seed" in sent:
                 sent["seed"] = int(sent["seed"]) + r
-            jobs.append(Job(probe, r, params, sent, digest))
+            body = {"messages": probe.chat_messages(), **sent}
+            jobs.append(
+                ProbeJob(kind="probe", probe=probe.id, version=probe.version,
+                         probe_hash=probe.content_hash, parameters=sent, params_hash=digest,
+                         repeat=r, seeded="seed" in sent, spec=probe,
+                         request=Request(CHAT, body, r))  # fmt: skip
+            )
     return jobs
 
 
-def default_results_path(probes: list[Probe], model: str, root: Path = Path("runs")) -> Path:
-    """``runs/<probe ids>__<model>.jsonl``: the same command always resumes the same file.
+def check_repeats(repeats: Any) -> None:
+    """Refuse a repeat count that is not a whole number of at least 1.
 
     Example:
-        >>> import jevalkit
-        >>> default_results_path([jevalkit.load_probe("schema-ten-records")], "openai/gpt-4o")
-        PosixPath('runs/schema-ten-records__openai-gpt-4o.jsonl')
+        >>> check_repeats(0)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: repeats must be a whole number of at least 1, got 0
     """
-    ids = "+".join(sorted({p.id for p in probes}))
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
-    return root / f"{ids}__{slug}.jsonl"
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise UsageError(f"repeats must be a whole number of at least 1, got {repeats!r}")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+def default_results_path(
+    name: str, model: str | None, base_url: str | None = None, root: Path = Path("runs")
+) -> Path:
+    """``runs/<name>__<model>[__<host>].jsonl``: the same command always resumes the same file,
+    and a run against another endpoint gets a file of its own (the host is added when the base
+    URL is given and is not the default one).
+
+    Example:
+        >>> default_results_path("schema-ten-records", "openai/gpt-4o")
+        PosixPath('runs/schema-ten-records__openai-gpt-4o.jsonl')
+        >>> default_results_path("judge__faithfulness", "m", "http://127.0.0.1:8123/v1")
+        PosixPath('runs/judge__faithfulness__m__127.0.0.1-8123.jsonl')
+    """
+    parts = [name, _slug(model or "deterministic")]
+    if base_url and base_url.rstrip("/") != DEFAULT_BASE_URL:
+        try:
+            where = urlsplit(base_url)
+            parts.append(_slug(f"{where.hostname or ''}-{where.port or ''}"))
+        except ValueError:
+            parts.append(_slug(base_url))
+    return root / ("__".join(parts) + ".jsonl")

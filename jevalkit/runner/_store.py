@@ -1,25 +1,100 @@
-"""Append-only JSONL results: crash-safe writing, torn-line repair, and reading into pandas."""
+"""Append-only JSONL results: crash-safe writing, one writer at a time, torn-line repair, and
+strict reading into pandas.
+
+A results file is only ever appended to (or atomically rewritten by ``--retry-errors``). A run
+holds an advisory lock on it (a hidden ``.<name>.lock`` beside it) for as long as it reads and
+writes, so two runs on one file cannot both send every request and duplicate every row.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import json
 import os
-from collections.abc import Iterable
+import stat
+import warnings
+from collections.abc import Iterable, Iterator
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import pandas as pd
 
 from ..errors import ResultsError
 from ._columns import COLUMNS, ResultRow, row_key
 
+IMPORT_HINT = (
+    "convert it first with `jevalkit import {path} --out results.jsonl`, or read it with "
+    "jevalkit.io.read / jevalkit.io.from_table(..., case=..., system=..., score=...)"
+)
+
+
+@cache
+def _row_validator() -> jsonschema_rs.Validator:
+    text = resources.files(__package__).joinpath("results_row.schema.json").read_text("utf-8")
+    return jsonschema_rs.Draft202012Validator(json.loads(text), offline=True)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def check_results_path(path: str | Path, *, writing: bool = False) -> Path:
+    """Refuse a path that cannot hold results: a directory, a device, a FIFO, a socket, or (when
+    writing) a path whose parent is a file.
+
+    Example:
+        >>> check_results_path("/dev/zero")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ResultsError: /dev/zero: not a regular file (a character device); results are read from and written to regular files
+    """
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
+    except NotADirectoryError:
+        raise ResultsError(f"{path}: a parent of this path is a file, not a folder") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot use this path ({exc.strerror})") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        kind = next(
+            (name for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+             if test(info.st_mode)), "not a regular file")  # fmt: skip
+        raise ResultsError(
+            f"{path}: not a regular file ({kind}); results are read from and written to regular files"
+        )
+    if writing:
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ResultsError(f"{path}: {parent} is a file, not a folder; choose another --out")
+                break
+    return path
+
+
+def _complete_row(fragment: bytes) -> bool:
+    try:
+        return isinstance(_DECODER.decode(fragment.decode("utf-8")), dict)
+    except (ValueError, RecursionError):
+        return False
+
 
 def repair_torn_tail(path: Path) -> int:
-    """Cut a last line left half-written by a crash; return the bytes removed.
+    """Mend the end of a results file after a crash; return the bytes removed.
 
-    Only the final line can be torn (rows are appended whole and fsynced one batch at a time), so
-    anything after the last newline is a fragment, never data.
+    A last line without its newline is kept (a newline is added) when it parses as a complete
+    row: it was written whole and only the newline is missing. Anything else after the last
+    newline is a fragment of an interrupted write and is cut.
 
     Example:
         >>> import tempfile, pathlib
@@ -27,6 +102,9 @@ def repair_torn_tail(path: Path) -> int:
         >>> _ = p.write_text('{"a": 1}\\n{"a": ')
         >>> repair_torn_tail(p), p.read_text()
         (6, '{"a": 1}\\n')
+        >>> _ = p.write_text('{"a": 1}\\n{"a": 2}')
+        >>> repair_torn_tail(p), p.read_text()
+        (0, '{"a": 1}\\n{"a": 2}\\n')
     """
     if not path.exists():
         return 0
@@ -47,77 +125,102 @@ def repair_torn_tail(path: Path) -> int:
             pos = start
         else:
             keep = 0
-        if keep < size:
+        if keep == size:
+            return 0
+        fh.seek(keep)
+        tail = fh.read()
+        if _complete_row(tail):
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+            removed = 0
+        else:
             fh.truncate(keep)
-            fh.flush()
-            os.fsync(fh.fileno())
-        return size - keep
+            removed = size - keep
+        fh.flush()
+        os.fsync(fh.fileno())
+        return removed
+
+
+def _parse_line(line: bytes, where: str) -> dict[str, Any]:
+    try:
+        row = _DECODER.decode(line.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise ResultsError(f"{where}: JSON nested too deeply to be a results row") from None
+    except ValueError as exc:
+        reason = str(exc).split(":")[0]
+        raise ResultsError(
+            f"{where}: not a JSON row ({reason}); the file was edited or damaged "
+            "(remove that line and re-run to fetch it again)"
+        ) from None
+    if not isinstance(row, dict):
+        raise ResultsError(f"{where}: a row must be a JSON object, got {type(row).__name__}")
+    return row
 
 
 def iter_rows(path: str | Path) -> Iterable[dict[str, Any]]:
-    """Yield each complete row of a results file as a dict (a torn last line is skipped).
+    """Yield each row of a results file as a dict. A last line without a newline is yielded when
+    it is a complete row, skipped when it is a fragment of an interrupted write.
 
     Raises:
-        ResultsError: a line in the middle of the file is not JSON (the file was edited or damaged).
+        ResultsError: not a regular file, or a line that is not strict JSON (NaN and Infinity
+            are not JSON), or nested too deeply; the message names the line.
     """
-    path = Path(path)
+    path = check_results_path(path)
     try:
         with path.open("rb") as fh:
             data = fh.read()
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
     lines = data.split(b"\n")
-    complete, tail = lines[:-1], lines[-1]  # the tail (no newline yet) is a torn write or empty
-    del tail
+    complete, tail = lines[:-1], lines[-1]
     for lineno, line in enumerate(complete, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise ResultsError(
-                f"{path}:{lineno}: not a JSON row; the file was edited or damaged "
-                "(remove that line and re-run to fetch it again)"
-            ) from None
-        if not isinstance(row, dict):
-            raise ResultsError(f"{path}:{lineno}: a row must be a JSON object")
-        yield row
+        if line.strip():
+            yield _parse_line(line, f"{path}:{lineno}")
+    if tail.strip() and _complete_row(tail):
+        yield _parse_line(tail, f"{path}:{len(lines)}")
 
 
-def latest_rows(path: str | Path) -> dict[tuple, dict[str, Any]]:
-    """Rows by key; if a key appears twice the later row wins."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    return {row_key(row): row for row in iter_rows(path)}
+def _field(path: Any) -> str:
+    return ".".join(str(p) for p in path) or "<row>"
 
 
-def read_results(path: str | Path) -> pd.DataFrame:
-    """Read a results file into a DataFrame with the documented, stable columns
-    (:data:`jevalkit.runner.COLUMNS`), one row per key.
+def validate_row(row: dict[str, Any], where: str) -> None:
+    """Check one row against the results format; raise one line naming the line and field.
 
     Example:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
-        >>> _ = p.write_text(ResultRow(run_id="r", kind="probe", probe="p", version=1,
-        ...                            model="m", repeat=0, score=1.0, passed=True).to_json() + "\\n")
-        >>> df = read_results(p)
-        >>> list(df.columns) == COLUMNS, bool(df.loc[0, "passed"]), str(df["passed"].dtype)
-        (True, True, 'boolean')
+        >>> validate_row({"kind": "probe", "probe": "p", "version": 1, "model": "m", "repeat": 0,
+        ...               "label": ["x"]}, "r.jsonl:3")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ResultsError: r.jsonl:3: label: ["x"] is not of types "null", "string"
     """
-    if not Path(path).exists():
+    missing = [c for c in ("kind", "probe", "version", "model", "repeat") if c not in row]
+    if missing:
+        path = where.rsplit(":", 1)[0]
         raise ResultsError(
-            f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
+            f"{where}: not a jevalkit results row: missing column(s) {', '.join(missing)}; "
+            + IMPORT_HINT.format(path=path)
         )
-    rows = list(latest_rows(path).values())
-    frame = pd.DataFrame(rows)
-    for column in COLUMNS:
-        if column not in frame.columns:
-            frame[column] = None
-    for column, dtype in DTYPES.items():
-        frame[column] = frame[column].astype(dtype)
-    extra = [c for c in frame.columns if c not in COLUMNS]
-    return frame[COLUMNS + extra].reset_index(drop=True)
+    error = next(iter(_row_validator().iter_errors(row)), None)
+    if error is not None:
+        raise ResultsError(f"{where}: {_field(error.instance_path)}: {error.message}")
+
+
+def latest_rows(path: str | Path) -> tuple[dict[tuple, dict[str, Any]], int]:
+    """Valid rows by key, the later row winning, and how many earlier rows were replaced."""
+    path = Path(path)
+    if not path.exists():
+        return {}, 0
+    rows: dict[tuple, dict[str, Any]] = {}
+    replaced = 0
+    for lineno, row in enumerate(iter_rows(path), 1):
+        validate_row(row, f"{path}:{lineno}")
+        key = row_key(row)
+        replaced += key in rows
+        rows[key] = row
+    return rows, replaced
 
 
 # Stable dtypes: nullable integers and booleans, so a missing value (an error row) stays NA
@@ -138,11 +241,97 @@ DTYPES = {
 }
 
 
+def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows as a DataFrame with the documented columns, in order, and stable dtypes; extra
+    columns follow.
+
+    Example:
+        >>> results_frame([]).columns.tolist() == COLUMNS
+        True
+    """
+    frame = pd.DataFrame(rows)
+    for column in COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    for column, dtype in DTYPES.items():
+        frame[column] = frame[column].astype(dtype)
+    extra = [c for c in frame.columns if c not in COLUMNS]
+    return frame[COLUMNS + extra].reset_index(drop=True)
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    """Read a results file into a DataFrame with the documented, stable columns
+    (:data:`jevalkit.runner.COLUMNS`), one row per key.
+
+    Every row is checked against the results format: a file that is not jevalkit results (say,
+    another tool's JSONL) is refused with the missing columns named, never read as one row.
+    When a key appears more than once the later row wins (a re-run replacing an earlier row):
+    the count is in ``df.attrs["replaced_rows"]`` and a warning says so.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> _ = p.write_text(ResultRow(run_id="r", kind="probe", probe="p", version=1,
+        ...                            model="m", repeat=0, score=1.0, passed=True).to_json() + "\\n")
+        >>> df = read_results(p)
+        >>> list(df.columns) == COLUMNS, bool(df.loc[0, "passed"]), str(df["passed"].dtype)
+        (True, True, 'boolean')
+    """
+    if not Path(path).exists():
+        raise ResultsError(
+            f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
+        )
+    rows, replaced = latest_rows(path)
+    frame = results_frame(list(rows.values()))
+    frame.attrs["replaced_rows"] = replaced
+    if replaced:
+        warnings.warn(
+            f"{path}: {replaced} row(s) were replaced by later rows with the same key "
+            "(re-runs of the same request); the later row is used",
+            stacklevel=2,
+        )
+    return frame
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold the advisory lock of the results file ``path`` (a second run refuses at once).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> with locked(p):
+        ...     with locked(p):
+        ...         pass
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ResultsError: ...r.jsonl is being written by another run; wait for it to finish, or write to another file (--out)
+    """
+    lock_path = path.with_name(f".{path.name}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot lock the results file ({exc.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResultsError(
+                f"{path} is being written by another run; wait for it to finish, or write to "
+                "another file (--out)"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
 class ResultsWriter:
     """Append rows to a JSONL file; every row is flushed and fsynced before it counts as written.
 
     Rows written from many tasks are committed in groups (one fsync per group), so durability does
-    not cost one disk round trip per request. Opening the file repairs a torn last line.
+    not cost one disk round trip per request. Opening the file mends its end (a torn last line is
+    cut, a complete one missing its newline is kept).
 
     Example:
         >>> import asyncio, tempfile, pathlib
@@ -156,29 +345,46 @@ class ResultsWriter:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._queue: asyncio.Queue[tuple[str, asyncio.Future[None]]] | None = None
+        self._queue: asyncio.Queue[tuple[str, asyncio.Future[None] | None]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._fh = None
 
     async def __aenter__(self) -> ResultsWriter:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        repair_torn_tail(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        check_results_path(self.path, writing=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            repair_torn_tail(self.path)
+            self._fh = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise ResultsError(f"{self.path}: cannot write results ({exc.strerror})") from None
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._commit_loop())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._queue is not None and self._task is not None
-        await self._queue.put(("", None))  # sentinel: stop after what is queued
-        await self._task
-        self._fh.close()
+        if not self._task.done():
+            await self._queue.put(("", None))  # sentinel: stop after what is queued
+        with contextlib.suppress(ResultsError):
+            await self._task  # a failed write was already raised to the rows waiting on it
+        with contextlib.suppress(OSError):
+            self._fh.close()
 
     async def write(self, row: ResultRow) -> None:
-        """Queue ``row`` and return once it is on disk (written, flushed, fsynced)."""
+        """Queue ``row`` and return once it is on disk (written, flushed, fsynced).
+
+        Raises:
+            ResultsError: the disk refused the write (full, read-only, ...); rows written
+                before it are on disk.
+        """
         assert self._queue is not None, "use `async with ResultsWriter(path)`"
+        assert self._task is not None
         done = asyncio.get_running_loop().create_future()
-        await self._queue.put((row.to_json() + "\n", done))
+        if not self._task.done():
+            await self._queue.put((row.to_json() + "\n", done))
+            await asyncio.wait({done, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if not done.done():
+            self._task.result()  # the writer stopped on a failed write: raise it for this row too
         await done
 
     async def _commit_loop(self) -> None:
@@ -193,14 +399,25 @@ class ResultsWriter:
             if lines:
                 try:
                     await asyncio.to_thread(self._append, "".join(lines))
-                except BaseException as exc:
+                except OSError as exc:
+                    error = ResultsError(
+                        f"{self.path}: cannot write results ({exc.strerror}); the rows written "
+                        "before are kept: free the disk and re-run the same command to resume"
+                    )
                     for _, fut in batch:
                         if fut is not None and not fut.done():
-                            fut.set_exception(exc)
-                    raise
+                            fut.set_exception(error)
+                    self._fail_pending(error)
+                    raise error from None
             for _, fut in batch:
                 if fut is not None and not fut.done():
                     fut.set_result(None)
+
+    def _fail_pending(self, error: ResultsError) -> None:
+        while not self._queue.empty():
+            _, fut = self._queue.get_nowait()
+            if fut is not None and not fut.done():
+                fut.set_exception(error)
 
     def _append(self, text: str) -> None:
         self._fh.write(text)
@@ -213,9 +430,13 @@ def rewrite_without(path: Path, drop: set[tuple]) -> None:
     ``--retry-errors`` so a retried row replaces its error row instead of duplicating it)."""
     keep = [row for row in iter_rows(path) if row_key(row) not in drop]
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in keep:
-            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for row in keep:
+                fh.write(json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ResultsError(f"{path}: cannot rewrite results ({exc.strerror})") from None

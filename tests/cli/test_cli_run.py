@@ -50,7 +50,7 @@ def test_unknown_probe_and_bad_url_exit_2(openai_server, tmp_path):
 def test_remote_endpoint_without_a_key_is_a_clear_error(tmp_path):
     proc = start_run("https://api.example.com/v1", tmp_path / "r.jsonl")
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 2 and b"set one of OPENROUTER_API_KEY" in err
+    assert proc.returncode == 2 and b"set $JEVALKIT_API_KEY in the environment" in err
 
 
 @pytest.mark.parametrize("kills", [1, 3])

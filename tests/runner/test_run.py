@@ -171,8 +171,8 @@ def test_no_warning_without_drift(openai_server, tmp_path):
 
 
 def test_the_api_key_never_leaves_the_request(openai_server, tmp_path, monkeypatch, capfd):
-    secret = "sk-or-v1-SECRET-0123456789abcdef"
-    monkeypatch.setenv("OPENROUTER_API_KEY", secret)
+    secret = "sk-jk-SECRET-0123456789abcdef"
+    monkeypatch.setenv("JEVALKIT_API_KEY", secret)  # the key for a custom base URL
     cache_dir = tmp_path / "cache"
     openai_server.reply = lambda body: f"I was called with {secret}"  # an endpoint echoing it back
     openai_server.faults["test/model"] = ["error_object", "500"]

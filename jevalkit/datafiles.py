@@ -1,0 +1,251 @@
+"""Data files people edit (probes, judge prompts, batch files): read YAML safely, validate it
+against a bundled JSON Schema, report the field, and lock published versions by hash.
+
+Used by :mod:`jevalkit.probes`, :mod:`jevalkit.judges` and :mod:`jevalkit.reports` alike, so a
+probe file, a judge file and a batch file fail the same way: one line naming the file (and line,
+or field) and the fix.
+
+YAML aliases (``*name``) are refused: a nine-line "billion laughs" file expands to gigabytes, and
+none of these files needs them.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.yaml"
+    >>> _ = p.write_text("a: &x [1, 2]\\nb: *x\\n")
+    >>> load_yaml(p, ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: .../x.yaml: line 2 column 4: YAML aliases (*name) are not allowed in jevalkit data files; write the value out
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import yaml
+
+__all__ = [
+    "LOCK_HEADER",
+    "content_hash",
+    "field_path",
+    "load_yaml",
+    "nested_deeper_than",
+    "read_lock",
+    "schema_validator",
+    "validate_data",
+    "verify_locked",
+    "write_lock",
+]
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 100
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON / YAML value nests lists and mappings more than ``limit`` deep
+    (checked without recursion, so any depth is safe to ask about).
+
+    Example:
+        >>> nested_deeper_than({"a": [[1]]}, 3), nested_deeper_than({"a": [[1]]}, 2)
+        (False, True)
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing aliases (the only way YAML expands exponentially)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
+    """Parse a YAML data file; any problem raises ``error`` with one line naming the file.
+
+    Refused: unreadable or non-UTF-8 files, files over 5 MB, invalid YAML, aliases, numbers too
+    long to convert, nesting deep enough to exhaust the parser.
+    """
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise error(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; not a jevalkit data file")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a folder, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" line {mark.line + 1} column {mark.column + 1}:" if mark else ""
+        problem = exc.problem or str(exc).splitlines()[0]
+        if "aliases" in problem:
+            problem += " in jevalkit data files; write the value out"
+        else:
+            problem = f"not valid YAML: {problem}"
+        raise error(f"{path}:{where} {problem}") from None
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deeply to be a jevalkit data file") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise error(f"{path}: a value cannot be read ({str(exc).splitlines()[0]})") from None
+    if nested_deeper_than(data, MAX_DEPTH):
+        raise error(f"{path}: nested deeper than {MAX_DEPTH} levels; not a jevalkit data file")
+    return data
+
+
+def schema_validator(schema: dict[str, Any]) -> jsonschema_rs.Validator:
+    """A compiled, offline draft 2020-12 validator for a bundled format schema."""
+    return jsonschema_rs.Draft202012Validator(schema, offline=True)
+
+
+def field_path(path: Any) -> str:
+    """Render a JSON Schema error path as ``messages[0].role`` (``<top level>`` when empty).
+
+    Example:
+        >>> field_path(["messages", 0, "role"])
+        'messages[0].role'
+    """
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<top level>"
+
+
+def validate_data(
+    data: Any,
+    validator: jsonschema_rs.Validator,
+    source: str | Path,
+    error: Callable[[str], Exception],
+    hint: str = "",
+) -> None:
+    """Raise ``error`` with one line naming ``source`` and the first failing field.
+
+    Example:
+        >>> v = schema_validator({"type": "object", "required": ["id"]})
+        >>> validate_data({}, v, "x.yaml", ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: x.yaml: <top level>: "id" is a required property
+    """
+    try:
+        problem = next(iter(validator.iter_errors(data)), None)
+    except (RecursionError, ValueError, OverflowError) as exc:
+        raise error(f"{source}: cannot be checked ({type(exc).__name__}); simplify the file") from None
+    if problem is not None:
+        message = problem.message
+        if len(message) > 300:
+            message = message[:300] + "…"
+        raise error(f"{source}: {field_path(problem.instance_path)}: {message}{hint}")
+
+
+def content_hash(raw: Any) -> str:
+    """sha256 of the canonical JSON form (sorted keys, no spaces, UTF-8) of a file's content.
+
+    Formatting, comments and key order in the YAML file do not change it; any change of content does.
+
+    Example:
+        >>> content_hash({"b": 1, "a": [1, 2]}) == content_hash({"a": [1, 2], "b": 1})
+        True
+        >>> content_hash({"a": 1})[:12]
+        '015abd7f5cc5'
+    """
+    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+LOCK_HEADER = (
+    "# jevalkit {what} lock: one published version per line, `id@version sha256:<hex>`.\n"
+    "# Published versions are immutable. Never edit a line: publish the next version instead\n"
+    "# (copy vN.yaml to vN+1.yaml, change it, run `jevalkit {command} lock`).\n"
+)
+
+
+def read_lock(path: Path, error: Callable[[str], Exception]) -> dict[str, str]:
+    """Read a lock file into ``{"id@version": hexdigest}`` (a missing file is empty).
+
+    Example:
+        >>> from jevalkit._paths import probes_dir
+        >>> "schema-ten-records@2" in read_lock(probes_dir() / "probes.lock", ValueError)
+        True
+    """
+    if not path.exists():
+        return {}
+    entries: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read the lock file ({exc})") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].startswith("sha256:"):
+            raise error(f"{path}:{lineno}: expected `id@version sha256:<hex>`, got {line!r}")
+        entries[parts[0]] = parts[1].removeprefix("sha256:")
+    return entries
+
+
+def write_lock(path: Path, entries: dict[str, str], *, what: str, command: str) -> None:
+    """Write ``entries`` to ``path`` atomically (sorted, one per line)."""
+    body = LOCK_HEADER.format(what=what, command=command) + "".join(
+        f"{name} sha256:{digest}\n" for name, digest in sorted(entries.items())
+    )
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(body, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def verify_locked(
+    name: str, digest: str, lock: dict[str, str], source: Path | str, error: Callable[[str], Exception]
+) -> bool:
+    """Return whether ``name`` is published; raise if its content differs from the recorded hash.
+
+    Example:
+        >>> verify_locked("p@1", "aa", {"p@1": "aa"}, "p/v1.yaml", ValueError)
+        True
+        >>> verify_locked("p@1", "bb", {"p@1": "aa"}, "p/v1.yaml", ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: p/v1.yaml: content changed since p@1 was published (sha256 aa, now bb); published versions are immutable: restore the file and publish the change as the next version
+    """
+    recorded = lock.get(name)
+    if recorded is None:
+        return False
+    if recorded != digest:
+        raise error(
+            f"{source}: content changed since {name} was published (sha256 {recorded[:12]}, "
+            f"now {digest[:12]}); published versions are immutable: restore the file and "
+            "publish the change as the next version"
+        )
+    return True

@@ -1,0 +1,74 @@
+"""Where a run's requests go: an endpoint, the model name to send, and the model file's sha256
+when jevalkit serves the model itself."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..client import Endpoint, resolve_endpoint
+from ..local import is_local_model, local_endpoint
+
+
+@dataclass(frozen=True)
+class Target:
+    """The endpoint, the model name sent in every body, and the served model file's sha256."""
+
+    endpoint: Endpoint
+    model: str
+    model_sha256: str | None = None
+
+    @property
+    def local(self) -> bool:
+        """Whether jevalkit serves this model itself (the embedded model)."""
+        return self.model_sha256 is not None
+
+
+@contextlib.contextmanager
+def open_target(
+    model: str, base_url: str | None = None, *, api_key_env: str | None = None
+) -> Iterator[Target]:
+    """Resolve ``model`` to an endpoint; ``local`` starts the embedded server when it is not
+    running and leaves things as it found them.
+
+    Example:
+        >>> with open_target("m", "http://127.0.0.1:9/v1") as target:
+        ...     target.endpoint.base_url, target.model
+        ('http://127.0.0.1:9/v1', 'm')
+    """
+    if is_local_model(model) and base_url is None:
+        with local_endpoint() as server:
+            yield Target(Endpoint(server.base_url), server.model_name, server.model_sha256)
+        return
+    yield Target(resolve_endpoint(base_url, api_key_env=api_key_env), model)
+
+
+def endpoint_identity(
+    model: str | None, base_url: str | None, *, api_key_env: str | None = None
+) -> str | None:
+    """What a run's rows must share to be resumed by it, known before anything starts: ``local``
+    for the embedded model (whatever port it is on), else the resolved base URL; None for a
+    deterministic evaluator that talks to no endpoint.
+
+    Example:
+        >>> endpoint_identity("local", None), endpoint_identity("m", "http://127.0.0.1:9/v1/")
+        ('local', 'http://127.0.0.1:9/v1')
+    """
+    if model is None:
+        return None
+    if is_local_model(model) and base_url is None:
+        return "local"
+    return resolve_endpoint(base_url, api_key_env=api_key_env).base_url
+
+
+def row_endpoint(row: dict) -> str | None:
+    """The endpoint identity of a row already written (see :func:`endpoint_identity`).
+
+    Example:
+        >>> row_endpoint({"base_url": "http://127.0.0.1:5/v1", "model_sha256": "ab"})
+        'local'
+    """
+    if row.get("model_sha256"):
+        return "local"
+    return row.get("base_url")
