@@ -3,9 +3,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# llama.cpp's default native build crashed (SIGSEGV in the AMX matmul) on these Xeons: build portable.
+# llama.cpp's default native build crashed (SIGSEGV in the AMX matmul) on these Xeons: every
+# llama.cpp build here is portable (llama-server via `jevalkit local build`, and the
+# llama-cpp-python baseline of the benchmarks).
 export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
-export FORCE_CMAKE := 1
 
 .PHONY: install test lint demo bench clean
 
@@ -13,14 +14,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The first install builds llama.cpp from source (about 5 minutes on 2 cores); later ones reuse pip's wheel cache.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo "Installing jevalkit with its test, notebook and local-model extras."
-	@echo "A first install compiles llama.cpp (llama-cpp-python): about 5 minutes on 2 cores."
 	$(BIN)/python -m pip install --progress-bar on -e ".[test,notebooks,local]"
 	touch $@
 
-install: $(VENV)/.installed
+# llama.cpp's own server, built once from the sources vendored in a pinned PyPI sdist
+# (about 4.5 minutes on 2 cores).
+$(BIN)/llama-server: | $(VENV)/.installed
+	$(BIN)/jevalkit local build
+
+install: $(VENV)/.installed $(BIN)/llama-server
 
 lint: install
 	$(BIN)/ruff check .

@@ -26,13 +26,19 @@ def main() -> None:
         tmp = Path(tmp)
         started = time.perf_counter()
         for i in range(N):
-            papermill.execute_notebook(str(notebook), str(tmp / f"seq{i}.ipynb"), kernel_name="python3",
-                                       parameters={"results": str(DEMO), "headline_path": str(tmp / f"h{i}.json")},
-                                       progress_bar=False)  # fmt: skip
+            papermill.execute_notebook(
+                str(notebook),
+                str(tmp / f"seq{i}.ipynb"),
+                kernel_name="python3",
+                parameters={"results": str(DEMO), "headline_path": str(tmp / f"h{i}.json")},
+                progress_bar=False,
+            )
         sequential = time.perf_counter() - started
         batch = tmp / "batch.yaml"
-        batch.write_text(f"notebook: probe_report\ngrid:\n  results: [{DEMO}]\n  copy: {list(range(N))}\n"
-                         "out: out/{copy}\n")  # fmt: skip
+        batch.write_text(
+            f"notebook: probe_report\ngrid:\n  results: [{DEMO}]\n  copy: {list(range(N))}\n"
+            "out: out/{copy}\n"
+        )
         started = time.perf_counter()
         status = run_batch(batch, workers=2, progress=False)
         parallel = time.perf_counter() - started
@@ -42,8 +48,10 @@ def main() -> None:
         f"sequential papermill (baseline): {sequential:6.1f} s  ({sequential / N:.2f} s per report)"
     )
     print(f"jevalkit batch, 2 workers:       {parallel:6.1f} s  ({parallel / N:.2f} s per report)")
-    print(f"speed-up: {sequential / parallel:.2f}x; per-report overhead vs bare papermill on 2 workers: "
-          f"{parallel / N - sequential / N / 2:+.2f} s")  # fmt: skip
+    print(
+        f"speed-up: {sequential / parallel:.2f}x; per-report overhead vs bare papermill on 2 workers: "
+        f"{parallel / N - sequential / N / 2:+.2f} s"
+    )
 
 
 if __name__ == "__main__":

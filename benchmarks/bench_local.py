@@ -29,8 +29,13 @@ async def direct(server: local.LocalServer, concurrency: int, seed0: int) -> tup
 
         async def one(i: int) -> int:
             async with slots:
-                body = {"model": server.model_name, "messages": probe.chat_messages(),
-                        "max_tokens": MAX_TOKENS, "temperature": 1.0, "seed": seed0 + i}  # fmt: skip
+                body = {
+                    "model": server.model_name,
+                    "messages": probe.chat_messages(),
+                    "max_tokens": MAX_TOKENS,
+                    "temperature": 1.0,
+                    "seed": seed0 + i,
+                }
                 r = await client.post(server.base_url + "/chat/completions", json=body)
                 return r.json()["usage"]["completion_tokens"]
 
@@ -42,9 +47,18 @@ async def direct(server: local.LocalServer, concurrency: int, seed0: int) -> tup
 def through_runner(concurrency: int, seed0: int) -> tuple[int, float]:
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        df = jevalkit.run("schema-ten-records", "local", repeats=REQUESTS, temperature=1.0,
-                          seed=seed0, max_tokens=MAX_TOKENS, concurrency=concurrency,
-                          out=Path(tmp) / "r.jsonl", cache=False, progress=False)  # fmt: skip
+        df = jevalkit.run(
+            "schema-ten-records",
+            "local",
+            repeats=REQUESTS,
+            temperature=1.0,
+            seed=seed0,
+            max_tokens=MAX_TOKENS,
+            concurrency=concurrency,
+            out=Path(tmp) / "r.jsonl",
+            cache=False,
+            progress=False,
+        )
         return int(df["completion_tokens"].sum()), time.perf_counter() - started
 
 
@@ -57,8 +71,10 @@ def main() -> None:
             tokens_d, t_d = asyncio.run(direct(server, concurrency, seed0))
             tokens_r, t_r = through_runner(concurrency, seed0)
             rate_d, rate_r = tokens_d / t_d, tokens_r / t_r
-            print(f"concurrency {concurrency}: direct HTTP (baseline) {rate_d:5.1f} tok/s, "
-                  f"jevalkit.run {rate_r:5.1f} tok/s, overhead {1 - rate_r / rate_d:+.1%}")  # fmt: skip
+            print(
+                f"concurrency {concurrency}: direct HTTP (baseline) {rate_d:5.1f} tok/s, "
+                f"jevalkit.run {rate_r:5.1f} tok/s, overhead {1 - rate_r / rate_d:+.1%}"
+            )
 
 
 if __name__ == "__main__":

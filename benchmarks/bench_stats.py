@@ -27,15 +27,21 @@ def main() -> None:
     x = np.random.default_rng(0).exponential(size=N)
     print(f"n = {N:,}, {RESAMPLES:,} resamples, 95% CI of the mean")
     for method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
-        ref, t_ref = timed(lambda m=scipy_method: stats.bootstrap(
-            (x,), np.mean, method=m, n_resamples=RESAMPLES, random_state=1, batch=100
-        ).confidence_interval)  # fmt: skip
+        ref, t_ref = timed(
+            lambda m=scipy_method: (
+                stats.bootstrap(
+                    (x,), np.mean, method=m, n_resamples=RESAMPLES, random_state=1, batch=100
+                ).confidence_interval
+            )
+        )
         ours, t_ours = timed(
             lambda m=method: bootstrap_ci(x, method=m, n_resamples=RESAMPLES, seed=1)
         )
         print(f"{method:10s} scipy   [{ref.low:.5f}, {ref.high:.5f}]  {t_ref:7.2f} s (baseline)")
-        print(f"{method:10s} jevalkit[{ours.low:.5f}, {ours.high:.5f}]  {t_ours:7.2f} s  "
-              f"ratio {t_ours / t_ref:.3f}x scipy")  # fmt: skip
+        print(
+            f"{method:10s} jevalkit[{ours.low:.5f}, {ours.high:.5f}]  {t_ours:7.2f} s  "
+            f"ratio {t_ours / t_ref:.3f}x scipy"
+        )
 
 
 if __name__ == "__main__":

@@ -91,7 +91,9 @@ def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
     path = Path(path)
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise error(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; not a jevalkit data file")
+            raise error(
+                f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; not a jevalkit data file"
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
@@ -102,7 +104,7 @@ def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from None
     try:
-        data = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_NoAliasLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" line {mark.line + 1} column {mark.column + 1}:" if mark else ""
@@ -160,7 +162,9 @@ def validate_data(
     try:
         problem = next(iter(validator.iter_errors(data)), None)
     except (RecursionError, ValueError, OverflowError) as exc:
-        raise error(f"{source}: cannot be checked ({type(exc).__name__}); simplify the file") from None
+        raise error(
+            f"{source}: cannot be checked ({type(exc).__name__}); simplify the file"
+        ) from None
     if problem is not None:
         message = problem.message
         if len(message) > 300:
@@ -227,7 +231,11 @@ def write_lock(path: Path, entries: dict[str, str], *, what: str, command: str) 
 
 
 def verify_locked(
-    name: str, digest: str, lock: dict[str, str], source: Path | str, error: Callable[[str], Exception]
+    name: str,
+    digest: str,
+    lock: dict[str, str],
+    source: Path | str,
+    error: Callable[[str], Exception],
 ) -> bool:
     """Return whether ``name`` is published; raise if its content differs from the recorded hash.
 

@@ -60,8 +60,15 @@ def _demo(args: argparse.Namespace) -> int:
         for config in CONFIGS:
             options = {k: v for k, v in config.items()}
             print(f"    {options['label']}: {args.repeats} samples, max_tokens {MAX_TOKENS}")
-            run(PROBE, "local", repeats=args.repeats, max_tokens=MAX_TOKENS, out=args.out,
-                concurrency=1, **options)  # fmt: skip
+            run(
+                PROBE,
+                "local",
+                repeats=args.repeats,
+                max_tokens=MAX_TOKENS,
+                out=args.out,
+                concurrency=1,
+                **options,
+            )
     results = read_results(args.out)
     report, numbers = write_probe_summary(
         results, Path(args.report_dir), title=f"{PROBE} on the embedded Gemma 3 270M"
@@ -74,10 +81,13 @@ def _demo(args: argparse.Namespace) -> int:
         except (ReportError, ImportError) as exc:  # papermill comes with the notebooks extra
             print(f"    {notebook}: not written ({exc})")
     for h in headline(results):
-        agreement = (f", verdict agreement {h['verdict_agreement']:.2f}"
-                     if "verdict_agreement" in h else "")  # fmt: skip
-        print(f"    {h['system']}: pass rate {h['pass_rate']:.2f} "
-              f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f}, n = {h['n']}, errors {h['errors']}){agreement}")  # fmt: skip
+        agreement = (
+            f", verdict agreement {h['verdict_agreement']:.2f}" if "verdict_agreement" in h else ""
+        )
+        print(
+            f"    {h['system']}: pass rate {h['pass_rate']:.2f} "
+            f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f}, n = {h['n']}, errors {h['errors']}){agreement}"
+        )
     print(f"done in {time.monotonic() - started:.0f} s")
     return 0
 

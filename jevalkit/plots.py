@@ -8,12 +8,25 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-STYLE = {"figure.figsize": (7, 3.6), "axes.grid": True, "grid.alpha": 0.3,
-         "axes.spines.top": False, "axes.spines.right": False, "font.size": 10}  # fmt: skip
+STYLE = {
+    "figure.figsize": (7, 3.6),
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.size": 10,
+}
 
 
-def interval_plot(table: pd.DataFrame, *, label: str, value: str = "value", title: str,
-                  xlabel: str, reference: float | None = None) -> plt.Figure:  # fmt: skip
+def interval_plot(
+    table: pd.DataFrame,
+    *,
+    label: str,
+    value: str = "value",
+    title: str,
+    xlabel: str,
+    reference: float | None = None,
+) -> plt.Figure:
     """Points with CI whiskers, one row per ``label`` (pass rates, differences: a forest plot).
 
     Example:

@@ -1,53 +1,102 @@
-"""``jevalkit judge EVALUATOR --data FILE --model MODEL``: judge a case set, print quality."""
+"""``jevalkit judge EVALUATOR --data FILE --model MODEL``: judge a case set, print quality;
+``jevalkit judges list | lock``: the judge prompt files."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 
 import pandas as pd
 
-from ..judges import EVALUATORS, JudgeConfig, judge, quality
+from ..judges import (
+    EVALUATORS,
+    JudgeConfig,
+    judge,
+    judge_files,
+    publish_judges,
+    quality,
+    read_judge_file,
+)
+from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from ._args import add_endpoint_arguments, add_run_arguments, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``judge`` command."""
+    """Add the ``judge`` command and the ``judges`` group."""
     cmd = sub.add_parser(
         "judge", help="judge a case set with a model judge (distribution over levels)"
     )
     cmd.add_argument("evaluator", choices=EVALUATORS)
     cmd.add_argument("--data", required=True, help="case JSONL, or a bundled case set name")
-    cmd.add_argument("--model", help="judge model (`local` for the embedded one)")
-    cmd.add_argument("--base-url")
-    cmd.add_argument("--repeats", type=int, default=1, metavar="K")
+    add_endpoint_arguments(cmd, required=False)
     cmd.add_argument("--out", metavar="PATH")
     cmd.add_argument("--method", choices=["logprobs", "sampling"], default="logprobs")
     cmd.add_argument("--prompt-style", choices=["chat", "completion"], default="chat")
-    cmd.add_argument("--samples", type=int, default=10, help="samples per judgment (sampling)")
+    cmd.add_argument("--n-samples", type=int, default=10, help="samples per judgment (sampling)")
     cmd.add_argument("--min-coverage", type=float, default=0.5)
     cmd.add_argument("--criteria", help="the rubric for llm_judge")
+    cmd.add_argument("--label", help="a name for this configuration")
     cmd.add_argument("--seed", type=int)
     cmd.add_argument(
         "--explain", action="store_true", help="also ask for a short explanation of each verdict"
     )
+    add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
     cmd.set_defaults(handler=_judge)
+    group = sub.add_parser("judges", help="list and publish judge prompt files")
+    cmds = group.add_subparsers(dest="judges_command", required=True, metavar="SUBCOMMAND")
+    cmds.add_parser("list", help="one line per judge file version").set_defaults(handler=_list)
+    cmds.add_parser("lock", help="publish new judge file versions into judges.lock").set_defaults(
+        handler=_lock
+    )
 
 
 def _judge(args: argparse.Namespace) -> int:
-    config = JudgeConfig(method=args.method, prompt_style=args.prompt_style,
-                         n_samples=args.samples, min_coverage=args.min_coverage, explain=args.explain)  # fmt: skip
-    df = judge(args.evaluator, args.data, args.model, base_url=args.base_url, repeats=args.repeats,
-               out=args.out, config=config, criteria=args.criteria, seed=args.seed)  # fmt: skip
-    cols = [
-        c
-        for c in ("case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score")
-        if c in df
-    ]
+    config = JudgeConfig(
+        method=args.method,
+        prompt_style=args.prompt_style,
+        n_samples=args.n_samples,
+        min_coverage=args.min_coverage,
+        explain=args.explain,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = judge(
+            args.evaluator,
+            args.data,
+            args.model,
+            out=args.out,
+            config=config,
+            criteria=args.criteria,
+            label=args.label,
+            seed=args.seed,
+            **run_options(args),
+        )
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
         errors = df["error"].dropna()
         if len(errors):
             print(
-                f"{len(errors)} case(s) without a trustworthy judgment, e.g.: {errors.iloc[0]['message']}"
+                f"{len(errors)} case(s) without a trustworthy judgment, e.g.: "
+                f"{errors.iloc[0]['message']}"
             )
         print(quality(df).to_string(index=False))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    for path in judge_files():
+        prompt = read_judge_file(path)
+        print(
+            f"{prompt.name:<24} {prompt.kind:<15} {len(prompt.levels)} levels  {prompt.description[:60]}"
+        )
+    return 0
+
+
+def _lock(args: argparse.Namespace) -> int:
+    added = publish_judges()
+    print("published: " + ", ".join(added) if added else "nothing new to publish")
     return 0

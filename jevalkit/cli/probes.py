@@ -60,12 +60,8 @@ def _lock(args: argparse.Namespace) -> int:
 
 
 def _page(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from ..reports import probe_page
+    from ..reports import write_probe_page
 
     probe = api.load_probe(args.probe)
-    out = Path(args.out or f"{probe.id}-v{probe.version}.html")
-    out.write_text(probe_page(probe, args.results), encoding="utf-8")
-    print(out)
+    print(write_probe_page(probe, args.results, args.out or f"{probe.id}-v{probe.version}.html"))
     return 0

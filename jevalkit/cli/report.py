@@ -1,12 +1,15 @@
-"""``jevalkit report NOTEBOOK --results PATH [-p NAME VALUE]... [--out DIR]``."""
+"""``jevalkit report NOTEBOOK [--results PATH] [-p NAME VALUE]... [--out DIR]`` and
+``jevalkit report --batch FILE``."""
 
 from __future__ import annotations
 
 import argparse
 import ast
 
-from ..errors import JevalkitError
-from ..reports import run_report
+import pandas as pd
+
+from ..errors import ReportError
+from ..reports import run_batch, run_report, write_batch_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,10 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report", help="run a parameterised notebook into .ipynb + .html + headline JSON"
     )
     cmd.add_argument(
-        "notebook", nargs="?", metavar="NOTEBOOK", help="a name under notebooks/ or a path"
+        "notebook", nargs="?", metavar="NOTEBOOK", help="a bundled notebook's name or a path"
     )
     cmd.add_argument(
-        "--batch", metavar="FILE", help="a batch YAML: a grid of parameter sets, run on Dask"
+        "--batch", metavar="FILE", help="a batch YAML: a grid of parameter sets, on Dask"
     )
     cmd.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (batch)")
     cmd.add_argument(
@@ -28,8 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--results", metavar="PATH", help="results JSONL (default: the notebook's own)"
     )
-    cmd.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="a notebook parameter (VALUE is parsed as a Python literal when it can be)")  # fmt: skip
+    cmd.add_argument(
+        "-p",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a notebook parameter (VALUE is parsed as a Python literal when it can be)",
+    )
     cmd.add_argument("--out", default="reports", metavar="DIR")
     cmd.set_defaults(handler=_report)
 
@@ -37,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _literal(text: str) -> object:
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
 
 
@@ -45,7 +54,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.batch:
         return _batch(args)
     if not args.notebook:
-        raise JevalkitError("give a NOTEBOOK, or --batch FILE")
+        raise ReportError("give a NOTEBOOK, or --batch FILE")
     params = {name: _literal(value) for name, value in args.p}
     report = run_report(args.notebook, results=args.results, parameters=params, out=args.out)
     print(f"notebook: {report.notebook}\nhtml:     {report.html}\nheadline: {report.headline}")
@@ -53,23 +62,15 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from ..reports import collect, load_batch, run_batch
-    from ..reports._batch import static_root
-
     status = run_batch(args.batch, workers=args.workers, scheduler=args.scheduler, force=args.force)
     for row in status[status["status"] == "failed"].itertuples():
         print(f"FAILED {row.out}: {row.error}")
-    spec = load_batch(args.batch)
-    root = static_root(spec.out, spec.base)
-    summary = collect(root)
-    csv = root / "batch_summary.csv"
-    summary.to_csv(csv, index=False)
+    summary, csv = write_batch_summary(args.batch)
     with pd.option_context("display.width", 200, "display.max_colwidth", 40):
         print(summary.to_string(index=False))
     counts = status["status"].value_counts().to_dict()
     print(
-        f"{counts.get('done', 0)} done, {counts.get('skipped', 0)} skipped, {counts.get('failed', 0)} failed; summary: {csv}"
+        f"{counts.get('done', 0)} done, {counts.get('skipped', 0)} skipped, "
+        f"{counts.get('failed', 0)} failed; summary: {csv}"
     )
     return 1 if counts.get("failed") else 0

@@ -6,8 +6,10 @@ import argparse
 import json
 import sys
 
-from ..errors import JevalkitError
+from ..errors import UsageError
 from ..probes import load_probe
+
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,11 +25,15 @@ def _score(args: argparse.Namespace) -> int:
     if args.file:
         try:
             with open(args.file, "rb") as fh:
-                output = fh.read()
+                output = fh.read(MAX_OUTPUT_BYTES + 1)
         except OSError as exc:
-            raise JevalkitError(f"{args.file}: cannot read output file ({exc.strerror})") from None
+            raise UsageError(f"{args.file}: cannot read output file ({exc.strerror})") from None
     else:
-        output = sys.stdin.buffer.read()
+        output = sys.stdin.buffer.read(MAX_OUTPUT_BYTES + 1)
+    if len(output) > MAX_OUTPUT_BYTES:
+        raise UsageError(
+            f"{args.file or 'stdin'}: more than {MAX_OUTPUT_BYTES // 2**20} MB; not a model output"
+        )
     result = probe.score(output).to_dict()
     print(json.dumps({"probe": probe.name, **result}, indent=2, ensure_ascii=False))
     return 0

@@ -224,10 +224,13 @@ class ChatClient:
             async with asyncio.timeout(self.timeout):
                 status, headers, data = await self._read(lane, url, body)
         except TimeoutError:
-            return error_completion("timeout", f"no complete answer from {url} within "
-                                    f"{self.timeout:g} s"), None  # fmt: skip
+            return error_completion(
+                "timeout", f"no complete answer from {url} within {self.timeout:g} s"
+            ), None
         except httpx.TimeoutException:
-            return error_completion("timeout", f"no answer from {url} within {self.timeout:g} s"), None
+            return error_completion(
+                "timeout", f"no answer from {url} within {self.timeout:g} s"
+            ), None
         except httpx.HTTPError as exc:  # transport errors, and decoding errors of a bad body
             reason = redact(str(exc) or type(exc).__name__)
             return error_completion("connection", f"{type(exc).__name__}: {excerpt(reason)}"), None

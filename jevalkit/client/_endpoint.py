@@ -211,4 +211,3 @@ def resolve_endpoint(base_url: str | None = None, *, api_key_env: str | None = N
                     f"{url} or to be redacted safely; check its value"
                 )
     return Endpoint(url, key, auth)
-

@@ -12,13 +12,26 @@ from typing import Any
 
 import jsonschema_rs
 
-from .._paths import data_dir
+from .._paths import cases_dir
 from ..datafiles import schema_validator, validate_data
 from ..errors import CaseFileError
 
-CASE_FIELDS = ("id", "input", "output", "expected", "context", "gold", "criteria", "tool_calls",
-               "expected_tool_calls", "free_text_arguments", "output_a", "output_b", "system_a",
-               "system_b")  # fmt: skip
+CASE_FIELDS = (
+    "id",
+    "input",
+    "output",
+    "expected",
+    "context",
+    "gold",
+    "criteria",
+    "tool_calls",
+    "expected_tool_calls",
+    "free_text_arguments",
+    "output_a",
+    "output_b",
+    "system_a",
+    "system_b",
+)
 MAX_CASE_FILE_BYTES = 256 * 1024 * 1024
 
 
@@ -37,7 +50,7 @@ def case_file_path(path: str | Path) -> Path:
     """
     p = Path(path)
     if not p.suffix and not p.exists():
-        bundled = data_dir() / "cases" / f"{path}.jsonl"
+        bundled = cases_dir() / f"{path}.jsonl"
         if bundled.exists():
             return bundled
     return p

@@ -66,7 +66,11 @@ class JudgeConfig:
                 raise UsageError(f"{name} must be a whole number of at least {low}, got {value!r}")
         for name, high in (("min_coverage", 1.0), ("temperature", 2.0)):
             value = getattr(self, name)
-            if not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= high:
+            if (
+                not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= high
+            ):
                 raise UsageError(f"{name} must be a number from 0 to {high:g}, got {value!r}")
 
     def parameters(self) -> dict[str, Any]:
@@ -187,8 +191,9 @@ async def _distribution(
     requests = []
     for i in range(config.n_samples):
         extra = {"seed": seed + i} if seed is not None else {}
-        request = judge_request(prompt, case, style, max_tokens=4,
-                                temperature=config.temperature, **extra)  # fmt: skip
+        request = judge_request(
+            prompt, case, style, max_tokens=4, temperature=config.temperature, **extra
+        )
         requests.append(dataclasses.replace(request, repeat=repeat * config.n_samples + i))
     results = await asyncio.gather(*(_ask(send, r) for r in requests))
     texts = [r.text or "" for r in results]

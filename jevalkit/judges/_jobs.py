@@ -56,8 +56,9 @@ class JudgeJob(Job):
     async def perform(self, send: Send) -> dict[str, Any]:
         """Ask for the judgment; an untrustworthy one becomes an error row saying why."""
         try:
-            judgment = await judge_case(self.prompt, self.case, send, self.config,
-                                        repeat=self.repeat, seed=self.seed)  # fmt: skip
+            judgment = await judge_case(
+                self.prompt, self.case, send, self.config, repeat=self.repeat, seed=self.seed
+            )
         except JudgeError as exc:
             return error_fields(exc)
         return judgment_fields(judgment)
@@ -81,8 +82,9 @@ class ToolCallJob(Job):
             for want, got in free_text_pairs(calls, expected, free):
                 pair = {"expected": want, "output": got}
                 try:
-                    j = await judge_case(self.equivalence, pair, send, self.config,
-                                         repeat=self.repeat)  # fmt: skip
+                    j = await judge_case(
+                        self.equivalence, pair, send, self.config, repeat=self.repeat
+                    )
                 except JudgeError as exc:
                     return error_fields(exc)
                 judged[(want, got)] = j.score
@@ -127,10 +129,21 @@ def plan_judge_jobs(
             params = {"method": "deterministic", "free_text": config.parameters()}
         digest = params_hash(params)
         return [
-            ToolCallJob(kind="judge", probe=evaluator, version=1, probe_hash=None,
-                        case_id=c["id"], parameters=params, params_hash=digest, repeat=r,
-                        gold=c.get("gold"), needs_model=equivalence is not None, case=c,
-                        config=config, equivalence=equivalence)  # fmt: skip
+            ToolCallJob(
+                kind="judge",
+                probe=evaluator,
+                version=1,
+                probe_hash=None,
+                case_id=c["id"],
+                parameters=params,
+                params_hash=digest,
+                repeat=r,
+                gold=c.get("gold"),
+                needs_model=equivalence is not None,
+                case=c,
+                config=config,
+                equivalence=equivalence,
+            )
             for c in cases
             for r in range(repeats)
         ]
@@ -142,11 +155,22 @@ def plan_judge_jobs(
     params = config.parameters()
     digest = params_hash(params)
     return [
-        JudgeJob(kind="judge", probe=prompt.id, version=prompt.version,
-                 probe_hash=prompt.content_hash, case_id=c["id"], parameters=params,
-                 params_hash=digest, repeat=r, gold=c.get("gold"), prompt=prompt, case=c,
-                 config=config, seeded=seed is not None and config.method == "sampling",
-                 seed=None if seed is None else seed + r * config.n_samples)  # fmt: skip
+        JudgeJob(
+            kind="judge",
+            probe=prompt.id,
+            version=prompt.version,
+            probe_hash=prompt.content_hash,
+            case_id=c["id"],
+            parameters=params,
+            params_hash=digest,
+            repeat=r,
+            gold=c.get("gold"),
+            prompt=prompt,
+            case=c,
+            config=config,
+            seeded=seed is not None and config.method == "sampling",
+            seed=None if seed is None else seed + r * config.n_samples,
+        )
         for c in cases
         for r in range(repeats)
     ]

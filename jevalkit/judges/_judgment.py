@@ -79,5 +79,16 @@ class Judgment:
             score = expected / (len(levels) - 1)
         entropy = -math.fsum(x * math.log2(x) for x in p if x > 0)
         verdict = levels[max(range(len(p)), key=lambda i: (p[i], -i))]
-        return cls(tuple(levels), p, expected, min(1.0, max(0.0, score)), verdict, float(coverage),
-                   entropy, method, n_samples, raw, explanation)  # fmt: skip
+        return cls(
+            tuple(levels),
+            p,
+            expected,
+            min(1.0, max(0.0, score)),
+            verdict,
+            float(coverage),
+            entropy,
+            method,
+            n_samples,
+            raw,
+            explanation,
+        )

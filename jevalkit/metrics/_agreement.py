@@ -1,52 +1,81 @@
-"""consistency across repeats and win_rate between two systems."""
+"""consistency across repeats, and win_rate between systems."""
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
 from ..stats import bootstrap_ci, krippendorff_alpha
-from ._frame import as_frame, by_groups, case_key
+from ._frame import CASE_COLUMNS, CaseSpec, by_groups, columns_of, group_codes, require
+
+
+def _case_labels(frame: pd.DataFrame, case: CaseSpec) -> pd.Series:
+    cols = columns_of(case)
+    for column in cols:
+        require(frame, column, "case", "the unit of analysis")
+    if not cols:
+        return pd.Series(np.arange(len(frame)), index=frame.index)
+    codes, _ = group_codes(frame, cols)
+    return pd.Series(codes, index=frame.index)
+
+
+def _usable(frame: pd.DataFrame, column: str) -> tuple[pd.DataFrame, pd.Series]:
+    missing = frame[column].isna()
+    if "error" in frame.columns:
+        missing |= frame["error"].notna()
+    return frame[~missing], missing
 
 
 def consistency(
     data: pd.DataFrame,
     *,
-    by: str | Iterable[str] | None = None,
+    by: CaseSpec = None,
     verdict: str = "passed",
-    level: str = "expected_level",
+    level: str | None = "expected_level",
+    case: CaseSpec = CASE_COLUMNS,
+    repeat: str | None = "repeat",
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """How often an evaluator gives the same verdict when asked the same question again.
 
     For each case, the modal verdict's share of its k runs is its agreement; ``value`` averages
-    it over cases (with a bootstrap interval over cases when there are at least 2). Also:
-    ``flip_rate`` (share of cases whose verdict changed at least once), ``level_sd`` (mean
-    within-case standard deviation of the expected level, for level outputs), and
-    ``alpha`` (Krippendorff's alpha treating repeats as raters: ordinal on levels, nominal on
-    verdicts; NaN when undefined, e.g. one case or no variation at all).
+    it over cases (with a percentile bootstrap interval over cases when there are at least 2).
+    Also: ``flip_rate`` (share of cases whose verdict changed at least once), ``level_sd`` (mean
+    within-case standard deviation of ``level``, for judges that return levels; ``level=None``
+    skips it), and ``alpha`` (Krippendorff's alpha treating repeats as raters, matched by the
+    ``repeat`` column: ordinal on levels, nominal on verdicts; NaN when undefined, e.g. one case
+    or no variation at all). ``repeat=None`` matches runs by their order within a case instead,
+    and ``method`` says so.
 
     Needs k >= 2 runs per case: a case run once cannot disagree with itself.
 
-    Returns columns: the ``by`` columns, ``n_cases``, ``k`` (median runs per case), ``value``,
-    ``ci_low``, ``ci_high``, ``flip_rate``, ``level_sd``, ``alpha``, ``method``.
+    Returns columns: the ``by`` columns, ``n_cases``, ``k`` (median runs per case), ``n_missing``,
+    ``value``, ``ci_low``, ``ci_high``, ``flip_rate``, ``level_sd``, ``alpha``, ``method``.
 
     Example:
         >>> df = pd.DataFrame({"case_id": list("aaabbb"), "repeat": [0, 1, 2] * 2,
         ...                    "passed": [True, True, False, True, True, True]})
-        >>> consistency(df)[["n_cases", "k", "value", "flip_rate"]].round(3).values.tolist()
+        >>> consistency(df, case="case_id", level=None)[["n_cases", "k", "value", "flip_rate"]].round(3).values.tolist()
         [[2.0, 3.0, 0.833, 0.5]]
     """
-    frame = as_frame(data, verdict)
-    frame = frame[~frame["_unscored"]].copy()
-    frame["_case"] = case_key(frame)
+    require(data, verdict, "verdict", "the verdicts compared across repeats")
+    if level is not None:
+        require(data, level, "level", "the levels whose spread is reported; level=None skips it")
+    if repeat is not None:
+        require(data, repeat, "repeat", "which run of a case a row is; repeat=None uses row order")
+    _, missing = _usable(data, verdict)
+    frame = data.assign(_case=_case_labels(data, case), _missing=missing)
+    if repeat is None:
+        frame = frame.assign(_run=frame.groupby("_case", sort=True).cumcount())
+    else:
+        frame = frame.assign(_run=frame[repeat])
+    matching = "repeat index" if repeat is not None else "order within a case"
 
-    def compute(group: pd.DataFrame) -> dict:
-        runs = group.groupby("_case")[verdict]
+    def compute(everything: pd.DataFrame) -> dict:
+        group = everything[~everything["_missing"]]
+        runs = group.groupby("_case", sort=True)[verdict]
         sizes = runs.size()
         if len(sizes) == 0 or sizes.max() < 2:
             raise StatsError(
@@ -54,37 +83,41 @@ def consistency(
                 f"{int(sizes.max()) if len(sizes) else 0} (re-run with --repeats 2 or more)"
             )
         repeated = sizes[sizes >= 2].index
-        runs = group[group["_case"].isin(repeated)].groupby("_case")
-        shares = runs[verdict].agg(lambda v: v.astype(str).value_counts().iloc[0] / len(v))
-        flips = runs[verdict].agg(lambda v: v.astype(str).nunique() > 1)
-        has_levels = level in group.columns and group[level].notna().any()
+        kept = group[group["_case"].isin(repeated)]
+        runs = kept.groupby("_case", sort=True)
+        as_text = kept[verdict].astype(str)
+        shares = as_text.groupby(kept["_case"], sort=True).agg(
+            lambda v: v.value_counts().iloc[0] / len(v)
+        )
+        flips = as_text.groupby(kept["_case"], sort=True).nunique() > 1
+        has_levels = level is not None and kept[level].notna().any()
         level_sd = float(runs[level].std(ddof=1).mean()) if has_levels else np.nan
         ci = bootstrap_ci(shares.to_numpy(), confidence=confidence, seed=seed, method="percentile")
         return {
             "n_cases": len(shares),
             "k": float(sizes[repeated].median()),
+            "n_missing": int(everything["_missing"].sum()),
             "value": float(shares.mean()),
             "ci_low": ci.low,
             "ci_high": ci.high,
             "flip_rate": float(flips.mean()),
             "level_sd": level_sd,
-            "alpha": _repeat_alpha(
-                group[group["_case"].isin(repeated)], level if has_levels else verdict, has_levels
-            ),
-            "method": "modal share per case, percentile bootstrap over cases",
+            "alpha": _repeat_alpha(kept, level if has_levels else verdict, has_levels),
+            "method": "modal share per case, percentile bootstrap over cases; alpha matches "
+            f"runs by {matching}",
         }
 
     return by_groups(frame, by, compute)
 
 
 def _repeat_alpha(group: pd.DataFrame, column: str, ordinal: bool) -> float:
-    if "repeat" not in group.columns or group["_case"].nunique() < 2:
+    if group["_case"].nunique() < 2:
         return np.nan  # one case: nothing to tell agreement from chance with
     values = group[column]
     if not ordinal:
         values = values.astype(str).astype("category").cat.codes
     table = group.assign(_v=values.astype(float)).pivot_table(
-        index="repeat", columns="_case", values="_v", aggfunc="first"
+        index="_run", columns="_case", values="_v", aggfunc="first"
     )
     try:
         return krippendorff_alpha(table.to_numpy(), "ordinal" if ordinal else "nominal")
@@ -92,54 +125,106 @@ def _repeat_alpha(group: pd.DataFrame, column: str, ordinal: bool) -> float:
         return np.nan
 
 
+WIN_RATE_COLUMNS = [
+    "a",
+    "b",
+    "n",
+    "n_only_a",
+    "n_only_b",
+    "wins",
+    "ties",
+    "losses",
+    "value",
+    "ci_low",
+    "ci_high",
+    "method",
+]
+
+
 def win_rate(
     data: pd.DataFrame,
-    a: str,
-    b: str,
+    a: str | None = None,
+    b: str | None = None,
     *,
+    baseline: str | None = None,
     system: str = "system",
     score: str = "score",
+    case: CaseSpec = CASE_COLUMNS,
+    repeat: str = "repeat",
     confidence: float = 0.95,
+    n_resamples: int = 9999,
     seed: int | None = 0,
 ) -> pd.DataFrame:
-    """(wins + 0.5 ties) / comparisons of system ``a`` against ``b`` on the cases both ran.
+    """(wins + 0.5 ties) / comparisons of system ``a`` against ``b`` on the cases both ran, or of
+    every system against ``baseline`` in one call.
 
     Repeats are averaged within a case before comparing. With a single shared case its repeats
-    are paired by repeat index instead. The interval is a percentile bootstrap over the paired
-    units.
+    are paired by the ``repeat`` column instead. The interval is a percentile bootstrap over the
+    paired units; cases only one side ran are left out and counted (``n_only_a``, ``n_only_b``).
 
-    Returns one row: ``a``, ``b``, ``n``, ``wins``, ``ties``, ``losses``, ``value``,
-    ``ci_low``, ``ci_high``, ``method``.
+    Returns one row per comparison: ``a``, ``b``, ``n``, ``n_only_a``, ``n_only_b``, ``wins``,
+    ``ties``, ``losses``, ``value``, ``ci_low``, ``ci_high``, ``method``.
 
     Example:
         >>> df = pd.DataFrame({"system": ["x"] * 3 + ["y"] * 3, "case_id": list("pqr") * 2,
         ...                    "score": [1.0, 0.5, 0.0, 0.5, 0.5, 1.0]})
-        >>> win_rate(df, "x", "y")[["n", "wins", "ties", "losses", "value"]].to_dict("records")
+        >>> win_rate(df, "x", "y", case="case_id")[["n", "wins", "ties", "losses", "value"]].to_dict("records")
         [{'n': 3, 'wins': 1, 'ties': 1, 'losses': 1, 'value': 0.5}]
     """
-    frame = as_frame(data, score)
-    frame = frame[~frame["_unscored"]].copy()
-    if system not in frame.columns:
-        raise StatsError(f"no {system!r} column to tell the systems apart")
-    frame["_case"] = case_key(frame)
+    if (baseline is None) == (a is None or b is None):
+        raise StatsError("give two systems a and b, or baseline= (every system against it)")
+    require(data, system, "system", "which system a row belongs to")
+    require(data, score, "score", "the scores compared")
+    frame, _ = _usable(data, score)
+    frame = frame.assign(_case=_case_labels(frame, case))
+    names = sorted(frame[system].dropna().astype(str).unique())
+    wanted = [a, b] if baseline is None else [baseline]
+    for name in wanted:
+        if name not in names:
+            raise StatsError(f"system {name!r} not found; systems: {names}")
     unit = ["_case"]
-    if frame["_case"].nunique() == 1 and "repeat" in frame.columns:
-        unit = ["_case", "repeat"]
-    means = frame.groupby([system, *unit])[score].mean()
-    for name in (a, b):
-        if name not in means.index.get_level_values(0):
-            raise StatsError(f"system {name!r} not found; systems: {sorted(set(frame[system]))}")
-    paired = pd.concat([means.loc[a], means.loc[b]], axis=1, keys=["a", "b"]).dropna()
-    outcome = np.where(
-        paired["a"] > paired["b"], 1.0, np.where(paired["a"] < paired["b"], 0.0, 0.5)
+    if frame["_case"].nunique() == 1:
+        require(frame, repeat, "repeat", "pairs the repeats of the single shared case")
+        unit = ["_case", repeat]
+    means = (
+        frame.assign(_s=frame[system].astype(str), _v=frame[score].astype(float))
+        .groupby(["_s", *unit], sort=True)["_v"]
+        .mean()
+        .unstack("_s")
     )
-    n = int(outcome.size)
-    ci = bootstrap_ci(outcome, method="percentile", confidence=confidence, seed=seed) if n else None
-    return pd.DataFrame([{
-        "a": a, "b": b, "n": n,
-        "wins": int((outcome == 1).sum()), "ties": int((outcome == 0.5).sum()),
-        "losses": int((outcome == 0).sum()),
-        "value": float(outcome.mean()) if n else np.nan,
-        "ci_low": ci.low if ci else np.nan, "ci_high": ci.high if ci else np.nan,
-        "method": "percentile bootstrap over " + ("repeats of one case" if len(unit) == 2 else "cases"),
-    }])  # fmt: skip
+    pairs = [(a, b)] if baseline is None else [(s, baseline) for s in names if s != baseline]
+    rows = []
+    for left, right in pairs:
+        x, y = means[left], means[right]
+        both = x.notna() & y.notna()
+        outcome = np.sign(x[both] - y[both]).to_numpy() * 0.5 + 0.5
+        n = int(outcome.size)
+        ci = (
+            bootstrap_ci(
+                outcome,
+                method="percentile",
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if n
+            else None
+        )
+        rows.append(
+            {
+                "a": left,
+                "b": right,
+                "n": n,
+                "n_only_a": int((x.notna() & y.isna()).sum()),
+                "n_only_b": int((y.notna() & x.isna()).sum()),
+                "wins": int((outcome == 1).sum()),
+                "ties": int((outcome == 0.5).sum()),
+                "losses": int((outcome == 0).sum()),
+                "value": float(outcome.mean()) if n else np.nan,
+                "ci_low": ci.low if ci else np.nan,
+                "ci_high": ci.high if ci else np.nan,
+                "method": "percentile bootstrap over "
+                + ("repeats of one case" if len(unit) == 2 else "cases"),
+            }
+        )
+    return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)

@@ -1,93 +1,207 @@
-"""Shared plumbing for metrics: accepting arrays or results, choosing the unit, grouping."""
+"""The data contract every metric follows: named columns, an explicit unit, no guessing.
+
+A metric takes the columns it uses as keywords (``case=``, ``system=``, ``score=``, ``repeat=``,
+``level=``, ``gold=``), defaulting to the results columns. A default column that is absent is an
+error naming the columns present and the keyword to pass; nothing ever falls back to treating
+rows as cases. ``case`` may be one column or several (the default is the results' case
+identity, probe + version + case id; probe rows have no case id, so a probe is its own case);
+``case=None`` says deliberately that every row is its own case.
+
+Rows without a usable value (an ``error`` set, or the value missing) are skipped and counted in
+``n_missing``; plain arrays are one case per value and must not hold NaN.
+
+Groups and cases are sorted, so permuting rows never changes a number (bootstrap draws
+included).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
-from ..stats._validate import as_clean_array
 
 CASE_COLUMNS = ("probe", "version", "case_id")
+CaseSpec = str | Sequence[str] | None
 
 
-def as_frame(data: pd.DataFrame | Sequence | np.ndarray, column: str) -> pd.DataFrame:
-    """A DataFrame with ``column``: results pass through, plain arrays become one row per case.
-
-    Arrays must not hold NaN. In a DataFrame, rows with no usable value (``error`` set, or the
-    column missing) are marked ``_unscored`` here, in one place; metrics skip them and report how
-    many in ``n_unscored``.
+def columns_of(spec: CaseSpec) -> list[str]:
+    """The column names of a ``by`` or ``case`` spec.
 
     Example:
-        >>> as_frame([0.5, 1.0], "score")["score"].tolist()
-        [0.5, 1.0]
+        >>> columns_of("model"), columns_of(("probe", "case_id")), columns_of(None)
+        (['model'], ['probe', 'case_id'], [])
     """
-    if isinstance(data, pd.DataFrame):
-        frame = data.copy()
-    else:
-        frame = pd.DataFrame({column: as_clean_array(data, column, min_n=0)})
-        frame["case_id"] = np.arange(len(frame)).astype(str)
+    if spec is None:
+        return []
+    return [spec] if isinstance(spec, str) else list(spec)
+
+
+def require(frame: pd.DataFrame, column: str, keyword: str, purpose: str) -> str:
+    """``column`` if the frame has it; else a :class:`StatsError` naming what is there and the
+    keyword to pass.
+
+    Example:
+        >>> require(pd.DataFrame({"question_id": [1]}), "case_id", "case", "the unit of analysis")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: no 'case_id' column (the unit of analysis); the columns are ['question_id']: pass case='<column>' (or case=None to make every row its own case)
+    """
     if column not in frame.columns:
-        raise StatsError(f"no {column!r} column; columns are {sorted(frame.columns)}")
-    errors = frame["error"].notna() if "error" in frame.columns else False
-    frame["_unscored"] = errors | frame[column].isna()
-    if "system" not in frame.columns and "model" in frame.columns:
-        label = frame["label"] if "label" in frame.columns else pd.Series(None, index=frame.index)
-        frame["system"] = label.fillna(frame["model"])
-    return frame
+        present = sorted(map(str, frame.columns))
+        shown = present if len(present) <= 12 else [*present[:12], "..."]
+        raise StatsError(
+            f"no {column!r} column ({purpose}); the columns are {shown}: pass {keyword}='<column>'"
+            + (" (or case=None to make every row its own case)" if keyword == "case" else "")
+        )
+    return column
 
 
-def case_key(frame: pd.DataFrame) -> pd.Series:
-    """One label per row naming its case (probe, version, case id); repeats share it.
-
-    Example:
-        >>> case_key(pd.DataFrame({"probe": ["p", "p"], "version": [1, 1], "repeat": [0, 1]})).nunique()
-        1
-    """
-    cols = [c for c in CASE_COLUMNS if c in frame.columns]
-    if not cols:
-        return pd.Series(np.arange(len(frame)).astype(str), index=frame.index)
-    labels = ["|".join(map(str, row)) for row in frame[cols].itertuples(index=False)]
-    return pd.Series(labels, index=frame.index, dtype=object)
-
-
-def unit_values(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, str]:
-    """The values a CI is computed over, and what a unit is.
-
-    With several cases, repeats are averaged within each case first and the case is the unit
-    (repeats of one case are not independent). With a single case, its repeats are the units:
-    the interval is then about that case alone.
+def system_names(frame: pd.DataFrame) -> pd.Series:
+    """The system of each results row: its ``label`` when set, else its ``model`` (the derived
+    ``system`` column :func:`jevalkit.read_results` adds).
 
     Example:
-        >>> f = pd.DataFrame({"case_id": ["a", "a", "b", "b"], "score": [1.0, 0.0, 1.0, 1.0]})
-        >>> unit_values(f, "score")
-        (array([0.5, 1. ]), 'case')
+        >>> system_names(pd.DataFrame({"model": ["m", "m"], "label": [None, "T=1"]})).tolist()
+        ['m', 'T=1']
     """
-    keys = case_key(frame)
-    values = frame[column].astype(float)
-    if keys.nunique() > 1:
-        return values.groupby(keys.to_numpy(), sort=True).mean().to_numpy(), "case"
-    return values.to_numpy(), "repeat (one case)"
+    require(frame, "model", "system", "the system: label, else model")
+    label = frame["label"] if "label" in frame.columns else pd.Series(None, index=frame.index)
+    return label.astype(object).where(label.notna(), frame["model"]).astype(object)
+
+
+@dataclass
+class Prepared:
+    """A metric's input, checked: one row per usable value, with integer codes.
+
+    Attributes:
+        groups: the ``by`` keys, one row per group code (sorted).
+        group: the group code of each value.
+        case: the case code of each value (unique across groups; sorted within).
+        values: the values (float).
+        n_missing: per group code, rows skipped for an error or a missing value.
+        unit: ``case``, or ``row`` (``case=None``), or ``value`` (a plain array).
+        case_label: what a case is, for ``method`` strings.
+        frame: the usable rows (for columns a metric needs beyond the value).
+    """
+
+    groups: pd.DataFrame
+    group: np.ndarray
+    case: np.ndarray
+    values: np.ndarray
+    n_missing: np.ndarray
+    unit: str
+    case_label: str
+    frame: pd.DataFrame
+
+
+def prepare(
+    data: pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series,
+    value: str,
+    *,
+    by: CaseSpec,
+    case: CaseSpec,
+    keyword: str,
+    to_float: bool = True,
+) -> Prepared:
+    """Check and code a metric's input (see the module docstring for the contract).
+
+    Example:
+        >>> p = prepare(pd.DataFrame({"q": ["a", "a", "b"], "s": [1.0, 0.0, None]}), "s",
+        ...             by=None, case="q", keyword="score")
+        >>> p.values.tolist(), p.case.tolist(), p.n_missing.tolist()
+        ([1.0, 0.0], [0, 0], [1])
+    """
+    if not isinstance(data, pd.DataFrame):
+        if by is not None:
+            raise StatsError("by= needs a DataFrame; an array is one group")
+        array = np.asarray(data, dtype=object).ravel()
+        frame = pd.DataFrame({value: array, "_case": np.arange(array.size)})
+        frame[value] = frame[value].where(frame[value].notna(), None)
+        case_cols, unit, label = ["_case"], "value", "value"
+    else:
+        frame = data
+        require(frame, value, keyword, "the values to summarise")
+        case_cols = columns_of(case)
+        for column in case_cols:
+            require(frame, column, "case", "the unit of analysis")
+        unit = "case" if case_cols else "row"
+        label = "+".join(case_cols) if case_cols else "row"
+    by_cols = columns_of(by)
+    for column in by_cols:
+        require(frame, column, "by", "a grouping column")
+    raw = frame[value]
+    missing = raw.isna().to_numpy().copy()
+    if "error" in frame.columns:
+        missing |= frame["error"].notna().to_numpy()
+    codes, groups = group_codes(frame, by_cols)
+    n_missing = np.bincount(codes[missing], minlength=len(groups))
+    usable = frame.loc[~missing]
+    if case_cols:
+        case_codes, _ = group_codes(usable, list(dict.fromkeys([*by_cols, *case_cols])))
+    else:
+        case_codes = np.arange(len(usable))
+    values = usable[value].to_numpy()
+    if to_float:
+        values = _floats(values, value)
+    return Prepared(groups, codes[~missing], case_codes, values, n_missing, unit, label, usable)
+
+
+def _floats(values: np.ndarray, name: str) -> np.ndarray:
+    try:
+        out = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise StatsError(f"column {name!r} holds values that are not numbers") from None
+    bad = ~np.isfinite(out)
+    if bad.any():
+        raise StatsError(
+            f"column {name!r} holds {int(bad.sum())} infinite value(s); fix or drop them"
+        )
+    return out
+
+
+def group_codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Sorted integer codes of the combinations of ``columns`` (a missing value is a value),
+    and the table of combinations, one row per code.
+
+    Example:
+        >>> group_codes(pd.DataFrame({"m": ["b", "a", "b"]}), ["m"])[0].tolist()
+        [1, 0, 1]
+    """
+    if not columns:
+        return np.zeros(len(frame), dtype=np.int64), pd.DataFrame(index=[0])
+    keys = frame[columns]
+    try:
+        grouped = keys.groupby(columns, sort=True, dropna=False)
+        codes = grouped.ngroup().to_numpy()
+    except TypeError:  # mixed types in a key column: order by their text
+        keys = keys.astype(str).where(keys.notna(), None)
+        grouped = keys.groupby(columns, sort=True, dropna=False)
+        codes = grouped.ngroup().to_numpy()
+    table = grouped.size().reset_index()[columns]
+    return codes.astype(np.int64), table.reset_index(drop=True)
 
 
 def by_groups(
     frame: pd.DataFrame,
-    by: str | Iterable[str] | None,
-    compute: Callable[[pd.DataFrame], dict],
+    by: CaseSpec,
+    compute,
 ) -> pd.DataFrame:
-    """Apply ``compute`` to each group (or to everything) and stack one row per group.
+    """Apply ``compute`` to each group (or to everything) and stack one row per group (for
+    metrics whose per-group work is not vectorised).
 
     Example:
         >>> f = pd.DataFrame({"m": ["a", "a", "b"], "x": [1, 2, 3]})
         >>> by_groups(f, "m", lambda g: {"n": len(g)})[["m", "n"]].values.tolist()
         [['a', 2], ['b', 1]]
     """
-    cols = [by] if isinstance(by, str) else list(by or [])
-    missing = [c for c in cols if c not in frame.columns]
-    if missing:
-        raise StatsError(f"cannot group by {missing}: no such column(s)")
+    cols = columns_of(by)
+    for column in cols:
+        require(frame, column, "by", "a grouping column")
     if not cols:
         return pd.DataFrame([compute(frame)])
     rows = []
@@ -95,3 +209,11 @@ def by_groups(
         key = key if isinstance(key, tuple) else (key,)
         rows.append({**dict(zip(cols, key, strict=True)), **compute(group)})
     return pd.DataFrame(rows)
+
+
+def attach(groups: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
+    """The group keys followed by the metric's columns."""
+    out = groups.reset_index(drop=True).copy() if len(groups.columns) else pd.DataFrame()
+    for name, values in columns.items():
+        out[name] = values
+    return out

@@ -1,146 +1,290 @@
-"""mean_score, pass_rate and mean_absolute_error."""
+"""mean_score, pass_rate and mean_absolute_error: vectorised over groups, cases as the unit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
-from ..stats import bimodality, bootstrap_ci, standard_error, wilson_ci
-from ._frame import as_frame, by_groups, case_key, unit_values
+from ..errors import StatsError
+from ..stats import bimodality as bimodality_test
+from ..stats import bootstrap_ci
+from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
+Data = pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series
 
 
-def _t_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    if values.size < 2:
-        return np.nan, np.nan, np.nan
-    se = float(sps.sem(values))
-    half = sps.t.ppf(0.5 + confidence / 2, values.size - 1) * se
-    m = float(values.mean())
-    return se, m - half, m + half
+def _units(p: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The values each group's interval is computed over: case means when the group has two
+    or more cases, else the repeats of its one case. Returns (unit values, their group,
+    per-group n_cases, per-group flag 'units are repeats of one case')."""
+    n_groups = len(p.groups)
+    size = np.bincount(p.case, minlength=p.case.max() + 1 if p.case.size else 0)
+    sums = np.bincount(p.case, p.values, minlength=size.size)
+    present = size > 0
+    case_group = np.zeros(size.size, dtype=np.int64)
+    case_group[p.case] = p.group
+    case_means, case_group = sums[present] / size[present], case_group[present]
+    n_cases = np.bincount(case_group, minlength=n_groups)
+    one_case = n_cases == 1
+    use_rows = one_case[p.group]
+    values = np.concatenate([case_means[~one_case[case_group]], p.values[use_rows]])
+    groups = np.concatenate([case_group[~one_case[case_group]], p.group[use_rows]])
+    order = np.lexsort((values, groups))
+    return values[order], groups[order], n_cases, one_case
+
+
+def _unit_name(p: Prepared, one_case: bool) -> str:
+    if p.unit == "value":
+        return "values"
+    if p.unit == "row":
+        return "rows (case=None)"
+    return f"repeats of one case ({p.case_label})" if one_case else f"cases ({p.case_label})"
+
+
+def _rescale(values: np.ndarray, scale: tuple[float, float] | None, name: str) -> np.ndarray:
+    if scale is not None:
+        low, high = (float(x) for x in scale)
+        if not high > low:
+            raise StatsError(f"scale must be (low, high) with high > low, got {scale!r}")
+        if values.size and (values.min() < low or values.max() > high):
+            raise StatsError(
+                f"{name} range from {values.min():g} to {values.max():g}, outside scale={scale!r}"
+            )
+        return (values - low) / (high - low)
+    if values.size and (values.min() < 0 or values.max() > 1):
+        raise StatsError(
+            f"{name} range from {values.min():g} to {values.max():g}, outside [0, 1]: pass "
+            "scale=(low, high) to normalise them (e.g. scale=(1, 10) for 1-10 grades)"
+        )
+    return values
 
 
 def mean_score(
-    data: pd.DataFrame | Sequence[float] | np.ndarray,
+    data: Data,
     *,
-    by: str | Iterable[str] | None = None,
+    by: CaseSpec = None,
     score: str = "score",
+    case: CaseSpec = CASE_COLUMNS,
+    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
+    bimodality: bool = True,
 ) -> pd.DataFrame:
-    """Mean of normalised 0-1 scores, one row per group, with n and a t interval.
+    """Mean of normalised 0-1 scores, one row per group, with n and an interval.
 
-    When cases were run several times the case is the unit: repeats are averaged within a case
-    first and the interval is over cases (never pooled over samples as if independent).
+    The case is the unit: repeats are averaged within a case first and the interval is over
+    cases (never pooled over samples as if independent). A group with a single case is
+    summarised over that case's repeats, and ``method`` says so.
 
-    Returns columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_samples``, ``n_unscored``,
-    ``value``, ``se``, ``ci_low``, ``ci_high``, ``method``, ``histogram`` (counts of unit values
-    in ten bins over [0, 1]), ``bimodal`` and ``dip_p`` (Hartigan's dip test: a mean hides a
-    split; look at the histogram when it is True).
+    Args:
+        data: results (or any DataFrame), or an array of scores (one case per value).
+        by: column(s) to group by.
+        score: the score column.
+        case: the column(s) naming a case (default: probe, version, case id); ``None`` makes
+            every row its own case.
+        scale: ``(low, high)`` of raw grades, normalised as (g - low) / (high - low); without it,
+            scores outside [0, 1] are an error naming the range found.
+        confidence: of the interval.
+        bimodality: run the bimodality check per group (a bootstrap for graded data; set False
+            when only the mean and its interval are wanted).
 
-    Small n: with fewer than 2 units there is no interval (NaN) and ``method`` says so.
+    Returns:
+        Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
+        rows), ``n_missing`` (rows with an error or no score), ``value``, ``se``, ``ci_low``,
+        ``ci_high``, ``method``, ``histogram`` (unit counts in ten bins over [0, 1]),
+        ``bimodal``, ``bimodality_p``, ``bimodality_method`` (see
+        :func:`jevalkit.stats.bimodality`; a mean hides a split, look at the histogram).
+
+    Notes:
+        Interval: Student's t over the units, clipped to [0, 1]. When the units have zero sample
+        variance (five passes of five) the t interval would collapse to a point; then the Wilson
+        interval for k = n x mean successes of n is used (the widest a [0, 1] score with that
+        mean can need), and ``method`` says so. Fewer than 2 units: no interval (NaN).
 
     Example:
         >>> mean_score([0.2, 0.4, 0.9, 0.5])[["n", "value"]].to_dict("records")
         [{'n': 4, 'value': 0.5}]
+        >>> row = mean_score([1.0] * 5).iloc[0]
+        >>> round(float(row["ci_low"]), 3), row["method"]
+        (0.566, 'Wilson interval over values: zero sample variance')
     """
-    frame = as_frame(data, score)
-
-    def compute(group: pd.DataFrame) -> dict:
-        ok = group[~group["_unscored"]]
-        values, unit = unit_values(ok, score) if len(ok) else (np.array([]), "case")
-        se, low, high = _t_interval(values, confidence)
-        counts, _ = np.histogram(np.clip(values, 0, 1), bins=HISTOGRAM_BINS)
-        bimodal = bimodality(values) if values.size else None
-        return {
-            "n": int(values.size),
-            "unit": unit,
-            "n_samples": len(ok),
-            "n_unscored": int(group["_unscored"].sum()),
-            "value": float(values.mean()) if values.size else np.nan,
+    p = prepare(data, score, by=by, case=case, keyword="score")
+    raw = p.values
+    p.values = _rescale(raw, scale, score)
+    units, unit_group, n_cases, one_case = _units(p)
+    g = len(p.groups)
+    n = np.bincount(unit_group, minlength=g)
+    sums = np.bincount(unit_group, units, minlength=g)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = sums / n
+        dev = units - mean[unit_group]
+        var = np.bincount(unit_group, dev**2, minlength=g) / (n - 1)
+        se = np.sqrt(var / n)
+        crit = sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1))
+    raw_low, raw_high = mean - crit * se, mean + crit * se
+    low, high = np.clip(raw_low, 0, 1), np.clip(raw_high, 0, 1)
+    clipped = (raw_low < 0) | (raw_high > 1)
+    flat = (n >= 2) & (var <= 1e-24)
+    if flat.any():
+        wl, wh = proportion_confint(
+            mean[flat] * n[flat], n[flat], alpha=1 - confidence, method="wilson"
+        )
+        low[flat], high[flat] = wl, wh
+    small = n < 2
+    low[small], high[small], se[small] = np.nan, np.nan, np.nan
+    bins = np.minimum((units * 10).astype(np.int64), 9)
+    hist = np.bincount(unit_group * 10 + bins, minlength=g * 10).reshape(g, 10)
+    methods = []
+    for i in range(g):
+        name = _unit_name(p, bool(one_case[i]))
+        if small[i]:
+            methods.append("n < 2: no interval")
+        elif flat[i]:
+            methods.append(f"Wilson interval over {name}: zero sample variance")
+        else:
+            methods.append(f"t interval over {name}" + (", clipped to [0, 1]" if clipped[i] else ""))
+    checks = _bimodality(units, unit_group, raw, p, scale, g) if bimodality else None
+    return attach(
+        p.groups,
+        {
+            "n": n,
+            "unit": [_unit_name(p, bool(o)) for o in one_case],
+            "n_cases": n_cases,
+            "n_samples": np.bincount(p.group, minlength=g),
+            "n_missing": p.n_missing,
+            "value": np.where(n > 0, mean, np.nan),
             "se": se,
             "ci_low": low,
             "ci_high": high,
-            "method": "t interval over " + unit if values.size >= 2 else "n < 2: no interval",
-            "histogram": counts.tolist(),
-            "bimodal": bool(bimodal["bimodal"][0]) if bimodal is not None else False,
-            "dip_p": float(bimodal["p_value"][0]) if bimodal is not None else np.nan,
-        }
+            "method": methods,
+            "histogram": [row.tolist() for row in hist],
+            "bimodal": checks["bimodal"] if checks is not None else pd.NA,
+            "bimodality_p": checks["p_value"] if checks is not None else np.nan,
+            "bimodality_method": checks["method"] if checks is not None else "not checked",
+        },
+    )
 
-    return by_groups(frame, by, compute)
+
+def _bimodality(
+    units: np.ndarray,
+    unit_group: np.ndarray,
+    raw: np.ndarray,
+    p: Prepared,
+    scale: tuple[float, float] | None,
+    n_groups: int,
+) -> pd.DataFrame:
+    levels = None
+    if scale is not None and np.all(np.equal(np.mod(raw, 1), 0)):
+        low, high = (float(x) for x in scale)
+        levels = (np.arange(low, high + 1) - low) / (high - low)
+    rows = []
+    for i in range(n_groups):
+        x = units[unit_group == i]
+        grid = levels if levels is not None and np.isin(x, levels).all() else None
+        rows.append(bimodality_test(x, levels=grid).iloc[0])
+    return pd.DataFrame(rows).reset_index(drop=True)
 
 
 def pass_rate(
-    data: pd.DataFrame | Sequence[bool] | np.ndarray,
+    data: Data,
     *,
-    by: str | Iterable[str] | None = None,
+    by: CaseSpec = None,
     passed: str = "passed",
+    case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """passed / total with a Wilson interval, case-clustered when cases have repeats.
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
-    design effect deff = (clustered SE / iid SE)^2 from :func:`jevalkit.stats.standard_error`
-    (floored at 1). With a single case the repeats are treated as independent draws of that case.
+    design effect deff = (clustered SE / iid SE)^2 (:func:`jevalkit.stats.standard_error`,
+    floored at 1). A group with a single case treats its repeats as independent draws of that
+    case, and ``method`` says so.
 
-    Returns columns: the ``by`` columns, ``n`` (samples scored), ``n_cases``, ``passed``,
-    ``n_unscored``, ``value``, ``ci_low``, ``ci_high``, ``design_effect``, ``method``.
+    Returns:
+        Columns: the ``by`` columns, ``n`` (samples scored), ``n_cases``, ``passed``,
+        ``n_missing``, ``value``, ``ci_low``, ``ci_high``, ``design_effect``, ``method``.
 
     Example:
         >>> pass_rate([True, True, False, True])[["n", "passed", "value"]].to_dict("records")
         [{'n': 4, 'passed': 3, 'value': 0.75}]
     """
-    frame = as_frame(data, passed)
-
-    def compute(group: pd.DataFrame) -> dict:
-        ok = group[~group["_unscored"]]
-        x = ok[passed].astype(float).to_numpy()
-        n, k = x.size, float(x.sum())
-        cases = case_key(ok)
-        n_cases = int(cases.nunique())
-        deff, method = 1.0, "Wilson"
-        if n_cases >= 2 and n_cases < n and 0 < k < n:
-            iid = standard_error(x)
-            clustered = standard_error(x, cases.to_numpy())
-            deff = max(1.0, (clustered / iid) ** 2) if iid > 0 else 1.0
-            method = "Wilson, case-clustered (design effect)"
-        elif n_cases == 1 and n > 1:
-            method = "Wilson over repeats of one case"
-        n_eff = n / deff
-        low, high = wilson_ci(k / deff, n_eff, confidence) if n else (np.nan, np.nan)
-        return {
+    p = prepare(data, passed, by=by, case=case, keyword="passed")
+    x = p.values
+    if x.size and not np.isin(x, (0.0, 1.0)).all():
+        raise StatsError(f"column {passed!r} must hold True/False (or 1/0) verdicts")
+    g = len(p.groups)
+    n = np.bincount(p.group, minlength=g)
+    k = np.bincount(p.group, x, minlength=g)
+    case_size = np.bincount(p.case)
+    present = case_size > 0
+    case_group = np.zeros(case_size.size, dtype=np.int64)
+    case_group[p.case] = p.group
+    n_cases = np.bincount(case_group[present], minlength=g)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = k / n
+        dev = x - mean[p.group]
+        iid = np.bincount(p.group, dev**2, minlength=g) / (n - 1) / n
+        totals = np.bincount(p.case, dev, minlength=case_size.size)
+        clustered = np.bincount(case_group, totals**2, minlength=g) / n**2
+        ratio = clustered / iid
+    clustering = (n_cases >= 2) & (n_cases < n) & (k > 0) & (k < n)
+    deff = np.where(clustering & (iid > 0), np.maximum(1.0, np.nan_to_num(ratio, nan=1.0)), 1.0)
+    low = np.full(g, np.nan)
+    high = np.full(g, np.nan)
+    has = n > 0
+    if has.any():
+        low[has], high[has] = proportion_confint(
+            k[has] / deff[has], n[has] / deff[has], alpha=1 - confidence, method="wilson"
+        )
+    methods = []
+    for i in range(g):
+        if n[i] == 0:
+            methods.append("n = 0: no interval")
+        elif clustering[i]:
+            methods.append(f"Wilson, case-clustered (design effect; case = {p.case_label})")
+        elif n_cases[i] == 1 and n[i] > 1 and p.unit == "case":
+            methods.append(f"Wilson over repeats of one case ({p.case_label})")
+        else:
+            methods.append("Wilson")
+    return attach(
+        p.groups,
+        {
             "n": n,
             "n_cases": n_cases,
-            "passed": int(k),
-            "n_unscored": int(group["_unscored"].sum()),
-            "value": k / n if n else np.nan,
+            "passed": k.astype(np.int64),
+            "n_missing": p.n_missing,
+            "value": np.where(has, mean, np.nan),
             "ci_low": low,
             "ci_high": high,
             "design_effect": deff,
-            "method": method if n else "n = 0: no interval",
-        }
-
-    return by_groups(frame, by, compute)
+            "method": methods,
+        },
+    )
 
 
 def mean_absolute_error(
     predicted: pd.DataFrame | Sequence[float] | np.ndarray,
     gold: Sequence[float] | np.ndarray | None = None,
     *,
-    by: str | Iterable[str] | None = None,
+    by: CaseSpec = None,
     prediction: str = "expected_level",
     gold_column: str = "gold",
+    case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """Mean |predicted - gold| with a BCa bootstrap interval over cases.
 
-    Give two arrays, or a results DataFrame with ``prediction`` and ``gold_column`` columns (rows
-    without gold are skipped). Repeats of a case are averaged first.
+    Give two arrays, or a DataFrame with ``prediction`` and ``gold_column`` columns (rows
+    without gold or prediction are skipped and counted). Repeats of a case are averaged first.
 
-    Returns columns: the ``by`` columns, ``n``, ``value``, ``ci_low``, ``ci_high``, ``method``.
+    Returns columns: the ``by`` columns, ``n``, ``n_missing``, ``value``, ``ci_low``,
+    ``ci_high``, ``method``.
 
     Example:
         >>> mean_absolute_error([3.2, 1.0, 4.0], [3, 2, 4])[["n", "value"]].round(3).values.tolist()
@@ -148,15 +292,26 @@ def mean_absolute_error(
     """
     if not isinstance(predicted, pd.DataFrame):
         if gold is None:
-            raise ValueError("give gold values, or a DataFrame with a gold column")
-        frame = as_frame(np.abs(np.asarray(predicted, float) - np.asarray(gold, float)), "_ae")
+            raise StatsError("give gold values, or a DataFrame with a gold column")
+        x, y = np.asarray(predicted, float), np.asarray(gold, float)
+        if x.shape != y.shape:
+            raise StatsError(f"{x.size} predictions for {y.size} gold values; give one each")
+        frame = pd.DataFrame({"_ae": np.abs(x - y), "_case": np.arange(x.size)})
+        by, case = None, "_case"
     else:
-        frame = as_frame(predicted, prediction)
-        frame = frame[frame[gold_column].notna() & frame[prediction].notna()]
-        frame["_ae"] = (frame[prediction].astype(float) - frame[gold_column].astype(float)).abs()
+        frame = predicted.copy()
+        for column, keyword in ((prediction, "prediction"), (gold_column, "gold_column")):
+            if column not in frame.columns:
+                raise StatsError(f"no {column!r} column; pass {keyword}='<column>'")
+        gold_values = pd.to_numeric(frame[gold_column], errors="coerce")
+        if (frame[gold_column].notna() & gold_values.isna()).any():
+            raise StatsError(f"column {gold_column!r} holds labels that are not numbers")
+        frame["_ae"] = (pd.to_numeric(frame[prediction], errors="coerce") - gold_values).abs()
+    p = prepare(frame, "_ae", by=by, case=case, keyword="prediction")
+    units, unit_group, _, one_case = _units(p)
 
-    def compute(group: pd.DataFrame) -> dict:
-        values, unit = unit_values(group[~group["_unscored"]], "_ae")
+    def compute(i: int) -> dict:
+        values = units[unit_group == i]
         if values.size == 0:
             return {
                 "n": 0,
@@ -166,7 +321,16 @@ def mean_absolute_error(
                 "method": "no gold",
             }
         ci = bootstrap_ci(values, confidence=confidence, seed=seed)
-        return {"n": values.size, "value": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
-                "method": f"BCa bootstrap over {unit}"}  # fmt: skip
+        return {
+            "n": values.size,
+            "value": ci.estimate,
+            "ci_low": ci.low,
+            "ci_high": ci.high,
+            "method": f"BCa bootstrap over {_unit_name(p, bool(one_case[i]))}",
+        }
 
-    return by_groups(frame, by, compute)
+    rows = pd.DataFrame([compute(i) for i in range(len(p.groups))])
+    out = attach(p.groups, {"n": rows["n"], "n_missing": p.n_missing})
+    for column in ("value", "ci_low", "ci_high", "method"):
+        out[column] = rows[column].to_numpy()
+    return out

@@ -1,48 +1,113 @@
-"""The headline table of a results file: pass rate, mean score and (with repeats) consistency."""
+"""The headline tables: a results file's summary, and what ``jevalkit run`` prints."""
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 import pandas as pd
 
 from ..errors import StatsError
 from ._agreement import consistency
-from ._frame import case_key
+from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 from ._scores import mean_score, pass_rate
 
 SUMMARY_COLUMNS = ["metric", "n", "value", "ci_low", "ci_high", "method"]
+RUN_SUMMARY_COLUMNS = [
+    "probe",
+    "system",
+    "n",
+    "n_cases",
+    "passed",
+    "errors",
+    "pass_rate",
+    "ci_low",
+    "ci_high",
+    "method",
+]
 
 
-def has_repeats(results: pd.DataFrame) -> bool:
-    """Whether any case was run more than once (per system).
+def has_repeats(
+    results: pd.DataFrame, *, case: CaseSpec = CASE_COLUMNS, system: str | None = "system"
+) -> bool:
+    """Whether any case was run more than once by one system.
 
     Example:
-        >>> has_repeats(pd.DataFrame({"probe": ["p", "p"], "repeat": [0, 1]}))
+        >>> has_repeats(pd.DataFrame({"probe": ["p", "p"], "version": [1, 1], "case_id": [None, None],
+        ...                           "system": ["m", "m"], "repeat": [0, 1]}))
         True
     """
-    keys = case_key(results)
-    extra = [c for c in ("model", "label", "params_hash") if c in results.columns]
-    return bool(results.assign(_c=keys).groupby(["_c", *extra], dropna=False).size().max() > 1)
+    cols = columns_of(case) + ([system] if system is not None else [])
+    for column in cols:
+        require(results, column, "case" if column != system else "system", "identifies a case")
+    if results.empty:
+        return False
+    codes, _ = group_codes(results, cols)
+    return bool(pd.Series(codes).value_counts().max() > 1)
 
 
-def summarize(results: pd.DataFrame, *, by: str | Iterable[str] | None = None) -> pd.DataFrame:
-    """One row per group and metric: ``pass_rate``, ``mean_score`` and, when cases were repeated,
+def summarize(
+    results: pd.DataFrame,
+    *,
+    by: CaseSpec = None,
+    passed: str = "passed",
+    score: str = "score",
+    verdict: str = "passed",
+    case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
+) -> pd.DataFrame:
+    """One row per group and metric: ``pass_rate`` (when there is a ``passed`` column),
+    ``mean_score`` (when there is a ``score`` column) and, when cases were repeated,
     ``consistency``; columns: the ``by`` columns, then ``metric``, ``n``, ``value``, ``ci_low``,
     ``ci_high``, ``method``.
 
     Example:
         >>> df = pd.DataFrame({"case_id": ["a", "b"], "score": [1.0, 0.0], "passed": [True, False]})
-        >>> summarize(df)["metric"].tolist()
+        >>> summarize(df, case="case_id", system=None)["metric"].tolist()
         ['pass_rate', 'mean_score']
     """
-    cols = [by] if isinstance(by, str) else list(by or [])
-    parts = [pass_rate(results, by=cols).assign(metric="pass_rate"),
-             mean_score(results, by=cols).assign(metric="mean_score")]  # fmt: skip
-    if has_repeats(results):
+    cols = columns_of(by)
+    parts = []
+    if passed in results.columns:
+        parts.append(pass_rate(results, by=by, passed=passed, case=case).assign(metric="pass_rate"))
+    if score in results.columns:
+        table = mean_score(results, by=by, score=score, case=case, bimodality=False)
+        parts.append(table.assign(metric="mean_score"))
+    if not parts:
+        raise StatsError(f"no {passed!r} or {score!r} column to summarise; pass passed= or score=")
+    if verdict in results.columns and has_repeats(results, case=case, system=system):
         try:
-            agreement = consistency(results, by=cols).rename(columns={"n_cases": "n"})
-            parts.append(agreement.assign(metric="consistency"))
+            level = "expected_level" if "expected_level" in results.columns else None
+            agreement = consistency(results, by=by, verdict=verdict, case=case, level=level)
+            parts.append(agreement.rename(columns={"n_cases": "n"}).assign(metric="consistency"))
         except StatsError:
-            pass
+            pass  # no case ran twice within a group: nothing to report
     return pd.concat([p[cols + SUMMARY_COLUMNS] for p in parts], ignore_index=True)
+
+
+def run_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """What ``jevalkit run`` prints: per probe version and system, the pass rate with its
+    case-clustered Wilson interval (the same numbers as :func:`pass_rate`), the requests that
+    ended in an error, and the cases behind them.
+
+    Example:
+        >>> df = pd.DataFrame({"probe": ["p"] * 3, "version": [1] * 3, "case_id": [None] * 3,
+        ...                    "system": ["m"] * 3, "passed": [True, False, None],
+        ...                    "error": [None, None, {"type": "timeout"}]})
+        >>> run_summary(df)[["probe", "n", "passed", "errors", "pass_rate"]].values.tolist()
+        [['p@1', 2, 1, 1, 0.5]]
+    """
+    frame = results.assign(_probe=results["probe"] + "@" + results["version"].astype(str))
+    table = pass_rate(frame, by=["_probe", "system"])
+    return pd.DataFrame(
+        {
+            "probe": table["_probe"],
+            "system": table["system"],
+            "n": table["n"],
+            "n_cases": table["n_cases"],
+            "passed": table["passed"],
+            "errors": table["n_missing"],
+            "pass_rate": table["value"],
+            "ci_low": table["ci_low"],
+            "ci_high": table["ci_high"],
+            "method": table["method"],
+        },
+        columns=RUN_SUMMARY_COLUMNS,
+    )

@@ -38,8 +38,13 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
         ...
         jevalkit.errors.ProbeError: x/v1.yaml: <top level>: "version" is a required property (see the probe format in jevalkit/probes/probe_format.schema.json)
     """
-    validate_data(raw, _format_validator(), source, ProbeError,
-                  " (see the probe format in jevalkit/probes/probe_format.schema.json)")  # fmt: skip
+    validate_data(
+        raw,
+        _format_validator(),
+        source,
+        ProbeError,
+        " (see the probe format in jevalkit/probes/probe_format.schema.json)",
+    )
     if raw["scoring"]["type"] == "json_schema":
         try:
             compile_schema(raw["scoring"]["schema"])

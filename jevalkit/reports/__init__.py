@@ -1,32 +1,67 @@
-"""Reports: written summaries of results (Markdown, headline JSON).
+"""Reports: parameterised notebooks run with papermill into HTML with headline JSON, batches of
+them on Dask, probe pages, and Markdown summaries.
 
 Example:
-    >>> from jevalkit.reports import headline
-    >>> callable(headline)
-    True
+    >>> from jevalkit.reports import escape_markdown
+    >>> escape_markdown("<b>")
+    '&lt;b&gt;'
 """
 
-from ._batch import BatchError, collect, expand, load_batch, run_batch
-from ._execute import NOTEBOOKS_DIR, Report, ReportError, find_notebook, run_report, save_headline
-from ._probe_page import dataset_jsonld, probe_page, probe_runs
-from ._probe_summary import headline, probe_summary_markdown, write_probe_summary
+from ..errors import BatchError, ReportError
+from ._batch import (
+    BatchSpec,
+    collect,
+    expand,
+    load_batch,
+    out_dir_for,
+    resolve_value,
+    run_batch,
+    static_root,
+    write_batch_summary,
+)
+from ._execute import (
+    Report,
+    bundled_notebooks,
+    check_parameters,
+    declared_parameters,
+    find_notebook,
+    output_folder,
+    run_report,
+    save_headline,
+)
+from ._notebook import escape_markdown, open_results
+from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
+from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
 
 __all__ = [
-    "NOTEBOOKS_DIR",
     "BatchError",
+    "BatchSpec",
     "Report",
     "ReportError",
+    "bundled_notebooks",
+    "check_parameters",
     "collect",
     "dataset_jsonld",
+    "declared_parameters",
+    "escape_markdown",
     "expand",
+    "fenced",
     "find_notebook",
     "headline",
+    "json_for_script",
     "load_batch",
+    "open_results",
+    "out_dir_for",
+    "output_folder",
     "probe_page",
     "probe_runs",
     "probe_summary_markdown",
+    "resolve_value",
     "run_batch",
     "run_report",
     "save_headline",
+    "static_root",
+    "write_batch_summary",
+    "write_probe_page",
     "write_probe_summary",
 ]

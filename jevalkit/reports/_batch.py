@@ -8,7 +8,13 @@ A batch file (YAML)::
       probe: [schema-ten-records@2]
     rows:                             # optional explicit parameter sets, added to the grid
       - {results: runs/c.jsonl, probe: schema-ten-records@2}
+    paths: [results]                  # optional: parameters whose values are paths
     out: reports/{probe}/{results_stem}   # {name}: a value; {name_stem}: a path value's file stem
+
+Values of path parameters (declared in ``paths``, or naming a file that exists beside the batch
+file) are resolved against the batch file's folder; every other value is passed as written (a
+model id such as ``openai/gpt-4o-mini`` is not a path). Parameter names must be parameters the
+notebook declares.
 
 Every output notebook records in its metadata the parameters, the jevalkit version and the sha256
 of the notebook source and of each input file; a re-run skips outputs whose recorded inputs are
@@ -26,17 +32,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from .._version import __version__
-from ..errors import JevalkitError
-from ._execute import ReportError, find_notebook, run_report
+from ..datafiles import load_yaml
+from ..errors import BatchError, ReportError
+from ._execute import check_parameters, find_notebook, run_report
 
 STATUS_COLUMNS = ["out", "status", "error", "parameters"]
-
-
-class BatchError(JevalkitError):
-    """The batch file is unusable."""
+SUMMARY_NAME = "batch_summary.csv"
+SCHEDULER_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class BatchSpec:
     rows: list[dict[str, Any]]
     out: str
     base: Path
+    paths: tuple[str, ...] = ()
 
 
 def _sha256(path: Path) -> str:
@@ -65,17 +70,14 @@ def load_batch(path: str | Path) -> BatchSpec:
         {'probe': ['a', 'b']}
     """
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BatchError(f"{path}: cannot read batch file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise BatchError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    raw = load_yaml(path, BatchError)
     if not isinstance(raw, dict):
         raise BatchError(f"{path}: a batch file is a mapping with notebook, grid, rows, out")
-    unknown = sorted(set(raw) - {"notebook", "grid", "rows", "out"})
+    unknown = sorted(set(raw) - {"notebook", "grid", "rows", "out", "paths"})
     if unknown:
-        raise BatchError(f"{path}: unknown key(s) {unknown}; allowed: notebook, grid, rows, out")
+        raise BatchError(
+            f"{path}: unknown key(s) {unknown}; allowed: notebook, grid, rows, paths, out"
+        )
     for key in ("notebook", "out"):
         if not isinstance(raw.get(key), str):
             raise BatchError(f"{path}: `{key}` must be a string")
@@ -87,9 +89,20 @@ def load_batch(path: str | Path) -> BatchSpec:
         raise BatchError(f"{path}: `rows` is a list of parameter mappings")
     if not grid and not rows:
         raise BatchError(f"{path}: give `grid` or `rows`: there is nothing to run")
+    paths = raw.get("paths") or []
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise BatchError(f"{path}: `paths` is a list of parameter names")
     nb = Path(raw["notebook"])
     notebook = find_notebook(path.parent / nb if (path.parent / nb).exists() else nb)
-    return BatchSpec(notebook, grid, rows, raw["out"], path.parent)
+    try:
+        for params in [dict.fromkeys(grid), *rows]:
+            check_parameters(notebook, params)
+    except ReportError as exc:
+        raise BatchError(f"{path}: {exc}") from None
+    spec = BatchSpec(notebook, grid, rows, raw["out"], path.parent, tuple(paths))
+    for params in expand(spec)[:1]:
+        out_dir_for(spec.out, params, spec.base)  # a bad pattern fails now, not per task
+    return spec
 
 
 def expand(spec: BatchSpec) -> list[dict[str, Any]]:
@@ -107,11 +120,21 @@ def expand(spec: BatchSpec) -> list[dict[str, Any]]:
     return (combos if names else []) + [dict(r) for r in spec.rows]
 
 
-def _resolve(value: Any, base: Path) -> Any:
-    if isinstance(value, str) and ("/" in value or value.endswith((".jsonl", ".json", ".csv"))):
-        candidate = (base / value).resolve()
-        if candidate.exists() or not Path(value).is_absolute():
-            return str(candidate)
+def resolve_value(name: str, value: Any, spec: BatchSpec) -> Any:
+    """A parameter value as the notebook gets it: a path parameter's value (declared in
+    ``paths``, or naming a file that exists beside the batch file) resolved against the batch
+    file's folder; any other value as written.
+
+    Example:
+        >>> spec = BatchSpec(Path("x.ipynb"), {}, [], "o", Path("/b"), ("results",))
+        >>> resolve_value("results", "runs/a.jsonl", spec), resolve_value("model", "openai/gpt-4o", spec)
+        ('/b/runs/a.jsonl', 'openai/gpt-4o')
+    """
+    if not isinstance(value, str):
+        return value
+    candidate = (spec.base / value).resolve()
+    if name in spec.paths or candidate.is_file():
+        return str(candidate)
     return value
 
 
@@ -130,6 +153,10 @@ def out_dir_for(pattern: str, params: dict[str, Any], base: Path) -> Path:
         raise BatchError(
             f"out pattern {pattern!r} names {exc.args[0]!r}, which is not a parameter"
         ) from None
+    except (ValueError, IndexError, AttributeError) as exc:
+        raise BatchError(
+            f"out pattern {pattern!r} is not a pattern of {{name}} fields ({exc})"
+        ) from None
     filled = re.sub(r"[^\w./@=+-]", "_", filled)
     return base / filled
 
@@ -139,8 +166,12 @@ def fingerprint(notebook: Path, params: dict[str, Any]) -> dict[str, Any]:
     files = {
         k: _sha256(Path(v)) for k, v in params.items() if isinstance(v, str) and Path(v).is_file()
     }
-    return {"notebook_sha256": _sha256(notebook), "parameters": params, "input_sha256": files,
-            "jevalkit_version": __version__}  # fmt: skip
+    return {
+        "notebook_sha256": _sha256(notebook),
+        "parameters": params,
+        "input_sha256": files,
+        "jevalkit_version": __version__,
+    }
 
 
 def up_to_date(out: Path, notebook: Path, inputs: dict[str, Any]) -> bool:
@@ -181,10 +212,12 @@ def run_batch(
     from dask.distributed import Client, LocalCluster, as_completed
     from tqdm.auto import tqdm
 
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise BatchError(f"workers must be a whole number of at least 1, got {workers!r}")
     spec = load_batch(path)
     tasks, rows = [], []
     for params in expand(spec):
-        params = {k: _resolve(v, spec.base) for k, v in params.items()}
+        params = {k: resolve_value(k, v, spec) for k, v in params.items()}
         out = out_dir_for(spec.out, params, spec.base)
         inputs = fingerprint(spec.notebook, params)
         if not force and up_to_date(out, spec.notebook, inputs):
@@ -196,9 +229,22 @@ def run_batch(
     )
     counts = {"done": 0, "failed": 0, "skipped": len(rows)}
     if tasks:
-        cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1,
-                                                      processes=True, dashboard_address=None)  # fmt: skip
-        client = Client(scheduler or cluster)
+        cluster = (
+            None
+            if scheduler
+            else LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+        )
+        try:
+            client = Client(scheduler or cluster, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            if cluster is not None:
+                cluster.close()
+            raise BatchError(
+                f"cannot reach the Dask scheduler {scheduler or 'LocalCluster'} within "
+                f"{SCHEDULER_TIMEOUT_S} s ({type(exc).__name__}); check the address"
+            ) from None
         try:
             futures = [client.submit(_task, *t, pure=False) for t in tasks]
             for future in as_completed(futures):
@@ -260,3 +306,18 @@ def static_root(pattern: str, base: Path) -> Path:
     """
     head = pattern.split("{", 1)[0]
     return base / (head.rsplit("/", 1)[0] if "/" in head else ".")
+
+
+def write_batch_summary(path: str | Path) -> tuple[pd.DataFrame, Path]:
+    """Collect the reports of a batch (:func:`collect`) under the static part of its output
+    pattern and write them to ``batch_summary.csv`` there; return the table and the CSV path."""
+    spec = load_batch(path)
+    root = static_root(spec.out, spec.base)
+    summary = collect(root)
+    csv = root / SUMMARY_NAME
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        summary.to_csv(csv, index=False)
+    except OSError as exc:
+        raise BatchError(f"{csv}: cannot write the batch summary ({exc.strerror})") from None
+    return summary, csv

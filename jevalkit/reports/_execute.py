@@ -8,15 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._paths import data_dir
+from .._paths import notebooks_dir
 from .._version import __version__
-from ..errors import JevalkitError
+from ..errors import ReportError
 
-NOTEBOOKS_DIR = data_dir().parent / "notebooks"
-
-
-class ReportError(JevalkitError):
-    """A notebook failed; the message names the cell and the exception, the partial notebook is kept."""
+ALWAYS_INJECTED = ("headline_path",)
 
 
 @dataclass(frozen=True)
@@ -32,21 +28,71 @@ class Report:
         return json.loads(self.headline.read_text())
 
 
+def bundled_notebooks() -> list[str]:
+    """The names of the bundled notebooks.
+
+    Example:
+        >>> "probe_report" in bundled_notebooks()
+        True
+    """
+    return sorted(p.stem for p in notebooks_dir().glob("*.ipynb"))
+
+
 def find_notebook(name: str | Path) -> Path:
-    """A notebook path, or a name under ``notebooks/`` (with or without ``.ipynb``).
+    """A notebook path, or a name of a bundled notebook (with or without ``.ipynb``).
 
     Example:
         >>> find_notebook("probe_report").name
         'probe_report.ipynb'
     """
     path = Path(name)
-    if path.exists():
+    if path.is_file():
         return path
-    candidate = NOTEBOOKS_DIR / (path.name if path.suffix == ".ipynb" else f"{path.name}.ipynb")
-    if candidate.exists():
+    candidate = notebooks_dir() / (path.name if path.suffix == ".ipynb" else f"{path.name}.ipynb")
+    if candidate.is_file():
         return candidate
-    known = ", ".join(sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")))
-    raise ReportError(f"no notebook {str(name)!r}; bundled notebooks: {known}")
+    raise ReportError(
+        f"no notebook {str(name)!r}; bundled notebooks: {', '.join(bundled_notebooks())}"
+    )
+
+
+def declared_parameters(notebook: Path) -> dict[str, Any]:
+    """The parameters a notebook declares in its cell tagged ``parameters`` (papermill's reading).
+
+    Example:
+        >>> sorted(declared_parameters(find_notebook("probe_report")))
+        ['headline_path', 'probe', 'results']
+    """
+    import papermill
+
+    try:
+        return dict(papermill.inspect_notebook(str(notebook)))
+    except Exception as exc:  # papermill raises several types for an unreadable notebook
+        raise ReportError(f"{notebook}: cannot read its parameters ({exc})") from None
+
+
+def check_parameters(notebook: Path, parameters: dict[str, Any]) -> None:
+    """Refuse parameter names that are not Python identifiers or not declared by the notebook
+    (papermill pastes names into code: ``x=__import__('os').system(...)#`` would run).
+
+    Example:
+        >>> check_parameters(find_notebook("probe_report"), {"x=1#": 2})
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: probe_report.ipynb: parameter 'x=1#' is not a Python name; this notebook's parameters: headline_path, probe, results
+    """
+    declared = declared_parameters(notebook)
+    names = ", ".join(sorted(declared))
+    for name in parameters:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ReportError(
+                f"{notebook.name}: parameter {name!r} is not a Python name; this notebook's "
+                f"parameters: {names}"
+            )
+        if name not in declared:
+            raise ReportError(
+                f"{notebook.name}: no parameter {name!r}; this notebook's parameters: {names}"
+            )
 
 
 def save_headline(numbers: Any, path: str | Path) -> None:
@@ -69,12 +115,36 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            return str(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if value is None or isinstance(value, str | int | float | bool):
         return value
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
     return str(value)
+
+
+def output_folder(out: str | Path) -> Path:
+    """The folder a report is written into, created when missing; refused when it is a file.
+
+    Example:
+        >>> output_folder("/dev/null")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: /dev/null is a file, not a folder; give --out a folder for the report
+    """
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ReportError(f"{folder} is a file, not a folder; give --out a folder for the report")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"{folder}: cannot create the report folder ({exc.strerror})") from None
+    return folder
 
 
 def run_report(
@@ -91,31 +161,37 @@ def run_report(
     ``<name>.headline.json``.
 
     Raises:
-        ReportError: one line naming the failing cell and its exception; the partial executed
-            notebook stays at ``<out>/<name>.ipynb``.
+        ReportError: an unknown notebook or parameter, an unusable output folder, or a failing
+            cell (one line naming the cell and its exception; the partial executed notebook
+            stays at ``<out>/<name>.ipynb``).
     """
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
     source = find_notebook(notebook)
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    params = dict(parameters or {})
+    check_parameters(source, params)
+    out_dir = output_folder(out)
     executed = out_dir / f"{source.stem}.ipynb"
     html = out_dir / f"{source.stem}.html"
     headline = out_dir / f"{source.stem}.headline.json"
-    params = dict(parameters or {})
     if results is not None:
         params["results"] = str(Path(results).resolve())
     params["headline_path"] = str(headline.resolve())
     try:
         papermill.execute_notebook(
-            str(source), str(executed), parameters=params, kernel_name="python3",
-            progress_bar=progress, cwd=str(out_dir),
-        )  # fmt: skip
+            str(source),
+            str(executed),
+            parameters=params,
+            kernel_name="python3",
+            progress_bar=progress,
+            cwd=str(out_dir),
+        )
     except papermill.PapermillExecutionError as exc:
+        first = exc.evalue.splitlines()[0] if exc.evalue else ""
         raise ReportError(
-            f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {exc.evalue.splitlines()[0] if exc.evalue else ''} "
+            f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {first} "
             f"(partial notebook kept at {executed})"
         ) from None
     nb = nbformat.read(executed, as_version=4)

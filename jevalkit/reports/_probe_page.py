@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import ReportError
 from ..probes import Probe, curl_command
 from ..runner import read_results
 from ._probe_summary import headline
@@ -21,6 +22,36 @@ td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}.ok{color:#176b2
 
 def _e(text: object) -> str:
     return html.escape(str(text))
+
+
+def json_for_script(value: object) -> str:
+    r"""JSON safe inside an HTML ``<script>`` element: ``<``, ``>`` and ``&`` are written as
+    ``\u`` escapes, so no ``</script>`` or ``<!--`` in a value can end or blank the element.
+
+    Example:
+        >>> json_for_script({"name": "<!--<script>"})
+        '{"name": "\\u003c!--\\u003cscript\\u003e"}'
+    """
+    text = json.dumps(value, indent=None, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def write_probe_page(probe: Probe, results: Sequence[str | Path], out: str | Path) -> Path:
+    """Write :func:`probe_page` to ``out`` (its folder is created when missing); return the path.
+
+    Raises:
+        ReportError: ``out`` is a folder, or cannot be written.
+    """
+    path = Path(out)
+    if path.is_dir():
+        raise ReportError(f"{path} is a folder; give --out a file name such as page.html")
+    text = probe_page(probe, results)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot write the probe page ({exc.strerror})") from None
+    return path
 
 
 def probe_runs(probe: Probe, results: Sequence[str | Path]) -> pd.DataFrame:
@@ -69,24 +100,38 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
         (True, False)
     """
     runs = probe_runs(probe, results)
-    parts = [f"<h1>{_e(probe.title)}</h1>", f"<p class=muted>{_e(probe.name)} · sha256 {probe.content_hash[:16]}…</p>",
-             f"<p>{_e(probe.description)}</p>", "<h2>Results</h2>"]  # fmt: skip
+    parts = [
+        f"<h1>{_e(probe.title)}</h1>",
+        f"<p class=muted>{_e(probe.name)} · sha256 {probe.content_hash[:16]}…</p>",
+        f"<p>{_e(probe.description)}</p>",
+        "<h2>Results</h2>",
+    ]
     if runs.empty:
-        parts.append("<p><strong>Not yet run.</strong> No model has been run against this version, so there "
-                     "are no numbers to show, and this page carries no Dataset structured data.</p>")  # fmt: skip
+        parts.append(
+            "<p><strong>Not yet run.</strong> No model has been run against this version, so there "
+            "are no numbers to show, and this page carries no Dataset structured data.</p>"
+        )
     else:
         parts.append(
             "<table><tr><th>model</th><th>n</th><th>passed</th><th>pass rate</th><th>95% CI</th></tr>"
         )
         for h in headline(runs):
-            parts.append(f"<tr><td>{_e(h['system'])}</td><td>{h['n']}</td><td>{h['passed']}</td>"
-                         f"<td>{h['pass_rate']:.2f}</td><td>{h['ci_low']:.2f}–{h['ci_high']:.2f}</td></tr>")  # fmt: skip
+            parts.append(
+                f"<tr><td>{_e(h['system'])}</td><td>{h['n']}</td><td>{h['passed']}</td>"
+                f"<td>{h['pass_rate']:.2f}</td><td>{h['ci_low']:.2f}–{h['ci_high']:.2f}</td></tr>"
+            )
         parts.append("</table>")
     parts.append("<h2>Prompt</h2><p>Exactly what every model receives. Nothing else is sent.</p>")
     for m in probe.messages:
         parts.append(f"<h3>{_e(m.role)}</h3><pre>{_e(m.content)}</pre>")
-    parts.append("<h2>Parameters</h2><ul>" + "".join(
-        f"<li><code>{_e(k)}</code>: {_e(json.dumps(v))}</li>" for k, v in probe.parameters.items()) + "</ul>")  # fmt: skip
+    parts.append(
+        "<h2>Parameters</h2><ul>"
+        + "".join(
+            f"<li><code>{_e(k)}</code>: {_e(json.dumps(v))}</li>"
+            for k, v in probe.parameters.items()
+        )
+        + "</ul>"
+    )
     parts.append(
         "<h2>Rubric</h2><ol>" + "".join(f"<li>{_e(c.text)}</li>" for c in probe.rubric) + "</ol>"
     )
@@ -99,14 +144,21 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
     for r in probe.check_examples():
         cls = "ok" if r.ok else "bad"
         want = "must score 1" if r.example.expect == "pass" else "must not score 1"
-        parts.append(f"<h3>{_e(r.example.label)} <span class={cls}>({want}; scores {r.score.value:g})</span></h3>"
-                     f"<pre>{_e(r.example.output)}</pre>")  # fmt: skip
-    parts.append("<h2>Version history</h2><ul>" + "".join(
-        f"<li>v{v}: {_e(note)}</li>" for v, note in probe.history) + "</ul>")  # fmt: skip
-    parts.append(f"<h2>Run it yourself</h2><pre>{_e(curl_command(probe))}</pre>"
-                 f"<pre>jevalkit run {_e(probe.name)} --model MODEL --repeats 5</pre>")  # fmt: skip
+        parts.append(
+            f"<h3>{_e(r.example.label)} <span class={cls}>({want}; scores {r.score.value:g})</span></h3>"
+            f"<pre>{_e(r.example.output)}</pre>"
+        )
+    parts.append(
+        "<h2>Version history</h2><ul>"
+        + "".join(f"<li>v{v}: {_e(note)}</li>" for v, note in probe.history)
+        + "</ul>"
+    )
+    parts.append(
+        f"<h2>Run it yourself</h2><pre>{_e(curl_command(probe))}</pre>"
+        f"<pre>jevalkit run {_e(probe.name)} --model MODEL --repeats 5</pre>"
+    )
     head = f"<meta charset=utf-8><title>{_e(probe.name)}: {_e(probe.title)}</title><style>{_CSS}</style>"
     if not runs.empty:
-        ld = json.dumps(dataset_jsonld(probe, runs), indent=2).replace("</", "<\\/")
+        ld = json_for_script(dataset_jsonld(probe, runs))
         head += f'<script type="application/ld+json">{ld}</script>'
     return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,20 @@ from typing import Any
 import pandas as pd
 
 from ..metrics import consistency, has_repeats, pass_rate
-from ..metrics._frame import as_frame
+from ._notebook import escape_markdown
+
+
+def fenced(text: str, language: str) -> list[str]:
+    """``text`` in a Markdown code fence longer than any run of backticks inside it, so model
+    output can never close the fence and be rendered as Markdown or HTML.
+
+    Example:
+        >>> fenced("a ``` b", "text")
+        ['````text', 'a ``` b', '````']
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{language}", text, fence]
 
 
 def _fmt_ci(low: float, high: float) -> str:
@@ -22,21 +36,25 @@ def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
     consistency across repeats. JSON-ready.
 
     Example:
-        >>> df = pd.DataFrame({"model": ["m"] * 2, "label": [None] * 2, "probe": ["p"] * 2,
-        ...                    "repeat": [0, 1], "passed": [True, False], "score": [1.0, 0.0]})
+        >>> df = pd.DataFrame({"system": ["m"] * 2, "probe": ["p"] * 2, "version": [1] * 2,
+        ...                    "case_id": [None] * 2, "repeat": [0, 1], "passed": [True, False],
+        ...                    "error": [None] * 2})
         >>> headline(df)[0]["pass_rate"], headline(df)[0]["n"]
         (0.5, 2)
     """
-    frame = as_frame(results, "passed")
-    rates = pass_rate(frame, by="system").set_index("system")
-    agree = consistency(frame, by="system").set_index("system") if has_repeats(frame) else None
+    rates = pass_rate(results, by="system").set_index("system")
+    agree = (
+        consistency(results, by="system", level=None).set_index("system")
+        if has_repeats(results)
+        else None
+    )
     out = []
     for system, row in rates.iterrows():
         item = {
             "system": system,
             "n": int(row["n"]),
             "passed": int(row["passed"]),
-            "errors": int(row["n_unscored"]),
+            "errors": int(row["n_missing"]),
             "pass_rate": float(row["value"]),
             "ci_low": float(row["ci_low"]),
             "ci_high": float(row["ci_high"]),
@@ -54,7 +72,7 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
     verdicts across repeats, and one failing output per system.
 
     Example:
-        >>> df = pd.DataFrame({"model": ["m"], "label": [None], "probe": ["p"], "repeat": [0],
+        >>> df = pd.DataFrame({"system": ["m"], "probe": ["p"], "version": [1], "case_id": [None], "repeat": [0],
         ...                    "passed": [False], "score": [0.0], "error": [None],
         ...                    "checks": [[{"id": "x", "text": "X holds", "passed": False}]],
         ...                    "first_failing_item": [9], "score_errors": [["$[9]: bad"]],
@@ -62,26 +80,42 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
         >>> "| m | 1 | 0 |" in probe_summary_markdown(df, title="t")
         True
     """
-    frame = as_frame(results, "passed")
+    frame = results.assign(_unscored=results["passed"].isna() | results["error"].notna())
     lines = [f"# {title}", ""]
     if frame.empty:
         return "\n".join([*lines, "Not yet run: no results, so no numbers.", ""])
-    lines += ["## Pass rate", "", "| system | n | passed | errors | pass rate | 95% CI | interval |",
-              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "## Pass rate",
+        "",
+        "| system | n | passed | errors | pass rate | 95% CI | interval |",
+        "|---|---|---|---|---|---|---|",
+    ]
     heads = headline(frame)
     for h in heads:
-        lines.append(f"| {h['system']} | {h['n']} | {h['passed']} | {h['errors']} | "
-                     f"{h['pass_rate']:.2f} | {_fmt_ci(h['ci_low'], h['ci_high'])} | {h['ci_method']} |")  # fmt: skip
+        lines.append(
+            f"| {escape_markdown(h['system'])} | {h['n']} | {h['passed']} | {h['errors']} | "
+            f"{h['pass_rate']:.2f} | {_fmt_ci(h['ci_low'], h['ci_high'])} | {h['ci_method']} |"
+        )
     if any("verdict_agreement" in h for h in heads):
-        lines += ["", "## Agreement across repeats", "",
-                  "| system | modal verdict share | cases whose verdict flipped |", "|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "## Agreement across repeats",
+            "",
+            "| system | modal verdict share | cases whose verdict flipped |",
+            "|---|---|---|",
+        ]
         for h in heads:
             if "verdict_agreement" in h:
                 lines.append(
-                    f"| {h['system']} | {h['verdict_agreement']:.2f} | {h['flip_rate']:.0%} |"
+                    f"| {escape_markdown(h['system'])} | {h['verdict_agreement']:.2f} | {h['flip_rate']:.0%} |"
                 )
-    lines += ["", "## Rubric checks that failed", "", "| system | check | failed | of runs that could be judged |",
-              "|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Rubric checks that failed",
+        "",
+        "| system | check | failed | of runs that could be judged |",
+        "|---|---|---|---|",
+    ]
     for system, group in frame[~frame["_unscored"]].groupby("system"):
         failed, judged, texts = Counter(), Counter(), {}
         for checks in group["checks"]:
@@ -91,22 +125,38 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
                     judged[c["id"]] += 1
                     failed[c["id"]] += c["passed"] is False
         for cid, text in texts.items():
-            lines.append(f"| {system} | {text} | {failed[cid]} | {judged[cid]} |")
-    lines += ["", "## Where the list first drifts", "",
-              "0-based index of the first item that breaks the schema (empty when the output did "
-              "not parse or no single item broke it).", "", "| system | first failing item: runs |", "|---|---|"]  # fmt: skip
+            lines.append(
+                f"| {escape_markdown(system)} | {escape_markdown(text)} | "
+                f"{failed[cid]} | {judged[cid]} |"
+            )
+    lines += [
+        "",
+        "## Where the list first drifts",
+        "",
+        "0-based index of the first item that breaks the schema (empty when the output did "
+        "not parse or no single item broke it).",
+        "",
+        "| system | first failing item: runs |",
+        "|---|---|",
+    ]
     for system, group in frame[~frame["_unscored"]].groupby("system"):
         counts = group["first_failing_item"].dropna().astype(int).value_counts().sort_index()
         cells = ", ".join(f"item {i}: {c}" for i, c in counts.items()) or "none"
-        lines.append(f"| {system} | {cells} |")
+        lines.append(f"| {escape_markdown(system)} | {cells} |")
     lines += ["", "## A failing output per system", ""]
     for system, group in frame[~frame["_unscored"] & (frame["passed"] == False)].groupby("system"):  # noqa: E712
         row = group.iloc[0]
         errors = row["score_errors"] or []
-        lines += [f"**{system}**, repeat {row.get('repeat')}, parameters "
-                  f"`{json.dumps(row['parameters'], sort_keys=True)}`", "",
-                  "```text", str(row["output"])[:600], "```", "",
-                  "Violations: " + ("; ".join(errors[:5]) if errors else "none recorded"), ""]  # fmt: skip
+        violations = "; ".join(escape_markdown(e) for e in errors[:5]) or "none recorded"
+        lines += [
+            f"**{escape_markdown(system)}**, repeat {row.get('repeat')}, parameters",
+            *fenced(json.dumps(row["parameters"], sort_keys=True), "json"),
+            "",
+            *fenced(str(row["output"])[:600], "text"),
+            "",
+            f"Violations: {violations}",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 

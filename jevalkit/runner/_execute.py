@@ -139,8 +139,18 @@ async def execute(
                 existing = {k: v for k, v in existing.items() if k not in failed}
         pending = [job for job, key in zip(jobs, keys, strict=True) if key not in existing]
         if pending:
-            await _run_pending(pending, asked, model, label, base_url, api_key_env, path,
-                               settings, description, done=len(jobs) - len(pending))  # fmt: skip
+            await _run_pending(
+                pending,
+                asked,
+                model,
+                label,
+                base_url,
+                api_key_env,
+                path,
+                settings,
+                description,
+                done=len(jobs) - len(pending),
+            )
         results = read_results(path)
     wanted = set(keys)
     mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
@@ -214,8 +224,14 @@ async def _send_all(
     done: int,
 ) -> None:
     run_id = uuid.uuid4().hex[:12]
-    bar = tqdm(total=len(jobs) + done, initial=done, desc=description, unit="req",
-               disable=not settings.progress, dynamic_ncols=True)  # fmt: skip
+    bar = tqdm(
+        total=len(jobs) + done,
+        initial=done,
+        desc=description,
+        unit="req",
+        disable=not settings.progress,
+        dynamic_ncols=True,
+    )
     counts = {"errors": 0, "retries": 0}
     if client is not None:
 
@@ -293,17 +309,36 @@ def build_row(
     provenance: dict[str, Any] = {}
     if sent:
         c = combine(sent)
-        provenance = dict(model_resolved=c.model_resolved, system_fingerprint=c.system_fingerprint,
-                          finish_reason=c.finish_reason, prompt_tokens=c.prompt_tokens,
-                          completion_tokens=c.completion_tokens, latency_s=c.latency_s,
-                          attempts=c.attempts, cached=c.cached)  # fmt: skip
+        provenance = dict(
+            model_resolved=c.model_resolved,
+            system_fingerprint=c.system_fingerprint,
+            finish_reason=c.finish_reason,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            latency_s=c.latency_s,
+            attempts=c.attempts,
+            cached=c.cached,
+        )
     where = {}
     if target is not None and job.needs_model:
         where = dict(model_sha256=target.model_sha256, base_url=target.endpoint.base_url)
     return ResultRow(
-        run_id=run_id, kind=job.kind, probe=job.probe, version=job.version,
-        probe_hash=job.probe_hash, case_id=job.case_id, model=asked, repeat=job.repeat,
-        parameters=job.parameters, params_hash=job.params_hash, label=label, gold=job.gold,
-        **where, **provenance, **produced,
-        started_at=started, finished_at=now(), jevalkit_version=__version__,
-    )  # fmt: skip
+        run_id=run_id,
+        kind=job.kind,
+        probe=job.probe,
+        version=job.version,
+        probe_hash=job.probe_hash,
+        case_id=job.case_id,
+        model=asked,
+        repeat=job.repeat,
+        parameters=job.parameters,
+        params_hash=job.params_hash,
+        label=label,
+        gold=job.gold,
+        **where,
+        **provenance,
+        **produced,
+        started_at=started,
+        finished_at=now(),
+        jevalkit_version=__version__,
+    )

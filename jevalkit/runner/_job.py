@@ -20,9 +20,23 @@ from ._columns import KEY_COLUMNS
 Send = Callable[[Request], Awaitable[Completion]]
 
 # Row fields a job may return from perform(); everything else the runner fills itself.
-JOB_FIELDS = frozenset({"output", "score", "passed", "checks", "first_failing_item", "score_errors",
-                        "error", "probs", "expected_level", "verdict", "coverage", "method",
-                        "explanation"})  # fmt: skip
+JOB_FIELDS = frozenset(
+    {
+        "output",
+        "score",
+        "passed",
+        "checks",
+        "first_failing_item",
+        "score_errors",
+        "error",
+        "probs",
+        "expected_level",
+        "verdict",
+        "coverage",
+        "method",
+        "explanation",
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,9 +80,15 @@ class Job(ABC):
             >>> job.key("m", None)
             ('schema-ten-records', 2, None, 'm', '...', None, 0)
         """
-        values = {"probe": self.probe, "version": self.version, "case_id": self.case_id,
-                  "model": model, "params_hash": self.params_hash, "label": label,
-                  "repeat": self.repeat}  # fmt: skip
+        values = {
+            "probe": self.probe,
+            "version": self.version,
+            "case_id": self.case_id,
+            "model": model,
+            "params_hash": self.params_hash,
+            "label": label,
+            "repeat": self.repeat,
+        }
         return tuple(values[c] for c in KEY_COLUMNS)
 
     @abstractmethod

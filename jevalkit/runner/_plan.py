@@ -107,10 +107,18 @@ def plan_jobs(
                 sent["seed"] = int(sent["seed"]) + r
             body = {"messages": probe.chat_messages(), **sent}
             jobs.append(
-                ProbeJob(kind="probe", probe=probe.id, version=probe.version,
-                         probe_hash=probe.content_hash, parameters=sent, params_hash=digest,
-                         repeat=r, seeded="seed" in sent, spec=probe,
-                         request=Request(CHAT, body, r))  # fmt: skip
+                ProbeJob(
+                    kind="probe",
+                    probe=probe.id,
+                    version=probe.version,
+                    probe_hash=probe.content_hash,
+                    parameters=sent,
+                    params_hash=digest,
+                    repeat=r,
+                    seeded="seed" in sent,
+                    spec=probe,
+                    request=Request(CHAT, body, r),
+                )
             )
     return jobs
 

@@ -47,9 +47,16 @@ async def arun(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
-    settings = RunSettings(concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-                           max_response_bytes=max_response_bytes, cache=cache,
-                           cache_dir=cache_dir, retry_errors=retry_errors, progress=progress)  # fmt: skip
+    settings = RunSettings(
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_response_bytes=max_response_bytes,
+        cache=cache,
+        cache_dir=cache_dir,
+        retry_errors=retry_errors,
+        progress=progress,
+    )
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})
@@ -57,8 +64,15 @@ async def arun(
     jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
     name = "+".join(sorted({p.id for p in probe_list}))
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
-    return await execute(jobs, model=model, out=path, label=label, base_url=base_url,
-                         api_key_env=api_key_env, settings=settings)  # fmt: skip
+    return await execute(
+        jobs,
+        model=model,
+        out=path,
+        label=label,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        settings=settings,
+    )
 
 
 def check_generation(overrides: dict[str, Any]) -> None:
@@ -80,7 +94,9 @@ def check_generation(overrides: dict[str, Any]) -> None:
         value = overrides.get(name)
         if value is None:
             continue
-        ok = not isinstance(value, bool) and isinstance(value, int | float if kind is float else int)
+        ok = not isinstance(value, bool) and isinstance(
+            value, int | float if kind is float else int
+        )
         if not ok or not (low <= value <= high):
             raise UsageError(f"{name} must be {what}, got {value!r}")
 

@@ -67,9 +67,19 @@ def check_results_path(path: str | Path, *, writing: bool = False) -> Path:
         raise ResultsError(f"{path}: cannot use this path ({exc.strerror})") from None
     if info is not None and not stat.S_ISREG(info.st_mode):
         kind = next(
-            (name for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
-             if test(info.st_mode)), "not a regular file")  # fmt: skip
+            (
+                name
+                for test, name in (
+                    (stat.S_ISDIR, "a folder"),
+                    (stat.S_ISCHR, "a character device"),
+                    (stat.S_ISBLK, "a block device"),
+                    (stat.S_ISFIFO, "a FIFO"),
+                    (stat.S_ISSOCK, "a socket"),
+                )
+                if test(info.st_mode)
+            ),
+            "not a regular file",
+        )
         raise ResultsError(
             f"{path}: not a regular file ({kind}); results are read from and written to regular files"
         )
@@ -77,7 +87,9 @@ def check_results_path(path: str | Path, *, writing: bool = False) -> Path:
         for parent in path.parents:
             if parent.exists():
                 if not parent.is_dir():
-                    raise ResultsError(f"{path}: {parent} is a file, not a folder; choose another --out")
+                    raise ResultsError(
+                        f"{path}: {parent} is a file, not a folder; choose another --out"
+                    )
                 break
     return path
 
@@ -242,11 +254,12 @@ DTYPES = {
 
 
 def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Rows as a DataFrame with the documented columns, in order, and stable dtypes; extra
-    columns follow.
+    """Rows as a DataFrame with the documented columns, in order, and stable dtypes, then the
+    derived ``system`` column (the row's ``label`` when set, else its ``model``: the system a
+    comparison names), then any extra columns.
 
     Example:
-        >>> results_frame([]).columns.tolist() == COLUMNS
+        >>> results_frame([]).columns.tolist() == [*COLUMNS, "system"]
         True
     """
     frame = pd.DataFrame(rows)
@@ -255,8 +268,10 @@ def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             frame[column] = None
     for column, dtype in DTYPES.items():
         frame[column] = frame[column].astype(dtype)
-    extra = [c for c in frame.columns if c not in COLUMNS]
-    return frame[COLUMNS + extra].reset_index(drop=True)
+    label = frame["label"].astype(object)
+    frame["system"] = label.where(label.notna(), frame["model"]).astype(object)
+    extra = [c for c in frame.columns if c not in COLUMNS and c != "system"]
+    return frame[[*COLUMNS, "system", *extra]].reset_index(drop=True)
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
@@ -274,7 +289,7 @@ def read_results(path: str | Path) -> pd.DataFrame:
         >>> _ = p.write_text(ResultRow(run_id="r", kind="probe", probe="p", version=1,
         ...                            model="m", repeat=0, score=1.0, passed=True).to_json() + "\\n")
         >>> df = read_results(p)
-        >>> list(df.columns) == COLUMNS, bool(df.loc[0, "passed"]), str(df["passed"].dtype)
+        >>> list(df.columns) == [*COLUMNS, "system"], bool(df.loc[0, "passed"]), str(df["passed"].dtype)
         (True, True, 'boolean')
     """
     if not Path(path).exists():

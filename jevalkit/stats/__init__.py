@@ -13,10 +13,13 @@ from ._error_bars import paired_difference, standard_error
 from ._ordinal import OrdinalSpacing, ordinal_spacing
 from ._power import margin_of_error_n, repeats_needed, sample_size, variance_components
 from ._proportion import wilson_ci
+from ._validate import as_clean_array, as_labels
 
 __all__ = [
     "BootstrapResult",
     "OrdinalSpacing",
+    "as_clean_array",
+    "as_labels",
     "bimodality",
     "bootstrap_ci",
     "fleiss_kappa",

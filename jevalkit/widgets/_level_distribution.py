@@ -29,8 +29,14 @@ def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
             f"<span class='jevalkit-bar' data-level='{i}' style='display:inline-block;height:1.1em;"
             f"width:{max(p, 0) * 20:.2f}em;background:{colour}'></span><span>{p:.0%}</span></div>"
         )
-    marker = (f"<div style='margin-top:.4em'>integer verdict <b>{html.escape(str(levels[verdict]))}</b> · "
-              f"expected level {expected:.2f}</div>") if probs else ""  # fmt: skip
+    marker = (
+        (
+            f"<div style='margin-top:.4em'>integer verdict <b>{html.escape(str(levels[verdict]))}</b> · "
+            f"expected level {expected:.2f}</div>"
+        )
+        if probs
+        else ""
+    )
     return f"<div class='jevalkit-level-distribution'>{''.join(rows)}{marker}</div>"
 
 

@@ -1,4 +1,9 @@
-"""ResultsBrowser and CompareView: filter results, read outputs, compare two runs."""
+"""ResultsBrowser and CompareView: filter results, read outputs, compare two runs.
+
+Everything shown comes from results: probe and model names, outputs, rubric texts and scorer
+messages are untrusted text and are HTML-escaped. Without a widget frontend (a static notebook
+export, a terminal), each widget shows the same content as static HTML.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,17 @@ import html
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
 import pandas as pd
 import traitlets
 
-from ..metrics import pass_rate
+from ..metrics import CASE_COLUMNS, pass_rate
+from ..metrics import columns_of as _columns
 from ..stats import paired_difference
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
 
 
 class ResultsBrowser(widgets.VBox):
@@ -31,10 +42,14 @@ class ResultsBrowser(widgets.VBox):
 
     def __init__(self, df: pd.DataFrame, **kwargs: Any) -> None:
         self.df = df.reset_index(drop=True)
-        opts = lambda col: ["all", *sorted(map(str, self.df[col].dropna().unique()))]  # noqa: E731
-        self.probe = widgets.Dropdown(options=opts("probe"), description="probe")
-        self.model = widgets.Dropdown(options=opts("model"), description="model")
-        self.repeat = widgets.Dropdown(options=opts("repeat"), description="repeat")
+
+        def options(col: str) -> list[str]:
+            values = self.df[col].dropna().unique() if col in self.df else []
+            return ["all", *sorted(map(str, values))]
+
+        self.probe = widgets.Dropdown(options=options("probe"), description="probe")
+        self.model = widgets.Dropdown(options=options("model"), description="model")
+        self.repeat = widgets.Dropdown(options=options("repeat"), description="repeat")
         self.passed = widgets.ToggleButtons(
             options=["all", "passed", "failed"], description="passed"
         )
@@ -45,8 +60,15 @@ class ResultsBrowser(widgets.VBox):
             w.observe(lambda _: self._refresh(), "value")
         self.passed.observe(lambda c: setattr(self, "passed_filter", c["new"]), "value")
         self.slider.observe(lambda c: setattr(self, "index", c["new"]), "value")
-        super().__init__(children=[widgets.HBox([self.probe, self.model]), widgets.HBox([self.repeat, self.passed]),
-                                   self.slider, self.detail], **kwargs)  # fmt: skip
+        super().__init__(
+            children=[
+                widgets.HBox([self.probe, self.model]),
+                widgets.HBox([self.repeat, self.passed]),
+                self.slider,
+                self.detail,
+            ],
+            **kwargs,
+        )
         self._refresh()
 
     @traitlets.observe("passed_filter", "index")
@@ -69,28 +91,45 @@ class ResultsBrowser(widgets.VBox):
             self.detail.value = "<i>no rows match</i>"
             return
         row = sel.iloc[i]
-        failing = [c["text"] for c in (row.get("checks") or []) if c.get("passed") is False]
+        checks = row.get("checks")
+        failing = [
+            c.get("text", "")
+            for c in (checks if isinstance(checks, list) else [])
+            if isinstance(c, dict) and c.get("passed") is False
+        ]
+        errors = row.get("score_errors")
         items = "".join(
-            f"<li>{html.escape(t)}</li>" for t in failing + list(row.get("score_errors") or [])
+            f"<li>{_e(t)}</li>" for t in failing + list(errors if isinstance(errors, list) else [])
         )
-        self.detail.value = (f"<b>{html.escape(str(row.get('probe')))} · {html.escape(str(row.get('model')))} · "
-                             f"repeat {row.get('repeat')} · passed {row.get('passed')}</b><ul>{items}</ul>"
-                             f"<pre style='max-height:16em;overflow:auto'>{html.escape(str(row.get('output')))}</pre>")  # fmt: skip
+        self.detail.value = (
+            f"<b>{_e(row.get('probe'))} · {_e(row.get('model'))} · repeat {_e(row.get('repeat'))}"
+            f" · passed {_e(row.get('passed'))}</b><ul>{items}</ul>"
+            f"<pre style='max-height:16em;overflow:auto'>{_e(row.get('output'))}</pre>"
+        )
+
+    def static_html(self) -> str:
+        """What the widget shows, as static HTML: the row count and the current row."""
+        return f"<div><p>{len(self.selection)} of {len(self.df)} rows</p>{self.detail.value}</div>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/html"] = self.static_html()  # shown where no widget frontend runs
+        return bundle
 
 
 class CompareView(widgets.HTML):
-    """Side-by-side pass rates (with 95% CIs) of two result sets and their paired difference
-    (paired by case and repeat).
+    """Side-by-side pass rates (with 95% CIs) of two result sets and their paired score
+    difference, paired by case (``case=``) and repeat.
 
     Example:
         >>> a = pd.DataFrame({"probe": "p", "repeat": [0, 1, 2], "passed": [True, True, False], "score": [1.0, 1.0, 0.0]})
         >>> b = a.assign(passed=[False, True, False], score=[0.0, 1.0, 0.0])
-        >>> v = CompareView(a, b)
+        >>> v = CompareView(a, b, case="probe")
         >>> round(v.difference, 3)
         0.333
     """
 
-    difference = traitlets.Float()
+    difference = traitlets.Float(np.nan, allow_none=True)
 
     def __init__(
         self,
@@ -98,23 +137,34 @@ class CompareView(widgets.HTML):
         df_b: pd.DataFrame,
         *,
         names: tuple[str, str] = ("A", "B"),
+        case: str | tuple[str, ...] | None = CASE_COLUMNS,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        rates = [pass_rate(d).iloc[0] for d in (df_a, df_b)]
-        keys = [
-            c for c in ("probe", "case_id", "repeat") if c in df_a.columns and c in df_b.columns
-        ]
-        merged = df_a.merge(df_b, on=keys, suffixes=("_a", "_b"))
-        rows = "".join(f"<tr><td>{n}</td><td>{r['n']}</td><td>{r['value']:.2f}</td>"
-                       f"<td>{r['ci_low']:.2f}–{r['ci_high']:.2f}</td></tr>" for n, r in zip(names, rates, strict=True))  # fmt: skip
+        rates = [pass_rate(d, case=case).iloc[0] for d in (df_a, df_b)]
+        keys = [c for c in [*_columns(case), "repeat"] if c in df_a.columns and c in df_b.columns]
+        merged = df_a.merge(df_b, on=keys, suffixes=("_a", "_b")) if keys else pd.DataFrame()
+        rows = "".join(
+            f"<tr><td>{_e(n)}</td><td>{r['n']}</td><td>{r['value']:.2f}</td>"
+            f"<td>{r['ci_low']:.2f}–{r['ci_high']:.2f}</td></tr>"
+            for n, r in zip(names, rates, strict=True)
+        )
         diff_html = ""
         if len(merged) >= 2:
             d = paired_difference(
                 merged["score_a"].astype(float), merged["score_b"].astype(float)
             ).iloc[0]
             self.difference = float(d["value"])
-            diff_html = (f"<p>paired difference {names[0]} − {names[1]}: {d['value']:+.3f} "
-                         f"(95% CI {d['ci_low']:+.3f} to {d['ci_high']:+.3f}, n = {d['n']})</p>")  # fmt: skip
-        self.value = ("<table><tr><th></th><th>n</th><th>pass rate</th><th>95% CI</th></tr>"
-                      f"{rows}</table>{diff_html}")  # fmt: skip
+            diff_html = (
+                f"<p>paired difference {_e(names[0])} − {_e(names[1])}: {d['value']:+.3f} "
+                f"(95% CI {d['ci_low']:+.3f} to {d['ci_high']:+.3f}, n = {d['n']})</p>"
+            )
+        self.value = (
+            "<table><tr><th></th><th>n</th><th>pass rate</th><th>95% CI</th></tr>"
+            f"{rows}</table>{diff_html}"
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/html"] = self.value  # shown where no widget frontend runs
+        return bundle

@@ -15,8 +15,20 @@ from jevalkit.runner import row_key
 
 
 def start_run(base_url, out, *extra, env=None):
-    cmd = [sys.executable, "-m", "jevalkit.cli", "run", "schema-ten-records", "--model", "test/m",
-           "--base-url", base_url, "--out", str(out), *extra]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "jevalkit.cli",
+        "run",
+        "schema-ten-records",
+        "--model",
+        "test/m",
+        "--base-url",
+        base_url,
+        "--out",
+        str(out),
+        *extra,
+    ]
     return subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
     )
@@ -27,17 +39,10 @@ def test_run_prints_a_summary_with_n(openai_server, tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     lines = out.decode().splitlines()
-    assert lines[0].split() == [
-        "probe",
-        "model",
-        "n",
-        "passed",
-        "errors",
-        "pass_rate",
-        "ci_low",
-        "ci_high",
-    ]
-    assert lines[1].split()[:6] == ["schema-ten-records@2", "test/m", "4", "4", "0", "1.000"]
+    header = ["probe", "system", "n", "n_cases", "passed", "errors", "pass_rate", "ci_low"]
+    assert lines[0].split() == [*header, "ci_high"]
+    # one probe is one case: four repeats of it, all passing
+    assert lines[1].split()[:7] == ["schema-ten-records@2", "test/m", "4", "1", "4", "0", "1.000"]
     assert b"requests" in err  # the progress bar
 
 

@@ -51,8 +51,14 @@ def test_probabilities_from_crafted_logprobs(openai_server, tmp_path):
         ("The", 0.4),
     ]
     openai_server.logprobs = lambda body: chat_logprobs(pairs)
-    df = judge("faithfulness", "faithfulness", "judge-model", base_url=openai_server.base_url,
-               out=tmp_path / "j.jsonl", progress=False)  # fmt: skip
+    df = judge(
+        "faithfulness",
+        "faithfulness",
+        "judge-model",
+        base_url=openai_server.base_url,
+        out=tmp_path / "j.jsonl",
+        progress=False,
+    )
     assert len(df) == 6 and df["error"].isna().all()
     row = df.iloc[0]
     expected = np.array([0.02, 0.04, 0.06, 0.18, 0.30]) / 0.6
@@ -68,8 +74,14 @@ def test_yes_no_tokens_are_matched_whatever_the_case(openai_server, tmp_path):
     openai_server.logprobs = lambda body: chat_logprobs(
         [(" Yes", 0.3), ("yes", 0.1), ("NO", 0.5), ("x", 0.1)]
     )
-    df = judge("security", "security", "m", base_url=openai_server.base_url, out=tmp_path / "s.jsonl",
-               progress=False)  # fmt: skip
+    df = judge(
+        "security",
+        "security",
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "s.jsonl",
+        progress=False,
+    )
     row = df.iloc[0]
     assert row["probs"] == pytest.approx([0.5 / 0.9, 0.4 / 0.9])
     assert row["score"] == pytest.approx(0.4 / 0.9)  # score = p(unsafe)
@@ -78,16 +90,29 @@ def test_yes_no_tokens_are_matched_whatever_the_case(openai_server, tmp_path):
 
 def test_missing_logprobs_is_a_loud_error_not_a_fallback(openai_server, tmp_path):
     openai_server.logprobs = None
-    df = judge("faithfulness", "faithfulness", "m", base_url=openai_server.base_url,
-               out=tmp_path / "j.jsonl", progress=False)  # fmt: skip
+    df = judge(
+        "faithfulness",
+        "faithfulness",
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "j.jsonl",
+        progress=False,
+    )
     assert df["probs"].isna().all() and df["verdict"].isna().all()
     assert all("returned no logprobs" in e["message"] for e in df["error"])
 
 
 def test_low_coverage_is_refused_naming_the_threshold(openai_server, tmp_path):
     openai_server.logprobs = lambda body: chat_logprobs([("Question", 0.9), ("4", 0.02)])
-    df = judge("faithfulness", "faithfulness", "m", base_url=openai_server.base_url,
-               out=tmp_path / "j.jsonl", progress=False, config=JudgeConfig(min_coverage=0.3))  # fmt: skip
+    df = judge(
+        "faithfulness",
+        "faithfulness",
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "j.jsonl",
+        progress=False,
+        config=JudgeConfig(min_coverage=0.3),
+    )
     assert all(
         "2.0% of the probability" in e["message"] and "threshold 30%" in e["message"]
         for e in df["error"]
@@ -99,8 +124,15 @@ def test_completion_style_uses_the_completions_endpoint(openai_server, tmp_path)
         "tokens": ["C"],
         "top_logprobs": [{"C": math.log(0.7), "D": math.log(0.2), "x": math.log(0.1)}],
     }
-    df = judge("factuality", "factuality", "m", base_url=openai_server.base_url, out=tmp_path / "f.jsonl",
-               progress=False, config=JudgeConfig(prompt_style="completion"))  # fmt: skip
+    df = judge(
+        "factuality",
+        "factuality",
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "f.jsonl",
+        progress=False,
+        config=JudgeConfig(prompt_style="completion"),
+    )
     req = openai_server.requests[0]
     assert req["path"].endswith("/completions") and not req["path"].endswith("/chat/completions")
     assert req["body"]["prompt"].endswith("Rating:") and req["body"]["logprobs"] == 20
@@ -113,9 +145,16 @@ def test_completion_style_uses_the_completions_endpoint(openai_server, tmp_path)
 def test_sampling_gives_the_empirical_distribution(openai_server, tmp_path):
     answers = {0: "4", 1: "4", 2: "3", 3: "no idea", 4: " 4."}
     openai_server.reply = lambda body: answers[body["seed"] % 5]
-    df = judge("faithfulness", [load_cases("faithfulness")[0]], "m", base_url=openai_server.base_url,
-               out=tmp_path / "s.jsonl", progress=False, seed=0,
-               config=JudgeConfig(method="sampling", n_samples=5, min_coverage=0.5))  # fmt: skip
+    df = judge(
+        "faithfulness",
+        [load_cases("faithfulness")[0]],
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "s.jsonl",
+        progress=False,
+        seed=0,
+        config=JudgeConfig(method="sampling", n_samples=5, min_coverage=0.5),
+    )
     row = df.iloc[0]
     assert row["method"] == "sampling" and row["coverage"] == pytest.approx(0.8)
     assert row["probs"] == pytest.approx([0, 0, 0, 0.25, 0.75])
@@ -135,10 +174,20 @@ def test_judge_rows_resume_and_cache_per_repeat(openai_server, tmp_path):
 
 @pytest.mark.parametrize(
     ("a", "b", "same"),
-    [("3", 3, True), (3.0, 3, True), ("Celsius", " celsius ", True), ("a  b", "a b", True),
-     (True, 1, False), ("true", True, False), ({"x": [1, "2"]}, {"x": ["1", 2]}, True),
-     ({"x": 1}, {"x": 1, "y": 2}, False), ([1, 2], [2, 1], False), ("paris", "london", False), (None, None, True)],
-)  # fmt: skip
+    [
+        ("3", 3, True),
+        (3.0, 3, True),
+        ("Celsius", " celsius ", True),
+        ("a  b", "a b", True),
+        (True, 1, False),
+        ("true", True, False),
+        ({"x": [1, "2"]}, {"x": ["1", 2]}, True),
+        ({"x": 1}, {"x": 1, "y": 2}, False),
+        ([1, 2], [2, 1], False),
+        ("paris", "london", False),
+        (None, None, True),
+    ],
+)
 def test_equivalent_values(a, b, same):
     assert equivalent(a, b) is same
 
@@ -156,8 +205,11 @@ def test_tool_call_accuracy_reports_which_call_and_argument():
     assert s.value == 0.5 and not s.passed
     assert s.errors == ("call 1 (book): argument seats: expected 1, got 2",)
     assert tool_call_accuracy([], want).errors[0] == "call 0: missing call to search"
-    free = tool_call_accuracy([{"name": "n", "arguments": {"note": "call me tomorow"}}],
-                              [{"name": "n", "arguments": {"note": "call me tomorrow"}}], free_text=["note"])  # fmt: skip
+    free = tool_call_accuracy(
+        [{"name": "n", "arguments": {"note": "call me tomorow"}}],
+        [{"name": "n", "arguments": {"note": "call me tomorrow"}}],
+        free_text=["note"],
+    )
     assert free.passed
 
 
@@ -167,8 +219,15 @@ def test_bundled_tool_call_cases_match_their_gold(tmp_path):
 
 
 def test_every_judge_file_loads_and_its_examples_name_levels():
-    for name in ("llm_judge", "faithfulness", "answer_relevancy", "answer_correctness", "translation",
-                 "security", "factuality"):  # fmt: skip
+    for name in (
+        "llm_judge",
+        "faithfulness",
+        "answer_relevancy",
+        "answer_correctness",
+        "translation",
+        "security",
+        "factuality",
+    ):
         prompt = load_judge_prompt(name)
         cases = load_cases(name)
         assert len(cases) >= 6 and all(c["gold"] in prompt.labels for c in cases)
@@ -176,10 +235,17 @@ def test_every_judge_file_loads_and_its_examples_name_levels():
 
 
 def test_quality_against_gold_is_pinned_to_scipy():
-    df = pd.DataFrame({"probe": "faithfulness", "gold": ["4", "3", "0", "1", "2", "4"],
-                       "verdict": ["4", "3", "1", "1", "3", "4"],
-                       "expected_level": [3.7, 2.9, 0.8, 1.2, 2.6, 3.5], "probs": [[0.2] * 5] * 6,
-                       "coverage": [0.9, 0.8, 0.95, 0.7, 0.9, 0.85], "error": [None] * 6})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "probe": "faithfulness",
+            "gold": ["4", "3", "0", "1", "2", "4"],
+            "verdict": ["4", "3", "1", "1", "3", "4"],
+            "expected_level": [3.7, 2.9, 0.8, 1.2, 2.6, 3.5],
+            "probs": [[0.2] * 5] * 6,
+            "coverage": [0.9, 0.8, 0.95, 0.7, 0.9, 0.85],
+            "error": [None] * 6,
+        }
+    )
     row = quality(df).iloc[0]
     x, y = df["expected_level"].to_numpy(), df["gold"].astype(float).to_numpy()
     assert row["mae"] == pytest.approx(np.mean(np.abs(x - y)))
@@ -189,10 +255,16 @@ def test_quality_against_gold_is_pinned_to_scipy():
 
 
 def test_quality_of_a_probability_judge_has_brier_and_ece():
-    df = pd.DataFrame({"probe": "security", "gold": ["unsafe", "safe", "unsafe", "safe"],
-                       "verdict": ["unsafe", "safe", "safe", "safe"],
-                       "probs": [[0.1, 0.9], [0.8, 0.2], [0.6, 0.4], [0.9, 0.1]],
-                       "coverage": [1.0] * 4, "error": [None] * 4})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "probe": "security",
+            "gold": ["unsafe", "safe", "unsafe", "safe"],
+            "verdict": ["unsafe", "safe", "safe", "safe"],
+            "probs": [[0.1, 0.9], [0.8, 0.2], [0.6, 0.4], [0.9, 0.1]],
+            "coverage": [1.0] * 4,
+            "error": [None] * 4,
+        }
+    )
     row = quality(df).iloc[0]
     assert row["brier"] == pytest.approx(np.mean([(0.9 - 1) ** 2, 0.2**2, (0.4 - 1) ** 2, 0.1**2]))
     assert 0 <= row["ece"] <= 1
@@ -210,8 +282,15 @@ def test_explanation_when_asked_for(openai_server, tmp_path):
     openai_server.reply = lambda body: (
         "Every claim is in the context." if len(body["messages"]) > 2 else "4"
     )
-    df = judge("faithfulness", [load_cases("faithfulness")[0]], "m", base_url=openai_server.base_url,
-               out=tmp_path / "e.jsonl", progress=False, config=JudgeConfig(explain=True))  # fmt: skip
+    df = judge(
+        "faithfulness",
+        [load_cases("faithfulness")[0]],
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "e.jsonl",
+        progress=False,
+        config=JudgeConfig(explain=True),
+    )
     assert df.loc[0, "explanation"] == "Every claim is in the context."
     follow_up = openai_server.requests[-1]["body"]["messages"]
     assert (
@@ -223,17 +302,36 @@ def test_explanation_when_asked_for(openai_server, tmp_path):
 
 def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
     openai_server.logprobs = lambda body: chat_logprobs([("Yes", 0.85), ("No", 0.15)])
-    case = {"id": "ft", "free_text_arguments": ["query"],
-            "tool_calls": [{"name": "search", "arguments": {"query": "inexpensive Rome flights", "limit": "5"}}],
-            "expected_tool_calls": [{"name": "search", "arguments": {"query": "cheap flights to Rome", "limit": 5}}]}  # fmt: skip
-    df = judge("tool_call_accuracy", [case], "m", base_url=openai_server.base_url, out=tmp_path / "t.jsonl",
-               progress=False)  # fmt: skip
+    case = {
+        "id": "ft",
+        "free_text_arguments": ["query"],
+        "tool_calls": [
+            {"name": "search", "arguments": {"query": "inexpensive Rome flights", "limit": "5"}}
+        ],
+        "expected_tool_calls": [
+            {"name": "search", "arguments": {"query": "cheap flights to Rome", "limit": 5}}
+        ],
+    }
+    df = judge(
+        "tool_call_accuracy",
+        [case],
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "t.jsonl",
+        progress=False,
+    )
     assert df.loc[0, "verdict"] == "match" and len(openai_server.requests) == 1
     asked = openai_server.requests[0]["body"]["messages"][1]["content"]
     assert "cheap flights to Rome" in asked and "inexpensive Rome flights" in asked
     openai_server.logprobs = lambda body: chat_logprobs([("Yes", 0.1), ("No", 0.9)])
-    df = judge("tool_call_accuracy", [case], "m2", base_url=openai_server.base_url, out=tmp_path / "u.jsonl",
-               progress=False)  # fmt: skip
+    df = judge(
+        "tool_call_accuracy",
+        [case],
+        "m2",
+        base_url=openai_server.base_url,
+        out=tmp_path / "u.jsonl",
+        progress=False,
+    )
     assert (
         df.loc[0, "verdict"] == "mismatch"
         and "judged p(same meaning) 0.10" in df.loc[0, "score_errors"][0]

@@ -10,8 +10,15 @@ from jevalkit.judges import JudgeConfig, judge, load_cases
 
 pytestmark = pytest.mark.local_model
 
-MODEL_JUDGES = ["llm_judge", "faithfulness", "answer_relevancy", "answer_correctness", "translation",
-                "security", "factuality"]  # fmt: skip
+MODEL_JUDGES = [
+    "llm_judge",
+    "faithfulness",
+    "answer_relevancy",
+    "answer_correctness",
+    "translation",
+    "security",
+    "factuality",
+]
 
 
 @pytest.mark.parametrize("evaluator", MODEL_JUDGES)
@@ -19,8 +26,14 @@ def test_each_evaluator_returns_a_distribution(evaluator, tmp_path, local_server
     cases = load_cases(evaluator)[:2]
     # completion style: a base model puts its mass on level tokens only there; coverage is
     # recorded, and no threshold is applied so the test sees every distribution
-    df = judge(evaluator, cases, "local", out=tmp_path / "j.jsonl", progress=False,
-               config=JudgeConfig(prompt_style="completion", min_coverage=1e-9))  # fmt: skip
+    df = judge(
+        evaluator,
+        cases,
+        "local",
+        out=tmp_path / "j.jsonl",
+        progress=False,
+        config=JudgeConfig(prompt_style="completion", min_coverage=1e-9),
+    )
     assert len(df) == 2
     for row in df.itertuples():
         assert row.error is None, row.error

@@ -52,16 +52,24 @@ def test_binds_loopback_only(server):
 
 def test_status_reports_the_running_server(server):
     assert local.status() == server
-    out = subprocess.run([sys.executable, "-m", "jevalkit.cli", "local", "status"],
-                         capture_output=True, env=os.environ.copy(), timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "jevalkit.cli", "local", "status"],
+        capture_output=True,
+        env=os.environ.copy(),
+        timeout=60,
+    )
     assert out.returncode == 0 and server.base_url.encode() in out.stdout
 
 
 def test_two_concurrent_requests_both_succeed(server):
     async def both():
         async with httpx.AsyncClient(timeout=120) as client:
-            body = {"model": server.model_name, "max_tokens": 8, "temperature": 0,
-                    "messages": [{"role": "user", "content": "Hello"}]}  # fmt: skip
+            body = {
+                "model": server.model_name,
+                "max_tokens": 8,
+                "temperature": 0,
+                "messages": [{"role": "user", "content": "Hello"}],
+            }
             return await asyncio.gather(
                 *(client.post(server.base_url + "/chat/completions", json=body) for _ in range(2))
             )
@@ -90,8 +98,16 @@ def test_max_tokens_is_honoured(server):
 
 
 def test_runner_rows_carry_the_model_name_and_file_hash(server, tmp_path):
-    df = run("schema-ten-records", "local", repeats=2, max_tokens=12, temperature=1.0, seed=3,
-             out=tmp_path / "r.jsonl", progress=False)  # fmt: skip
+    df = run(
+        "schema-ten-records",
+        "local",
+        repeats=2,
+        max_tokens=12,
+        temperature=1.0,
+        seed=3,
+        out=tmp_path / "r.jsonl",
+        progress=False,
+    )
     assert len(df) == 2 and df["error"].isna().all()
     assert set(df["model"]) == {"local"}
     assert set(df["model_resolved"]) == {local.MODEL_NAME}
@@ -112,8 +128,10 @@ def test_a_taken_port_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_missing_extra_names_the_install_command(tmp_path):
-    code = ("import sys; sys.modules['llama_cpp'] = None\n"
-            "from jevalkit.cli import main; sys.exit(main(['local', 'serve']))")  # fmt: skip
+    code = (
+        "import sys; sys.modules['llama_cpp'] = None\n"
+        "from jevalkit.cli import main; sys.exit(main(['local', 'serve']))"
+    )
     env = {**os.environ, "JEVALKIT_STATE_DIR": str(tmp_path)}  # no server known to be running
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, env=env)
     assert out.returncode == 2

@@ -16,8 +16,21 @@ def results(scores_by_case: dict[str, list[float]], model: str = "m") -> pd.Data
     rows = []
     for case, scores in scores_by_case.items():
         for r, s in enumerate(scores):
-            rows.append({"probe": "p", "version": 1, "case_id": case, "model": model, "label": None,
-                         "repeat": r, "score": s, "passed": s >= 1.0, "error": None})  # fmt: skip
+            rows.append(
+                {
+                    "probe": "p",
+                    "version": 1,
+                    "case_id": case,
+                    "model": model,
+                    "label": None,
+                    "system": model,
+                    "expected_level": None,
+                    "repeat": r,
+                    "score": s,
+                    "passed": s >= 1.0,
+                    "error": None,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -26,9 +39,16 @@ def test_mean_score_uses_cases_as_units_and_matches_a_t_interval():
     row = mean_score(df).iloc[0]
     case_means = np.array([2 / 3, 0, 1, 2 / 3])
     low, high = stats.t.interval(0.95, 3, loc=case_means.mean(), scale=stats.sem(case_means))
-    assert row["n"] == 4 and row["n_samples"] == 12 and row["unit"] == "case"
+    assert row["n"] == 4 and row["n_samples"] == 12
+    assert row["unit"] == "cases (probe+version+case_id)" and row["method"].startswith("t interval over cases")
     assert row["value"] == pytest.approx(case_means.mean())
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    # the t interval of a [0, 1] mean, clipped to [0, 1] (and the method says so)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((max(low, 0), min(high, 1)))
+    assert row["method"].endswith("clipped to [0, 1]")
+    wide = mean_score(results({c: [0.4 + 0.05 * i] for i, c in enumerate("abcdef")})).iloc[0]
+    values = 0.4 + 0.05 * np.arange(6)
+    ref = stats.t.interval(0.95, 5, loc=values.mean(), scale=stats.sem(values))
+    assert (wide["ci_low"], wide["ci_high"]) == pytest.approx(ref)
 
 
 def test_mean_score_by_group_and_histogram():
@@ -39,20 +59,23 @@ def test_mean_score_by_group_and_histogram():
 
 
 def test_mean_score_flags_a_split():
-    split = [0.0] * 40 + [1.0] * 40
+    split = [0.0] * 40 + [0.5] * 4 + [1.0] * 40
     row = mean_score(split).iloc[0]
     assert row["bimodal"] and row["value"] == 0.5
+    assert row["bimodality_method"].startswith("discrete unimodality likelihood-ratio test")
 
 
 def test_mean_score_small_n_and_nan():
     row = mean_score([0.7]).iloc[0]
     assert row["n"] == 1 and np.isnan(row["ci_low"]) and row["method"] == "n < 2: no interval"
     assert mean_score([]).iloc[0]["n"] == 0
-    with pytest.raises(StatsError, match="NaN"):
-        mean_score([0.5, np.nan])  # an array with NaN is a mistake
-    # in results, a row without a score is skipped and counted
-    row = mean_score(pd.DataFrame({"score": [0.5, None, 1.0], "case_id": ["a", "b", "c"]})).iloc[0]
-    assert (row["n"], row["n_unscored"], row["value"]) == (2, 1, 0.75)
+    # a missing value is skipped and counted, in an array as in results
+    row = mean_score([0.5, np.nan]).iloc[0]
+    assert (row["n"], row["n_missing"], row["value"]) == (1, 1, 0.5)
+    row = mean_score(
+        pd.DataFrame({"score": [0.5, None, 1.0], "case_id": ["a", "b", "c"]}), case="case_id"
+    ).iloc[0]
+    assert (row["n"], row["n_missing"], row["value"]) == (2, 1, 0.75)
 
 
 def test_error_rows_are_excluded_and_counted():
@@ -60,8 +83,8 @@ def test_error_rows_are_excluded_and_counted():
     df.at[2, "error"] = {"type": "timeout"}
     df.loc[2, "score"] = np.nan
     df.loc[2, "passed"] = None
-    assert mean_score(df).iloc[0][["n", "n_unscored"]].tolist() == [2, 1]
-    assert pass_rate(df).iloc[0][["n", "n_unscored"]].tolist() == [2, 1]
+    assert mean_score(df).iloc[0][["n", "n_missing"]].tolist() == [2, 1]
+    assert pass_rate(df).iloc[0][["n", "n_missing"]].tolist() == [2, 1]
 
 
 def test_pass_rate_without_repeats_is_wilson():
@@ -80,12 +103,13 @@ def test_pass_rate_with_repeats_is_clustered_and_wider():
     assert row["value"] == 0.5 and row["n"] == 100 and row["n_cases"] == 20
     assert row["design_effect"] == pytest.approx(5.0 * 99 / 100)  # repeats perfectly correlated
     assert row["ci_high"] - row["ci_low"] > 2 * (naive[1] - naive[0])
-    assert row["method"].startswith("Wilson, case-clustered")
+    assert row["method"] == "Wilson, case-clustered (design effect; case = probe+version+case_id)"
 
 
 def test_pass_rate_of_one_case_says_so():
     row = pass_rate(results({"only": [0, 0, 0, 1, 0]})).iloc[0]
-    assert row["method"] == "Wilson over repeats of one case" and row["n"] == 5
+    assert row["method"] == "Wilson over repeats of one case (probe+version+case_id)"
+    assert row["n"] == 5
 
 
 def test_mean_absolute_error():
@@ -96,8 +120,12 @@ def test_mean_absolute_error():
 
 
 def test_win_rate_on_shared_cases_only():
-    df = pd.concat([results({"a": [1.0], "b": [0.5], "c": [0.0], "d": [1.0]}, "x"),
-                    results({"a": [0.5], "b": [0.5], "c": [1.0]}, "y")])  # fmt: skip
+    df = pd.concat(
+        [
+            results({"a": [1.0], "b": [0.5], "c": [0.0], "d": [1.0]}, "x"),
+            results({"a": [0.5], "b": [0.5], "c": [1.0]}, "y"),
+        ]
+    )
     row = win_rate(df, "x", "y").iloc[0]
     assert (row["n"], row["wins"], row["ties"], row["losses"]) == (3, 1, 1, 1)
     assert row["value"] == 0.5

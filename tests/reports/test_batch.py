@@ -23,11 +23,15 @@ def tiny_notebook(path: Path) -> Path:
     }
     params = nbformat.v4.new_code_cell('results = None\nlabel = "x"\nheadline_path = "h.json"')
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(
-        "from jevalkit.reports import save_headline\n"
-        "if label == 'bad':\n    raise ValueError('label is bad')\n"
-        "lines = len(open(results).read().splitlines())\n"
-        "save_headline({'lines': lines, 'label': label}, headline_path)")]  # fmt: skip
+    nb.cells = [
+        params,
+        nbformat.v4.new_code_cell(
+            "from jevalkit.reports import save_headline\n"
+            "if label == 'bad':\n    raise ValueError('label is bad')\n"
+            "lines = len(open(results).read().splitlines())\n"
+            "save_headline({'lines': lines, 'label': label}, headline_path)"
+        ),
+    ]
     nbformat.write(nb, path)
     return path
 
@@ -38,8 +42,10 @@ def batch(tmp_path):
     (tmp_path / "a.jsonl").write_text("1\n2\n")
     (tmp_path / "b.jsonl").write_text("1\n2\n3\n")
     spec = tmp_path / "batch.yaml"
-    spec.write_text("notebook: tiny.ipynb\ngrid:\n  results: [a.jsonl, b.jsonl]\n  label: [p, q]\n"
-                    "out: reports/{label}/{results_stem}\n")  # fmt: skip
+    spec.write_text(
+        "notebook: tiny.ipynb\ngrid:\n  results: [a.jsonl, b.jsonl]\n  label: [p, q]\n"
+        "out: reports/{label}/{results_stem}\n"
+    )
     return spec
 
 
@@ -72,8 +78,11 @@ def test_a_failing_cell_leaves_the_rest_done_and_exits_nonzero(batch):
         .replace("results: [a.jsonl, b.jsonl]", "results: [a.jsonl]")
         + "rows:\n  - {results: b.jsonl, label: p}\n"
     )
-    out = subprocess.run([sys.executable, "-m", "jevalkit.cli", "report", "--batch", str(batch), "--workers", "2"],
-                         capture_output=True, timeout=600)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "jevalkit.cli", "report", "--batch", str(batch), "--workers", "2"],
+        capture_output=True,
+        timeout=600,
+    )
     text = out.stdout.decode()
     assert out.returncode == 1
     assert (

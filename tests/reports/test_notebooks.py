@@ -19,9 +19,17 @@ JUDGE = data_dir() / "runs" / "judge__faithfulness__local.jsonl"
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
-    return {name: run_report(name, results=results, out=out)
-            for name, results in [("probe_report", DEMO), ("consistency", DEMO), ("compare_models", DEMO),
-                                  ("mean_score", JUDGE), ("ordinal_spacing", JUDGE), ("judge_quality", JUDGE)]}  # fmt: skip
+    return {
+        name: run_report(name, results=results, out=out)
+        for name, results in [
+            ("probe_report", DEMO),
+            ("consistency", DEMO),
+            ("compare_models", DEMO),
+            ("mean_score", JUDGE),
+            ("ordinal_spacing", JUDGE),
+            ("judge_quality", JUDGE),
+        ]
+    }
 
 
 def test_every_report_has_notebook_html_and_headline(reports):
@@ -82,9 +90,24 @@ def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
 
 
 def test_report_cli(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "jevalkit.cli", "report", "probe_report", "--results", str(DEMO),
-                          "-p", "probe", "schema-ten-records@2", "--out", str(tmp_path)],
-                         capture_output=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jevalkit.cli",
+            "report",
+            "probe_report",
+            "--results",
+            str(DEMO),
+            "-p",
+            "probe",
+            "schema-ten-records@2",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "probe_report.html").exists() and (
         tmp_path / "probe_report.headline.json"

@@ -47,6 +47,20 @@ def test_page_with_runs_shows_rates_and_embeds_a_dataset():
 
 def test_probes_page_cli(tmp_path):
     out = tmp_path / "page.html"
-    done = subprocess.run([sys.executable, "-m", "jevalkit.cli", "probes", "page", "schema-ten-records",
-                           "--results", str(DEMO), "--out", str(out)], capture_output=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jevalkit.cli",
+            "probes",
+            "page",
+            "schema-ten-records",
+            "--results",
+            str(DEMO),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "application/ld+json" in out.read_text()

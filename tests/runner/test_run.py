@@ -22,7 +22,7 @@ def run_here(server, tmp_path, **options):
 
 def test_rows_have_every_documented_column_and_score(openai_server, tmp_path):
     df = run_here(openai_server, tmp_path, repeats=3)
-    assert list(df.columns) == COLUMNS
+    assert list(df.columns) == [*COLUMNS, "system"]
     assert len(df) == 3 and sorted(df["repeat"]) == [0, 1, 2]
     row = df.iloc[0]
     assert row["probe"] == "schema-ten-records" and row["version"] == 2

@@ -31,13 +31,26 @@ def lab(tmp_path):
         "display_name": "Python 3",
         "language": "python",
     }
-    nb.cells = [nbformat.v4.new_code_cell(
-        "from jevalkit.widgets import LevelDistribution\nLevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])")]  # fmt: skip
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "from jevalkit.widgets import LevelDistribution\nLevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])"
+        )
+    ]
     nbformat.write(nb, tmp_path / "widget.ipynb")
     port = free_port()
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           "--allow-root", "--IdentityProvider.token=", "--ServerApp.password=",
-           "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={tmp_path}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--allow-root",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--LabApp.expose_app_in_browser=True",
+        f"--ServerApp.root_dir={tmp_path}",
+    ]
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / ".jupyter")}
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
@@ -60,9 +73,18 @@ def test_level_distribution_renders_its_bars_in_jupyterlab(lab):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])  # fmt: skip
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         page = browser.new_page()
         page.goto(lab + "/lab/tree/widget.ipynb")
         page.wait_for_function(

@@ -25,10 +25,17 @@ def test_level_distribution_static_fallback():
 
 
 def test_results_browser_filters():
-    df = pd.DataFrame({"probe": ["p"] * 4, "model": ["a", "a", "b", "b"], "repeat": [0, 1, 0, 1],
-                       "passed": [True, False, False, False], "output": ["o1", "o2", "o3", "o4"],
-                       "score_errors": [[], ["$[9].id: bad"], [], []],
-                       "checks": [[], [{"id": "x", "text": "ids are integers", "passed": False}], [], []]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "probe": ["p"] * 4,
+            "model": ["a", "a", "b", "b"],
+            "repeat": [0, 1, 0, 1],
+            "passed": [True, False, False, False],
+            "output": ["o1", "o2", "o3", "o4"],
+            "score_errors": [[], ["$[9].id: bad"], [], []],
+            "checks": [[], [{"id": "x", "text": "ids are integers", "passed": False}], [], []],
+        }
+    )
     b = ResultsBrowser(df)
     assert len(b.selection) == 4
     b.model.value = "a"
@@ -40,5 +47,5 @@ def test_results_browser_filters():
 def test_compare_view_difference():
     a = pd.DataFrame({"probe": "p", "repeat": range(4), "passed": [True] * 4, "score": [1.0] * 4})
     b = a.assign(passed=[True, False, False, False], score=[1.0, 0.0, 0.0, 0.0])
-    v = CompareView(a, b, names=("x", "y"))
+    v = CompareView(a, b, names=("x", "y"), case="probe")
     assert v.difference == pytest.approx(0.75) and "paired difference x − y: +0.750" in v.value

@@ -1,0 +1,82 @@
+"""Arguments shared by the commands that send requests (``run``, ``judge``): one definition,
+named like the Python keywords they set."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..client import DEFAULT_MAX_RESPONSE_BYTES
+
+
+def add_endpoint_arguments(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """``--model``, ``--base-url`` and ``--api-key-env``."""
+    cmd.add_argument(
+        "--model", required=required, help="model name; `local` for the embedded model"
+    )
+    cmd.add_argument(
+        "--base-url",
+        help="OpenAI-compatible base URL (default: $JEVALKIT_BASE_URL, else OpenRouter)",
+    )
+    cmd.add_argument(
+        "--api-key-env", metavar="NAME", help="environment variable holding the key for --base-url"
+    )
+
+
+def add_run_arguments(
+    cmd: argparse.ArgumentParser, concurrency: int, timeout: float, max_retries: int
+) -> None:
+    """How requests are sent: repeats, concurrency, timeout, retries, size cap, cache."""
+    cmd.add_argument(
+        "--repeats", type=int, default=1, metavar="K", help="runs per item (default 1)"
+    )
+    cmd.add_argument(
+        "--concurrency",
+        type=int,
+        default=concurrency,
+        metavar="N",
+        help=f"requests in flight (default {concurrency})",
+    )
+    cmd.add_argument(
+        "--timeout",
+        type=float,
+        default=timeout,
+        metavar="S",
+        help=f"seconds one attempt may take in total (default {timeout:g})",
+    )
+    cmd.add_argument("--max-retries", type=int, default=max_retries, metavar="N")
+    cmd.add_argument(
+        "--max-response-bytes",
+        type=int,
+        default=DEFAULT_MAX_RESPONSE_BYTES,
+        metavar="B",
+        help="a larger answer becomes an error row",
+    )
+    cmd.add_argument("--no-cache", action="store_true", help="bypass the response cache")
+    cmd.add_argument("--retry-errors", action="store_true", help="re-run only the error rows")
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`jevalkit.run` / :func:`jevalkit.judges.judge` that the
+    shared arguments set."""
+    return {
+        "base_url": args.base_url,
+        "api_key_env": args.api_key_env,
+        "repeats": args.repeats,
+        "concurrency": args.concurrency,
+        "timeout": args.timeout,
+        "max_retries": args.max_retries,
+        "max_response_bytes": args.max_response_bytes,
+        "cache": not args.no_cache,
+        "retry_errors": args.retry_errors,
+    }
+
+
+def split_list(text: str | None) -> list[str]:
+    """``"a, b"`` -> ``["a", "b"]``; None -> ``[]``.
+
+    Example:
+        >>> split_list("model, probe")
+        ['model', 'probe']
+    """
+    return [c.strip() for c in text.split(",") if c.strip()] if text else []
