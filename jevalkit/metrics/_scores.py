@@ -147,7 +147,9 @@ def mean_score(
         elif flat[i]:
             methods.append(f"Wilson interval over {name}: zero sample variance")
         else:
-            methods.append(f"t interval over {name}" + (", clipped to [0, 1]" if clipped[i] else ""))
+            methods.append(
+                f"t interval over {name}" + (", clipped to [0, 1]" if clipped[i] else "")
+            )
     checks = _bimodality(units, unit_group, raw, p, scale, g) if bimodality else None
     return attach(
         p.groups,

@@ -49,7 +49,11 @@ def test_gate_passes_on_the_lower_bound_only(results_file):
     assert passing.returncode == 0 and b"PASS" in passing.stdout and b"n = 20" in passing.stdout
     failing = cli("gate", str(results_file), "--min", "0.5", "--max-flip-rate", "1")
     # the point estimate is about 0.6, but the interval's lower bound is below 0.5
-    assert failing.returncode == 1 and b"lower bound 0." in failing.stdout and b"is below 0.5" in failing.stdout
+    assert (
+        failing.returncode == 1
+        and b"lower bound 0." in failing.stdout
+        and b"is below 0.5" in failing.stdout
+    )
 
 
 def test_gate_refuses_a_flaky_evaluator(results_file):

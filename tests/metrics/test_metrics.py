@@ -40,7 +40,9 @@ def test_mean_score_uses_cases_as_units_and_matches_a_t_interval():
     case_means = np.array([2 / 3, 0, 1, 2 / 3])
     low, high = stats.t.interval(0.95, 3, loc=case_means.mean(), scale=stats.sem(case_means))
     assert row["n"] == 4 and row["n_samples"] == 12
-    assert row["unit"] == "cases (probe+version+case_id)" and row["method"].startswith("t interval over cases")
+    assert row["unit"] == "cases (probe+version+case_id)" and row["method"].startswith(
+        "t interval over cases"
+    )
     assert row["value"] == pytest.approx(case_means.mean())
     # the t interval of a [0, 1] mean, clipped to [0, 1] (and the method says so)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((max(low, 0), min(high, 1)))
