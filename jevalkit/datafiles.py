@@ -32,6 +32,8 @@ import yaml
 
 __all__ = [
     "LOCK_HEADER",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
     "content_hash",
     "field_path",
     "load_yaml",

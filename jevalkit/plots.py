@@ -8,6 +8,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+__all__ = ["STYLE", "histogram", "interval_plot", "line_plot"]
+
 STYLE = {
     "figure.figsize": (7, 3.6),
     "axes.grid": True,

@@ -8,6 +8,15 @@ fail that way, then it answers normally. Fault names:
 ``malformed`` (200 with a body that is not JSON), ``no_choices`` (200, ``{}``), ``error_object``
 (200 with an ``error`` object), ``drop`` (closes the connection without answering).
 
+Hostile answers (a well-formed HTTP exchange with a body no client should trust):
+``usage_list`` (``usage`` is a list), ``tokens_text`` / ``tokens_nan`` / ``tokens_inf``
+(``prompt_tokens`` is ``"lots"``, NaN or Infinity), ``model_dict`` (``model`` is an object),
+``surrogate`` (the content holds a lone surrogate), ``deep`` (a body nested 100,000 deep),
+``bigint`` (the content is a 5,000-digit integer), ``huge`` (the content is ``huge_bytes`` of
+``[1,1,...]``), ``gzip_bomb`` (a small gzip body that inflates to ``huge_bytes``), ``drip`` (a
+valid answer sent one byte every ``drip_s`` seconds), ``echo_key_escaped`` (the Authorization
+key echoed back with every ``-`` written as ``\u002d``).
+
 Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
 """
 
@@ -45,6 +54,8 @@ class OpenAIServer:
     def __init__(self, *, latency: float = 0.0, port: int = 0) -> None:
         self.latency = latency
         self.hang_s = 5.0
+        self.drip_s = 1.0
+        self.huge_bytes = 5 * 1024 * 1024
         self.retry_after = "1"
         self.faults: dict[str, list[str]] = defaultdict(list)
         self.identity: dict[str, tuple[str, str | None]] = {}
@@ -101,6 +112,39 @@ class OpenAIServer:
             "choices": [choice],
             "usage": {"prompt_tokens": 42, "completion_tokens": len(text) // 4},
         }
+
+    def hostile(self, fault: str, path: str, body: dict[str, Any], headers: Any) -> bytes | None:
+        """The body of a hostile answer, or None when ``fault`` is not one."""
+        answer = self.answer(path, body)
+        message = answer["choices"][0].get("message", answer["choices"][0])
+        key = "content" if "content" in message else "text"
+        if fault == "usage_list":
+            answer["usage"] = [1, 2]
+        elif fault in ("tokens_text", "tokens_nan", "tokens_inf"):
+            answer["usage"]["prompt_tokens"] = {
+                "tokens_text": "lots",
+                "tokens_nan": float("nan"),
+                "tokens_inf": float("inf"),
+            }[fault]
+        elif fault == "model_dict":
+            answer["model"] = {"name": "m", "nested": [1, 2]}
+        elif fault == "surrogate":
+            return (
+                json.dumps(answer).replace(json.dumps(message[key])[1:-1], "ok \\ud800 ok").encode()
+            )
+        elif fault == "deep":
+            return b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        elif fault == "bigint":
+            message[key] = "9" * 5000
+        elif fault == "huge":
+            message[key] = "[" + ",".join(["1"] * (self.huge_bytes // 2)) + "]"
+        elif fault == "echo_key_escaped":
+            auth = headers.get("Authorization", "")
+            echoed = json.dumps(answer).replace('"stop"', json.dumps("stop " + auth))
+            return echoed.replace("-", "\\u002d").encode()
+        else:
+            return None
+        return json.dumps(answer).encode()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -163,6 +207,27 @@ class OpenAIServer:
                 elif fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
+                elif fault == "drip":
+                    payload = json.dumps(server.answer(self.path, body)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(server.drip_s)
+                    except OSError:  # the client gave up: good
+                        self.close_connection = True
+                elif fault == "gzip_bomb":
+                    import gzip
+
+                    self._send(
+                        200, gzip.compress(b" " * server.huge_bytes), {"Content-Encoding": "gzip"}
+                    )
+                elif fault and (hostile := server.hostile(fault, self.path, body, self.headers)):
+                    self._send(200, hostile)
                 else:
                     self._send(200, json.dumps(server.answer(self.path, body)).encode())
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..errors import JevalkitError
+from .. import errors
 from . import judge, local, metrics, probes, report, run, score
+
+__all__ = ["GROUPS", "OneLineParser", "build_parser", "main"]
 
 GROUPS = [probes, score, run, local, metrics, judge, report]
 
@@ -44,13 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"jevalkit: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jevalkit`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.showwarning = _one_line_warning
     try:
         return int(args.handler(args) or 0)
-    except JevalkitError as exc:
+    except errors.JevalkitError as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"jevalkit: error: {message}", file=sys.stderr)
         return 2

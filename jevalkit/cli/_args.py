@@ -8,6 +8,8 @@ from typing import Any
 
 from ..client import DEFAULT_MAX_RESPONSE_BYTES
 
+__all__ = ["add_endpoint_arguments", "add_run_arguments", "run_options", "split_list"]
+
 
 def add_endpoint_arguments(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     """``--model``, ``--base-url`` and ``--api-key-env``."""

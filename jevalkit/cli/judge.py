@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
 
 import pandas as pd
 
@@ -20,6 +18,8 @@ from ..judges import (
 )
 from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from ._args import add_endpoint_arguments, add_run_arguments, run_options
+
+__all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,21 +59,17 @@ def _judge(args: argparse.Namespace) -> int:
         min_coverage=args.min_coverage,
         explain=args.explain,
     )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        df = judge(
-            args.evaluator,
-            args.data,
-            args.model,
-            out=args.out,
-            config=config,
-            criteria=args.criteria,
-            label=args.label,
-            seed=args.seed,
-            **run_options(args),
-        )
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
+    df = judge(
+        args.evaluator,
+        args.data,
+        args.model,
+        out=args.out,
+        config=config,
+        criteria=args.criteria,
+        label=args.label,
+        seed=args.seed,
+        **run_options(args),
+    )
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))

@@ -9,6 +9,8 @@ from tqdm.auto import tqdm
 
 from .. import local
 
+__all__ = ["register"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``local`` command group."""

@@ -12,6 +12,8 @@ from ..metrics import GATE_METRICS, gate, summarize
 from ..runner import read_results
 from ._args import split_list
 
+__all__ = ["EXIT", "register"]
+
 EXIT = {"pass": 0, "fail": 1, "refused": 2}
 
 

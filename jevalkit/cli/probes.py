@@ -6,6 +6,8 @@ import argparse
 
 from .. import probes as api
 
+__all__ = ["register"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``probes`` command group."""

@@ -11,6 +11,8 @@ import pandas as pd
 from ..errors import ReportError
 from ..reports import run_batch, run_report, write_batch_summary
 
+__all__ = ["register"]
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``report`` command."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
 
 import pandas as pd
 
 from ..metrics import run_summary
 from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, run
 from ._args import add_endpoint_arguments, add_run_arguments, run_options
+
+__all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,22 +39,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        df = run(
-            args.probes,
-            args.model,
-            out=args.out,
-            temperature=args.temperature,
-            seed=args.seed,
-            max_tokens=args.max_tokens,
-            top_p=args.top_p,
-            label=args.label,
-            constrained=args.constrained,
-            **run_options(args),
-        )
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
+    df = run(
+        args.probes,
+        args.model,
+        out=args.out,
+        temperature=args.temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        top_p=args.top_p,
+        label=args.label,
+        constrained=args.constrained,
+        **run_options(args),
+    )
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
         print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     return 0

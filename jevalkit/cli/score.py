@@ -9,6 +9,8 @@ import sys
 from ..errors import UsageError
 from ..probes import load_probe
 
+__all__ = ["MAX_OUTPUT_BYTES", "register"]
+
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 

@@ -141,17 +141,18 @@ class ChatClient:
     async def send(self, request: Request) -> Completion:
         """POST ``request`` (with this client's model); a cached answer is used when present."""
         body = {"model": self.model, **request.body}
-        key = self.key_for(request.path, body, request.repeat) if self.cache else None
+        cache = self.cache
+        key = self.key_for(request.path, body, request.repeat) if cache is not None else None
         if key is not None:
-            hit = self._cache_get(key)
+            hit = self._cache_get(cache, key)
             if hit is not None:
                 result = parse_response(hit, 200, chat=request.chat)
                 if result.ok:
                     result.cached, result.latency_s, result.attempts = True, 0.0, 0
                     return result
         result = await self._send_with_retries(request.path, body, chat=request.chat)
-        if key is not None and result.ok and result.raw is not None:
-            self._cache_put(key, result.raw)
+        if key is not None and result.ok and result.raw is not None and self.cache is cache:
+            self._cache_put(cache, key, result.raw)
         return result
 
     async def chat(self, body: dict[str, Any], *, repeat: int = 0) -> Completion:
@@ -167,26 +168,28 @@ class ChatClient:
         and the repeat index."""
         return cache_key(base_url=self.endpoint.base_url, path=path, body=body, repeat=repeat)
 
-    def _cache_get(self, key: str) -> dict[str, Any] | None:
+    def _cache_get(self, cache: ResponseCache, key: str) -> dict[str, Any] | None:
         try:
-            return self.cache.get(key)
+            return cache.get(key)
         except Exception as exc:  # the cache is an optimisation: never let it stop a run
-            self._disable_cache(exc)
+            self._disable_cache(cache, exc)
             return None
 
-    def _cache_put(self, key: str, payload: dict[str, Any]) -> None:
+    def _cache_put(self, cache: ResponseCache, key: str, payload: dict[str, Any]) -> None:
         try:
-            self.cache.put(key, payload)
+            cache.put(key, payload)
         except Exception as exc:
-            self._disable_cache(exc)
+            self._disable_cache(cache, exc)
 
-    def _disable_cache(self, exc: Exception) -> None:
+    def _disable_cache(self, cache: ResponseCache, exc: Exception) -> None:
+        if self.cache is not cache:
+            return  # another request already reported it
+        self.cache = None
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         self.cache_warning = (
-            f"response cache at {self.cache.root} failed ({reason}); continuing without it"
+            f"response cache at {cache.root} failed ({reason}); continuing without it"
         )
         warnings.warn(self.cache_warning, stacklevel=3)
-        self.cache = None
 
     async def _send_with_retries(
         self, path: str, body: dict[str, Any], *, chat: bool

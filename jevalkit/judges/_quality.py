@@ -155,7 +155,11 @@ def quality(df: pd.DataFrame) -> pd.DataFrame:
         kind = judge_kind(str(evaluator))
         errors = group["error"].notna() if "error" in group else pd.Series(False, index=group.index)
         ok = group[~errors & group["gold"].notna() & group["verdict"].notna()]
-        coverage = pd.to_numeric(ok["coverage"], errors="coerce") if "coverage" in ok else None
+        coverage = (
+            pd.to_numeric(ok["coverage"], errors="coerce").astype(float).dropna()
+            if "coverage" in ok
+            else pd.Series(dtype=float)
+        )
         agree = (ok["verdict"].astype(str) == ok["gold"].astype(str)).mean() if len(ok) else np.nan
         row = {
             "probe": evaluator,
@@ -163,10 +167,8 @@ def quality(df: pd.DataFrame) -> pd.DataFrame:
             "n": len(ok),
             "n_errors": int(errors.sum()),
             "exact_agreement": float(agree),
-            "coverage_min": float(coverage.min()) if coverage is not None and len(ok) else np.nan,
-            "coverage_median": float(coverage.median())
-            if coverage is not None and len(ok)
-            else np.nan,
+            "coverage_min": float(coverage.min()) if len(coverage) else np.nan,
+            "coverage_median": float(coverage.median()) if len(coverage) else np.nan,
         }
         if kind == "rubric":
             row.update(_rubric(ok))

@@ -102,8 +102,11 @@ def server_binary() -> Path:
         LocalModelError: none is found (the message names the install command).
     """
     override = os.environ.get("JEVALKIT_LLAMA_SERVER")
-    candidates = [Path(override)] if override else []
-    candidates.append(installed_server_path())
+    if override:
+        if Path(override).is_file() and os.access(override, os.X_OK):
+            return Path(override)
+        raise LocalModelError(f"JEVALKIT_LLAMA_SERVER={override} is not an executable file")
+    candidates = [installed_server_path()]
     on_path = shutil.which("llama-server")
     if on_path:
         candidates.append(Path(on_path))

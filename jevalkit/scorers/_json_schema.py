@@ -21,6 +21,17 @@ from ._score import Score
 from ._strict_json import StrictJSONError, parse_strict_json
 
 NAME = "json_schema"
+MAX_MESSAGES = 50  # violations listed in full; the rest are counted
+FULL_REPORT_BYTES = 64 * 1024  # larger invalid outputs report their first violation only
+MAX_MESSAGE_CHARS = 300
+
+
+def _message(where: tuple[str | int, ...], message: str) -> str:
+    """``$[9].id: message``, the message cut to a readable length (jsonschema-rs quotes the
+    whole offending value, which can be megabytes)."""
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[:MAX_MESSAGE_CHARS] + "…"
+    return f"{json_path(where)}: {message}"
 
 
 @lru_cache(maxsize=4096)
@@ -117,7 +128,9 @@ class JsonSchemaScorer:
         self._unparsed_checks = self.rubric.evaluate([Violation(PARSE, "")], parsed=False)
 
     def __call__(self, output: str | bytes) -> Score:
-        """Score one output: 1 when strict JSON valid against the schema, else 0 with every error."""
+        """Score one output: 1 when strict JSON valid against the schema, else 0 with its
+        violations (the first 50 listed and the rest counted; for an output over 64 KiB, the
+        first violation only)."""
         try:
             instance = parse_strict_json(output, bare=self.bare_json)
         except StrictJSONError as exc:
@@ -128,20 +141,26 @@ class JsonSchemaScorer:
                 checks=self._unparsed_checks,
                 errors=(exc.reason,),
             )
+        size = len(output)
         try:
+            if self.validator.is_valid(instance):
+                return self._passed
+            if size > FULL_REPORT_BYTES:
+                return self._first_violation(instance, size)
             errors = list(self.validator.iter_errors(instance))
         except Exception as exc:  # the validator must never take the caller down with it
             return Score(name=NAME, value=0.0, passed=False, errors=(f"$: cannot validate: {exc}",))
-        if not errors:
-            return self._passed
         violations, messages, items = [], [], []
         top_is_list = isinstance(instance, list)
         for e in errors:
             where = tuple(e.instance_path)
             violations.append(Violation(_keyword(e.schema_path), _pointer(where), e.instance))
-            messages.append(f"{json_path(where)}: {e.message}")
+            if len(messages) < MAX_MESSAGES:
+                messages.append(_message(where, e.message))
             if top_is_list and where:
                 items.append(where[0])
+        if len(errors) > MAX_MESSAGES:
+            messages.append(f"... and {len(errors) - MAX_MESSAGES} more violation(s)")
         return Score(
             name=NAME,
             value=0.0,
@@ -150,6 +169,31 @@ class JsonSchemaScorer:
             errors=tuple(messages),
             first_failing_item=min(items) if items else None,
         )
+
+    def _first_violation(self, instance: Any, size: int) -> Score:
+        """A large invalid output: the verdict and the first violation only (listing every
+        violation of a multi-megabyte answer cost minutes and gigabytes); rubric lines that
+        violation does not break are unknown, not held."""
+        try:
+            self.validator.validate(instance)
+        except jsonschema_rs.ValidationError as e:
+            where = tuple(e.instance_path)
+            violation = Violation(_keyword(e.schema_path), _pointer(where), None)
+            top = isinstance(instance, list) and where
+            return Score(
+                name=NAME,
+                value=0.0,
+                passed=False,
+                checks=self.rubric.evaluate([violation], parsed=True, complete=False),
+                errors=(
+                    _message(where, e.message),
+                    f"... and possibly more violations: validation stopped at the first (the "
+                    f"output is {size:,} bytes; every violation is listed up to "
+                    f"{FULL_REPORT_BYTES:,})",
+                ),
+                first_failing_item=where[0] if top and isinstance(where[0], int) else None,
+            )
+        return self._passed
 
 
 def json_schema(

@@ -116,12 +116,16 @@ class CompiledRubric:
             self._memo[key] = hit
         return hit
 
-    def evaluate(self, violations: Sequence[Violation], parsed: bool) -> tuple[Check, ...]:
-        """Every rubric line, in order: held, broken, or unknown (``None``) when unparsed."""
+    def evaluate(
+        self, violations: Sequence[Violation], parsed: bool, *, complete: bool = True
+    ) -> tuple[Check, ...]:
+        """Every rubric line, in order: held, broken, or unknown (``None``) when unparsed or
+        when ``violations`` is not the complete list (a line no listed violation breaks may
+        still be broken by one that was not listed)."""
         broken: set[int] = set()
         for v in violations:
             broken |= self._lines_broken_by(v)
-        fallback = self._held if parsed else self._unknown
+        fallback = self._held if parsed and complete else self._unknown
         return tuple(
             self._broken[i] if i in broken else fallback[i] for i in range(len(self.lines))
         )

@@ -107,6 +107,8 @@ def parse_strict_json(output: str | bytes, *, bare: bool = True) -> Any:
         raise StrictJSONError(
             f"$: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except ValueError as exc:  # e.g. an integer longer than Python converts (4,300 digits)
+        raise StrictJSONError(f"$: a value cannot be read: {str(exc).splitlines()[0]}") from None
     if _ESCAPED_SURROGATE.search(text):
         _check_unicode(text, value)
     return value
@@ -123,6 +125,6 @@ def _extract_json(text: str) -> str:
     start = min(starts)
     try:
         _, end = json.JSONDecoder().raw_decode(text, start)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or an integer too long to convert
         return text[start:]
     return text[start:end]

@@ -127,12 +127,16 @@ def test_a_taken_port_is_a_clear_error(tmp_path, monkeypatch):
             local.serve(port=s.getsockname()[1])
 
 
-def test_missing_extra_names_the_install_command(tmp_path):
-    code = (
-        "import sys; sys.modules['llama_cpp'] = None\n"
-        "from jevalkit.cli import main; sys.exit(main(['local', 'serve']))"
-    )
-    env = {**os.environ, "JEVALKIT_STATE_DIR": str(tmp_path)}  # no server known to be running
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, env=env)
-    assert out.returncode == 2
-    assert b'pip install "jevalkit[local]"' in out.stderr and b"Traceback" not in out.stderr
+def test_a_missing_server_names_the_install_command(tmp_path, monkeypatch, capsys):
+    from jevalkit.cli import main
+    from jevalkit.local import _server
+
+    monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path))  # no server known to be running
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(_server, "installed_server_path", lambda: tmp_path / "llama-server")
+    assert main(["local", "serve"]) == 2
+    err = capsys.readouterr().err
+    assert "llama-server is not installed" in err and "jevalkit local build" in err
+    monkeypatch.setenv("JEVALKIT_LLAMA_SERVER", str(tmp_path / "nope"))
+    assert main(["local", "serve"]) == 2
+    assert "JEVALKIT_LLAMA_SERVER=" in capsys.readouterr().err

@@ -103,3 +103,15 @@ def test_bad_batch_files_are_one_line_errors(tmp_path):
     bad.write_text("notebook: probe_report\ngrid: {probe: [a]}\nout: x\nextra: 1\n")
     with pytest.raises(BatchError, match="unknown key"):
         load_batch(bad)
+
+
+def test_only_path_parameters_resolve_against_the_batch_folder(tmp_path):
+    from jevalkit.reports import BatchSpec, resolve_value
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.jsonl").write_text("")
+    spec = BatchSpec(Path("x.ipynb"), {}, [], "o", tmp_path, ("results",))
+    assert resolve_value("probe", "openai/gpt-4o-mini", spec) == "openai/gpt-4o-mini"
+    assert resolve_value("results", "runs/b.jsonl", spec) == str(tmp_path / "runs" / "b.jsonl")
+    assert resolve_value("other", "runs/a.jsonl", spec) == str(tmp_path / "runs" / "a.jsonl")
+    assert resolve_value("other", "runs/none.jsonl", spec) == "runs/none.jsonl"

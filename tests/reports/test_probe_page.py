@@ -64,3 +64,35 @@ def test_probes_page_cli(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0 and "application/ld+json" in out.read_text()
+
+
+def test_a_hostile_model_name_cannot_end_or_blank_the_structured_data(tmp_path):
+    from html.parser import HTMLParser
+
+    rows = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    for row in rows:
+        row["model"], row["label"] = "<!--<script>alert(1)</script>", None
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    page = probe_page(PROBE, [hostile])
+
+    class Collect(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.scripts, self.text, self.inside = [], [], None
+
+        def handle_starttag(self, tag, attrs):
+            self.inside = tag
+
+        def handle_data(self, data):
+            (self.scripts if self.inside == "script" else self.text).append(data)
+
+    parsed = Collect()
+    parsed.feed(page)
+    assert len(parsed.scripts) == 1  # the JSON-LD only: nothing from the data became a script
+    ld = json.loads(parsed.scripts[0])
+    assert ld["about"] == ["<!--<script>alert(1)</script>"]  # round-trips as text
+    assert "<!--" not in parsed.scripts[0] and "</script" not in parsed.scripts[0]
+    body = "".join(parsed.text)
+    assert "Worked examples" in body and "Version history" in body  # the page is not blanked
+    assert "&lt;!--&lt;script&gt;" in page

@@ -49,3 +49,14 @@ def test_compare_view_difference():
     b = a.assign(passed=[True, False, False, False], score=[1.0, 0.0, 0.0, 0.0])
     v = CompareView(a, b, names=("x", "y"), case="probe")
     assert v.difference == pytest.approx(0.75) and "paired difference x − y: +0.750" in v.value
+
+
+def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():
+    evil = "<img src=x onerror=alert(1)>"
+    a = pd.DataFrame({"probe": "p", "repeat": range(3), "passed": [True, True, False],
+                      "score": [1.0, 1.0, 0.0], "model": evil, "output": evil})  # fmt: skip
+    view = CompareView(a, a, names=(evil, "b"), case="probe")
+    browser = ResultsBrowser(a)
+    for bundle in (view._repr_mimebundle_(), browser._repr_mimebundle_()):
+        assert "<img" not in bundle["text/html"] and "&lt;img" in bundle["text/html"]
+    assert "<img" not in browser.detail.value

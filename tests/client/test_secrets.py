@@ -1,0 +1,79 @@
+"""Keys go only to the endpoint they belong to and never reach anything written (issue 19.5)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from jevalkit.client import Endpoint, key_variable_for, resolve_endpoint
+from jevalkit.errors import ClientError
+from jevalkit.runner import read_results, run
+
+KEY = "sk-jk-SECRET-0123456789abcdef"
+
+
+def run_here(server, tmp_path, **options):
+    options.setdefault("progress", False)
+    options.setdefault("out", tmp_path / "results.jsonl")
+    options.setdefault("base_url", server.base_url)
+    options.setdefault("cache_dir", tmp_path / "cache")
+    return run("schema-ten-records", "m", **options)
+
+
+def written(tmp_path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_a_key_echoed_json_escaped_is_redacted_everywhere(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
+    openai_server.faults["m"] = ["echo_key_escaped"]
+    df = run_here(openai_server, tmp_path)
+    assert df.loc[0, "finish_reason"].startswith("stop Bearer ***")
+    text = written(tmp_path)
+    assert KEY not in text and KEY.replace("-", "\\u002d") not in text
+
+
+def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_written(
+    openai_server, tmp_path
+):
+    url = openai_server.base_url.replace("http://", "http://ann:pass-123456789@")
+    df = run_here(openai_server, tmp_path, base_url=url)
+    sent = openai_server.requests[0]["headers"]["Authorization"]
+    assert sent == "Basic " + base64.b64encode(b"ann:pass-123456789").decode()
+    assert df.loc[0, "base_url"] == openai_server.base_url
+    assert "pass-123456789" not in written(tmp_path)
+
+
+def test_each_key_goes_only_to_its_own_endpoint(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-not-for-loopback-000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-not-for-loopback-00")
+    run_here(openai_server, tmp_path)
+    assert "Authorization" not in openai_server.requests[-1]["headers"]
+    monkeypatch.setenv("MY_GATEWAY_KEY", KEY)
+    run_here(openai_server, tmp_path, out=tmp_path / "b.jsonl", api_key_env="MY_GATEWAY_KEY",
+             cache=False)
+    assert openai_server.requests[-1]["headers"]["Authorization"] == f"Bearer {KEY}"
+    assert key_variable_for("https://openrouter.ai/api/v1") == "OPENROUTER_API_KEY"
+    assert key_variable_for("https://api.openai.com/v1") == "OPENAI_API_KEY"
+    assert key_variable_for("https://evil.example/v1") == "JEVALKIT_API_KEY"
+    with pytest.raises(ClientError, match=r"no API key for https://evil.example/v1: set \$JEVALKIT_API_KEY"):
+        resolve_endpoint("https://evil.example/v1")  # the OpenRouter key is not offered to it
+
+
+def test_a_short_key_is_refused_remotely_and_never_redacted(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("JEVALKIT_API_KEY", "1")
+    with pytest.raises(ClientError, match="1 character"):
+        resolve_endpoint("https://api.example.com/v1")
+    openai_server.reply = lambda body: '[{"id": 1, "name": "1", "active": true}]'
+    df = run_here(openai_server, tmp_path)
+    assert df.loc[0, "output"] == '[{"id": 1, "name": "1", "active": true}]'  # not "***"
+    assert Endpoint("http://x", "1").redact("version 1.0") == "version 1.0"
+
+
+def test_the_key_is_not_in_results_rows_read_back(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
+    openai_server.reply = lambda body: f"echo {KEY}"
+    run_here(openai_server, tmp_path)
+    df = read_results(tmp_path / "results.jsonl")
+    assert df.loc[0, "output"] == "echo ***"

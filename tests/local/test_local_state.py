@@ -1,0 +1,51 @@
+"""``jevalkit local stop`` signals only the server jevalkit started (issue 19.6)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from jevalkit import local
+from jevalkit.cli import main
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path))
+    return tmp_path / "server.json"
+
+
+def write_state(path, **fields):
+    record = {"pid": 0, "port": 8917, "model_path": "m.gguf", "model_sha256": "ab",
+              "binary": "/x/llama-server", "start_time": 1, **fields}  # fmt: skip
+    path.write_text(json.dumps(record))
+
+
+def test_a_stale_state_file_never_kills_an_unrelated_process(state, capsys):
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        start = local.process_start_time(victim.pid)
+        write_state(state, pid=victim.pid, start_time=start)  # right pid and time, wrong program
+        assert main(["local", "stop"]) == 0
+        assert "not running" in capsys.readouterr().out
+        assert victim.poll() is None and not state.exists()
+        write_state(state, pid=victim.pid, start_time=start + 1)  # a reused pid
+        assert local.stop() is False and victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+@pytest.mark.parametrize("pid", [-1, 0, 1])
+def test_pids_that_reach_many_processes_or_init_are_never_signalled(state, pid):
+    write_state(state, pid=pid, start_time=local.process_start_time(1) or 1)
+    assert local.status() is None
+    write_state(state, pid=pid, start_time=local.process_start_time(1) or 1)
+    assert local.stop() is False and not state.exists()
+
+
+def test_a_garbled_state_file_is_not_running(state):
+    state.write_text("{not json")
+    assert local.status() is None and local.stop() is False

@@ -1,0 +1,80 @@
+"""An installed wheel works outside the checkout (issue 15.3): build it, install it into a fresh
+virtual environment, and run the CLI from a temporary folder."""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(root / "dist"), str(REPO)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    (wheel,) = (root / "dist").glob("jevalkit-*.whl")
+    env_dir = root / "env"
+    venv.create(env_dir, with_pip=False)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
+         str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    # the dependencies come from this environment (read-only): only jevalkit is the wheel's
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    Path(purelib, "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    work = root / "elsewhere"
+    work.mkdir()
+    return env_dir, work
+
+
+def jevalkit(installed, *args, timeout=300):
+    env_dir, work = installed
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEVALKIT_")}
+    env["PATH"] = f"{env_dir / 'bin'}:{env['PATH']}"
+    env["JEVALKIT_CACHE_DIR"] = str(work / "cache")
+    # the dependencies' data files (nbconvert's templates) live with them, in this environment
+    env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
+    return subprocess.run([str(env_dir / "bin" / "jevalkit"), *args], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+
+
+def test_the_wheel_carries_data_and_notebooks(installed):
+    env_dir, work = installed
+    code = "import jevalkit, jevalkit._paths as p; print(jevalkit.__file__, p.data_dir(), p.notebooks_dir())"
+    out = subprocess.run([str(env_dir / "bin" / "python"), "-c", code], cwd=work,
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    package, data, notebooks = out.split()
+    assert package.startswith(str(env_dir)) and "_bundled_data" in data
+    assert notebooks.endswith("_bundled_notebooks") and Path(notebooks, "probe_report.ipynb").is_file()
+
+
+def test_probes_check_report_and_metrics_run_from_a_temporary_folder(installed):
+    env_dir, work = installed
+    check = jevalkit(installed, "probes", "check")
+    assert check.returncode == 0, check.stderr
+    report = jevalkit(installed, "report", "probe_report", "--out", "out")
+    assert report.returncode == 0, report.stderr
+    assert (work / "out" / "probe_report.html").is_file()
+    headline = work / Path(report.stdout.split("headline: ")[1].strip())
+    assert headline.is_file() and "constrained" in headline.read_text()
+    runs = env_dir / "lib"
+    (bundled,) = runs.rglob("_bundled_data/runs/schema-ten-records__local-demo.jsonl")
+    metrics = jevalkit(installed, "metrics", str(bundled), "--by", "system")
+    assert metrics.returncode == 0, metrics.stderr
+    assert "pass_rate" in metrics.stdout and "constrained, T=1" in metrics.stdout

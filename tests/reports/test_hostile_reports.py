@@ -1,0 +1,80 @@
+"""No script from results runs in a generated report (issue 19.1): every bundled notebook is run
+on hostile results and its HTML opened in headless Chromium; no dialog may fire."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from jevalkit._paths import runs_dir
+from jevalkit.reports import bundled_notebooks, run_report
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+EVIL = '<img src=x onerror="alert(document.domain)">'
+EVIL_TOO = "<script>alert(2)</script>"
+
+
+def hostile_copy(name: str, path) -> None:
+    rows = [json.loads(line) for line in (runs_dir() / name).read_text().splitlines()]
+    for i, row in enumerate(rows):
+        row["model"] = EVIL
+        row["label"] = f"{EVIL_TOO} {row.get('label') or ''} {i % 2}"
+        row["output"] = f"{EVIL} {row.get('output') or ''}"
+        row["score_errors"] = [f"$[0]: {EVIL}"] if row.get("score_errors") else []
+        if row.get("case_id") is not None:
+            row["case_id"] = f"{EVIL_TOO}{row['case_id']}"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    probe_rows, judge_rows = root / "probe.jsonl", root / "judge.jsonl"
+    hostile_copy("schema-ten-records__local-demo.jsonl", probe_rows)
+    hostile_copy("judge__faithfulness__local.jsonl", judge_rows)
+    written = []
+    for notebook in bundled_notebooks():
+        for results in (probe_rows, judge_rows):
+            try:
+                report = run_report(notebook, results=results, out=root / f"{notebook}-{results.stem}")
+            except Exception as exc:  # a notebook that does not apply to these rows says so
+                assert "Traceback" not in str(exc)
+                continue
+            written.append(report.html)
+    return written
+
+
+def test_every_notebook_renders_hostile_results(reports):
+    names = {p.parent.name.rsplit("-", 1)[0] for p in reports}
+    assert names == set(bundled_notebooks())
+    for html in reports:
+        text = html.read_text()
+        assert EVIL not in text and EVIL_TOO not in text, html
+
+
+@pytest.mark.skipif(
+    not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_no_dialog_fires_in_a_browser(reports):
+    from playwright.sync_api import sync_playwright
+
+    fired = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        page = browser.new_page()
+        page.on("dialog", lambda dialog: (fired.append(dialog.message), dialog.dismiss()))
+        for html in reports:
+            page.goto(html.as_uri())
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(200)
+            assert "jp-Notebook" in page.content() or "jp-Cell" in page.content()
+        browser.close()
+    assert fired == []
