@@ -24,7 +24,9 @@ from .runner import read_results, run
 __all__ = ["CONFIGS", "MAX_TOKENS", "PROBE", "main"]
 
 PROBE = "schema-ten-records@2"
-MAX_TOKENS = 400  # this base model echoes the prompt until max_tokens; constrained answers need ~180-330
+MAX_TOKENS = (
+    400  # this base model echoes the prompt until max_tokens; constrained answers need ~180-330
+)
 CONFIGS = [
     {"label": "free, T=0", "temperature": 0.0},
     {"label": "free, T=1", "temperature": 1.0, "seed": 1},

@@ -66,10 +66,15 @@ def files(tmp_path):
     f["latin1"] = tmp_path / "latin1.jsonl"
     f["latin1"].write_bytes(b'{"id": "caf\xe9"}\n')
     f["foreign"] = tmp_path / "foreign.jsonl"
-    f["foreign"].write_text("\n".join(json.dumps({"question_id": i, "model": "m", "score": 7})
-                                      for i in range(300)) + "\n")  # fmt: skip
+    f["foreign"].write_text(
+        "\n".join(json.dumps({"question_id": i, "model": "m", "score": 7}) for i in range(300))
+        + "\n"
+    )
     f["nan"] = tmp_path / "nan.jsonl"
-    f["nan"].write_text(row(score=0.5).replace('"score":0.5', '"score":NaN').replace('"score": 0.5', '"score": NaN') + "\n")
+    f["nan"].write_text(
+        row(score=0.5).replace('"score":0.5', '"score":NaN').replace('"score": 0.5', '"score": NaN')
+        + "\n"
+    )
     f["list_label"] = tmp_path / "list_label.jsonl"
     f["list_label"].write_text(row(label=["x"]) + "\n")
     f["wrong_type"] = tmp_path / "wrong_type.jsonl"
@@ -106,8 +111,17 @@ def files(tmp_path):
     ],
 )
 def test_run_refuses_bad_settings(capsys, tmp_path, args, needle):
-    argv = ["run", "schema-ten-records", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
-            "--out", str(tmp_path / "r.jsonl"), *args]  # fmt: skip
+    argv = [
+        "run",
+        "schema-ten-records",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        str(tmp_path / "r.jsonl"),
+        *args,
+    ]
     code, _, err = cli(capsys, *argv)
     assert_one_line(code, err, needle)
     assert not (tmp_path / "r.jsonl").exists()
@@ -124,14 +138,25 @@ def test_run_refuses_bad_settings(capsys, tmp_path, args, needle):
 )
 def test_run_refuses_an_unusable_results_path(capsys, files, out, needle):
     out = out.format(**{k: str(v) for k, v in files.items()})
-    code, _, err = cli(capsys, "run", "schema-ten-records", "--model", "m", "--base-url",
-                       "http://127.0.0.1:9/v1", "--out", out)  # fmt: skip
+    code, _, err = cli(
+        capsys,
+        "run",
+        "schema-ten-records",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        out,
+    )
     assert_one_line(code, err, needle)
 
 
 def test_run_refuses_unknown_and_undecodable_probes(capsys, tmp_path):
     base = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "r")]
-    assert_one_line(*cli(capsys, "run", "no-such-probe", *base)[::2], "unknown probe 'no-such-probe'")
+    assert_one_line(
+        *cli(capsys, "run", "no-such-probe", *base)[::2], "unknown probe 'no-such-probe'"
+    )
     assert_one_line(*cli(capsys, "run", "caf\udce9", *base)[::2], "expected `probe-id`")
 
 
@@ -149,8 +174,18 @@ def test_constraining_a_probe_without_a_schema_is_refused(capsys, tmp_path, monk
     )
     monkeypatch.setenv("JEVALKIT_DATA_DIR", str(data))
     assert cli(capsys, "probes", "lock")[0] == 0
-    code, _, err = cli(capsys, "run", "exact-hello", "--model", "m", "--base-url",
-                       "http://127.0.0.1:9/v1", "--out", str(tmp_path / "r"), "--constrained")  # fmt: skip
+    code, _, err = cli(
+        capsys,
+        "run",
+        "exact-hello",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        str(tmp_path / "r"),
+        "--constrained",
+    )
     assert_one_line(code, err, "exact-hello@1 is scored by exact_match, not a JSON Schema")
 
 
@@ -161,7 +196,10 @@ def test_constraining_a_probe_without_a_schema_is_refused(capsys, tmp_path, monk
         ("dir", "not a regular file (a folder)"),
         ("fifo", "not a regular file (a FIFO)"),
         ("latin1", "latin1.jsonl:1: not UTF-8 text (byte 11)"),
-        ("foreign", "missing column(s) kind, probe, version, repeat; convert it first with `jevalkit import"),
+        (
+            "foreign",
+            "missing column(s) kind, probe, version, repeat; convert it first with `jevalkit import",
+        ),
         ("nan", "NaN is not valid JSON"),
         ("list_label", 'label: ["x"] is not of types'),
         ("wrong_type", 'repeat: "zero" is not of type "integer"'),
@@ -192,7 +230,10 @@ def test_gate_on_an_empty_file_is_unusable_input(capsys, files):
         (["--data", "{latin1}"], "not UTF-8 text"),
         (["--data", "{dir}"], "is a folder"),
         (["--data", "faithfulness", "--n-samples", "0"], "n_samples must be a whole number"),
-        (["--data", "faithfulness", "--min-coverage", "2"], "min_coverage must be a number from 0 to 1"),
+        (
+            ["--data", "faithfulness", "--min-coverage", "2"],
+            "min_coverage must be a number from 0 to 1",
+        ),
         (["--data", "faithfulness", "--repeats", "0"], "repeats must be a whole number"),
         (["--data", "faithfulness"], "faithfulness is a model judge: give a model"),
     ],
@@ -207,26 +248,48 @@ def test_judge_refuses_bad_data_and_settings(capsys, files, tmp_path, args, need
 def test_judge_gold_outside_the_levels_is_refused_naming_them(capsys, tmp_path, gold):
     cases = tmp_path / "c.jsonl"
     cases.write_text(f'{{"id": "a", "context": "c", "output": "o", "gold": {gold}}}\n')
-    code, _, err = cli(capsys, "judge", "faithfulness", "--data", str(cases), "--model", "m",
-                       "--base-url", "http://127.0.0.1:9/v1")  # fmt: skip
+    code, _, err = cli(
+        capsys,
+        "judge",
+        "faithfulness",
+        "--data",
+        str(cases),
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
     assert_one_line(code, err, "c.jsonl:1: gold:")
     if gold in ('"9"', '"abc"'):
         assert "valid levels: '0', '1', '2', '3', '4'" in err
 
 
 def test_readme_tool_call_command_and_malformed_calls(capsys, tmp_path):
-    code, out, err = cli(capsys, "judge", "tool_call_accuracy", "--data", "tool_call_accuracy",
-                         "--out", str(tmp_path / "t.jsonl"))  # fmt: skip
+    code, out, err = cli(
+        capsys,
+        "judge",
+        "tool_call_accuracy",
+        "--data",
+        "tool_call_accuracy",
+        "--out",
+        str(tmp_path / "t.jsonl"),
+    )
     assert code == 0, err
     assert "deterministic" in out and "exact_agreement" in out
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "x", "tool_calls": ["not a call"], "expected_tool_calls": [{"name": "f"}]}\n')
-    assert_one_line(*cli(capsys, "judge", "tool_call_accuracy", "--data", str(bad))[::2],
-                    "bad.jsonl:1: tool_calls[0]")  # fmt: skip
+    bad.write_text(
+        '{"id": "x", "tool_calls": ["not a call"], "expected_tool_calls": [{"name": "f"}]}\n'
+    )
+    assert_one_line(
+        *cli(capsys, "judge", "tool_call_accuracy", "--data", str(bad))[::2],
+        "bad.jsonl:1: tool_calls[0]",
+    )
 
 
 @pytest.mark.parametrize("kind", ["probe", "judge"])
-def test_alias_bombs_and_absurd_values_in_data_files_are_refused(capsys, tmp_path, monkeypatch, kind):
+def test_alias_bombs_and_absurd_values_in_data_files_are_refused(
+    capsys, tmp_path, monkeypatch, kind
+):
     data = tmp_path / "data"
     shutil.copytree(data_dir(), data)
     monkeypatch.setenv("JEVALKIT_DATA_DIR", str(data))
@@ -236,7 +299,11 @@ def test_alias_bombs_and_absurd_values_in_data_files_are_refused(capsys, tmp_pat
     command = ["probes", "check"] if kind == "probe" else ["judges", "lock"]
     code, out, err = cli(capsys, *command)
     text = out + err
-    assert code in (1, 2) and "YAML aliases (*name) are not allowed" in text and "Traceback" not in text
+    assert (
+        code in (1, 2)
+        and "YAML aliases (*name) are not allowed" in text
+        and "Traceback" not in text
+    )
     (folder / "v1.yaml").write_text("version: " + "9" * 5000 + "\n")
     code, out, err = cli(capsys, *command)
     assert "a value cannot be read" in out + err
@@ -247,28 +314,52 @@ def test_alias_bombs_and_absurd_values_in_data_files_are_refused(capsys, tmp_pat
 
 def test_report_refuses_code_in_parameter_names_and_unknown_parameters(capsys, tmp_path):
     out = str(tmp_path / "r")
-    code, _, err = cli(capsys, "report", "probe_report", "-p", "x=__import__('os').system('touch pwned')#", "1", "--out", out)
-    assert_one_line(code, err, "is not a Python name", "this notebook's parameters: headline_path, probe, results")
+    code, _, err = cli(
+        capsys,
+        "report",
+        "probe_report",
+        "-p",
+        "x=__import__('os').system('touch pwned')#",
+        "1",
+        "--out",
+        out,
+    )
+    assert_one_line(
+        code,
+        err,
+        "is not a Python name",
+        "this notebook's parameters: headline_path, probe, results",
+    )
     assert not Path("pwned").exists()
-    assert_one_line(*cli(capsys, "report", "probe_report", "-p", "model", "m", "--out", out)[::2],
-                    "no parameter 'model'")  # fmt: skip
-    assert_one_line(*cli(capsys, "report", "no_such_notebook")[::2], "no notebook 'no_such_notebook'")
+    assert_one_line(
+        *cli(capsys, "report", "probe_report", "-p", "model", "m", "--out", out)[::2],
+        "no parameter 'model'",
+    )
+    assert_one_line(
+        *cli(capsys, "report", "no_such_notebook")[::2], "no notebook 'no_such_notebook'"
+    )
     (tmp_path / "taken").write_text("a file")
-    assert_one_line(*cli(capsys, "report", "probe_report", "--out", str(tmp_path / "taken"))[::2],
-                    "is a file, not a folder")  # fmt: skip
+    assert_one_line(
+        *cli(capsys, "report", "probe_report", "--out", str(tmp_path / "taken"))[::2],
+        "is a file, not a folder",
+    )
 
 
 def test_batch_files_are_checked_before_anything_runs(capsys, tmp_path, files):
     batch = tmp_path / "b.yaml"
     assert_one_line(*cli(capsys, "report", "--batch", str(files["bomb"]))[::2], "YAML aliases")
-    assert_one_line(*cli(capsys, "report", "--batch", str(tmp_path / "none.yaml"))[::2], "no such file")
+    assert_one_line(
+        *cli(capsys, "report", "--batch", str(tmp_path / "none.yaml"))[::2], "no such file"
+    )
     batch.write_text("notebook: probe_report\ngrid: {probe: [a]}\nout: r/{probe\n")
     assert_one_line(*cli(capsys, "report", "--batch", str(batch))[::2], "is not a pattern")
     batch.write_text("notebook: probe_report\ngrid: {'x=1#': [a]}\nout: r/x\n")
     assert_one_line(*cli(capsys, "report", "--batch", str(batch))[::2], "is not a Python name")
     batch.write_text("notebook: probe_report\ngrid: {probe: [a]}\nout: r/{probe}\n")
-    assert_one_line(*cli(capsys, "report", "--batch", str(batch), "--workers", "0")[::2],
-                    "workers must be a whole number of at least 1")  # fmt: skip
+    assert_one_line(
+        *cli(capsys, "report", "--batch", str(batch), "--workers", "0")[::2],
+        "workers must be a whole number of at least 1",
+    )
 
 
 def test_an_unreachable_scheduler_fails_fast_with_one_line(capsys, tmp_path):
@@ -280,29 +371,52 @@ def test_an_unreachable_scheduler_fails_fast_with_one_line(capsys, tmp_path):
 
 def test_probes_and_score_refuse_bad_input(capsys, tmp_path, files):
     assert_one_line(*cli(capsys, "probes", "show", "nope")[::2], "unknown probe 'nope'")
-    assert_one_line(*cli(capsys, "probes", "page", "schema-ten-records", "--out", str(files["dir"]))[::2],
-                    "is a folder")  # fmt: skip
+    assert_one_line(
+        *cli(capsys, "probes", "page", "schema-ten-records", "--out", str(files["dir"]))[::2],
+        "is a folder",
+    )
     page = tmp_path / "new" / "folder" / "page.html"
     assert cli(capsys, "probes", "page", "schema-ten-records", "--out", str(page))[0] == 0
     assert page.is_file()
-    assert_one_line(*cli(capsys, "score", "nope", "--file", str(files["file"]))[::2], "unknown probe")
-    assert_one_line(*cli(capsys, "score", "schema-ten-records", "--file", str(files["dir"]))[::2],
-                    "cannot read output file")  # fmt: skip
-    assert_one_line(*cli(capsys, "score", "schema-ten-records", "--file", "/dev/zero")[::2],
-                    "not a model output")  # fmt: skip
+    assert_one_line(
+        *cli(capsys, "score", "nope", "--file", str(files["file"]))[::2], "unknown probe"
+    )
+    assert_one_line(
+        *cli(capsys, "score", "schema-ten-records", "--file", str(files["dir"]))[::2],
+        "cannot read output file",
+    )
+    assert_one_line(
+        *cli(capsys, "score", "schema-ten-records", "--file", "/dev/zero")[::2],
+        "not a model output",
+    )
 
 
 def test_local_commands_refuse_bad_settings(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path))
-    assert_one_line(*cli(capsys, "local", "serve", "--slots", "0")[::2], "slots must be a whole number")
-    assert_one_line(*cli(capsys, "local", "serve", "--port", "70000")[::2], "port must be from 1 to 65535")
+    assert_one_line(
+        *cli(capsys, "local", "serve", "--slots", "0")[::2], "slots must be a whole number"
+    )
+    assert_one_line(
+        *cli(capsys, "local", "serve", "--port", "70000")[::2], "port must be from 1 to 65535"
+    )
     assert_one_line(*cli(capsys, "local", "serve", "--threads", "-1")[::2], "threads must be")
 
 
 def test_a_real_console_shows_one_line_too(tmp_path):
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    cmd = [sys.executable, "-m", "jevalkit.cli", "run", "schema-ten-records", "--model", "x",
-           "--base-url", "http://127.0.0.1:9/v1", "--repeats", "0"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "jevalkit.cli",
+        "run",
+        "schema-ten-records",
+        "--model",
+        "x",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--repeats",
+        "0",
+    ]
     out = subprocess.run(cmd, capture_output=True, timeout=60, env=env)
     assert out.returncode == 2 and out.stderr.decode().count("\n") == 1
     assert b"Traceback" not in out.stderr

@@ -34,9 +34,7 @@ def test_a_key_echoed_json_escaped_is_redacted_everywhere(openai_server, tmp_pat
     assert KEY not in text and KEY.replace("-", "\\u002d") not in text
 
 
-def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_written(
-    openai_server, tmp_path
-):
+def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_written(openai_server, tmp_path):
     url = openai_server.base_url.replace("http://", "http://ann:pass-123456789@")
     df = run_here(openai_server, tmp_path, base_url=url)
     sent = openai_server.requests[0]["headers"]["Authorization"]
@@ -51,13 +49,16 @@ def test_each_key_goes_only_to_its_own_endpoint(openai_server, tmp_path, monkeyp
     run_here(openai_server, tmp_path)
     assert "Authorization" not in openai_server.requests[-1]["headers"]
     monkeypatch.setenv("MY_GATEWAY_KEY", KEY)
-    run_here(openai_server, tmp_path, out=tmp_path / "b.jsonl", api_key_env="MY_GATEWAY_KEY",
-             cache=False)
+    run_here(
+        openai_server, tmp_path, out=tmp_path / "b.jsonl", api_key_env="MY_GATEWAY_KEY", cache=False
+    )
     assert openai_server.requests[-1]["headers"]["Authorization"] == f"Bearer {KEY}"
     assert key_variable_for("https://openrouter.ai/api/v1") == "OPENROUTER_API_KEY"
     assert key_variable_for("https://api.openai.com/v1") == "OPENAI_API_KEY"
     assert key_variable_for("https://evil.example/v1") == "JEVALKIT_API_KEY"
-    with pytest.raises(ClientError, match=r"no API key for https://evil.example/v1: set \$JEVALKIT_API_KEY"):
+    with pytest.raises(
+        ClientError, match=r"no API key for https://evil.example/v1: set \$JEVALKIT_API_KEY"
+    ):
         resolve_endpoint("https://evil.example/v1")  # the OpenRouter key is not offered to it
 
 

@@ -18,8 +18,15 @@ def state(tmp_path, monkeypatch):
 
 
 def write_state(path, **fields):
-    record = {"pid": 0, "port": 8917, "model_path": "m.gguf", "model_sha256": "ab",
-              "binary": "/x/llama-server", "start_time": 1, **fields}  # fmt: skip
+    record = {
+        "pid": 0,
+        "port": 8917,
+        "model_path": "m.gguf",
+        "model_sha256": "ab",
+        "binary": "/x/llama-server",
+        "start_time": 1,
+        **fields,
+    }
     path.write_text(json.dumps(record))
 
 

@@ -19,24 +19,49 @@ REPO = Path(__file__).resolve().parents[2]
 def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(root / "dist"), str(REPO)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(root / "dist"),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = (root / "dist").glob("jevalkit-*.whl")
     env_dir = root / "env"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
     subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-         str(wheel)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "-q",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     # the dependencies come from this environment (read-only): only jevalkit is the wheel's
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     Path(purelib, "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     work = root / "elsewhere"
     work.mkdir()
@@ -50,18 +75,31 @@ def jevalkit(installed, *args, timeout=300):
     env["JEVALKIT_CACHE_DIR"] = str(work / "cache")
     # the dependencies' data files (nbconvert's templates) live with them, in this environment
     env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
-    return subprocess.run([str(env_dir / "bin" / "jevalkit"), *args], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [str(env_dir / "bin" / "jevalkit"), *args],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_the_wheel_carries_data_and_notebooks(installed):
     env_dir, work = installed
     code = "import jevalkit, jevalkit._paths as p; print(jevalkit.__file__, p.data_dir(), p.notebooks_dir())"
-    out = subprocess.run([str(env_dir / "bin" / "python"), "-c", code], cwd=work,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-c", code],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     package, data, notebooks = out.split()
     assert package.startswith(str(env_dir)) and "_bundled_data" in data
-    assert notebooks.endswith("_bundled_notebooks") and Path(notebooks, "probe_report.ipynb").is_file()
+    assert (
+        notebooks.endswith("_bundled_notebooks") and Path(notebooks, "probe_report.ipynb").is_file()
+    )
 
 
 def test_probes_check_report_and_metrics_run_from_a_temporary_folder(installed):

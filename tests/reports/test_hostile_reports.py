@@ -39,7 +39,9 @@ def reports(tmp_path_factory):
     for notebook in bundled_notebooks():
         for results in (probe_rows, judge_rows):
             try:
-                report = run_report(notebook, results=results, out=root / f"{notebook}-{results.stem}")
+                report = run_report(
+                    notebook, results=results, out=root / f"{notebook}-{results.stem}"
+                )
             except Exception as exc:  # a notebook that does not apply to these rows says so
                 assert "Traceback" not in str(exc)
                 continue
@@ -66,9 +68,15 @@ def test_no_dialog_fires_in_a_browser(reports):
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
             headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         page = browser.new_page()
         page.on("dialog", lambda dialog: (fired.append(dialog.message), dialog.dismiss()))
         for html in reports:

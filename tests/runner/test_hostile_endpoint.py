@@ -13,10 +13,18 @@ import pytest
 
 import jevalkit
 from jevalkit.metrics import mean_score, pass_rate
-from jevalkit.runner import read_results, run
+from jevalkit.runner import run
 
-ODD = ["usage_list", "tokens_text", "tokens_nan", "tokens_inf", "model_dict", "surrogate",
-       "deep", "bigint"]  # fmt: skip
+ODD = [
+    "usage_list",
+    "tokens_text",
+    "tokens_nan",
+    "tokens_inf",
+    "model_dict",
+    "surrogate",
+    "deep",
+    "bigint",
+]
 
 
 def run_here(server, tmp_path, **options):
@@ -97,7 +105,9 @@ def test_resume_refuses_a_file_written_against_another_endpoint(tmp_path):
 
     with OpenAIServer() as first, OpenAIServer() as second:
         run_here(first, tmp_path, repeats=3)
-        with pytest.raises(jevalkit.ResultsError, match=r"written against http://127\.0\.0\.1:\d+/v1"):
+        with pytest.raises(
+            jevalkit.ResultsError, match=r"written against http://127\.0\.0\.1:\d+/v1"
+        ):
             run_here(second, tmp_path, repeats=3)
         assert len(second.requests) == 0
         # the default results file names the endpoint, so the same command does not collide

@@ -54,10 +54,27 @@ def test_a_second_run_on_the_same_file_refuses_while_the_first_holds_it(openai_s
 def test_two_processes_on_one_file_never_duplicate_rows(openai_server, tmp_path):
     path = tmp_path / "r.jsonl"
     openai_server.latency = 0.05
-    cmd = [sys.executable, "-m", "jevalkit.cli", "run", "schema-ten-records", "--model", "m",
-           "--base-url", openai_server.base_url, "--out", str(path), "--repeats", "20",
-           "--concurrency", "2", "--no-cache"]  # fmt: skip
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jevalkit.cli",
+        "run",
+        "schema-ten-records",
+        "--model",
+        "m",
+        "--base-url",
+        openai_server.base_url,
+        "--out",
+        str(path),
+        "--repeats",
+        "20",
+        "--concurrency",
+        "2",
+        "--no-cache",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
     results = [p.communicate(timeout=120) for p in procs]
     codes = sorted(p.returncode for p in procs)
     rows = [json.loads(line) for line in path.read_text().splitlines()]
@@ -69,9 +86,24 @@ def test_two_processes_on_one_file_never_duplicate_rows(openai_server, tmp_path)
 
 def test_a_full_disk_stops_the_run_with_one_line_and_loses_nothing(openai_server, tmp_path):
     path = tmp_path / "r.jsonl"
-    cmd = [sys.executable, "-m", "jevalkit.cli", "run", "schema-ten-records", "--model", "m",
-           "--base-url", openai_server.base_url, "--out", str(path), "--repeats", "20",
-           "--concurrency", "1", "--no-cache"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "jevalkit.cli",
+        "run",
+        "schema-ten-records",
+        "--model",
+        "m",
+        "--base-url",
+        openai_server.base_url,
+        "--out",
+        str(path),
+        "--repeats",
+        "20",
+        "--concurrency",
+        "1",
+        "--no-cache",
+    ]
     limit = 6000  # bytes: room for about three rows
 
     def small_disk() -> None:

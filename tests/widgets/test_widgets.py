@@ -53,8 +53,16 @@ def test_compare_view_difference():
 
 def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():
     evil = "<img src=x onerror=alert(1)>"
-    a = pd.DataFrame({"probe": "p", "repeat": range(3), "passed": [True, True, False],
-                      "score": [1.0, 1.0, 0.0], "model": evil, "output": evil})  # fmt: skip
+    a = pd.DataFrame(
+        {
+            "probe": "p",
+            "repeat": range(3),
+            "passed": [True, True, False],
+            "score": [1.0, 1.0, 0.0],
+            "model": evil,
+            "output": evil,
+        }
+    )
     view = CompareView(a, a, names=(evil, "b"), case="probe")
     browser = ResultsBrowser(a)
     for bundle in (view._repr_mimebundle_(), browser._repr_mimebundle_()):
