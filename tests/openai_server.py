@@ -110,7 +110,11 @@ class OpenAIServer:
             "model": resolved,
             "system_fingerprint": fingerprint,
             "choices": [choice],
-            "usage": {"prompt_tokens": 42, "completion_tokens": len(text) // 4},
+            "usage": {
+                "prompt_tokens": 42,
+                "completion_tokens": len(text) // 4,
+                "total_tokens": 42 + len(text) // 4,
+            },
         }
 
     def hostile(self, fault: str, path: str, body: dict[str, Any], headers: Any) -> bytes | None:

@@ -120,7 +120,9 @@ def _repeat_alpha(group: pd.DataFrame, column: str, ordinal: bool) -> float:
         index="_run", columns="_case", values="_v", aggfunc="first"
     )
     try:
-        return krippendorff_alpha(table.to_numpy(), "ordinal" if ordinal else "nominal")
+        return krippendorff_alpha(
+            table.to_numpy(), "ordinal" if ordinal else "nominal", layout="raters x units"
+        )
     except StatsError:
         return np.nan
 

@@ -53,8 +53,9 @@ def summarize(
     case: CaseSpec = CASE_COLUMNS,
     system: str | None = "system",
 ) -> pd.DataFrame:
-    """One row per group and metric: ``pass_rate`` (when there is a ``passed`` column),
-    ``mean_score`` (when there is a ``score`` column) and, when cases were repeated,
+    """One row per group and metric: ``pass_rate`` (when there is a ``passed`` column holding
+    verdicts),
+    ``mean_score`` (when there is a ``score`` column holding values) and, when cases were repeated,
     ``consistency``; columns: the ``by`` columns, then ``metric``, ``n``, ``value``, ``ci_low``,
     ``ci_high``, ``method``.
 
@@ -65,9 +66,9 @@ def summarize(
     """
     cols = columns_of(by)
     parts = []
-    if passed in results.columns:
+    if passed in results.columns and results[passed].notna().any():
         parts.append(pass_rate(results, by=by, passed=passed, case=case).assign(metric="pass_rate"))
-    if score in results.columns:
+    if score in results.columns and results[score].notna().any():
         table = mean_score(results, by=by, score=score, case=case, bimodality=False)
         parts.append(table.assign(metric="mean_score"))
     if not parts:

@@ -1,11 +1,12 @@
 """The results row: defined once here, used by every writer and reader.
 
 One row per key (:data:`KEY_COLUMNS`: probe or evaluator, version, case, model, parameters, label,
-repeat). Columns, in order:
+the two systems and the position of a pairwise game, repeat). Columns, in order:
 
 =====================  =========================================================================
 run_id                 id of the invocation that wrote the row (a resumed run keeps old rows' ids)
-kind                   ``probe`` or ``judge``
+kind                   ``probe``, ``judge``, ``pairwise`` (a game between two systems), or
+                       ``import`` (a row read from another tool's log)
 probe                  probe id (or judge evaluator id)
 version                probe / judge version (int)
 probe_hash             sha256 of the probe version's content
@@ -42,6 +43,11 @@ explanation            the judge's explanation of its verdict, when asked for (j
 started_at             ISO 8601 UTC
 finished_at            ISO 8601 UTC
 jevalkit_version       version that wrote the row
+system_a, system_b     the two systems a pairwise game compares (pairwise rows; part of the key)
+position               which was shown first: ``a_first`` or ``b_first`` (pairwise; part of the key)
+round                  the round of adaptive repeats that sent the row (0 for fixed repeats)
+cost_usd               the request's cost when its model's price is known, else null
+source                 the source's own fields, for rows imported from another tool (a dict)
 =====================  =========================================================================
 """
 
@@ -62,7 +68,7 @@ class ResultRow:
     Example:
         >>> row = ResultRow(run_id="r", kind="probe", probe="p", version=1, model="m", repeat=0)
         >>> row.key()
-        ('p', 1, None, 'm', '', None, 0)
+        ('p', 1, None, 'm', '', None, None, None, None, 0)
     """
 
     run_id: str
@@ -103,6 +109,12 @@ class ResultRow:
     started_at: str | None = None
     finished_at: str | None = None
     jevalkit_version: str | None = None
+    system_a: str | None = None
+    system_b: str | None = None
+    position: str | None = None
+    round: int | None = None
+    cost_usd: float | None = None
+    source: dict[str, Any] | None = None
 
     def key(self) -> tuple:
         """The identity of a row: a results file holds at most one row per key."""
@@ -146,7 +158,18 @@ def finite(value: Any) -> Any:
 
 
 COLUMNS: list[str] = [f.name for f in dataclasses.fields(ResultRow)]
-KEY_COLUMNS = ("probe", "version", "case_id", "model", "params_hash", "label", "repeat")
+KEY_COLUMNS = (
+    "probe",
+    "version",
+    "case_id",
+    "model",
+    "params_hash",
+    "label",
+    "system_a",
+    "system_b",
+    "position",
+    "repeat",
+)
 
 
 def _plain(value: Any) -> Any:
@@ -169,7 +192,7 @@ def row_key(row: dict[str, Any]) -> tuple:
 
     Example:
         >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "params_hash": "ab"})
-        ('p', 1, None, 'm', 'ab', None, 2)
+        ('p', 1, None, 'm', 'ab', None, None, None, None, 2)
         >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "label": float("nan")})[5] is None
         True
     """

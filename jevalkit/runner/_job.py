@@ -56,6 +56,8 @@ class Job(ABC):
         needs_model: False for deterministic evaluators that send nothing.
         seeded: the job sends a seed and expects the same text for it every time (on the
             embedded model such jobs run one at a time: batching changes the numerics).
+        system_a, system_b, position: the systems a pairwise game compares and which was shown
+            first (``a_first`` / ``b_first``); None for other jobs.
     """
 
     kind: str
@@ -69,6 +71,9 @@ class Job(ABC):
     gold: Any = None
     needs_model: bool = True
     seeded: bool = False
+    system_a: str | None = None
+    system_b: str | None = None
+    position: str | None = None
 
     def key(self, model: str, label: str | None) -> tuple:
         """The row key this job fills (see :data:`jevalkit.runner.KEY_COLUMNS`).
@@ -78,9 +83,12 @@ class Job(ABC):
             >>> import jevalkit
             >>> job = jevalkit.runner.plan_jobs([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
             >>> job.key("m", None)
-            ('schema-ten-records', 2, None, 'm', '...', None, 0)
+            ('schema-ten-records', 2, None, 'm', '...', None, None, None, None, 0)
         """
         values = {
+            "system_a": self.system_a,
+            "system_b": self.system_b,
+            "position": self.position,
             "probe": self.probe,
             "version": self.version,
             "case_id": self.case_id,

@@ -250,6 +250,8 @@ DTYPES = {
     "coverage": "Float64",
     "passed": "boolean",
     "cached": "boolean",
+    "round": "Int64",
+    "cost_usd": "Float64",
 }
 
 

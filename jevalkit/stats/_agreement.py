@@ -6,6 +6,7 @@ from typing import Literal
 
 import krippendorff
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from statsmodels.stats import inter_rater
 
@@ -14,8 +15,21 @@ from ..errors import StatsError
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
-def krippendorff_alpha(data: ArrayLike, level: Level = "nominal") -> float:
-    """Krippendorff's alpha for a raters x units matrix; NaN marks a missing rating.
+def krippendorff_alpha(
+    data: ArrayLike | pd.DataFrame,
+    level: Level = "nominal",
+    *,
+    layout: Literal["raters x units", "units x raters"] | None = None,
+    unit: str | None = None,
+    rater: str | None = None,
+    value: str | None = None,
+) -> float:
+    """Krippendorff's alpha; NaN (or a missing pair) marks a missing rating.
+
+    Give either long data, a DataFrame with one row per rating and the ``unit=``, ``rater=`` and
+    ``value=`` columns named, or a matrix with its ``layout`` stated (``"raters x units"`` or
+    ``"units x raters"``): a matrix cannot say which axis is which, and the transposed reading
+    gives a different, wrong alpha.
 
     Wraps the ``krippendorff`` package. Units rated by fewer than two raters carry no
     information and are ignored. Fewer than two pairable values, or no variation at all, is an
@@ -27,14 +41,44 @@ def krippendorff_alpha(data: ArrayLike, level: Level = "nominal") -> float:
         ...          [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
         ...          [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
         ...          [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
-        >>> round(krippendorff_alpha(table, "nominal"), 3), round(krippendorff_alpha(table, "interval"), 3)
-        (0.743, 0.849)
+        >>> round(krippendorff_alpha(table, "nominal", layout="raters x units"), 3)
+        0.743
+        >>> long = pd.DataFrame([(u, r, v) for r, row in enumerate(table) for u, v in enumerate(row)],
+        ...                     columns=["item", "coder", "grade"])
+        >>> round(krippendorff_alpha(long, "interval", unit="item", rater="coder", value="grade"), 3)
+        0.849
     """
     if level not in ("nominal", "ordinal", "interval", "ratio"):
         raise StatsError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
-    matrix = np.asarray(data, dtype=float)
-    if matrix.ndim != 2:
-        raise StatsError("data must be a raters x units matrix")
+    if unit is not None or rater is not None or value is not None:
+        if not isinstance(data, pd.DataFrame) or None in (unit, rater, value):
+            raise StatsError("long data is a DataFrame with unit=, rater= and value= all named")
+        for column in (unit, rater, value):
+            if column not in data.columns:
+                raise StatsError(
+                    f"no {column!r} column; the columns are {sorted(map(str, data.columns))}"
+                )
+        if data.duplicated([unit, rater]).any():
+            raise StatsError("a rater rated a unit more than once; one rating per (unit, rater)")
+        values = pd.to_numeric(data[value], errors="coerce")
+        if (data[value].notna() & values.isna()).any():
+            raise StatsError(
+                f"column {value!r} holds ratings that are not numbers; code them first"
+            )
+        matrix = (
+            data.assign(_v=values).pivot(index=rater, columns=unit, values="_v").to_numpy(float)
+        )
+    else:
+        if layout not in ("raters x units", "units x raters"):
+            raise StatsError(
+                "say which axis is which: layout='raters x units' or 'units x raters' (or give "
+                "long data with unit=, rater=, value=)"
+            )
+        matrix = np.asarray(data, dtype=float)
+        if matrix.ndim != 2:
+            raise StatsError("data must be a 2-D matrix of ratings")
+        if layout == "units x raters":
+            matrix = matrix.T
     pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2).sum()
     if pairable == 0:
         raise StatsError("no unit has two ratings: Krippendorff's alpha is undefined")

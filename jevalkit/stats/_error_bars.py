@@ -55,11 +55,60 @@ def standard_error(
     return float(np.sqrt(variance))
 
 
+def _paired_arrays(
+    a: ArrayLike | pd.Series | pd.DataFrame,
+    b: ArrayLike | pd.Series | None,
+    *,
+    systems: tuple[str, str] | None,
+    case: str | None,
+    system: str | None,
+    score: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The two score vectors, paired: by index for Series, by case for a long DataFrame, by
+    position for arrays."""
+    if isinstance(a, pd.DataFrame):
+        if systems is None or case is None or system is None:
+            raise StatsError(
+                "for a long DataFrame give systems=(a, b), case= and system= (and score=)"
+            )
+        for column in (case, system, score):
+            if column not in a.columns:
+                raise StatsError(
+                    f"no {column!r} column; the columns are {sorted(map(str, a.columns))}"
+                )
+        wide = a[a[system].isin(systems)].groupby([case, system], sort=True)[score].mean().unstack()
+        for name in systems:
+            if name not in wide.columns:
+                raise StatsError(f"system {name!r} not found in column {system!r}")
+        pairs = wide[list(systems)].dropna()
+        return pairs.iloc[:, 0].to_numpy(float), pairs.iloc[:, 1].to_numpy(float)
+    if isinstance(a, pd.Series) or isinstance(b, pd.Series):
+        if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
+            raise StatsError("give two pandas Series (paired by their index) or two arrays")
+        for name, s in (("a", a), ("b", b)):
+            if s.index.has_duplicates:
+                raise StatsError(f"{name} has duplicated index labels; one score per case")
+        only_a, only_b = a.index.difference(b.index), b.index.difference(a.index)
+        if len(only_a) or len(only_b):
+            raise StatsError(
+                f"a and b index different cases ({len(only_a)} only in a, {len(only_b)} only "
+                "in b); keep the cases both scored, e.g. a.loc[a.index.intersection(b.index)]"
+            )
+        return a.to_numpy(float), b.reindex(a.index).to_numpy(float)
+    if b is None:
+        raise StatsError("give b, the second system's scores")
+    return np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+
+
 def paired_difference(
-    a: ArrayLike,
-    b: ArrayLike,
+    a: ArrayLike | pd.Series | pd.DataFrame,
+    b: ArrayLike | pd.Series | None = None,
     cluster: ArrayLike | None = None,
     *,
+    systems: tuple[str, str] | None = None,
+    case: str | None = None,
+    system: str | None = None,
+    score: str = "score",
     confidence: float = 0.95,
     small_sample_correction: bool = False,
 ) -> pd.DataFrame:
@@ -68,6 +117,13 @@ def paired_difference(
     Pairing removes the between-question variance both systems share (Miller 2024, section 4):
     SE is the (clustered) standard error of d = a - b. The interval and two-sided p-value use the
     normal distribution, as in the paper (large-n evals); for small n prefer a t-test.
+
+    Args:
+        a, b: two arrays (paired by position), two pandas Series (paired by index: a reordered
+            Series gives the same answer; differing or duplicated indexes are an error), or a
+            long DataFrame as ``a`` with ``systems=(name_a, name_b)``, ``case=``, ``system=`` and
+            ``score=`` (repeats are averaged within a case; cases only one system ran are left out).
+        cluster: a cluster label per pair (arrays only).
 
     Returns:
         One row: ``n``, ``mean_a``, ``mean_b``, ``value`` (mean of a - b), ``se``, ``ci_low``,
@@ -78,9 +134,14 @@ def paired_difference(
         >>> r = paired_difference([0.9, 0.8, 0.7, 0.6], [0.8, 0.8, 0.5, 0.5])
         >>> round(float(r["value"][0]), 3), round(float(r["se"][0]), 4)
         (0.1, 0.0408)
+        >>> x = pd.Series([0.9, 0.8], index=["q1", "q2"])
+        >>> y = pd.Series([0.8, 0.9], index=["q2", "q1"])
+        >>> float(paired_difference(x, y)["value"][0])
+        0.0
     """
-    x = as_clean_array(a, "a", min_n=2)
-    y = as_clean_array(b, "b", min_n=2)
+    left, right = _paired_arrays(a, b, systems=systems, case=case, system=system, score=score)
+    x = as_clean_array(left, "a", min_n=2)
+    y = as_clean_array(right, "b", min_n=2)
     if x.size != y.size:
         raise StatsError(f"a and b must score the same questions: got {x.size} and {y.size} values")
     d = x - y

@@ -34,6 +34,9 @@ class OrdinalSpacing:
         gap_ratio: largest / smallest flexible gap.
         verdict: one sentence to act on.
         n: ratings used.
+        categories: the level set tested, lowest first (labels as given).
+        merged: levels of the set that never occur: each is merged with its neighbours (its two
+            thresholds cannot be told apart), and the test runs on the levels that occur.
     """
 
     thresholds: pd.DataFrame
@@ -44,6 +47,8 @@ class OrdinalSpacing:
     gap_ratio: float
     verdict: str
     n: int
+    categories: tuple = ()
+    merged: tuple = ()
 
 
 def _design(groups: ArrayLike | None, n: int) -> np.ndarray:
@@ -74,14 +79,22 @@ def _equidistant_fit(y: np.ndarray, x: np.ndarray, n_thresholds: int, start: np.
 
 
 def ordinal_spacing(
-    levels: ArrayLike, groups: ArrayLike | None = None, *, alpha: float = 0.05
+    levels: ArrayLike,
+    groups: ArrayLike | None = None,
+    *,
+    categories: ArrayLike | None = None,
+    alpha: float = 0.05,
 ) -> OrdinalSpacing:
-    """Test whether ordinal levels 0..L are equally spaced on the latent scale.
+    """Test whether ordinal levels are equally spaced on the latent scale.
 
     Args:
-        levels: integer levels, one per rating (every level 0..L must occur).
+        levels: the observed levels, one per rating (integers, any range: 1-10 grades are fine).
         groups: optional group per rating (model, evaluator), entered as covariates so that
             differences between groups are not mistaken for uneven spacing.
+        categories: the full level set in order (``range(1, 11)`` for 1-10 grades); default: the
+            integers from the lowest to the highest level observed. A level of the set that never
+            occurs is merged with its neighbours and reported in ``merged`` (its thresholds
+            cannot be estimated); the test runs on the levels that occur.
         alpha: the test's level.
 
     Example:
@@ -94,23 +107,37 @@ def ordinal_spacing(
         >>> uneven = np.digitize(latent, [-3.0, -2.6, 0.0, 2.8])
         >>> ordinal_spacing(uneven).equal_spacing_plausible
         False
+        >>> grades = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5, 2.5]) + 1  # levels 1-6; 7 never used
+        >>> ordinal_spacing(grades, categories=range(1, 8)).merged
+        (7,)
     """
     y_raw = np.asarray(levels)
     if y_raw.size == 0 or np.isnan(y_raw.astype(float)).any():
         raise StatsError("levels must be non-empty integers without NaN")
-    if not np.all(np.equal(np.mod(y_raw.astype(float), 1), 0)) or y_raw.min() < 0:
-        raise StatsError("levels must be integers 0..L")
-    y = y_raw.astype(int)
+    if not np.all(np.equal(np.mod(y_raw.astype(float), 1), 0)):
+        raise StatsError("levels must be integers")
+    observed = np.unique(y_raw.astype(int))
+    if categories is None:
+        grid = np.arange(observed.min(), observed.max() + 1)
+    else:
+        grid = np.asarray(list(categories))
+        if grid.size < 2 or not np.all(np.equal(np.mod(grid.astype(float), 1), 0)):
+            raise StatsError("categories must be at least two integer levels, lowest first")
+        grid = grid.astype(int)
+        if np.any(np.diff(grid) <= 0):
+            raise StatsError("categories must be in increasing order without repeats")
+        outside = np.setdiff1d(observed, grid)
+        if outside.size:
+            raise StatsError(f"levels {outside.tolist()} are not in categories {grid.tolist()}")
+    merged = tuple(int(g) for g in grid if g not in set(observed.tolist()))
+    codes = {int(v): i for i, v in enumerate(observed)}
+    y = np.array([codes[int(v)] for v in y_raw.astype(int)])
     top = int(y.max())
-    missing = sorted(set(range(top + 1)) - set(np.unique(y).tolist()))
-    if missing:
-        raise StatsError(
-            f"level(s) {missing} never occur; thresholds around them cannot be estimated"
-        )
     n_thresholds = top
     if n_thresholds < 3:
         raise StatsError(
-            f"{top + 1} levels give {n_thresholds} threshold(s); spacing can be tested from 4 levels"
+            f"{top + 1} levels occur, giving {n_thresholds} threshold(s); spacing can be tested "
+            "from 4 levels that occur"
         )
     x = _design(groups, y.size)
     endog = pd.Series(pd.Categorical(y, categories=range(top + 1), ordered=True))
@@ -135,9 +162,11 @@ def ordinal_spacing(
             f"{ratio:.1f}x the smallest): report the level distribution or an ordinal model "
             "alongside the mean, and do not compare means across rubrics."
         )
+    if merged:
+        verdict += f" Levels {list(merged)} never occur and were merged with their neighbours."
     table = pd.DataFrame(
         {
-            "threshold": [f"{j}/{j + 1}" for j in range(n_thresholds)],
+            "threshold": [f"{observed[j]}/{observed[j + 1]}" for j in range(n_thresholds)],
             "flexible": taus,
             "equidistant": eq_taus,
             "gap": np.concatenate([[np.nan], gaps]),
@@ -146,4 +175,15 @@ def ordinal_spacing(
             ),
         }
     )
-    return OrdinalSpacing(table, float(lr), df, p, plausible, ratio, verdict, int(y.size))
+    return OrdinalSpacing(
+        table,
+        float(lr),
+        df,
+        p,
+        plausible,
+        ratio,
+        verdict,
+        int(y.size),
+        tuple(int(g) for g in grid),
+        merged,
+    )

@@ -1,0 +1,102 @@
+"""Write the example data sets of data/examples/ (seeded: running it again gives the same files).
+
+They imitate the shapes of public LLM-judge leaderboard data, with numbers simulated for this
+project (no model was run):
+
+- grades.jsonl: single-answer grades, 1-10, of 8 models on 80 questions, 2 turns each
+  (question_id, model, judge, turn, score). Latent quality = model strength - question
+  difficulty + noise, cut at thresholds that pile most grades on 8-10 with a long tail down to 1,
+  as judge grades are.
+- pairwise.jsonl: pairwise games between 6 models on 80 questions (3 pairs per question), each
+  played in both orders
+  (question_id, model_1, model_2, judge, turn, g1_winner, g2_winner: "model_1", "model_2" or
+  "tie"), from a Bradley-Terry model with a first-position bias (the answer shown first wins
+  more often) and ties.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).parent
+
+
+def grades(rng: np.random.Generator) -> list[dict]:
+    models = {
+        "alpha": 1.2,
+        "bravo": 0.9,
+        "charlie": 0.6,
+        "delta": 0.5,
+        "echo": 0.2,
+        "foxtrot": 0.0,
+        "golf": -0.4,
+        "hotel": -0.9,
+    }
+    cuts = np.array([-3.2, -2.7, -2.3, -1.9, -1.5, -1.0, -0.4, 0.3, 1.2])
+    rows = []
+    for q in range(81, 161):
+        difficulty = rng.normal(0, 0.8)
+        for turn in (1, 2):
+            for model, strength in models.items():
+                latent = strength - difficulty - 0.3 * (turn - 1) + rng.logistic(0, 0.6)
+                score = int(np.searchsorted(cuts, latent) + 1)
+                rows.append(
+                    {
+                        "question_id": q,
+                        "model": model,
+                        "judge": ["gpt-4", "single-v1"],
+                        "user_prompt": f"question {q}",
+                        "turn": turn,
+                        "score": score,
+                    }
+                )
+    return rows
+
+
+def pairwise(rng: np.random.Generator) -> list[dict]:
+    strength = {
+        "alpha": 0.9,
+        "bravo": 0.5,
+        "charlie": 0.2,
+        "delta": 0.0,
+        "echo": -0.3,
+        "foxtrot": -0.8,
+    }
+    names = list(strength)
+    rows = []
+    for q in range(81, 161):
+        for _ in range(3):
+            a, b = rng.choice(names, size=2, replace=False)
+            games = []
+            for first, second in ((a, b), (b, a)):
+                logit = strength[first] - strength[second] + 0.4  # first position helps
+                p_first = 1 / (1 + np.exp(-logit))
+                tie = rng.random() < 0.15
+                winner = "tie" if tie else (first if rng.random() < p_first else second)
+                games.append(winner)
+            to_label = lambda w, a=a: "tie" if w == "tie" else ("model_1" if w == a else "model_2")  # noqa: E731
+            rows.append(
+                {
+                    "question_id": q,
+                    "model_1": str(a),
+                    "model_2": str(b),
+                    "judge": ["gpt-4", "pair-v2"],
+                    "turn": 1,
+                    "g1_winner": to_label(games[0]),
+                    "g2_winner": to_label(games[1]),
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    rng = np.random.default_rng(20261130)
+    for name, rows in (("grades.jsonl", grades(rng)), ("pairwise.jsonl", pairwise(rng))):
+        (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Importers: other tools' evaluation logs and any table, as the results frame, so every metric,
+report and widget works on them unchanged.
+
+::
+
+    df = jevalkit.io.read("logs/2026-11-30T10-00-00_mytask.eval")   # format detected
+    jevalkit.metrics.mean_score(df, by="system")
+
+Example:
+    >>> from jevalkit.io import FORMATS
+    >>> FORMATS[:3]
+    ('jevalkit', 'inspect', 'promptfoo')
+"""
+
+from ..errors import ImportFormatError
+from ._frame import FRAME_COLUMNS, results_from_columns
+from ._inspect import read_inspect
+from ._judge_files import (
+    VERDICT_SCORES,
+    VERDICTS,
+    read_grades,
+    read_pairwise,
+    read_preferences,
+    read_verdicts,
+)
+from ._lm_eval import read_lm_eval
+from ._promptfoo import read_promptfoo
+from ._read import FORMATS, detect_format, read
+from ._table import from_table, load_table
+from ._write import write_results
+
+__all__ = [
+    "FORMATS",
+    "FRAME_COLUMNS",
+    "VERDICTS",
+    "VERDICT_SCORES",
+    "ImportFormatError",
+    "detect_format",
+    "from_table",
+    "load_table",
+    "read",
+    "read_grades",
+    "read_inspect",
+    "read_lm_eval",
+    "read_pairwise",
+    "read_preferences",
+    "read_promptfoo",
+    "read_verdicts",
+    "results_from_columns",
+    "write_results",
+]

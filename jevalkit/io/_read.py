@@ -1,0 +1,156 @@
+"""Read any supported evaluation log, its format told or detected from its content."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import ImportFormatError, ResultsError
+from ..runner import read_results
+from ._inspect import read_inspect
+from ._jsonl import check_file, first_records, head_lines, load_json
+from ._judge_files import read_grades, read_pairwise, read_preferences, read_verdicts
+from ._lm_eval import SAMPLE_FILE, read_lm_eval
+from ._promptfoo import read_promptfoo
+
+MAX_SNIFF_JSON = 64 * 1024 * 1024
+
+
+def _json_head(path: Path) -> Any:
+    if path.suffix.lower() != ".json" or path.stat().st_size > MAX_SNIFF_JSON:
+        return None
+    try:
+        return load_json(path)
+    except ImportFormatError:
+        return None
+
+
+def _keys(path: Path) -> set[str]:
+    records = first_records(path)
+    return set(records[0]) if records else set()
+
+
+def _is_inspect(path: Path) -> bool:
+    if zipfile.is_zipfile(path):
+        try:
+            return "header.json" in zipfile.ZipFile(path).namelist()
+        except zipfile.BadZipFile:
+            return False
+    doc = _json_head(path)
+    return isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "task" in doc["eval"]
+
+
+def _is_promptfoo(path: Path) -> bool:
+    doc = _json_head(path)
+    results = doc.get("results") if isinstance(doc, dict) else None
+    return isinstance(results, dict) and isinstance(results.get("results"), list)
+
+
+def _is_lm_eval(path: Path) -> bool:
+    keys = _keys(path)
+    return bool(SAMPLE_FILE.match(path.name)) or (
+        "doc_id" in keys and ("filtered_resps" in keys or "resps" in keys)
+    )
+
+
+def _is_preferences(path: Path) -> bool:
+    doc = _json_head(path)
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict):
+        keys = set(doc[0])
+    else:
+        keys = _keys(path)
+    return {"generator_1", "generator_2", "preference"} <= keys
+
+
+SNIFFERS: dict[str, Callable[[Path], bool]] = {
+    "jevalkit": lambda p: {"kind", "probe", "version", "model", "repeat"} <= _keys(p),
+    "inspect": _is_inspect,
+    "promptfoo": _is_promptfoo,
+    "lm_eval": _is_lm_eval,
+    "grades": lambda p: {"question_id", "model", "score"} <= _keys(p) and "model_1" not in _keys(p),
+    "pairwise": lambda p: (
+        {"question_id", "model_1", "model_2", "g1_winner", "g2_winner"} <= _keys(p)
+    ),
+    "verdicts": lambda p: {"question_id", "model", "games"} <= _keys(p),
+    "preferences": _is_preferences,
+}
+FORMATS = tuple(SNIFFERS)
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of ``path``, told by its content; refused when none or several fit.
+
+    Example:
+        >>> from jevalkit._paths import data_dir
+        >>> detect_format(data_dir() / "examples" / "grades.jsonl")
+        'grades'
+    """
+    path = check_file(path)
+    if not zipfile.is_zipfile(path) and not head_lines(path, 1):
+        raise ImportFormatError(f"{path}: empty file")
+    fits = [name for name, sniff in SNIFFERS.items() if sniff(path)]
+    if not fits:
+        raise ImportFormatError(
+            f"{path}: not a format jevalkit reads ({', '.join(FORMATS)}); for any other table use "
+            "jevalkit.io.from_table(path, case=..., system=..., score=...)"
+        )
+    if len(fits) > 1:
+        raise ImportFormatError(
+            f"{path}: fits several formats ({', '.join(fits)}); pass format= (--format)"
+        )
+    return fits[0]
+
+
+def read(path: str | Path, format: str | None = None, **options: Any) -> pd.DataFrame:
+    """Read an evaluation log into the results frame (:data:`jevalkit.COLUMNS`, then ``system``).
+
+    Args:
+        path: the file.
+        format: one of ``jevalkit``, ``inspect``, ``promptfoo``, ``lm_eval``, ``grades``,
+            ``pairwise``, ``verdicts``, ``preferences``; default: detected from the content
+            (refused when two fit).
+        **options: for the format's reader: ``baseline=`` (``verdicts``), ``model=`` and
+            ``task=`` (``lm_eval``), ``scale=`` (``grades``), ``engine=`` (``inspect``).
+
+    Raises:
+        ImportFormatError: one line naming the file, the record and the field.
+
+    Example:
+        >>> from jevalkit._paths import data_dir
+        >>> df = read(data_dir() / "examples" / "pairwise.jsonl")
+        >>> sorted(df["position"].unique()), len(df)
+        (['a_first', 'b_first'], 480)
+    """
+    path = check_file(path)
+    fmt = format or detect_format(path)
+    readers: dict[str, Callable[..., pd.DataFrame]] = {
+        "jevalkit": lambda p: _read_jevalkit(p),
+        "inspect": lambda p, engine=None: read_inspect(p, engine=engine),
+        "promptfoo": read_promptfoo,
+        "lm_eval": lambda p, model=None, task=None: read_lm_eval(p, model=model, task=task),
+        "grades": lambda p, scale=(1, 10): read_grades(p, scale=scale),
+        "pairwise": read_pairwise,
+        "verdicts": lambda p, baseline=None: read_verdicts(p, baseline=baseline),
+        "preferences": read_preferences,
+    }
+    if fmt not in readers:
+        raise ImportFormatError(f"format {fmt!r} is not one of {', '.join(readers)}")
+    try:
+        return readers[fmt](path, **options)
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise ImportFormatError(
+                f"format {fmt!r} takes no option {str(exc).split()[-1]}"
+            ) from None
+        raise
+
+
+def _read_jevalkit(path: Path) -> pd.DataFrame:
+    try:
+        return read_results(path)
+    except ResultsError as exc:
+        raise ImportFormatError(str(exc)) from None
