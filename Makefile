@@ -8,6 +8,11 @@ BIN := $(VENV)/bin
 # llama-cpp-python baseline of the benchmarks).
 export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
+# The two slow install steps (compiling llama-server, fetching promptfoo) run side by side.
+MAKEFLAGS += --jobs=2
+PROMPTFOO_VERSION := 0.121.20
+PROMPTFOO := $(VENV)/promptfoo/node_modules/.bin/promptfoo
+
 .PHONY: install test lint demo bench clean
 
 $(BIN)/python:
@@ -24,7 +29,14 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(BIN)/llama-server: | $(VENV)/.installed
 	$(BIN)/jevalkit local build
 
-install: $(VENV)/.installed $(BIN)/llama-server
+# promptfoo (npm), for the interop test that runs it; without npm that test reads the
+# committed output of the same version instead.
+$(PROMPTFOO): | $(VENV)/.installed
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm install --prefix $(VENV)/promptfoo --no-audit --no-fund --loglevel=error promptfoo@$(PROMPTFOO_VERSION); \
+	else echo "npm not found: skipping promptfoo (its interop test reads committed output)"; fi
+
+install: $(VENV)/.installed $(BIN)/llama-server $(PROMPTFOO)
 
 lint: install
 	$(BIN)/ruff check .

@@ -79,7 +79,9 @@ def test_a_foreign_jsonl_is_refused_not_read_as_one_row(tmp_path):
     path = tmp_path / "judgments.jsonl"
     path.write_text("".join(json.dumps({"question_id": i, "model": "m", "score": 7}) + "\n"
                             for i in range(300)))  # fmt: skip
-    with pytest.raises(ResultsError, match=r"missing column\(s\) kind, probe, version, repeat; convert it first"):
+    with pytest.raises(
+        ResultsError, match=r"missing column\(s\) kind, probe, version, repeat; convert it first"
+    ):
         read_results(path)
 
 
@@ -110,7 +112,7 @@ def leaderboard():
 def test_a_missing_case_column_raises_naming_the_keyword():
     df = leaderboard()
     for call in (lambda: mean_score(df), lambda: win_rate(df, "a", "b"), lambda: pass_rate(df)):
-        with pytest.raises(StatsError, match="the columns are .*question_id"):
+        with pytest.raises(StatsError, match=r"the columns are .*question_id"):
             call()
     row = mean_score(df, case="question_id", by="system").iloc[0]
     assert row["n"] == 40 and row["n_samples"] == 80  # two turns averaged within a question
@@ -153,7 +155,9 @@ def test_krippendorff_alpha_refuses_an_unstated_layout_and_reads_long_data():
     right = krippendorff_alpha(ratings, "ordinal", layout="raters x units")
     long = pd.DataFrame([(u, r, v) for r, row in enumerate(ratings) for u, v in enumerate(row)],
                         columns=["unit", "rater", "value"])  # fmt: skip
-    assert krippendorff_alpha(long, "ordinal", unit="unit", rater="rater", value="value") == pytest.approx(right)
+    assert krippendorff_alpha(
+        long, "ordinal", unit="unit", rater="rater", value="value"
+    ) == pytest.approx(right)
     assert krippendorff_alpha(ratings.T, "ordinal", layout="units x raters") == pytest.approx(right)
 
 
@@ -161,11 +165,16 @@ def test_krippendorff_alpha_refuses_an_unstated_layout_and_reads_long_data():
 
 
 def test_consistency_without_a_repeat_column_raises_or_says_what_it_did():
-    df = pd.DataFrame({"case_id": list("aabbcc"), "passed": [True, False, True, True, False, False]})
+    df = pd.DataFrame(
+        {"case_id": list("aabbcc"), "passed": [True, False, True, True, False, False]}
+    )
     with pytest.raises(StatsError, match="no 'repeat' column"):
         consistency(df, case="case_id", level=None)
     row = consistency(df, case="case_id", level=None, repeat=None).iloc[0]
-    assert row["method"].endswith("matches runs by order within a case") and row["alpha"] == row["alpha"]
+    assert (
+        row["method"].endswith("matches runs by order within a case")
+        and row["alpha"] == row["alpha"]
+    )
 
 
 # 7. ordinal spacing takes the level set
@@ -200,7 +209,9 @@ def test_five_passes_of_five_get_a_wilson_interval():
     from statsmodels.stats.proportion import proportion_confint
 
     row = mean_score([1.0] * 5).iloc[0]
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(proportion_confint(5, 5, method="wilson"))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        proportion_confint(5, 5, method="wilson")
+    )
     assert row["ci_low"] < 1 and "zero sample variance" in row["method"]
 
 
@@ -232,7 +243,11 @@ def as_frame(rows):
 
 
 def all_metrics(df, **names):
-    case, system, score = names.get("case", "case_id"), names.get("system", "system"), names.get("score", "score")
+    case, system, score = (
+        names.get("case", "case_id"),
+        names.get("system", "system"),
+        names.get("score", "score"),
+    )
     passed = names.get("passed", "passed")
     out = [
         mean_score(df, by=system, case=case, score=score, bimodality=False),
@@ -241,7 +256,9 @@ def all_metrics(df, **names):
     if df[system].nunique() == 2:
         out.append(win_rate(df, "x", "y", case=case, system=system, score=score,
                             repeat=names.get("repeat", "repeat"), n_resamples=200))  # fmt: skip
-    return [t.drop(columns=[c for c in t.columns if c in (system,)]).reset_index(drop=True) for t in out]
+    return [
+        t.drop(columns=[c for c in t.columns if c in (system,)]).reset_index(drop=True) for t in out
+    ]
 
 
 def same(left, right, *, text=True):
@@ -277,7 +294,7 @@ def test_an_unrelated_column_changes_nothing_and_a_missing_unit_always_raises(ro
     df = as_frame(rows)
     same(all_metrics(df), all_metrics(df.assign(notes="irrelevant", question_id=99)))
     for metric in (mean_score, pass_rate):
-        with pytest.raises(StatsError, match="no 'probe' column .*pass case="):
+        with pytest.raises(StatsError, match=r"no 'probe' column .*pass case="):
             metric(df)  # the default unit is the results' case identity: refused, never rows
         with pytest.raises(StatsError, match="no 'case_id' column"):
             metric(df.drop(columns=["case_id"]), case="case_id")
