@@ -25,7 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_reader_options(cmd: argparse.ArgumentParser) -> None:
     """Options some formats need: the baseline of verdict games, lm-eval's model and task."""
-    cmd.add_argument("--baseline", help="the baseline model of 5-way verdict games")
+    cmd.add_argument(
+        "--verdict-baseline",
+        metavar="MODEL",
+        help="the baseline model of 5-way verdict games (the file does not name it)",
+    )
     cmd.add_argument("--model", dest="source_model", help="the model of an lm-eval samples file")
     cmd.add_argument("--task", help="the task of an lm-eval samples file")
 

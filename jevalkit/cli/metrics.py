@@ -9,9 +9,11 @@ import json
 import pandas as pd
 
 from .. import io
-from ..metrics import GATE_METRICS, gate, summarize
+from ..errors import StatsError
+from ..metrics import GATE_METRICS, case_changes, gate, release_gate, summarize
 from ..runner import read_results
 from ._args import split_list
+from .compare import combine
 from .imports import add_reader_options, reader_options
 
 __all__ = ["EXIT", "load", "register"]
@@ -33,8 +35,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--by", help="comma-separated columns to group by, e.g. model,probe")
     cmd.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     cmd.set_defaults(handler=_metrics)
-    g = sub.add_parser("gate", help="pass only when the CI's lower bound clears --min")
-    g.add_argument("results", metavar="RESULTS")
+    g = sub.add_parser(
+        "gate",
+        help="pass only when the interval clears the bar: --min on one run, or --max-drop "
+        "between --baseline and --candidate runs",
+    )
+    g.add_argument("results", nargs="?", metavar="RESULTS")
+    g.add_argument("--baseline", metavar="BASE", help="the baseline run (with --candidate)")
+    g.add_argument("--candidate", metavar="HEAD", help="the candidate run (with --baseline)")
+    g.add_argument("--max-drop", type=float, metavar="D", help="the largest drop that still passes")
+    g.add_argument(
+        "--min-consistency",
+        type=float,
+        default=0.9,
+        metavar="C",
+        help="refuse when verdicts agree across repeats less than this (default 0.9)",
+    )
     g.add_argument(
         "--from",
         dest="source_format",
@@ -43,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_reader_options(g)
     g.add_argument("--metric", choices=sorted(GATE_METRICS), default="pass_rate")
-    g.add_argument("--min", type=float, required=True, dest="minimum", metavar="X")
+    g.add_argument("--min", type=float, dest="minimum", metavar="X")
     g.add_argument("--by", help="comma-separated columns; every group must clear the bar")
     g.add_argument(
         "--max-flip-rate",
@@ -55,13 +71,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.set_defaults(handler=_gate)
 
 
-def load(args: argparse.Namespace) -> pd.DataFrame:
+def _release(args: argparse.Namespace) -> int:
+    if not (args.baseline and args.candidate and args.max_drop is not None):
+        raise StatsError("a release gate needs --baseline BASE, --candidate HEAD and --max-drop D")
+    base, head = load(args, args.baseline), load(args, args.candidate)
+    row = release_gate(
+        base, head, max_drop=args.max_drop, metric=args.metric, min_consistency=args.min_consistency
+    ).iloc[0]
+    print(
+        f"{row['decision'].upper()}: {row['metric']} {row['value_baseline']:.3f} -> "
+        f"{row['value_candidate']:.3f}, drop {row['drop']:+.3f} (95% CI {row['drop_ci_low']:+.3f} "
+        f"to {row['drop_ci_high']:+.3f}), n = {row['n_paired']}; {row['reason']}"
+    )
+    if row["decision"] == "fail":
+        both, baseline = combine(base, head)
+        candidate = next(s for s in both["system"].unique() if s != baseline)
+        changes = case_changes(both, baseline, candidate)
+        regressed = changes[changes["status"] == "regressed"]
+        print(f"{len(regressed)} regressed case(s):")
+        if len(regressed):
+            print(
+                regressed.drop(columns=["output_a", "output_b", "probs_a", "probs_b"])
+                .head(20)
+                .to_string(index=False)
+            )
+    return EXIT[row["decision"]]
+
+
+def load(args: argparse.Namespace, path: str | None = None) -> pd.DataFrame:
     """The results the command works on: a results file, or another tool's log with ``--from``."""
+    path = path or args.results
     if args.source_format is None:
-        return read_results(args.results)
+        return read_results(path)
     fmt = None if args.source_format == "auto" else args.source_format
-    fmt = fmt or io.detect_format(args.results)
-    return io.read(args.results, format=fmt, **reader_options(args, fmt))
+    fmt = fmt or io.detect_format(path)
+    return io.read(path, format=fmt, **reader_options(args, fmt))
 
 
 def _metrics(args: argparse.Namespace) -> int:
@@ -75,6 +119,12 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
+    if args.baseline or args.candidate:
+        return _release(args)
+    if args.results is None or args.minimum is None:
+        raise StatsError(
+            "give RESULTS and --min X, or --baseline BASE --candidate HEAD --max-drop D"
+        )
     table = gate(
         read_results(args.results),
         minimum=args.minimum,

@@ -213,7 +213,7 @@ def read_verdicts(path: Path, *, baseline: str | None) -> pd.DataFrame:
     if not baseline:
         raise ImportFormatError(
             f"{path}: 5-way verdict games compare each model with a baseline the file does not "
-            "name: pass baseline='<model>' (--baseline)"
+            "name: pass baseline='<model>' (--verdict-baseline)"
         )
     frame = load_jsonl(path)
     require_fields(frame, ("question_id", "model", "games"), path, "verdict game")

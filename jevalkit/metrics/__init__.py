@@ -10,20 +10,28 @@ Example:
 """
 
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
+from ._changes import CHANGE_COLUMNS, case_changes
+from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
-from ._gate import GATE_COLUMNS, GATE_METRICS, gate
+from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
 __all__ = [
     "CASE_COLUMNS",
+    "CHANGE_COLUMNS",
+    "COMPARE_COLUMNS",
+    "COMPARE_METRICS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "RELEASE_COLUMNS",
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
     "by_groups",
+    "case_changes",
     "columns_of",
+    "compare",
     "consistency",
     "gate",
     "group_codes",
@@ -31,6 +39,7 @@ __all__ = [
     "mean_absolute_error",
     "mean_score",
     "pass_rate",
+    "release_gate",
     "require",
     "run_summary",
     "summarize",

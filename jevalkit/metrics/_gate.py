@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
+from ..stats import sample_size
 from ._agreement import consistency
+from ._compare import compare
 from ._frame import CASE_COLUMNS, CaseSpec, columns_of
 from ._scores import mean_score, pass_rate
 from ._summary import has_repeats
@@ -94,3 +97,121 @@ def gate(
             }
         )
     return pd.DataFrame(rows, columns=[*cols, *GATE_COLUMNS])
+
+
+RELEASE_COLUMNS = [
+    "metric",
+    "decision",
+    "n_paired",
+    "value_baseline",
+    "value_candidate",
+    "drop",
+    "drop_ci_low",
+    "drop_ci_high",
+    "max_drop",
+    "agreement",
+    "n_needed",
+    "reason",
+]
+
+
+def release_gate(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    *,
+    max_drop: float,
+    metric: str = "pass_rate",
+    case: CaseSpec = CASE_COLUMNS,
+    min_consistency: float = 0.9,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """Non-inferiority of a candidate against a baseline, paired by case: ``pass`` only when the
+    upper end of the interval for the drop (baseline - candidate) is below ``max_drop``.
+
+    ``fail`` when the interval does not clear the margin and the data could tell (the drop is
+    clearly above the margin, or n was large enough to show non-inferiority); ``refused`` when
+    the evaluator is too inconsistent to decide (verdict agreement across repeats below
+    ``min_consistency`` on either side) or when the interval straddles the margin with fewer
+    cases than needed to tell a drop of ``max_drop`` from none (``n_needed`` says how many).
+
+    Returns:
+        One row: ``metric``, ``decision``, ``n_paired``, ``value_baseline``,
+        ``value_candidate``, ``drop``, ``drop_ci_low``, ``drop_ci_high``, ``max_drop``,
+        ``agreement`` (the lower of the two sides', NaN without repeats), ``n_needed``,
+        ``reason``.
+
+    Example:
+        >>> base = pd.DataFrame({"case_id": range(400), "passed": [True] * 360 + [False] * 40})
+        >>> head = base.assign(passed=[True] * 358 + [False] * 42)
+        >>> release_gate(base, head, max_drop=0.05, case="case_id")["decision"][0]
+        'pass'
+    """
+    if metric not in ("pass_rate", "mean_score"):
+        raise StatsError(f"metric must be pass_rate or mean_score, got {metric!r}")
+    if not isinstance(max_drop, int | float) or not 0 < max_drop < 1:
+        raise StatsError(f"max_drop must be a number between 0 and 1, got {max_drop!r}")
+    frames = [baseline.assign(_side="baseline"), candidate.assign(_side="candidate")]
+    both = pd.concat(frames, ignore_index=True)
+    row = compare(
+        both,
+        "baseline",
+        by=None,
+        case=case,
+        system="_side",
+        metrics=[metric],
+        confidence=confidence,
+        power=power,
+        seed=seed,
+    ).iloc[0]
+    drop, low, high = -row["delta"], -row["ci_high"], -row["ci_low"]
+    agreement = np.nan
+    if "passed" in both.columns and "repeat" in both.columns:
+        sides = []
+        for frame in frames:
+            if has_repeats(frame, case=case, system=None):
+                sides.append(float(consistency(frame, case=case, level=None)["value"].iloc[0]))
+        agreement = min(sides) if sides else np.nan
+    sd = row["sd_diff"]
+    n_needed = sample_size(max_drop, sd**2, power=power) if sd == sd and sd > 0 else None
+    n = int(row["n_paired"])
+    base = {
+        "metric": metric,
+        "n_paired": n,
+        "value_baseline": row["value_baseline"],
+        "value_candidate": row["value"],
+        "drop": drop,
+        "drop_ci_low": low,
+        "drop_ci_high": high,
+        "max_drop": max_drop,
+        "agreement": agreement,
+        "n_needed": n_needed,
+    }
+    if n == 0:
+        decision, reason = "refused", "no case was run by both the baseline and the candidate"
+    elif agreement == agreement and agreement < min_consistency:
+        decision = "refused"
+        reason = (
+            f"verdicts agree across repeats in only {agreement:.0%} of runs (minimum "
+            f"{min_consistency:.0%}): the evaluator is too inconsistent to gate on"
+        )
+    elif high < max_drop:
+        decision = "pass"
+        reason = f"the drop is below {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, n = {n})"
+    elif low >= max_drop:
+        decision = "fail"
+        reason = f"the drop is at least {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, n = {n})"
+    elif n_needed is not None and n < n_needed:
+        decision = "refused"
+        reason = (
+            f"undecided: the interval {low:+.3f} to {high:+.3f} straddles {max_drop:g}, and "
+            f"n = {n} is too small for this margin: about {n_needed} paired cases are needed"
+        )
+    else:
+        decision = "fail"
+        reason = (
+            f"non-inferiority not shown: the drop may reach {high:+.3f} (95% CI), above "
+            f"{max_drop:g} (n = {n})"
+        )
+    return pd.DataFrame([{**base, "decision": decision, "reason": reason}], columns=RELEASE_COLUMNS)

@@ -19,6 +19,7 @@ from ._batch import (
     static_root,
     write_batch_summary,
 )
+from ._compare_page import compare_page, write_compare_page
 from ._execute import (
     Report,
     bundled_notebooks,
@@ -29,6 +30,7 @@ from ._execute import (
     run_report,
     save_headline,
 )
+from ._html import distribution_html, highlight_differences, interval_svg
 from ._notebook import escape_markdown, open_results
 from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
 from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
@@ -41,13 +43,17 @@ __all__ = [
     "bundled_notebooks",
     "check_parameters",
     "collect",
+    "compare_page",
     "dataset_jsonld",
     "declared_parameters",
+    "distribution_html",
     "escape_markdown",
     "expand",
     "fenced",
     "find_notebook",
     "headline",
+    "highlight_differences",
+    "interval_svg",
     "json_for_script",
     "load_batch",
     "open_results",
@@ -62,6 +68,7 @@ __all__ = [
     "save_headline",
     "static_root",
     "write_batch_summary",
+    "write_compare_page",
     "write_probe_page",
     "write_probe_summary",
 ]

@@ -11,8 +11,14 @@ from ._bimodality import bimodality
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._error_bars import paired_difference, standard_error
 from ._ordinal import OrdinalSpacing, ordinal_spacing
-from ._power import margin_of_error_n, repeats_needed, sample_size, variance_components
-from ._proportion import wilson_ci
+from ._power import (
+    margin_of_error_n,
+    minimum_detectable_effect,
+    repeats_needed,
+    sample_size,
+    variance_components,
+)
+from ._proportion import paired_proportion_ci, wilson_ci
 from ._validate import as_clean_array, as_labels
 
 __all__ = [
@@ -25,8 +31,10 @@ __all__ = [
     "fleiss_kappa",
     "krippendorff_alpha",
     "margin_of_error_n",
+    "minimum_detectable_effect",
     "ordinal_spacing",
     "paired_difference",
+    "paired_proportion_ci",
     "repeats_needed",
     "sample_size",
     "standard_error",

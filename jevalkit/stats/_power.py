@@ -152,3 +152,21 @@ def sample_size(
         raise StatsError(f"omega2 must be non-negative, got {omega2}")
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
     return math.ceil(z**2 * omega2 / delta**2)
+
+
+def minimum_detectable_effect(
+    n: int | float, omega2: float, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest difference ``n`` paired cases detect with ``power`` at level ``alpha``:
+    :func:`sample_size` inverted, delta = (z_{1-alpha/2} + z_{power}) omega / sqrt(n).
+
+    Example:
+        >>> round(minimum_detectable_effect(969, omega2=1/9), 4)  # Miller's example, inverted
+        0.03
+    """
+    if n <= 0:
+        raise StatsError(f"n must be positive, got {n}")
+    if omega2 < 0:
+        raise StatsError(f"omega2 must be non-negative, got {omega2}")
+    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
+    return float(z * math.sqrt(omega2 / n))

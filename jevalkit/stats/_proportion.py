@@ -25,3 +25,46 @@ def wilson_ci(k: float, n: float, confidence: float = 0.95) -> tuple[float, floa
         return (float("nan"), float("nan"))
     low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
     return (float(low), float(high))
+
+
+def paired_proportion_ci(
+    both: int, only_first: int, only_second: int, neither: int, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """Newcombe's square-and-add interval for the difference of two paired proportions (his
+    method 10), from the paired 2x2 counts; returns (difference, low, high).
+
+    The difference is p1 - p2 = (only_first - only_second) / n. Each proportion gets its Wilson
+    interval, and the two are combined with the estimated correlation of the pair (phi, with
+    Newcombe's continuity adjustment). It keeps its coverage with few discordant pairs, where a
+    bootstrap of the differences does not.
+
+    References:
+        Newcombe, R. G. (1998). Improved confidence intervals for the difference between binomial
+        proportions based on paired data. Statistics in Medicine 17, 2635-2650.
+        Fagerland, M. W., Lydersen, S. & Laake, P. (2017). Statistical Analysis of Contingency
+        Tables, ch. 8.
+
+    Example:
+        >>> d, low, high = paired_proportion_ci(59, 6, 16, 80)  # Cavo et al. (2012), n = 161
+        >>> round(d, 4), low < d < high
+        (-0.0621, True)
+    """
+    counts = (both, only_first, only_second, neither)
+    if any(c < 0 for c in counts) or sum(counts) == 0:
+        raise StatsError(f"need non-negative counts with a positive total, got {counts}")
+    n = float(sum(counts))
+    first, second = both + only_first, both + only_second
+    p1, p2 = first / n, second / n
+    l1, u1 = wilson_ci(first, n, confidence)
+    l2, u2 = wilson_ci(second, n, confidence)
+    margins = (first, n - first, second, n - second)
+    if min(margins) == 0:
+        phi = 0.0
+    else:
+        a = both * neither - only_first * only_second
+        spread = (margins[0] * margins[1] * margins[2] * margins[3]) ** 0.5
+        phi = (a - n / 2) / spread if a > n / 2 else (0.0 if a >= 0 else a / spread)
+    d = p1 - p2
+    low = d - ((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2)) ** 0.5
+    high = d + ((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1)) ** 0.5
+    return float(d), float(max(-1.0, low)), float(min(1.0, high))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -10,34 +9,7 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-
-def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
-    """Static HTML bars (also the fallback when no widget frontend is present).
-
-    Example:
-        >>> "expected level 3.21" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50])
-        True
-    """
-    expected = math.fsum(i * p for i, p in enumerate(probs))
-    verdict = max(range(len(probs)), key=lambda i: (probs[i], -i)) if probs else -1
-    rows = []
-    for i, (label, p) in enumerate(zip(levels, probs, strict=True)):
-        colour = "#2c6fbb" if i == verdict else "#9bb8d9"
-        rows.append(
-            f"<div class='jevalkit-bar-row' style='display:flex;align-items:center;gap:.5em;margin:2px 0'>"
-            f"<span style='width:4em;text-align:right'>{html.escape(str(label))}</span>"
-            f"<span class='jevalkit-bar' data-level='{i}' style='display:inline-block;height:1.1em;"
-            f"width:{max(p, 0) * 20:.2f}em;background:{colour}'></span><span>{p:.0%}</span></div>"
-        )
-    marker = (
-        (
-            f"<div style='margin-top:.4em'>integer verdict <b>{html.escape(str(levels[verdict]))}</b> · "
-            f"expected level {expected:.2f}</div>"
-        )
-        if probs
-        else ""
-    )
-    return f"<div class='jevalkit-level-distribution'>{''.join(rows)}{marker}</div>"
+from ..reports import distribution_html
 
 
 class LevelDistribution(widgets.VBox):

@@ -1,0 +1,133 @@
+"""``jevalkit compare BASE.jsonl HEAD.jsonl`` (or one file with ``--baseline SYSTEM``): paired
+differences with tests and adjusted p-values, then the regressed cases."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from .. import io
+from ..errors import StatsError
+from ..metrics import COMPARE_METRICS, case_changes, compare
+from ..reports import write_compare_page
+from ..runner import read_results
+from ._args import split_list
+from .imports import add_reader_options, reader_options
+
+__all__ = ["TABLE_COLUMNS", "combine", "register"]
+
+TABLE_COLUMNS = [
+    "system",
+    "baseline",
+    "metric",
+    "n_paired",
+    "value_baseline",
+    "value",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "test",
+    "p_value",
+    "p_holm",
+    "p_bh",
+    "mde",
+]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``compare`` command."""
+    cmd = sub.add_parser("compare", help="is B better than A, on which cases, and is it real")
+    cmd.add_argument(
+        "files", nargs="+", metavar="RESULTS", help="BASE and HEAD, or one file with --baseline"
+    )
+    cmd.add_argument(
+        "--baseline",
+        dest="baseline_system",
+        metavar="SYSTEM",
+        help="the system the others are compared with (one file)",
+    )
+    cmd.add_argument(
+        "--by", default="probe", help="comma-separated columns to compare within (default probe)"
+    )
+    cmd.add_argument(
+        "--metric",
+        default="pass_rate,mean_score",
+        help=f"comma-separated, among {', '.join(COMPARE_METRICS)}",
+    )
+    cmd.add_argument("--html", metavar="FILE", help="also write a diff page")
+    cmd.add_argument(
+        "--from",
+        dest="source_format",
+        choices=["auto", *io.FORMATS],
+        help="read other tools' logs directly",
+    )
+    add_reader_options(cmd)
+    cmd.set_defaults(handler=_compare)
+
+
+def _load(path: str, args: argparse.Namespace) -> pd.DataFrame:
+    if args.source_format is None:
+        return read_results(path)
+    fmt = None if args.source_format == "auto" else args.source_format
+    fmt = fmt or io.detect_format(path)
+    return io.read(path, format=fmt, **reader_options(args, fmt))
+
+
+def combine(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """One frame of a base and a head run, and the baseline system's name: the base must hold one
+    system; names shared by both runs are told apart as ``base: <name>`` / ``head: <name>``.
+
+    Example:
+        >>> b = pd.DataFrame({"system": ["m"], "x": [1]})
+        >>> frame, name = combine(b, b)
+        >>> sorted(frame["system"]), name
+        (['base: m', 'head: m'], 'base: m')
+    """
+    base_systems = sorted(base["system"].dropna().astype(str).unique())
+    if len(base_systems) != 1:
+        raise StatsError(
+            f"the base run holds {len(base_systems)} systems ({', '.join(base_systems[:5])}); "
+            "compare within one file with --baseline SYSTEM"
+        )
+    shared = set(base_systems) & set(head["system"].dropna().astype(str))
+    if shared:
+        base = base.assign(system="base: " + base["system"].astype(str))
+        head = head.assign(system="head: " + head["system"].astype(str))
+    return pd.concat([base, head], ignore_index=True), str(base["system"].iloc[0])
+
+
+def _compare(args: argparse.Namespace) -> int:
+    frames = [_load(path, args) for path in args.files]
+    if len(frames) == 2 and args.baseline_system is None:
+        data, baseline = combine(*frames)
+    elif len(frames) == 1 and args.baseline_system:
+        data, baseline = frames[0], args.baseline_system
+    else:
+        raise StatsError("give BASE and HEAD results files, or one file with --baseline SYSTEM")
+    by = split_list(args.by)
+    by = [c for c in by if c in data.columns] if args.by == "probe" else by
+    table = compare(data, baseline, by=by or None, metrics=split_list(args.metric))
+    with pd.option_context(
+        "display.float_format", "{:.3f}".format, "display.width", 220, "display.max_columns", 30
+    ):
+        print(table[[*by, *TABLE_COLUMNS]].to_string(index=False))
+        all_changes = []
+        for system in sorted(set(table["system"])):
+            changes = case_changes(data, baseline, system)
+            if len(changes):
+                all_changes.append(changes.assign(system=system))
+                counts = changes["status"].value_counts().to_dict()
+                print(
+                    f"\n{system} against {baseline}: "
+                    + ", ".join(f"{n} {s}" for s, n in counts.items())
+                )
+                shown = changes[changes["status"] == "regressed"].drop(
+                    columns=["output_a", "output_b", "probs_a", "probs_b"]
+                )
+                if len(shown):
+                    print(shown.head(20).to_string(index=False))
+    if args.html:
+        changes = pd.concat(all_changes, ignore_index=True) if all_changes else pd.DataFrame()
+        print(f"\n{write_compare_page(table, changes, args.html, title=f'Against {baseline}')}")
+    return 0

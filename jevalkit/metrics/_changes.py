@@ -1,0 +1,153 @@
+"""Which cases changed between two systems, and whether the change is real or a flaky evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+
+CHANGE_COLUMNS = [
+    "status",
+    "verdict_a",
+    "verdict_b",
+    "agreement_a",
+    "agreement_b",
+    "runs_a",
+    "runs_b",
+    "score_a",
+    "score_b",
+    "output_a",
+    "output_b",
+    "probs_a",
+    "probs_b",
+]
+
+
+def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> pd.DataFrame:
+    """Per case code: the modal verdict, its share, the runs, the mean score, and an output and
+    distribution of a run with the modal verdict."""
+    work = pd.DataFrame(
+        {"_c": codes, "_v": frame[verdict].astype(str).to_numpy(), "_i": np.arange(len(frame))}
+    )
+    counts = work.groupby(["_c", "_v"], sort=True).size().reset_index(name="_n")
+    runs = work.groupby("_c").size()
+    best = (
+        counts.sort_values(["_c", "_n", "_v"], ascending=[True, False, True])
+        .groupby("_c")
+        .head(1)
+        .set_index("_c")
+    )
+    chosen = work.merge(best[["_v"]].reset_index(), on=["_c", "_v"]).groupby("_c")["_i"].min()
+    values = (
+        pd.to_numeric(frame[score], errors="coerce").to_numpy(float)
+        if score in frame
+        else np.full(len(frame), np.nan)
+    )
+    out = pd.DataFrame(
+        {
+            "verdict": best["_v"],
+            "seen": work.groupby("_c")["_v"].agg(frozenset),
+            "agreement": best["_n"] / runs,
+            "runs": runs,
+            "score": pd.Series(values).groupby(codes).mean(),
+        }
+    )
+    rows = chosen.reindex(out.index).to_numpy()
+    for column in ("output", "probs"):
+        out[column] = frame[column].to_numpy(dtype=object)[rows] if column in frame else None
+    return out
+
+
+def case_changes(
+    data: pd.DataFrame,
+    a: str,
+    b: str,
+    *,
+    case: CaseSpec = CASE_COLUMNS,
+    system: str = "system",
+    verdict: str = "passed",
+    score: str = "score",
+    min_agreement: float = 0.8,
+    include_unchanged: bool = False,
+) -> pd.DataFrame:
+    """The cases whose verdict differs between system ``a`` (the baseline) and ``b``.
+
+    Each side's verdict on a case is its modal verdict over the case's repeats, with
+    ``agreement``, the modal verdict's share. A change is ``regressed`` (a passed or ranked
+    higher, b did not) or ``improved``, when both sides agree with themselves in at least
+    ``min_agreement`` of their runs; otherwise it is ``unstable``: an evaluator that flips
+    between repeats, not a change of the system. With one run per case, agreement is NaN and
+    a change is taken at face value (``method`` of the run says so: re-run with repeats to tell).
+
+    Returns:
+        One row per changed case (or every case with ``include_unchanged``): the case columns,
+        ``status`` (``regressed``, ``improved``, ``unstable``, ``unchanged``), ``verdict_a``,
+        ``verdict_b``, ``agreement_a``, ``agreement_b``, ``runs_a``, ``runs_b``, ``score_a``,
+        ``score_b`` (means over repeats), ``output_a``, ``output_b`` (an output with the modal
+        verdict), ``probs_a``, ``probs_b`` (the judge's distribution, when there is one).
+
+    Example:
+        >>> df = pd.DataFrame({"case_id": ["x"] * 4 + ["y"] * 4, "system": ["A", "A", "B", "B"] * 2,
+        ...                    "passed": [True, True, False, False, True, False, False, False],
+        ...                    "score": [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]})
+        >>> case_changes(df, "A", "B", case="case_id")[["case_id", "status"]].values.tolist()
+        [['x', 'regressed'], ['y', 'unstable']]
+    """
+    cols = columns_of(case)
+    for column in [*cols, system, verdict]:
+        require(
+            data,
+            column,
+            "case" if column in cols else ("system" if column == system else "verdict"),
+            "needed to find changed cases",
+        )
+    missing = data[verdict].isna()
+    if "error" in data.columns:
+        missing |= data["error"].notna()
+    usable = data.loc[~missing]
+    names = usable[system].astype(str).to_numpy()
+    codes, keys = (
+        group_codes(usable, cols)
+        if cols
+        else (np.arange(len(usable)), pd.DataFrame(index=range(len(usable))))
+    )
+    sides = [_side(usable[names == s], codes[names == s], verdict, score) for s in (a, b)]
+    joined = sides[0].add_suffix("_a").join(sides[1].add_suffix("_b"), how="inner")
+    joined = pd.concat(
+        [keys.loc[joined.index].reset_index(drop=True), joined.reset_index(drop=True)], axis=1
+    )
+    if joined.empty:
+        return pd.DataFrame(columns=[*cols, *CHANGE_COLUMNS])
+    changed = (joined["verdict_a"] != joined["verdict_b"]) | (joined["seen_a"] != joined["seen_b"])
+    shaky = (joined["agreement_a"] < min_agreement) | (joined["agreement_b"] < min_agreement)
+    shaky &= (joined["runs_a"] > 1) | (joined["runs_b"] > 1)
+    rank_a, rank_b = _rank(joined["verdict_a"]), _rank(joined["verdict_b"])
+    ranked = rank_a.notna() & rank_b.notna()
+    higher = np.where(ranked, rank_a > rank_b, joined["score_a"] > joined["score_b"])
+    status = np.where(
+        ~changed,
+        "unchanged",
+        np.where(shaky, "unstable", np.where(higher, "regressed", "improved")),
+    )
+    joined["status"] = status
+    out = joined
+    if not include_unchanged:
+        out = out[out["status"] != "unchanged"]
+    return out[[*cols, *CHANGE_COLUMNS]].reset_index(drop=True)
+
+
+def _rank(verdicts: pd.Series) -> pd.Series:
+    """Order verdicts: True above False, larger numbers above smaller, text as text."""
+
+    def key(v: str) -> float:
+        if v == "True":
+            return 1.0
+        if v == "False":
+            return 0.0
+        try:
+            return float(v)
+        except ValueError:
+            return float("nan")
+
+    return verdicts.map(key)

@@ -1,0 +1,91 @@
+"""Small HTML pieces shared by reports and widgets; every value from results is escaped."""
+
+from __future__ import annotations
+
+import difflib
+import html
+import math
+from collections.abc import Sequence
+
+__all__ = ["distribution_html", "highlight_differences", "interval_svg"]
+
+
+def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
+    """Static HTML bars over a judgment's levels, marking the integer verdict and the expected
+    level (also the fallback when no widget frontend is present).
+
+    Example:
+        >>> "expected level 3.21" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50])
+        True
+    """
+    expected = math.fsum(i * p for i, p in enumerate(probs))
+    verdict = max(range(len(probs)), key=lambda i: (probs[i], -i)) if probs else -1
+    rows = []
+    for i, (label, p) in enumerate(zip(levels, probs, strict=True)):
+        colour = "#2c6fbb" if i == verdict else "#9bb8d9"
+        rows.append(
+            f"<div class='jevalkit-bar-row' style='display:flex;align-items:center;gap:.5em;margin:2px 0'>"
+            f"<span style='width:4em;text-align:right'>{html.escape(str(label))}</span>"
+            f"<span class='jevalkit-bar' data-level='{i}' style='display:inline-block;height:1.1em;"
+            f"width:{max(p, 0) * 20:.2f}em;background:{colour}'></span><span>{p:.0%}</span></div>"
+        )
+    marker = (
+        f"<div style='margin-top:.4em'>integer verdict <b>{html.escape(str(levels[verdict]))}</b> · "
+        f"expected level {expected:.2f}</div>"
+        if probs
+        else ""
+    )
+    return f"<div class='jevalkit-level-distribution'>{''.join(rows)}{marker}</div>"
+
+
+def highlight_differences(a: str, b: str) -> tuple[str, str]:
+    """Both texts as escaped HTML, with the spans that differ marked (``<del>`` in ``a``,
+    ``<ins>`` in ``b``), word by word.
+
+    Example:
+        >>> highlight_differences("the cat sat", "the dog sat")
+        ('the <del>cat</del> sat', 'the <ins>dog</ins> sat')
+        >>> highlight_differences("<b>", "<i>")[1]
+        '<ins>&lt;i&gt;</ins>'
+    """
+    left, right = a.split(" "), b.split(" ")
+    out_a, out_b = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, left, right, autojunk=False
+    ).get_opcodes():
+        chunk_a = html.escape(" ".join(left[i1:i2]))
+        chunk_b = html.escape(" ".join(right[j1:j2]))
+        if op == "equal":
+            out_a.append(chunk_a)
+            out_b.append(chunk_b)
+            continue
+        if chunk_a:
+            out_a.append(f"<del>{chunk_a}</del>")
+        if chunk_b:
+            out_b.append(f"<ins>{chunk_b}</ins>")
+    return " ".join(out_a), " ".join(out_b)
+
+
+def interval_svg(
+    value: float, low: float, high: float, *, lo: float = -1.0, hi: float = 1.0
+) -> str:
+    """A small inline SVG of a point with its interval on [lo, hi], a line at zero.
+
+    Example:
+        >>> interval_svg(0.1, -0.05, 0.2).startswith("<svg")
+        True
+    """
+    width, height = 220, 18
+
+    def x(v: float) -> float:
+        v = lo if not math.isfinite(v) else min(max(v, lo), hi)
+        return 5 + (v - lo) / (hi - lo) * (width - 10)
+
+    parts = [f"<line x1='{x(0):.1f}' y1='0' x2='{x(0):.1f}' y2='{height}' stroke='#aaa'/>"]
+    if math.isfinite(low) and math.isfinite(high):
+        parts.append(
+            f"<line x1='{x(low):.1f}' y1='9' x2='{x(high):.1f}' y2='9' stroke='#2c6fbb' stroke-width='2'/>"
+        )
+    if math.isfinite(value):
+        parts.append(f"<circle cx='{x(value):.1f}' cy='9' r='4' fill='#2c6fbb'/>")
+    return f"<svg width='{width}' height='{height}' role='img'>{''.join(parts)}</svg>"
