@@ -8,6 +8,7 @@ import ast
 
 import pandas as pd
 
+from .. import io
 from ..errors import ReportError
 from ..reports import run_batch, run_report, write_batch_summary
 
@@ -41,6 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar=("NAME", "VALUE"),
         help="a notebook parameter (VALUE is parsed as a Python literal when it can be)",
     )
+    cmd.add_argument(
+        "--from",
+        dest="source_format",
+        choices=["auto", *io.FORMATS],
+        help="--results is another tool's log in this format (auto: detect it)",
+    )
     cmd.add_argument("--out", default="reports", metavar="DIR")
     cmd.set_defaults(handler=_report)
 
@@ -58,6 +65,8 @@ def _report(args: argparse.Namespace) -> int:
     if not args.notebook:
         raise ReportError("give a NOTEBOOK, or --batch FILE")
     params = {name: _literal(value) for name, value in args.p}
+    if args.source_format:
+        params["results_format"] = args.source_format
     report = run_report(args.notebook, results=args.results, parameters=params, out=args.out)
     print(f"notebook: {report.notebook}\nhtml:     {report.html}\nheadline: {report.headline}")
     return 0

@@ -31,7 +31,7 @@ from ._execute import (
     save_headline,
 )
 from ._html import distribution_html, highlight_differences, interval_svg
-from ._notebook import escape_markdown, open_results
+from ._notebook import escape_markdown, example_path, open_results
 from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
 from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
 
@@ -48,6 +48,7 @@ __all__ = [
     "declared_parameters",
     "distribution_html",
     "escape_markdown",
+    "example_path",
     "expand",
     "fenced",
     "find_notebook",

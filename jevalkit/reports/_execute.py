@@ -61,7 +61,7 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
 
     Example:
         >>> sorted(declared_parameters(find_notebook("probe_report")))
-        ['headline_path', 'probe', 'results']
+        ['headline_path', 'probe', 'results', 'results_format']
     """
     import papermill
 
@@ -79,7 +79,7 @@ def check_parameters(notebook: Path, parameters: dict[str, Any]) -> None:
         >>> check_parameters(find_notebook("probe_report"), {"x=1#": 2})
         Traceback (most recent call last):
         ...
-        jevalkit.errors.ReportError: probe_report.ipynb: parameter 'x=1#' is not a Python name; this notebook's parameters: headline_path, probe, results
+        jevalkit.errors.ReportError: probe_report.ipynb: parameter 'x=1#' is not a Python name; this notebook's parameters: headline_path, probe, results, results_format
     """
     declared = declared_parameters(notebook)
     names = ", ".join(sorted(declared))

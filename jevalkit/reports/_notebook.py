@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._paths import runs_dir
+from .._paths import data_dir, runs_dir
 from ..runner import read_results
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
@@ -48,3 +48,13 @@ def open_results(
 
         return read(path, format=None if format == "auto" else format), path
     return read_results(path), path
+
+
+def example_path(name: str) -> Path:
+    """A bundled example data file (``data/examples/``), for notebooks' defaults.
+
+    Example:
+        >>> example_path("grades.jsonl").is_file()
+        True
+    """
+    return data_dir() / "examples" / name
