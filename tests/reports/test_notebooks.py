@@ -61,7 +61,10 @@ def test_consistency_and_comparison_numbers(reports):
     rates = {r["system"]: r for r in numbers["comparisons"] if r["metric"] == "pass_rate"}
     assert {s: r["delta"] for s, r in rates.items()} == {"free, T=0": -1.0, "free, T=1": -1.0}
     assert all(r["test"] == "Fisher exact" and r["p_value"] < 0.01 for r in rates.values())
-    assert numbers["changed_cases"] == {"free, T=0": {"regressed": 1}, "free, T=1": {"regressed": 1}}
+    assert numbers["changed_cases"] == {
+        "free, T=0": {"regressed": 1},
+        "free, T=1": {"regressed": 1},
+    }
 
 
 def test_imported_log_notebook_on_the_example_grades(reports):
@@ -70,10 +73,15 @@ def test_imported_log_notebook_on_the_example_grades(reports):
 
     numbers = reports["imported_log"].numbers()
     assert numbers["format"] == "grades" and numbers["systems"] == 8
-    expected = mean_score(io.read(data_dir() / "examples" / "grades.jsonl"), by="system", bimodality=False)
+    expected = mean_score(
+        io.read(data_dir() / "examples" / "grades.jsonl"), by="system", bimodality=False
+    )
     got = {r["system"]: r["value"] for r in numbers["mean_score"]}
     assert got == pytest.approx(dict(zip(expected["system"], expected["value"], strict=True)))
-    assert numbers["bimodality"]["method"].startswith("discrete") and not numbers["bimodality"]["bimodal"]
+    assert (
+        numbers["bimodality"]["method"].startswith("discrete")
+        and not numbers["bimodality"]["bimodal"]
+    )
 
 
 def test_judge_notebook_numbers_match_the_library(reports):
