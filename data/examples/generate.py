@@ -71,8 +71,10 @@ def pairwise(rng: np.random.Generator) -> list[dict]:
         for _ in range(3):
             a, b = rng.choice(names, size=2, replace=False)
             games = []
+            # the two answers are the same in both orders: one latent quality gap per comparison
+            gap = strength[a] - strength[b] + rng.normal(0, 1.2)
             for first, second in ((a, b), (b, a)):
-                logit = strength[first] - strength[second] + 0.4  # first position helps
+                logit = (gap if first == a else -gap) + 0.4  # the answer shown first is helped
                 p_first = 1 / (1 + np.exp(-logit))
                 tie = rng.random() < 0.15
                 winner = "tie" if tie else (first if rng.random() < p_first else second)

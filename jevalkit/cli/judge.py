@@ -12,6 +12,8 @@ from ..judges import (
     JudgeConfig,
     judge,
     judge_files,
+    pairwise_preferences,
+    position_bias,
     publish_judges,
     quality,
     read_judge_file,
@@ -28,7 +30,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "judge", help="judge a case set with a model judge (distribution over levels)"
     )
     cmd.add_argument("evaluator", choices=EVALUATORS)
-    cmd.add_argument("--data", required=True, help="case JSONL, or a bundled case set name")
+    cmd.add_argument("--data", help="case JSONL, or a bundled case set name")
+    cmd.add_argument(
+        "--systems",
+        nargs=2,
+        metavar=("A.jsonl", "B.jsonl"),
+        help="pairwise: compare the outputs of two runs, matched by case",
+    )
+    cmd.add_argument(
+        "--one-order",
+        action="store_true",
+        help="pairwise: judge each comparison in one order only (not recommended)",
+    )
     add_endpoint_arguments(cmd, required=False)
     cmd.add_argument("--out", metavar="PATH")
     cmd.add_argument("--method", choices=["logprobs", "sampling"], default="logprobs")
@@ -63,6 +76,8 @@ def _judge(args: argparse.Namespace) -> int:
         args.evaluator,
         args.data,
         args.model,
+        systems=tuple(args.systems) if args.systems else None,
+        both_orders=not args.one_order,
         out=args.out,
         config=config,
         criteria=args.criteria,
@@ -70,6 +85,8 @@ def _judge(args: argparse.Namespace) -> int:
         seed=args.seed,
         **run_options(args),
     )
+    if args.evaluator == "pairwise":
+        return _pairwise_report(df)
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
@@ -80,6 +97,24 @@ def _judge(args: argparse.Namespace) -> int:
                 f"{errors.iloc[0]['message']}"
             )
         print(quality(df).to_string(index=False))
+    return 0
+
+
+def _pairwise_report(df: pd.DataFrame) -> int:
+    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
+        print(pairwise_preferences(df).to_string(index=False))
+        errors = df["error"].dropna()
+        if len(errors):
+            print(
+                f"{len(errors)} game(s) without a trustworthy verdict, e.g.: {errors.iloc[0]['message']}"
+            )
+        if len(errors) < len(df):
+            bias = position_bias(df).iloc[0]
+            print(
+                f"answer shown first won {bias['first_win_share']:.0%} of {bias['n_decisive']} decisive "
+                f"games (95% CI {bias['ci_low']:.0%}-{bias['ci_high']:.0%}, p = {bias['p_value']:.3g}); "
+                f"swap consistency {bias['swap_consistency']:.0%} of {bias['n_pairs']} cases"
+            )
     return 0
 
 

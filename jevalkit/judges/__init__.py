@@ -11,6 +11,7 @@ Example:
 """
 
 from ..errors import CaseFileError, JudgeError, JudgeFileError
+from ._bias import LENGTH_COLUMNS, POSITION_COLUMNS, games_of, length_bias, position_bias
 from ._cases import CASE_FIELDS, case_file_path, load_cases
 from ._evaluate import JudgeConfig, first_level, judge_case, judge_request
 from ._jobs import (
@@ -23,6 +24,18 @@ from ._jobs import (
 )
 from ._judgment import Judgment
 from ._logprobs import level_distribution, normalise_token, top_alternatives
+from ._pairwise import (
+    POSITIONS,
+    PREFERENCE_COLUMNS,
+    STYLE_FEATURES,
+    SYSTEM_VERDICTS,
+    PairwiseJob,
+    cases_from_runs,
+    pairwise_preferences,
+    plan_pairwise_jobs,
+    style_features,
+    to_systems,
+)
 from ._prompts import (
     JudgePrompt,
     judge_files,
@@ -43,12 +56,19 @@ EVALUATORS = (
     "translation",
     "security",
     "factuality",
+    "pairwise",
     "tool_call_accuracy",
 )
 
 __all__ = [
     "CASE_FIELDS",
     "EVALUATORS",
+    "LENGTH_COLUMNS",
+    "POSITIONS",
+    "POSITION_COLUMNS",
+    "PREFERENCE_COLUMNS",
+    "STYLE_FEATURES",
+    "SYSTEM_VERDICTS",
     "TOOL_CALL_EVALUATOR",
     "TOOL_CALL_LEVELS",
     "CaseFileError",
@@ -58,27 +78,36 @@ __all__ = [
     "JudgeJob",
     "JudgePrompt",
     "Judgment",
+    "PairwiseJob",
     "ToolCallJob",
     "ajudge",
     "case_file_path",
+    "cases_from_runs",
     "equivalent",
     "first_level",
     "free_text_pairs",
+    "games_of",
     "judge",
     "judge_case",
     "judge_files",
     "judge_request",
     "judges_dir",
     "judgment_fields",
+    "length_bias",
     "level_distribution",
     "load_cases",
     "load_judge_prompt",
     "normalise_token",
+    "pairwise_preferences",
     "plan_judge_jobs",
+    "plan_pairwise_jobs",
+    "position_bias",
     "publish_judges",
     "quality",
     "read_judge_file",
     "reliability_curve",
+    "style_features",
+    "to_systems",
     "tool_call_accuracy",
     "top_alternatives",
 ]

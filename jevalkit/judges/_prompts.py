@@ -8,7 +8,9 @@ Placeholders are ``{{input}}``, ``{{output}}``, ``{{expected}}``, ``{{context}}`
 
 ``kind`` says how the levels are read and is checked against them: ``rubric`` (ordered levels
 labelled 0..L; the score is the expected level / L), ``probability`` (two levels; the score is
-p(top level)), ``classification`` (named levels, each with a ``score``: the choice-to-score table).
+p(top level)), ``classification`` (named levels, each with a ``score``: the choice-to-score table),
+``pairwise`` (the five ordered verdicts ``B>>A``, ``B>A``, ``A=B``, ``A>B``, ``A>>B`` on two
+answers; the score is the preference for answer A: 0, 0.25, 0.5, 0.75, 1).
 
 Published versions are immutable: their content hash is in ``data/judges/judges.lock`` and a file
 that no longer matches is refused (publish the change as the next version with
@@ -40,6 +42,8 @@ from ..datafiles import (
 from ..errors import CaseFileError, JudgeFileError
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+PAIRWISE_LEVELS = ("B>>A", "B>A", "A=B", "A>B", "A>>B")  # lowest first: the score is A's
+_FIELD_NAMES = {"output_a": "Answer A", "output_b": "Answer B", "expected": "Reference answer"}
 
 
 @cache
@@ -102,9 +106,13 @@ class JudgePrompt:
     def _examples_text(self, case_fields: tuple[str, ...]) -> str:
         blocks = []
         for ex in self.examples:
-            parts = [f"{f.capitalize()}: {_as_text(ex['case'].get(f, ''))}" for f in case_fields]
+            parts = [
+                f"{_FIELD_NAMES.get(f, f.capitalize())}: {_as_text(ex['case'].get(f, ''))}"
+                for f in case_fields
+            ]
             token = next(lv["tokens"][0] for lv in self.levels if lv["label"] == ex["level"])
-            blocks.append("\n".join(parts) + f"\nRating: {token}")
+            answer = "Verdict" if self.kind == "pairwise" else "Rating"
+            blocks.append("\n".join(parts) + f"\n{answer}: {token}")
         return "\n\n".join(blocks)
 
     def chat_messages(self, case: dict[str, Any]) -> list[dict[str, str]]:
@@ -170,6 +178,10 @@ def _check_kind(raw: dict[str, Any], path: Path) -> None:
         raise JudgeFileError(f"{path}: levels: only a classification judge gives levels a score")
     if kind == "probability" and len(levels) != 2:
         raise JudgeFileError(f"{path}: levels: a probability judge has exactly two levels")
+    if kind == "pairwise" and labels != list(PAIRWISE_LEVELS):
+        raise JudgeFileError(
+            f"{path}: levels: a pairwise judge's labels are {', '.join(PAIRWISE_LEVELS)}"
+        )
     if kind == "rubric" and labels != [str(i) for i in range(len(labels))]:
         raise JudgeFileError(f"{path}: levels: a rubric judge's labels are '0', '1', ... in order")
     for i, ex in enumerate(raw["examples"]):

@@ -23,13 +23,28 @@ from ..runner import (
 from ._cases import load_cases
 from ._evaluate import JudgeConfig
 from ._jobs import TOOL_CALL_EVALUATOR, TOOL_CALL_LEVELS, plan_judge_jobs
+from ._pairwise import cases_from_runs, plan_pairwise_jobs
 from ._prompts import load_judge_prompt
 
 
 def _cases(
-    evaluator: str, data: str | Path | list[dict[str, Any]], criteria: str | None
+    evaluator: str,
+    data: str | Path | list[dict[str, Any]] | None,
+    criteria: str | None,
+    systems: tuple[Any, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    if evaluator == TOOL_CALL_EVALUATOR:
+    if systems is not None:
+        if len(systems) != 2:
+            raise UsageError(f"systems= takes the outputs of two runs, got {len(systems)}")
+        inputs = (
+            None if data is None else (load_cases(data) if not isinstance(data, list) else data)
+        )
+        cases = cases_from_runs(systems[0], systems[1], inputs)
+    elif data is None:
+        raise UsageError(
+            "give the cases (data=, --data), or for a pairwise judge two runs (systems=)"
+        )
+    elif evaluator == TOOL_CALL_EVALUATOR:
         cases = load_cases(data) if not isinstance(data, list) else data
         for case in cases:
             gold = case.get("gold")
@@ -53,9 +68,11 @@ def _cases(
 
 async def ajudge(
     evaluator: str,
-    data: str | Path | list[dict[str, Any]],
+    data: str | Path | list[dict[str, Any]] | None,
     model: str | None = None,
     *,
+    systems: tuple[Any, Any] | None = None,
+    both_orders: bool = True,
     base_url: str | None = None,
     api_key_env: str | None = None,
     repeats: int = 1,
@@ -86,8 +103,22 @@ async def ajudge(
     )
     check_repeats(repeats)
     config = config or JudgeConfig()
-    cases = _cases(evaluator, data, criteria)
-    jobs = plan_judge_jobs(evaluator, cases, model=model, repeats=repeats, config=config, seed=seed)
+    cases = _cases(evaluator, data, criteria, systems)
+    if evaluator != TOOL_CALL_EVALUATOR and load_judge_prompt(evaluator).kind == "pairwise":
+        if model is None:
+            raise UsageError(f"{evaluator} is a model judge: give a model (e.g. --model local)")
+        jobs = plan_pairwise_jobs(
+            cases,
+            repeats=repeats,
+            config=config,
+            seed=seed,
+            both_orders=both_orders,
+            evaluator=evaluator,
+        )
+    else:
+        jobs = plan_judge_jobs(
+            evaluator, cases, model=model, repeats=repeats, config=config, seed=seed
+        )
     path = Path(out) if out else default_results_path(f"judge__{evaluator}", model, base_url)
     return await execute(
         jobs,
@@ -103,9 +134,11 @@ async def ajudge(
 
 def judge(
     evaluator: str,
-    data: str | Path | list[dict[str, Any]],
+    data: str | Path | list[dict[str, Any]] | None,
     model: str | None = None,
     *,
+    systems: tuple[Any, Any] | None = None,
+    both_orders: bool = True,
     base_url: str | None = None,
     api_key_env: str | None = None,
     repeats: int = 1,
@@ -129,9 +162,13 @@ def judge(
     Args:
         evaluator: a judge in ``data/judges/`` (``faithfulness``, ``answer_relevancy``,
             ``answer_correctness``, ``translation``, ``security``, ``factuality``,
-            ``llm_judge``) or ``tool_call_accuracy`` (deterministic; a model, when given,
-            judges free-text arguments).
-        data: a case file path, a bundled case set name, or a list of case dicts.
+            ``llm_judge``, ``pairwise``) or ``tool_call_accuracy`` (deterministic; a model, when
+            given, judges free-text arguments).
+        data: a case file path, a bundled case set name, or a list of case dicts (for
+            ``pairwise``: cases with ``output_a`` and ``output_b``, or the inputs of ``systems``).
+        systems: for a pairwise judge, two runs (results paths or frames) whose outputs are
+            compared case by case.
+        both_orders: for a pairwise judge, play every comparison in both orders (two rows).
         model: the judge model (``local`` for the embedded one).
         config: how to ask (:class:`JudgeConfig`: method, prompt style, samples, coverage).
         criteria: the rubric for ``llm_judge``.

@@ -14,20 +14,24 @@ from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
 __all__ = [
+    "BASELINE_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "RANK_COLUMNS",
     "RELEASE_COLUMNS",
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
+    "baseline_win_rates",
     "by_groups",
     "case_changes",
     "columns_of",
@@ -39,9 +43,11 @@ __all__ = [
     "mean_absolute_error",
     "mean_score",
     "pass_rate",
+    "rank",
     "release_gate",
     "require",
     "run_summary",
+    "separability",
     "summarize",
     "system_names",
     "win_rate",

@@ -35,6 +35,7 @@ JOB_FIELDS = frozenset(
         "coverage",
         "method",
         "explanation",
+        "source",
     }
 )
 

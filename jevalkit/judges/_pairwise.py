@@ -1,0 +1,280 @@
+"""Pairwise judging: two answers to one case, each comparison played in both orders.
+
+A comparison of ``system_a`` and ``system_b`` on a case is two games, two rows: ``a_first``
+(system_a's answer shown as answer A) and ``b_first`` (positions swapped). The judge's verdict is
+about positions; each row stores it mapped back to the systems: ``verdict`` is one of
+``b>>a``, ``b>a``, ``a=b``, ``a>b``, ``a>>b``, ``probs`` the distribution over those (lowest
+first), ``score`` the preference for system_a (0, 0.25, 0.5, 0.75, 1 at the verdicts; the expected
+value under the distribution). :func:`pairwise_preferences` combines the two games of a case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CaseFileError, JudgeError, UsageError
+from ..runner import Job, Send, params_hash, read_results
+from ._evaluate import JudgeConfig, judge_case
+from ._jobs import error_fields
+from ._judgment import Judgment
+from ._prompts import JudgePrompt, load_judge_prompt
+
+SYSTEM_VERDICTS = ("b>>a", "b>a", "a=b", "a>b", "a>>b")  # lowest first: the score is system_a's
+POSITIONS = ("a_first", "b_first")
+STYLE_FEATURES = ("length", "headers", "lists", "bold")
+_HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
+_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s", re.MULTILINE)
+_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
+
+
+def style_features(text: str) -> dict[str, int]:
+    """What style control adjusts for: characters, Markdown headers, list items, bold spans.
+
+    Example:
+        >>> style_features("# Title\\n- one\\n- **two**")
+        {'length': 23, 'headers': 1, 'lists': 2, 'bold': 1}
+    """
+    return {
+        "length": len(text),
+        "headers": len(_HEADER.findall(text)),
+        "lists": len(_LIST.findall(text)),
+        "bold": len(_BOLD.findall(text)),
+    }
+
+
+def to_systems(judgment: Judgment, position: str) -> dict[str, Any]:
+    """Row fields of a position verdict mapped back to the two systems.
+
+    Example:
+        >>> j = Judgment.from_probs(["B>>A", "B>A", "A=B", "A>B", "A>>B"], [0, 0, 0, 0.2, 0.8],
+        ...                         coverage=1, method="logprobs")
+        >>> to_systems(j, "b_first")["verdict"], round(to_systems(j, "b_first")["score"], 2)
+        ('b>>a', 0.05)
+    """
+    probs = list(judgment.probs) if position == "a_first" else list(judgment.probs)[::-1]
+    best = max(range(len(probs)), key=lambda i: (probs[i], -abs(i - 2)))
+    score = float(np.dot(probs, [0.0, 0.25, 0.5, 0.75, 1.0]))
+    return {
+        "probs": probs,
+        "expected_level": float(np.dot(probs, range(5))),
+        "score": score,
+        "verdict": SYSTEM_VERDICTS[best],
+        "passed": None,
+        "coverage": judgment.coverage,
+        "method": judgment.method,
+        "explanation": judgment.explanation,
+        "output": judgment.verdict
+        if judgment.method == "logprobs"
+        else " | ".join(judgment.raw or ()),
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairwiseJob(Job):
+    """One game: the case's two answers in one order, judged, mapped back to the systems."""
+
+    prompt: JudgePrompt
+    case: dict[str, Any]
+    config: JudgeConfig
+    seed: int | None = None
+
+    async def perform(self, send: Send) -> dict[str, Any]:
+        """Ask for the verdict on the answers in this job's order."""
+        first, second = (
+            ("output_a", "output_b") if self.position == "a_first" else ("output_b", "output_a")
+        )
+        shown = {**self.case, "output_a": self.case[first], "output_b": self.case[second]}
+        shown.setdefault("criteria", "(none given)")
+        shown.setdefault("expected", "(none)")
+        try:
+            judgment = await judge_case(
+                self.prompt, shown, send, self.config, repeat=self.repeat, seed=self.seed
+            )
+        except JudgeError as exc:
+            return error_fields(exc)
+        return {**to_systems(judgment, self.position), "source": self.style}
+
+    @property
+    def style(self) -> dict[str, Any]:
+        """Style features of both answers (for length bias and style control)."""
+        return {
+            "a": style_features(self.case["output_a"]),
+            "b": style_features(self.case["output_b"]),
+        }
+
+
+def plan_pairwise_jobs(
+    cases: list[dict[str, Any]],
+    *,
+    repeats: int,
+    config: JudgeConfig,
+    seed: int | None = None,
+    both_orders: bool = True,
+    evaluator: str = "pairwise",
+) -> list[Job]:
+    """Two games per (case, repeat): one in each order (``both_orders=False``: ``a_first`` only).
+
+    Example:
+        >>> cases = [{"id": "c", "input": "q", "output_a": "x", "output_b": "y"}]
+        >>> [j.position for j in plan_pairwise_jobs(cases, repeats=1, config=JudgeConfig())]
+        ['a_first', 'b_first']
+    """
+    prompt = load_judge_prompt(evaluator)
+    if prompt.kind != "pairwise":
+        raise UsageError(f"{prompt.name} is a {prompt.kind} judge, not a pairwise one")
+    for case in cases:
+        prompt.check_case(case)
+    params = {**config.parameters(), "both_orders": both_orders}
+    digest = params_hash(params)
+    positions = POSITIONS if both_orders else POSITIONS[:1]
+    jobs: list[Job] = []
+    for case in cases:
+        for r in range(repeats):
+            for position in positions:
+                jobs.append(
+                    PairwiseJob(
+                        kind="pairwise",
+                        probe=prompt.id,
+                        version=prompt.version,
+                        probe_hash=prompt.content_hash,
+                        case_id=case["id"],
+                        parameters=params,
+                        params_hash=digest,
+                        repeat=r,
+                        gold=case.get("gold"),
+                        system_a=str(case.get("system_a") or "A"),
+                        system_b=str(case.get("system_b") or "B"),
+                        position=position,
+                        prompt=prompt,
+                        case=case,
+                        config=config,
+                        seeded=seed is not None and config.method == "sampling",
+                        seed=None if seed is None else seed + r * config.n_samples,
+                    )
+                )
+    return jobs
+
+
+def cases_from_runs(
+    run_a: str | pd.DataFrame, run_b: str | pd.DataFrame, inputs: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Pairwise cases from the outputs of two runs, matched by case (probe, version, case id,
+    repeat): ``output_a`` from ``run_a``, ``output_b`` from ``run_b``; ``input`` from ``inputs``
+    (cases with the same ``id``) or, for probe runs, the probe's last user message.
+
+    Raises:
+        CaseFileError: a run holds several systems, or the runs share no case.
+    """
+    from ..probes import load_probe
+
+    frames = [read_results(r) if not isinstance(r, pd.DataFrame) else r for r in (run_a, run_b)]
+    names = []
+    for frame, which in zip(frames, ("first", "second"), strict=True):
+        systems = sorted(frame["system"].dropna().astype(str).unique())
+        if len(systems) != 1:
+            raise CaseFileError(
+                f"the {which} run holds {len(systems)} systems ({', '.join(systems[:4])}); give one per run"
+            )
+        names.append(systems[0])
+    if names[0] == names[1]:
+        names = [f"{names[0]} (1)", f"{names[1]} (2)"]
+    by_id = {str(c["id"]): c for c in inputs or []}
+    keyed = []
+    for frame in frames:
+        ok = frame[frame["error"].isna() & frame["output"].notna()]
+        key = (
+            ok["probe"]
+            + "@"
+            + ok["version"].astype(str)
+            + "/"
+            + ok["case_id"].fillna("").astype(str)
+            + "#"
+            + ok["repeat"].astype(str)
+        )
+        keyed.append(dict(zip(key, ok.to_dict("records"), strict=True)))
+    shared = sorted(set(keyed[0]) & set(keyed[1]))
+    if not shared:
+        raise CaseFileError("the two runs share no case (same probe, version, case id and repeat)")
+    cases = []
+    for key in shared:
+        a, b = keyed[0][key], keyed[1][key]
+        given = by_id.get(str(a.get("case_id")))
+        if given is not None:
+            text = given.get("input", "")
+        else:
+            probe = load_probe(f"{a['probe']}@{a['version']}")
+            text = next(m.content for m in reversed(probe.messages) if m.role == "user")
+        cases.append(
+            {
+                "id": key,
+                "input": text,
+                "output_a": a["output"],
+                "output_b": b["output"],
+                "system_a": names[0],
+                "system_b": names[1],
+            }
+        )
+    return cases
+
+
+PREFERENCE_COLUMNS = [
+    "case_id",
+    "system_a",
+    "system_b",
+    "repeat",
+    "n_games",
+    "preference",
+    "verdict_a_first",
+    "verdict_b_first",
+    "swap_consistent",
+]
+
+
+def _direction(verdict: Any) -> int:
+    if not isinstance(verdict, str):
+        return 0
+    return 1 if verdict.startswith("a>") else (-1 if verdict.startswith("b>") else 0)
+
+
+def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
+    """One preference per case from its games: the mean of the games' scores (the preference for
+    ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back
+    (same direction: both for a, both for b, or both ties).
+
+    Returns:
+        One row per (case, system_a, system_b, repeat): ``n_games``, ``preference``,
+        ``verdict_a_first``, ``verdict_b_first``, ``swap_consistent`` (None without both orders).
+
+    Example:
+        >>> g = pd.DataFrame({"case_id": ["c", "c"], "system_a": "x", "system_b": "y", "repeat": 0,
+        ...                   "position": ["a_first", "b_first"], "verdict": ["a>b", "b>a"],
+        ...                   "score": [0.75, 0.25], "error": None})
+        >>> pairwise_preferences(g)[["preference", "swap_consistent"]].values.tolist()
+        [[0.5, False]]
+    """
+    ok = games[games["error"].isna() & games["score"].notna()] if "error" in games else games
+    rows = []
+    for key, group in ok.groupby(
+        ["case_id", "system_a", "system_b", "repeat"], sort=True, dropna=False
+    ):
+        verdicts = dict(zip(group["position"], group["verdict"], strict=False))
+        both = "a_first" in verdicts and "b_first" in verdicts
+        rows.append(
+            {
+                **dict(zip(PREFERENCE_COLUMNS[:4], key, strict=True)),
+                "n_games": len(group),
+                "preference": float(group["score"].astype(float).mean()),
+                "verdict_a_first": verdicts.get("a_first"),
+                "verdict_b_first": verdicts.get("b_first"),
+                "swap_consistent": _direction(verdicts["a_first"])
+                == _direction(verdicts["b_first"])
+                if both
+                else None,
+            }
+        )
+    return pd.DataFrame(rows, columns=PREFERENCE_COLUMNS)
