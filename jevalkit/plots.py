@@ -41,8 +41,8 @@ def interval_plot(
         fig, ax = plt.subplots(figsize=(7, 0.6 + 0.5 * len(table)))
         y = np.arange(len(table))
         v = table[value].to_numpy(float)
-        low = np.nan_to_num(v - table["ci_low"].to_numpy(float))
-        high = np.nan_to_num(table["ci_high"].to_numpy(float) - v)
+        low = np.maximum(np.nan_to_num(v - table["ci_low"].to_numpy(float)), 0.0)
+        high = np.maximum(np.nan_to_num(table["ci_high"].to_numpy(float) - v), 0.0)
         ax.errorbar(v, y, xerr=[low, high], fmt="o", capsize=4)
         ax.set_yticks(y, [f"{a} (n={n})" for a, n in zip(table[label], table["n"], strict=True)])
         if reference is not None:

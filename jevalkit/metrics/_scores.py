@@ -135,6 +135,7 @@ def mean_score(
             mean[flat] * n[flat], n[flat], alpha=1 - confidence, method="wilson"
         )
         low[flat], high[flat] = wl, wh
+    low, high = np.fmin(low, mean), np.fmax(high, mean)  # rounding must not exclude the estimate
     small = n < 2
     low[small], high[small], se[small] = np.nan, np.nan, np.nan
     bins = np.minimum((units * 10).astype(np.int64), 9)
@@ -243,6 +244,7 @@ def pass_rate(
         low[has], high[has] = proportion_confint(
             k[has] / deff[has], n[has] / deff[has], alpha=1 - confidence, method="wilson"
         )
+        low, high = np.minimum(low, k / np.maximum(n, 1)), np.maximum(high, k / np.maximum(n, 1))
     methods = []
     for i in range(g):
         if n[i] == 0:

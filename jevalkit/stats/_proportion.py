@@ -24,7 +24,8 @@ def wilson_ci(k: float, n: float, confidence: float = 0.95) -> tuple[float, floa
     if n == 0:
         return (float("nan"), float("nan"))
     low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
-    return (float(low), float(high))
+    p = k / n  # rounding can put an end a hair past the estimate (5.6e-17 above 0 of n)
+    return (float(min(low, p)), float(max(high, p)))
 
 
 def paired_proportion_ci(

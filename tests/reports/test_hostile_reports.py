@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from jevalkit._paths import runs_dir
+from jevalkit._paths import data_dir, runs_dir
 from jevalkit.reports import bundled_notebooks, run_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -35,22 +35,37 @@ def reports(tmp_path_factory):
     probe_rows, judge_rows = root / "probe.jsonl", root / "judge.jsonl"
     hostile_copy("schema-ten-records__local-demo.jsonl", probe_rows)
     hostile_copy("judge__faithfulness__local.jsonl", judge_rows)
+    games = root / "games.jsonl"
+    rows = [
+        json.loads(line)
+        for line in (data_dir() / "examples" / "pairwise.jsonl").read_text().splitlines()
+    ]
+    for row in rows:
+        row["model_1"], row["model_2"] = EVIL + row["model_1"], EVIL_TOO + row["model_2"]
+    games.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    inputs = {
+        "probe_report": probe_rows,
+        "consistency": probe_rows,
+        "compare_models": probe_rows,
+        "pairwise_ranking": games,
+        "imported_log": judge_rows,
+    }
     written = []
     for notebook in bundled_notebooks():
-        for results in (probe_rows, judge_rows):
-            try:
-                report = run_report(
-                    notebook, results=results, out=root / f"{notebook}-{results.stem}"
-                )
-            except Exception as exc:  # a notebook that does not apply to these rows says so
-                assert "Traceback" not in str(exc)
-                continue
-            written.append(report.html)
+        results = inputs.get(notebook, judge_rows)
+        parameters = {"path": str(results)} if notebook == "imported_log" else {}
+        report = run_report(
+            notebook,
+            results=None if parameters else results,
+            parameters=parameters,
+            out=root / notebook,
+        )
+        written.append(report.html)
     return written
 
 
 def test_every_notebook_renders_hostile_results(reports):
-    names = {p.parent.name.rsplit("-", 1)[0] for p in reports}
+    names = {p.parent.name for p in reports}
     assert names == set(bundled_notebooks())
     for html in reports:
         text = html.read_text()
