@@ -247,7 +247,7 @@ def separability(table: pd.DataFrame) -> float:
     if n < 2:
         return float("nan")
     apart = sum(high[i] < low[j] or high[j] < low[i] for i in range(n) for j in range(i + 1, n))
-    return apart / (n * (n - 1) / 2)
+    return float(apart / (n * (n - 1) / 2))
 
 
 BASELINE_COLUMNS = [
