@@ -37,7 +37,7 @@ def add_reader_options(cmd: argparse.ArgumentParser) -> None:
 def reader_options(args: argparse.Namespace, fmt: str | None) -> dict:
     """The reader keyword arguments the command line set, for the format being read."""
     wanted = {
-        "verdicts": {"baseline": args.baseline},
+        "verdicts": {"baseline": args.verdict_baseline},
         "lm_eval": {"model": args.source_model, "task": args.task},
     }.get(fmt or "", {})
     return {k: v for k, v in wanted.items() if v is not None}

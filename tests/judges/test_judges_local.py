@@ -40,3 +40,23 @@ def test_each_evaluator_returns_a_distribution(evaluator, tmp_path, local_server
         assert math.isclose(sum(row.probs), 1.0, abs_tol=1e-9)
         assert 0 < row.coverage <= 1 and 0 <= row.score <= 1
         assert row.model_resolved == "gemma-3-270m-q4_k_m" and row.method == "logprobs"
+
+
+def test_pairwise_plays_both_orders_on_the_embedded_model(tmp_path, local_server):
+    from jevalkit.judges import position_bias
+
+    cases = load_cases("pairwise")[:2]
+    df = judge(
+        "pairwise",
+        cases,
+        "local",
+        out=tmp_path / "p.jsonl",
+        progress=False,
+        config=JudgeConfig(prompt_style="completion", min_coverage=1e-9),
+    )
+    assert len(df) == 4 and sorted(df["position"]) == ["a_first", "a_first", "b_first", "b_first"]
+    for row in df.itertuples():
+        assert row.error is None, row.error
+        assert math.isclose(sum(row.probs), 1.0, abs_tol=1e-9)
+        assert row.system_a == cases[0]["system_a"] and 0 <= row.score <= 1
+    assert position_bias(df).iloc[0]["n_pairs"] == 2

@@ -29,6 +29,7 @@ def reports(tmp_path_factory):
             ("ordinal_spacing", JUDGE),
             ("judge_quality", JUDGE),
             ("imported_log", None),
+            ("pairwise_ranking", None),
         ]
     }
 
@@ -136,3 +137,20 @@ def test_report_cli(tmp_path):
     assert (tmp_path / "probe_report.html").exists() and (
         tmp_path / "probe_report.headline.json"
     ).exists()
+
+
+def test_pairwise_ranking_notebook_matches_the_library(reports):
+    from scipy import stats
+
+    from jevalkit import io, metrics
+
+    numbers = reports["pairwise_ranking"].numbers()
+    games = io.read(data_dir() / "examples" / "pairwise.jsonl")
+    expected = metrics.rank(games)
+    got = {r["system"]: r["rating"] for r in numbers["ranking"]}
+    assert got == pytest.approx(dict(zip(expected["system"], expected["rating"], strict=True)))
+    # resampling cases keeps a case's games together: wider intervals than resampling game rows
+    assert numbers["width_cases"] > numbers["width_games"]
+    bias = numbers["position_bias"]
+    p = stats.binomtest(int(bias["first_wins"]), int(bias["n_decisive"]), 0.5).pvalue
+    assert bias["p_value"] == pytest.approx(p)
