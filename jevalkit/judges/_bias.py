@@ -77,7 +77,7 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
         ...                   "repeat": 0, "position": ["a_first", "b_first"] * 2,
         ...                   "verdict": ["a>b", "b>a", "a>b", "a>b"], "score": [1.0, 0.0, 1.0, 1.0]})
         >>> row = position_bias(g).iloc[0]
-        >>> int(row["first_wins"]), int(row["n_decisive"]), row["swap_consistency"]
+        >>> int(row["first_wins"]), int(row["n_decisive"]), float(row["swap_consistency"])
         (3, 4, 0.5)
     """
     games = games_of(df)

@@ -9,6 +9,7 @@ Example:
     ['run_id', 'kind', 'probe', 'version']
 """
 
+from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check_reachable
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, params_hash, row_key
 from ._drift import describe_drift, model_drift
 from ._execute import (
@@ -46,6 +47,7 @@ from ._store import (
 from ._target import Target, endpoint_identity, open_target, row_endpoint
 
 __all__ = [
+    "ADAPTIVE_COLUMNS",
     "COLUMNS",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_RETRIES",
@@ -53,6 +55,7 @@ __all__ = [
     "DTYPES",
     "JOB_FIELDS",
     "KEY_COLUMNS",
+    "AdaptiveRepeats",
     "Job",
     "ProbeJob",
     "ResultRow",
@@ -61,8 +64,10 @@ __all__ = [
     "Send",
     "Target",
     "arun",
+    "best_half_width",
     "build_row",
     "check_generation",
+    "check_reachable",
     "check_repeats",
     "check_results_path",
     "constrained_format",

@@ -33,6 +33,8 @@ from ..client import (
     combine,
     default_cache_dir,
 )
+from ..costs import Budget, BudgetReached, Price, price_for
+from ..costs._budget import prompt_token_bound
 from ..errors import ResultsError, UsageError
 from ._columns import ResultRow, row_key
 from ._drift import describe_drift, model_drift
@@ -73,6 +75,10 @@ class RunSettings:
     cache_dir: str | Path | None = None
     retry_errors: bool = False
     progress: bool = True
+    budget_usd: float | None = None
+    budget_requests: int | None = None
+    price_in: float | None = None
+    price_out: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("concurrency", "max_response_bytes"):
@@ -83,6 +89,16 @@ class RunSettings:
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise UsageError(f"timeout must be a positive number of seconds, got {t!r}")
         RetryPolicy(max_retries=self.max_retries)  # validates it
+        self.new_budget()  # validates the limits
+        price_for("", price_in=self.price_in, price_out=self.price_out)  # validates the prices
+
+    def new_budget(self) -> Budget:
+        """A fresh budget with this run's limits (one per invocation)."""
+        return Budget(usd=self.budget_usd, requests=self.budget_requests)
+
+    def price(self, model: str) -> Price | None:
+        """The price of ``model``: the overrides, else the price table, else None."""
+        return price_for(model, price_in=self.price_in, price_out=self.price_out)
 
     def cache_root(self) -> Path:
         """Where responses are cached."""
@@ -110,12 +126,15 @@ async def execute(
     api_key_env: str | None = None,
     settings: RunSettings | None = None,
     description: str = "requests",
+    budget: Budget | None = None,
 ) -> pd.DataFrame:
     """Execute ``jobs`` against ``model`` and return their rows (one per job) as a DataFrame.
 
     Rows already in ``out`` are kept and their jobs skipped (resume); with
     ``settings.retry_errors`` error rows are sent again and replaced. ``model`` None runs only
-    deterministic jobs (nothing is sent).
+    deterministic jobs (nothing is sent). With a budget (``budget``, else one made from
+    ``settings``) the run stops starting requests when it is reached: the rows of the jobs done
+    are returned, ``attrs["stopped"]`` says why, and re-running resumes.
 
     Raises:
         ResultsError: ``out`` is not a regular file, is locked by another run, was written for
@@ -123,10 +142,17 @@ async def execute(
         UsageError: a setting is out of range.
     """
     settings = settings or RunSettings()
+    budget = budget if budget is not None else settings.new_budget()
     path = check_results_path(out, writing=True)
     asked = model or "deterministic"
     if model is None and any(job.needs_model for job in jobs):
         raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
+    price = settings.price(asked) if model is not None else None
+    if budget.usd is not None and price is None:
+        raise UsageError(
+            f"--budget-usd needs a price for {asked!r}: it is not in data/prices.yaml; "
+            "give --price-in and --price-out (dollars per million tokens)"
+        )
     endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
     keys = [job.key(asked, label) for job in jobs]
     with locked(path):
@@ -150,6 +176,8 @@ async def execute(
                 settings,
                 description,
                 done=len(jobs) - len(pending),
+                price=price,
+                budget=budget,
             )
         results = read_results(path)
     wanted = set(keys)
@@ -157,7 +185,9 @@ async def execute(
     drift = describe_drift(model_drift(results))
     if drift:
         warnings.warn(drift, stacklevel=2)
-    return mine.reset_index(drop=True)
+    mine = mine.reset_index(drop=True)
+    mine.attrs["stopped"] = budget.reached
+    return mine
 
 
 def _check_same_endpoint(
@@ -186,6 +216,8 @@ async def _run_pending(
     description: str,
     *,
     done: int,
+    price: Price | None,
+    budget: Budget,
 ) -> None:
     needs_target = model is not None and any(job.needs_model for job in pending)
     context = (
@@ -209,7 +241,9 @@ async def _run_pending(
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
             )
-        await _send_all(pending, client, target, asked, label, path, settings, description, done)
+        await _send_all(
+            pending, client, target, asked, label, path, settings, description, done, price, budget
+        )
 
 
 async def _send_all(
@@ -222,6 +256,8 @@ async def _send_all(
     settings: RunSettings,
     description: str,
     done: int,
+    price: Price | None,
+    budget: Budget,
 ) -> None:
     run_id = uuid.uuid4().hex[:12]
     bar = tqdm(
@@ -245,6 +281,31 @@ async def _send_all(
             await stack.enter_async_context(client)
         writer = await stack.enter_async_context(ResultsWriter(path))
 
+        # with a budget, at most `concurrency` jobs hold a reservation at a time
+        gate = (
+            asyncio.Semaphore(settings.concurrency) if budget.active else contextlib.nullcontext()
+        )
+
+        async def send_within_budget(request: Request) -> Completion:
+            assert client is not None
+            limit = request.body.get("max_tokens")
+            if budget.usd is not None and limit is None:
+                raise UsageError("--budget-usd needs max_tokens, to bound what a request can cost")
+            held = price.cost(prompt_token_bound(request.body), limit) if price else 0.0
+            await budget.reserve(held)
+            completion = None
+            try:
+                completion = await client.send(request)
+            finally:
+                cost = (
+                    price.cost(completion.prompt_tokens, completion.completion_tokens)
+                    if price and completion is not None
+                    else math.nan
+                )
+                fresh = completion is None or not completion.cached
+                await budget.settle(held, cost, sent=fresh)
+            return completion
+
         async def one(job: Job) -> None:
             started = now()
             sent: list[Completion] = []
@@ -252,16 +313,28 @@ async def _send_all(
             async def send(request: Request) -> Completion:
                 if client is None:
                     raise UsageError(f"{job.probe} needs a model to send requests to")
-                completion = await client.send(request)
+                if budget.active:
+                    completion = await send_within_budget(request)
+                else:
+                    completion = await client.send(request)
                 sent.append(completion)
                 return completion
 
-            try:
-                produced = await job.perform(send)
-            except Exception as exc:  # never let one odd answer stop the other requests
-                message = f"{type(exc).__name__} while evaluating the answer: {exc}"
-                produced = {"error": {"type": "internal", "message": message[:500], "status": None}}
-            row = build_row(job, produced, sent, target, asked, label, run_id, started)
+            async with gate:
+                if budget.reached:
+                    return
+                try:
+                    produced = await job.perform(send)
+                except (BudgetReached, UsageError):
+                    if budget.reached:
+                        return  # not started: no row; re-running resumes it
+                    raise
+                except Exception as exc:  # never let one odd answer stop the other requests
+                    message = f"{type(exc).__name__} while evaluating the answer: {exc}"
+                    produced = {
+                        "error": {"type": "internal", "message": message[:500], "status": None}
+                    }
+            row = build_row(job, produced, sent, target, asked, label, run_id, started, price)
             if client is not None:
                 row = ResultRow(**client.endpoint.redact_value(row.__dict__))
             counts["errors"] += row.error is not None
@@ -290,6 +363,7 @@ def build_row(
     label: str | None,
     run_id: str,
     started: str,
+    price: Price | None = None,
 ) -> ResultRow:
     """The row of one job, built once from keyword arguments: the job's identity, the target,
     the provenance of every completion it sent, and the fields it produced.
@@ -319,6 +393,9 @@ def build_row(
             attempts=c.attempts,
             cached=c.cached,
         )
+        if price is not None:
+            cost = price.cost(c.prompt_tokens, c.completion_tokens)
+            provenance["cost_usd"] = cost if math.isfinite(cost) else None
     where = {}
     if target is not None and job.needs_model:
         where = dict(model_sha256=target.model_sha256, base_url=target.endpoint.base_url)
@@ -338,6 +415,7 @@ def build_row(
         system_a=job.system_a,
         system_b=job.system_b,
         position=job.position,
+        round=job.round,
         **where,
         **provenance,
         **produced,

@@ -59,6 +59,7 @@ class Job(ABC):
             embedded model such jobs run one at a time: batching changes the numerics).
         system_a, system_b, position: the systems a pairwise game compares and which was shown
             first (``a_first`` / ``b_first``); None for other jobs.
+        round: the round of adaptive repeats that planned the job (0 for fixed repeats).
     """
 
     kind: str
@@ -75,6 +76,7 @@ class Job(ABC):
     system_a: str | None = None
     system_b: str | None = None
     position: str | None = None
+    round: int = 0
 
     def key(self, model: str, label: str | None) -> tuple:
         """The row key this job fills (see :data:`jevalkit.runner.KEY_COLUMNS`).

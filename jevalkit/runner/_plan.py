@@ -95,32 +95,56 @@ def plan_jobs(
         ([10, 11, 12], 1)
     """
     check_repeats(repeats)
-    jobs = []
-    for probe in probes:
-        params = effective_parameters(probe, overrides)
-        if constrained:
-            params["response_format"] = constrained_format(probe)
-        digest = params_hash(params)
-        for r in range(repeats):
-            sent = dict(params)
-            if "seed" in sent:
-                sent["seed"] = int(sent["seed"]) + r
-            body = {"messages": probe.chat_messages(), **sent}
-            jobs.append(
-                ProbeJob(
-                    kind="probe",
-                    probe=probe.id,
-                    version=probe.version,
-                    probe_hash=probe.content_hash,
-                    parameters=sent,
-                    params_hash=digest,
-                    repeat=r,
-                    seeded="seed" in sent,
-                    spec=probe,
-                    request=Request(CHAT, body, r),
-                )
-            )
-    return jobs
+    return [
+        probe_job(probe, probe_parameters(probe, overrides, constrained=constrained), r)
+        for probe in probes
+        for r in range(repeats)
+    ]
+
+
+def probe_parameters(
+    probe: Probe, overrides: dict[str, Any], *, constrained: bool = False
+) -> dict[str, Any]:
+    """The parameters a probe is sent with: its own, the overrides, and with ``constrained`` its
+    schema as ``response_format``.
+
+    Example:
+        >>> import jevalkit
+        >>> sorted(probe_parameters(jevalkit.load_probe("schema-ten-records"), {}, constrained=True))
+        ['max_tokens', 'response_format', 'temperature']
+    """
+    params = effective_parameters(probe, overrides)
+    if constrained:
+        params["response_format"] = constrained_format(probe)
+    return params
+
+
+def probe_job(probe: Probe, params: dict[str, Any], repeat: int, round: int = 0) -> ProbeJob:
+    """The job of one repeat of a probe (with a seed, repeat r is sent ``seed + r``).
+
+    Example:
+        >>> import jevalkit
+        >>> job = probe_job(jevalkit.load_probe("schema-ten-records"), {"seed": 5}, 2, round=1)
+        >>> job.parameters["seed"], job.repeat, job.round
+        (7, 2, 1)
+    """
+    sent = dict(params)
+    if "seed" in sent:
+        sent["seed"] = int(sent["seed"]) + repeat
+    body = {"messages": probe.chat_messages(), **sent}
+    return ProbeJob(
+        kind="probe",
+        probe=probe.id,
+        version=probe.version,
+        probe_hash=probe.content_hash,
+        parameters=sent,
+        params_hash=params_hash(params),
+        repeat=repeat,
+        round=round,
+        seeded="seed" in sent,
+        spec=probe,
+        request=Request(CHAT, body, repeat),
+    )
 
 
 def check_repeats(repeats: Any) -> None:
@@ -130,10 +154,10 @@ def check_repeats(repeats: Any) -> None:
         >>> check_repeats(0)
         Traceback (most recent call last):
         ...
-        jevalkit.errors.UsageError: repeats must be a whole number of at least 1, got 0
+        jevalkit.errors.UsageError: repeats must be a whole number of at least 1 or 'auto', got 0
     """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise UsageError(f"repeats must be a whole number of at least 1, got {repeats!r}")
+        raise UsageError(f"repeats must be a whole number of at least 1 or 'auto', got {repeats!r}")
 
 
 def _slug(text: str) -> str:

@@ -12,6 +12,7 @@ from .._sync import run_sync
 from ..client import DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import UsageError
 from ..probes import Probe, load_probe
+from ._adaptive import AdaptiveRepeats, run_adaptive
 from ._execute import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
@@ -28,7 +29,7 @@ async def arun(
     *,
     base_url: str | None = None,
     api_key_env: str | None = None,
-    repeats: int = 1,
+    repeats: int | str = 1,
     out: str | Path | None = None,
     temperature: float | None = None,
     seed: int | None = None,
@@ -45,6 +46,14 @@ async def arun(
     cache_dir: str | Path | None = None,
     retry_errors: bool = False,
     progress: bool = True,
+    target_half_width: float = 0.03,
+    min_repeats: int = 2,
+    max_repeats: int = 20,
+    adaptive: AdaptiveRepeats | None = None,
+    budget_usd: float | None = None,
+    budget_requests: int | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
     settings = RunSettings(
@@ -56,14 +65,34 @@ async def arun(
         cache_dir=cache_dir,
         retry_errors=retry_errors,
         progress=progress,
+        budget_usd=budget_usd,
+        budget_requests=budget_requests,
+        price_in=price_in,
+        price_out=price_out,
     )
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})
     check_generation(overrides)
-    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
     name = "+".join(sorted({p.id for p in probe_list}))
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    if repeats == "auto" or adaptive is not None:
+        plan = adaptive or AdaptiveRepeats(
+            target_half_width=target_half_width, min_repeats=min_repeats, max_repeats=max_repeats
+        )
+        return await run_adaptive(
+            probe_list,
+            overrides,
+            plan,
+            model=model,
+            out=path,
+            label=label,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            settings=settings,
+            constrained=constrained,
+        )
+    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
     return await execute(
         jobs,
         model=model,
@@ -107,7 +136,7 @@ def run(
     *,
     base_url: str | None = None,
     api_key_env: str | None = None,
-    repeats: int = 1,
+    repeats: int | str = 1,
     out: str | Path | None = None,
     temperature: float | None = None,
     seed: int | None = None,
@@ -124,6 +153,14 @@ def run(
     cache_dir: str | Path | None = None,
     retry_errors: bool = False,
     progress: bool = True,
+    target_half_width: float = 0.03,
+    min_repeats: int = 2,
+    max_repeats: int = 20,
+    adaptive: AdaptiveRepeats | None = None,
+    budget_usd: float | None = None,
+    budget_requests: int | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
 ) -> pd.DataFrame:
     """Run probes against a model and return their results rows as a DataFrame.
 
@@ -136,7 +173,11 @@ def run(
         model: the model to ask (``"openai/gpt-4o-mini"``, ...; ``"local"`` for the embedded model).
         base_url: the OpenAI-compatible endpoint (default ``$JEVALKIT_BASE_URL``, else OpenRouter).
         api_key_env: the environment variable holding the key for ``base_url``.
-        repeats: requests per probe (k).
+        repeats: requests per probe (k), or ``"auto"``: adaptive repeats in rounds until the
+            anytime-valid interval of the pass rate over the probes is at most
+            ``target_half_width`` wide on each side, with ``min_repeats`` to ``max_repeats`` per
+            probe (:class:`jevalkit.runner.AdaptiveRepeats`; ``adaptive`` sets every option).
+            The result is in ``attrs["adaptive"]``.
         out: results path (default ``runs/<probes>__<model>[__<host>].jsonl``).
         temperature, seed, max_tokens, top_p: generation parameters overriding the probe's
             (repeat r is sent ``seed + r``).
@@ -150,6 +191,9 @@ def run(
         cache, cache_dir: the response cache (one entry per request and repeat).
         retry_errors: re-run error rows only.
         progress: show a progress bar.
+        budget_usd, budget_requests: stop cleanly once this invocation has spent this much
+            (rows so far are kept; re-running resumes); ``attrs["stopped"]`` says so.
+        price_in, price_out: dollars per million tokens, overriding ``data/prices.yaml``.
 
     Returns:
         The rows of this run's (probe, repeat) keys, with the columns of

@@ -264,7 +264,9 @@ def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         >>> results_frame([]).columns.tolist() == [*COLUMNS, "system"]
         True
     """
-    frame = pd.DataFrame(rows)
+    # object columns everywhere but the typed ones: text stays Python str exactly as written
+    # (pandas 3 would infer an Arrow string dtype, which refuses a lone surrogate in model output)
+    frame = pd.DataFrame(rows, dtype=object)
     for column in COLUMNS:
         if column not in frame.columns:
             frame[column] = None

@@ -91,7 +91,7 @@ def files(tmp_path):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--repeats", "0"], "repeats must be a whole number of at least 1, got 0"),
+        (["--repeats", "0"], "repeats must be a whole number of at least 1 or 'auto', got 0"),
         (["--repeats", "-3"], "repeats must be a whole number"),
         (["--repeats", "x"], "argument --repeats: invalid int value"),
         (["--concurrency", "0"], "concurrency must be a whole number of at least 1"),

@@ -1,0 +1,138 @@
+"""Adaptive repeats: is the interval honest when the run decides when to stop, and how many
+requests does it save?
+
+Simulates 2,000 adaptive runs with the runner's own decision functions (``next_round``,
+``sweep_draw``, ``stop_reason``): 20 cases whose pass probabilities differ (most near 0 or 1,
+some in between, as real probe sets are), target half-width 0.05, at most 200 repeats.
+
+Printed:
+- coverage of the true mean pass probability by the interval the run stops with, and by every
+  interval it computed along the way (target: at least 0.95);
+- the same for the naive rule (stop once a fixed-sample Wald interval is narrow enough,
+  peeking after every round), to show why an anytime-valid interval is needed;
+- requests: adaptive runs against fixed k, (a) the fixed k with the same anytime-valid interval
+  that reaches the target in 95% of runs, (b) the fixed k a fixed-sample Wald interval needs
+  with the true probabilities known in advance (the most optimistic fixed design).
+
+Run: ``.venv/bin/python benchmarks/bench_adaptive.py``
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from jevalkit.runner import AdaptiveRepeats
+from jevalkit.runner._adaptive import next_round, sequence_for, stop_reason, sweep_draw
+from jevalkit.stats._sequential import SweepSequence
+
+RUNS, CASES, TARGET, MAX_REPEATS = 2000, 20, 0.05, 200
+
+
+def true_probabilities() -> np.ndarray:
+    rng = np.random.default_rng(42)
+    return rng.choice(
+        [0.02, 0.05, 0.95, 0.98, 0.5, 0.7, 0.85], CASES, p=[0.15, 0.15, 0.15, 0.15, 0.15, 0.15, 0.1]
+    )
+
+
+def adaptive_run(
+    p: np.ndarray, rng: np.random.Generator, plan: AdaptiveRepeats
+) -> tuple[bool, bool, int]:
+    seq = sequence_for(plan, CASES)
+    theta = p.mean()
+    sweep = rounds = sent = 0
+    always = True
+    while sweep < plan.max_repeats:
+        n_sweeps, prob = next_round(seq, plan, rounds, sweep, 1)
+        for k in range(n_sweeps):
+            chosen = sweep_draw(sweep + k, prob) if rounds else np.ones(CASES, bool)
+            x = np.where(chosen, (rng.random(CASES) < p).astype(float), np.nan)
+            sent += int(chosen.sum())
+            seq.add_sweep(x, prob)
+        sweep += n_sweeps
+        rounds += 1
+        low, high = seq.interval()
+        always &= low <= theta <= high
+        if stop_reason(seq, plan):
+            break
+    low, high = seq.interval()
+    return bool(low <= theta <= high), always, sent
+
+
+def naive_run(p: np.ndarray, rng: np.random.Generator) -> tuple[bool, int]:
+    """Peek after every sweep with a fixed-sample Wald interval; stop when it is narrow."""
+    x = np.zeros((0, CASES))
+    for k in range(1, MAX_REPEATS + 1):
+        x = np.vstack([x, (rng.random(CASES) < p).astype(float)])
+        if k < 2:
+            continue
+        means = x.mean(axis=0)
+        se = math.sqrt(np.sum(means * (1 - means) / k)) / CASES
+        if 1.96 * se <= TARGET:
+            break
+    half = 1.96 * se
+    return bool(abs(x.mean() - p.mean()) <= half), x.size
+
+
+def fixed_k_same_interval(p: np.ndarray, rng: np.random.Generator, plan: AdaptiveRepeats) -> int:
+    """The smallest fixed k whose anytime-valid interval reaches the target in 95% of runs."""
+    for k in range(5, MAX_REPEATS + 1, 5):
+        hits = 0
+        for _ in range(100):
+            seq = SweepSequence(CASES, confidence=plan.confidence, horizon=k)
+            for _ in range(k):
+                seq.add_sweep((rng.random(CASES) < p).astype(float))
+            low, high = seq.interval()
+            hits += (high - low) / 2 <= TARGET
+        if hits >= 95:
+            return k
+    return MAX_REPEATS
+
+
+def main() -> None:
+    p = true_probabilities()
+    plan = AdaptiveRepeats(target_half_width=TARGET, max_repeats=MAX_REPEATS)
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    results = [adaptive_run(p, rng, plan) for _ in range(RUNS)]
+    took = time.perf_counter() - start
+    final = np.mean([r[0] for r in results])
+    always = np.mean([r[1] for r in results])
+    requests = np.array([r[2] for r in results])
+    naive = [naive_run(p, rng) for _ in range(RUNS)]
+    naive_cover = np.mean([n[0] for n in naive])
+    k_same = fixed_k_same_interval(p, rng, plan)
+    k_wald = math.ceil(1.96**2 * np.sum(p * (1 - p)) / (CASES * TARGET) ** 2)
+    print(
+        f"adaptive repeats: {RUNS} simulated runs, {CASES} cases (true mean {p.mean():.3f}), "
+        f"target +/-{TARGET}, max {MAX_REPEATS} repeats ({took:.1f} s)"
+    )
+    print(
+        f"  coverage at the stop:              {final:.4f}  (target >= 0.95: {'met' if final >= 0.95 else 'MISSED'})"
+    )
+    print(f"  coverage at every round at once:   {always:.4f}")
+    print(
+        f"  naive peeking with a Wald interval: {naive_cover:.4f}  (why an anytime-valid interval)"
+    )
+    print(
+        f"  requests per run: adaptive mean {requests.mean():.0f} (median {np.median(requests):.0f}, "
+        f"95th percentile {np.percentile(requests, 95):.0f})"
+    )
+    same = CASES * k_same
+    print(
+        f"  fixed k with the same interval, reaching the target in 95% of runs: k={k_same}, "
+        f"{same} requests -> adaptive uses {requests.mean() / same:.2f}x"
+    )
+    wald = CASES * k_wald
+    print(
+        f"  fixed k for a fixed-sample Wald interval with the true p known: k={k_wald}, {wald} "
+        f"requests -> adaptive uses {requests.mean() / wald:.2f}x (the price of being able to stop "
+        "at any time)"
+    )
+
+
+if __name__ == "__main__":
+    main()
