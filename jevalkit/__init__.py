@@ -18,7 +18,7 @@ from .errors import (
     StatsError,
 )
 from .probes import Probe, check_probes, list_probes, load_probe
-from .runner import COLUMNS, arun, read_results, run
+from .runner import COLUMNS, arun, plan, read_results, run
 from .scorers import Score
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "check_probes",
     "list_probes",
     "load_probe",
+    "plan",
     "read_results",
     "run",
 ]

@@ -8,7 +8,13 @@ from typing import Any
 
 from ..client import DEFAULT_MAX_RESPONSE_BYTES
 
-__all__ = ["add_endpoint_arguments", "add_run_arguments", "run_options", "split_list"]
+__all__ = [
+    "add_endpoint_arguments",
+    "add_run_arguments",
+    "repeats_value",
+    "run_options",
+    "split_list",
+]
 
 
 def add_endpoint_arguments(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -25,12 +31,71 @@ def add_endpoint_arguments(cmd: argparse.ArgumentParser, *, required: bool = Tru
     )
 
 
+def repeats_value(text: str) -> int | str:
+    """``--repeats``: a whole number, or ``auto``.
+
+    Example:
+        >>> repeats_value("5"), repeats_value("auto")
+        (5, 'auto')
+    """
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or 'auto', got {text!r}"
+        ) from None
+
+
 def add_run_arguments(
-    cmd: argparse.ArgumentParser, concurrency: int, timeout: float, max_retries: int
+    cmd: argparse.ArgumentParser,
+    concurrency: int,
+    timeout: float,
+    max_retries: int,
+    *,
+    adaptive: bool = False,
 ) -> None:
-    """How requests are sent: repeats, concurrency, timeout, retries, size cap, cache."""
+    """How requests are sent: repeats, concurrency, timeout, retries, size cap, cache, budget
+    and prices (with ``adaptive``: ``--repeats auto`` and its options)."""
+    if adaptive:
+        cmd.add_argument(
+            "--repeats",
+            type=repeats_value,
+            default=1,
+            metavar="K",
+            help="runs per item (default 1), or 'auto': rounds until the interval is narrow",
+        )
+        cmd.add_argument(
+            "--target-half-width",
+            type=float,
+            default=0.03,
+            metavar="H",
+            help="with --repeats auto: stop once the interval is +/-H (default 0.03)",
+        )
+        cmd.add_argument("--min-repeats", type=int, default=2, metavar="K")
+        cmd.add_argument("--max-repeats", type=int, default=20, metavar="K")
+    else:
+        cmd.add_argument(
+            "--repeats", type=int, default=1, metavar="K", help="runs per item (default 1)"
+        )
     cmd.add_argument(
-        "--repeats", type=int, default=1, metavar="K", help="runs per item (default 1)"
+        "--budget-usd",
+        type=float,
+        metavar="D",
+        help="stop cleanly before this invocation spends more than D dollars",
+    )
+    cmd.add_argument(
+        "--budget-requests",
+        type=int,
+        metavar="N",
+        help="stop cleanly after N requests reach the endpoint",
+    )
+    cmd.add_argument(
+        "--price-in", type=float, metavar="P", help="dollars per million prompt tokens"
+    )
+    cmd.add_argument(
+        "--price-out", type=float, metavar="P", help="dollars per million completion tokens"
     )
     cmd.add_argument(
         "--concurrency",
@@ -71,6 +136,10 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "max_response_bytes": args.max_response_bytes,
         "cache": not args.no_cache,
         "retry_errors": args.retry_errors,
+        "budget_usd": args.budget_usd,
+        "budget_requests": args.budget_requests,
+        "price_in": args.price_in,
+        "price_out": args.price_out,
     }
 
 

@@ -30,7 +30,11 @@ def add_reader_options(cmd: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="the baseline model of 5-way verdict games (the file does not name it)",
     )
-    cmd.add_argument("--model", dest="source_model", help="the model of an lm-eval samples file")
+    cmd.add_argument(
+        "--model",
+        dest="source_model",
+        help="the model of an lm-eval samples file (gate --repeats auto: the model to run)",
+    )
     cmd.add_argument("--task", help="the task of an lm-eval samples file")
 
 

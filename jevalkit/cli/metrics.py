@@ -11,8 +11,15 @@ import pandas as pd
 from .. import io
 from ..errors import StatsError
 from ..metrics import GATE_METRICS, case_changes, gate, release_gate, summarize
-from ..runner import read_results
-from ._args import split_list
+from ..runner import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    AdaptiveRepeats,
+    read_results,
+    run,
+)
+from ._args import add_run_arguments, run_options, split_list
 from .compare import combine
 from .imports import add_reader_options, reader_options
 
@@ -68,7 +75,63 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="F",
         help="refuse to gate when more than this share of cases flip between repeats",
     )
+    a = g.add_argument_group(
+        "adaptive gate (--repeats auto): run --probe on --model into RESULTS until the "
+        "anytime-valid interval clears --min either way"
+    )
+    a.add_argument("--probe", action="append", metavar="PROBE", help="a probe to run (repeatable)")
+    a.add_argument("--base-url", help="OpenAI-compatible base URL of --model")
+    a.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the key")
+    a.add_argument("--temperature", type=float)
+    a.add_argument("--seed", type=int)
+    a.add_argument("--max-tokens", type=int)
+    a.add_argument("--label")
+    add_run_arguments(a, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, adaptive=True)
     g.set_defaults(handler=_gate)
+
+
+def _adaptive_gate(args: argparse.Namespace) -> int:
+    if not (args.results and args.probe and args.source_model and args.minimum is not None):
+        raise StatsError(
+            "an adaptive gate needs RESULTS (where rows go), --probe P, --model M and --min X"
+        )
+    if args.metric != "pass_rate" and args.metric != "mean_score":
+        raise StatsError(f"an adaptive gate works on pass_rate or mean_score, not {args.metric}")
+    plan = AdaptiveRepeats(
+        target_half_width=args.target_half_width,
+        min_repeats=args.min_repeats,
+        max_repeats=args.max_repeats,
+        metric=args.metric,
+        decide_at=args.minimum,
+    )
+    options = run_options(args)
+    options.pop("repeats")
+    df = run(
+        args.probe,
+        args.source_model,
+        out=args.results,
+        temperature=args.temperature,
+        seed=args.seed,
+        max_tokens=args.max_tokens,
+        label=args.label,
+        adaptive=plan,
+        **options,
+    )
+    row = df.attrs["adaptive"].iloc[0]
+    decision = (
+        "pass"
+        if row["ci_low"] >= args.minimum
+        else "fail"
+        if row["ci_high"] < args.minimum
+        else "undecided"
+    )
+    print(
+        f"{decision.upper()}: {row['metric']} = {row['value']:.3f}, anytime-valid 95% CI "
+        f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] against the bar {args.minimum:g}, "
+        f"{row['n']} scored requests over {row['n_cases']} case(s); stopped: {row['stop_reason']}"
+        + (f" ({df.attrs['stopped']})" if df.attrs.get("stopped") else "")
+    )
+    return {"pass": 0, "fail": 1, "undecided": 2}[decision]
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -119,6 +182,8 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
+    if args.repeats == "auto":
+        return _adaptive_gate(args)
     if args.baseline or args.candidate:
         return _release(args)
     if args.results is None or args.minimum is None:

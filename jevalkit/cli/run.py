@@ -6,8 +6,16 @@ import argparse
 
 import pandas as pd
 
+from ..costs import Budget
 from ..metrics import run_summary
-from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, run
+from ..runner import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    AdaptiveRepeats,
+    plan,
+    run,
+)
 from ._args import add_endpoint_arguments, add_run_arguments, run_options
 
 __all__ = ["register"]
@@ -34,11 +42,81 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="constrain decoding to the probe's schema via response_format",
     )
-    add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
+    add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, adaptive=True)
+    cmd.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the requests, tokens and cost it would take; send nothing",
+    )
     cmd.set_defaults(handler=_run)
 
 
+def adaptive_options(args: argparse.Namespace) -> dict:
+    """The adaptive-repeats keywords the command line set."""
+    return {
+        "target_half_width": args.target_half_width,
+        "min_repeats": args.min_repeats,
+        "max_repeats": args.max_repeats,
+    }
+
+
+def print_stop(df: pd.DataFrame) -> None:
+    """Say how an adaptive run ended and why a budget stopped it."""
+    summary = df.attrs.get("adaptive")
+    if summary is not None:
+        row = summary.iloc[0]
+        print(
+            f"\nadaptive repeats: {row['metric']} {row['value']:.3f} "
+            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] (+/-{row['half_width']:.3f}, target "
+            f"+/-{row['target_half_width']:g}) over {row['n_cases']} case(s), {row['n']} scored "
+            f"requests in {row['rounds']} round(s); stopped: {row['stop_reason']}"
+        )
+        print(f"  {row['method']}")
+    if df.attrs.get("stopped"):
+        print(f"\n{df.attrs['stopped']}")
+
+
 def _run(args: argparse.Namespace) -> int:
+    options = run_options(args)
+    if args.dry_run:
+        budget = Budget(usd=args.budget_usd, requests=args.budget_requests)
+        table = plan(
+            args.probes,
+            args.model,
+            repeats=args.repeats,
+            out=args.out,
+            base_url=args.base_url,
+            temperature=args.temperature,
+            seed=args.seed,
+            max_tokens=args.max_tokens,
+            top_p=args.top_p,
+            label=args.label,
+            constrained=args.constrained,
+            price_in=args.price_in,
+            price_out=args.price_out,
+            adaptive=AdaptiveRepeats(**adaptive_options(args)) if args.repeats == "auto" else None,
+        )
+        with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
+            print(
+                table.drop(columns=["prompt_tokens_method", "completion_tokens_method"]).to_string(
+                    index=False
+                )
+            )
+        print(f"prompt tokens: {table['prompt_tokens_method'].iloc[-1]}")
+        print(f"completion tokens: {table['completion_tokens_method'].iloc[0]}")
+        total = table.iloc[-1]
+        if budget.usd is not None:
+            fits = "fits within" if total["cost_high"] <= budget.usd else "may exceed"
+            print(
+                f"the most it could cost, ${total['cost_high']:.4g}, {fits} the ${budget.usd:g} budget"
+            )
+        if budget.requests is not None:
+            fits = "fit within" if total["requests_max"] <= budget.requests else "may exceed"
+            print(
+                f"at most {total['requests_max']} requests: they {fits} the {budget.requests}-request budget"
+            )
+        print("dry run: nothing was sent")
+        return 0
     df = run(
         args.probes,
         args.model,
@@ -49,8 +127,11 @@ def _run(args: argparse.Namespace) -> int:
         top_p=args.top_p,
         label=args.label,
         constrained=args.constrained,
-        **run_options(args),
+        **adaptive_options(args),
+        **options,
     )
-    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
-        print(run_summary(df).drop(columns=["method"]).to_string(index=False))
+    if len(df):
+        with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
+            print(run_summary(df).drop(columns=["method"]).to_string(index=False))
+    print_stop(df)
     return 0

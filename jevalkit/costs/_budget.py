@@ -110,9 +110,12 @@ class Budget:
                     self._held_requests += 1
                     return
                 if self._held_requests == 0:
+                    spent = f"{self.sent} requests sent" + (
+                        f", ${self.spent_usd:.4f} spent" if self.usd is not None else ""
+                    )
                     self.reached = (
-                        f"stopped at the {self.describe()} after {self.sent} requests "
-                        f"(${self.spent_usd:.4f}); rows so far are kept; re-run to resume"
+                        f"stopped at the {self.describe()} ({spent}); rows so far are kept; "
+                        "re-run to resume"
                     )
                     raise BudgetReached(self.reached)
                 await self._condition.wait()

@@ -89,6 +89,10 @@ async def ajudge(
     cache_dir: str | Path | None = None,
     retry_errors: bool = False,
     progress: bool = True,
+    budget_usd: float | None = None,
+    budget_requests: int | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`judge`."""
     settings = RunSettings(
@@ -100,6 +104,10 @@ async def ajudge(
         cache_dir=cache_dir,
         retry_errors=retry_errors,
         progress=progress,
+        budget_usd=budget_usd,
+        budget_requests=budget_requests,
+        price_in=price_in,
+        price_out=price_out,
     )
     check_repeats(repeats)
     config = config or JudgeConfig()
@@ -155,6 +163,10 @@ def judge(
     cache_dir: str | Path | None = None,
     retry_errors: bool = False,
     progress: bool = True,
+    budget_usd: float | None = None,
+    budget_requests: int | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
 ) -> pd.DataFrame:
     """Judge every case of ``data`` with ``evaluator``; rows in the runner's results format with
     ``probs``, ``expected_level``, ``verdict``, ``coverage``, ``method`` and ``gold``.
@@ -174,8 +186,9 @@ def judge(
         criteria: the rubric for ``llm_judge``.
         seed: sampling seeds start here (repeat r, sample i: ``seed + r * n_samples + i``).
         base_url, api_key_env, repeats, out, label, concurrency, timeout, max_retries,
-            max_response_bytes, cache, cache_dir, retry_errors, progress: as for
-            :func:`jevalkit.run` (the same defaults).
+            max_response_bytes, cache, cache_dir, retry_errors, progress, budget_usd,
+            budget_requests, price_in, price_out: as for :func:`jevalkit.run` (the same
+            defaults).
 
     A judgment that cannot be trusted (no logprobs, coverage below the threshold) becomes an error
     row saying so, never a silent fallback to an integer.

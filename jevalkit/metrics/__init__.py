@@ -12,6 +12,7 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
+from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
@@ -24,6 +25,7 @@ __all__ = [
     "CHANGE_COLUMNS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
+    "COST_COLUMNS",
     "GATE_COLUMNS",
     "GATE_METRICS",
     "RANK_COLUMNS",
@@ -37,6 +39,7 @@ __all__ = [
     "columns_of",
     "compare",
     "consistency",
+    "cost",
     "gate",
     "group_codes",
     "has_repeats",

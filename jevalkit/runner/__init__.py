@@ -12,6 +12,7 @@ Example:
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check_reachable
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, params_hash, row_key
 from ._drift import describe_drift, model_drift
+from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
@@ -55,6 +56,7 @@ __all__ = [
     "DTYPES",
     "JOB_FIELDS",
     "KEY_COLUMNS",
+    "PLAN_COLUMNS",
     "AdaptiveRepeats",
     "Job",
     "ProbeJob",
@@ -84,6 +86,7 @@ __all__ = [
     "now",
     "open_target",
     "params_hash",
+    "plan",
     "plan_jobs",
     "read_results",
     "repair_torn_tail",

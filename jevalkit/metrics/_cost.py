@@ -1,0 +1,101 @@
+"""What the results cost: tokens and dollars per system, and dollars per point of the metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StatsError
+from ._frame import CASE_COLUMNS, CaseSpec, by_groups, require
+from ._scores import mean_score, pass_rate
+
+COST_COLUMNS = [
+    "n",
+    "n_priced",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cost_per_request",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "cost_per_point",
+    "method",
+]
+
+
+def cost(
+    df: pd.DataFrame,
+    *,
+    by: CaseSpec = "system",
+    metric: str = "pass_rate",
+    case: CaseSpec = CASE_COLUMNS,
+) -> pd.DataFrame:
+    """Tokens and cost per group, and the cost of one percentage point of the headline metric.
+
+    Uses the rows' ``prompt_tokens``, ``completion_tokens`` and ``cost_usd`` (written by the
+    runner when the model's price is known, see :mod:`jevalkit.costs`). A row without a cost
+    (unknown price) is not counted as free: ``cost_usd`` sums the priced rows only and
+    ``n_priced`` says how many those are; when none is priced the cost is NaN.
+
+    Args:
+        df: results rows.
+        by: the grouping (default ``system``).
+        metric: ``pass_rate`` or ``mean_score``, the headline the cost is set against.
+        case: the unit of analysis of the metric's interval.
+
+    Returns:
+        One row per group: the ``by`` columns, ``n`` (rows), ``n_priced``, ``prompt_tokens``,
+        ``completion_tokens``, ``cost_usd``, ``cost_per_request`` (over priced rows),
+        ``metric``, ``value``, ``ci_low``, ``ci_high`` (the metric and its interval),
+        ``cost_per_point`` (``cost_usd`` / (100 x value): dollars per percentage point; NaN at 0),
+        ``method``.
+
+    Example:
+        >>> rows = pd.DataFrame({"system": ["a", "a", "b", "b"], "probe": "p", "version": 1,
+        ...     "case_id": ["c1", "c2", "c1", "c2"], "passed": [True, False, True, True],
+        ...     "prompt_tokens": [100] * 4, "completion_tokens": [50] * 4,
+        ...     "cost_usd": [0.001, 0.001, None, None]})
+        >>> t = cost(rows)
+        >>> t[["system", "n_priced", "cost_usd", "value", "cost_per_point"]].values.tolist()
+        [['a', 2, 0.002, 0.5, 4e-05], ['b', 0, nan, 1.0, nan]]
+    """
+    for column in ("prompt_tokens", "completion_tokens", "cost_usd"):
+        require(df, column, column, "what the requests used")
+    if metric not in ("pass_rate", "mean_score"):
+        raise StatsError(f"metric must be 'pass_rate' or 'mean_score', got {metric!r}")
+    compute = pass_rate if metric == "pass_rate" else mean_score
+    headline = compute(df, by=by, case=case) if by else compute(df, case=case)
+    keys = [by] if isinstance(by, str) else list(by or [])
+
+    def usage(group: pd.DataFrame) -> dict:
+        spent = pd.to_numeric(group["cost_usd"], errors="coerce").astype(float)
+        priced = int(spent.notna().sum())
+        total = float(spent.sum()) if priced else np.nan
+        return {
+            "n": len(group),
+            "n_priced": priced,
+            "prompt_tokens": int(pd.to_numeric(group["prompt_tokens"], errors="coerce").sum()),
+            "completion_tokens": int(
+                pd.to_numeric(group["completion_tokens"], errors="coerce").sum()
+            ),
+            "cost_usd": total,
+            "cost_per_request": total / priced if priced else np.nan,
+        }
+
+    table = by_groups(df, by, usage)
+    joined = (
+        table.merge(headline[[*keys, "value", "ci_low", "ci_high", "method"]], on=keys, how="left")
+        if keys
+        else pd.concat([table, headline[["value", "ci_low", "ci_high", "method"]]], axis=1)
+    )
+    joined["metric"] = metric
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_point = joined["cost_usd"] / (100.0 * joined["value"].astype(float))
+    joined["cost_per_point"] = per_point.where(joined["value"].astype(float) > 0)
+    joined["method"] = (
+        "tokens and cost_usd summed over rows (priced rows only); cost_per_point = cost / "
+        f"(100 x {metric}); {metric}: " + joined["method"].astype(str)
+    )
+    return joined[[*keys, *COST_COLUMNS]].reset_index(drop=True)

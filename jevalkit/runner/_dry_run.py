@@ -1,0 +1,237 @@
+"""What a run would send and cost, computed before anything is sent (``jevalkit run --dry-run``).
+
+Prompt tokens: counted exactly for the embedded model, by its own tokenizer (llama-server's
+``/apply-template`` then ``/tokenize``, on this machine); for any other model they are estimated
+at about 4 UTF-8 bytes per token (said so in ``prompt_tokens_method``), with one token per byte
+as the upper bound. Completion tokens: between 0 and ``max_tokens`` per request; when earlier
+rows of the same probe, configuration and model exist in the results file, their observed mean
+gives the expected total, with a normal-approximation interval for the sum over the planned
+requests. Cost: from the price table (or ``price_in`` / ``price_out``); unknown prices give NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..costs import price_for
+from ..costs._budget import prompt_token_bound
+from ..errors import UsageError
+from ..local import is_local_model, local_endpoint
+from ..probes import Probe, load_probe
+from ._adaptive import AdaptiveRepeats, check_reachable
+from ._columns import params_hash
+from ._plan import check_repeats, default_results_path, probe_parameters
+from ._run import _as_list, check_generation
+from ._store import read_results
+
+BYTES_PER_TOKEN = 4.0
+PLAN_COLUMNS = [
+    "probe",
+    "requests",
+    "requests_max",
+    "already_done",
+    "prompt_tokens",
+    "prompt_tokens_method",
+    "completion_tokens_low",
+    "completion_tokens_expected",
+    "completion_tokens_high",
+    "completion_tokens_method",
+    "cost_low",
+    "cost_expected",
+    "cost_high",
+    "price_source",
+]
+
+
+def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
+    with local_endpoint() as server, httpx.Client(timeout=30) as http:
+        root = server.base_url.rsplit("/v1", 1)[0]
+        counts = []
+        for body in bodies:
+            text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
+            text.raise_for_status()
+            tokens = http.post(
+                f"{root}/tokenize", json={"content": text.json()["prompt"], "add_special": True}
+            )
+            tokens.raise_for_status()
+            counts.append(len(tokens.json()["tokens"]))
+        return counts
+
+
+def _earlier_completions(path: Path, probe: Probe, digest: str, model: str) -> np.ndarray:
+    if not path.is_file():
+        return np.array([])
+    rows = read_results(path)
+    mine = rows[
+        (rows["probe"] == probe.id)
+        & (rows["version"] == probe.version)
+        & (rows["params_hash"] == digest)
+        & (rows["model"] == model)
+        & rows["error"].isna()
+    ]
+    return pd.to_numeric(mine["completion_tokens"], errors="coerce").dropna().to_numpy(float)
+
+
+def _already_done(path: Path, probe: Probe, digest: str, model: str, label: str | None) -> int:
+    if not path.is_file():
+        return 0
+    rows = read_results(path)
+    same_label = rows["label"].isna() if label is None else rows["label"] == label
+    return int(
+        (
+            (rows["probe"] == probe.id)
+            & (rows["version"] == probe.version)
+            & (rows["params_hash"] == digest)
+            & (rows["model"] == model)
+            & same_label
+            & rows["error"].isna()
+        ).sum()
+    )
+
+
+def plan(
+    probes: str | Probe | Sequence[str | Probe],
+    model: str,
+    *,
+    repeats: int | str = 1,
+    out: str | Path | None = None,
+    base_url: str | None = None,
+    temperature: float | None = None,
+    seed: int | None = None,
+    max_tokens: int | None = None,
+    top_p: float | None = None,
+    label: str | None = None,
+    constrained: bool = False,
+    adaptive: AdaptiveRepeats | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """What ``run`` with the same arguments would send and cost; sends nothing to the model.
+
+    Returns:
+        One row per probe and a ``total`` row: ``probe``, ``requests`` (to send; fewest with
+        ``repeats="auto"``), ``requests_max``, ``already_done`` (rows in ``out`` that resuming
+        skips), ``prompt_tokens`` (for the requests to send), ``prompt_tokens_method``
+        (``exact: ...`` or ``estimate: ...``), ``completion_tokens_low`` /
+        ``_expected`` / ``_high`` and ``completion_tokens_method``, ``cost_low`` /
+        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price), ``price_source``.
+
+    Example:
+        >>> import tempfile
+        >>> p = plan("schema-ten-records", "openai/gpt-4o-mini", repeats=5, max_tokens=200,
+        ...          out=tempfile.mkdtemp() + "/r.jsonl")
+        >>> row = p.iloc[0]
+        >>> int(row["requests"]), int(row["completion_tokens_high"]), row["prompt_tokens_method"][:8]
+        (5, 1000, 'estimate')
+        >>> bool(row["cost_low"] < row["cost_high"] == row["cost_high"])
+        True
+    """
+    probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
+    overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
+    check_generation(overrides)
+    auto = repeats == "auto" or adaptive is not None
+    if auto:
+        adaptive = adaptive or AdaptiveRepeats()
+        check_reachable(adaptive, len(probe_list))
+    else:
+        check_repeats(repeats)
+    name = "+".join(sorted({p.id for p in probe_list}))
+    path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    price = price_for(model, price_in=price_in, price_out=price_out)
+    params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
+    bodies = [{"messages": p.chat_messages(), **q} for p, q in zip(probe_list, params, strict=True)]
+    if is_local_model(model) and base_url is None:
+        prompt_each = [float(n) for n in _local_prompt_tokens(bodies)]
+        prompt_method = "exact: the embedded model's tokenizer (llama-server /tokenize)"
+    else:
+        prompt_each = [math.ceil(prompt_token_bound(b) / BYTES_PER_TOKEN) for b in bodies]
+        prompt_method = (
+            f"estimate: about {BYTES_PER_TOKEN:g} UTF-8 bytes per token (no tokenizer for {model})"
+        )
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    rows = []
+    for probe, q, prompt_tokens in zip(probe_list, params, prompt_each, strict=True):
+        digest = params_hash(q)
+        done = 0 if auto else _already_done(path, probe, digest, model, label)
+        low_n = adaptive.min_repeats if auto else max(0, int(repeats) - done)
+        high_n = adaptive.max_repeats if auto else low_n
+        limit = q.get("max_tokens")
+        seen = _earlier_completions(path, probe, digest, model)
+        if limit is None and seen.size == 0:
+            raise UsageError(
+                f"{probe.name} sets no max_tokens and no earlier rows exist: completion tokens "
+                "cannot be bounded; give --max-tokens"
+            )
+        high_tokens = high_n * (limit if limit is not None else float(seen.max()))
+        if seen.size >= 2:
+            mean, sd = float(seen.mean()), float(seen.std(ddof=1))
+            expected = low_n * mean
+            spread = z * sd * math.sqrt(max(low_n, 1))
+            low_tokens = max(0.0, expected - spread)
+            high_expected = min(high_tokens, high_n * mean + z * sd * math.sqrt(max(high_n, 1)))
+            completion_method = (
+                f"observed: mean {mean:.1f} (sd {sd:.1f}) over {seen.size} earlier rows; "
+                f"{confidence:.0%} normal interval of the sum"
+            )
+            high_tokens = high_expected if limit is None else min(high_tokens, high_expected)
+        else:
+            expected, low_tokens = math.nan, 0.0
+            completion_method = "no earlier rows: from 0 to max_tokens per request"
+        rows.append(
+            {
+                "probe": probe.name,
+                "requests": low_n,
+                "requests_max": high_n,
+                "already_done": done,
+                "prompt_tokens": prompt_tokens * low_n,
+                "prompt_tokens_method": prompt_method,
+                "completion_tokens_low": low_tokens,
+                "completion_tokens_expected": expected,
+                "completion_tokens_high": high_tokens,
+                "completion_tokens_method": completion_method,
+                "_prompt_high": prompt_tokens * high_n,
+            }
+        )
+    table = pd.DataFrame(rows)
+    # an unknown expectation anywhere leaves the total's unknown too
+    total = table.drop(columns=["probe"]).sum(numeric_only=True, skipna=False)
+    total_row = {**total.to_dict(), "probe": "total"}
+    total_row["prompt_tokens_method"] = prompt_method
+    total_row["completion_tokens_method"] = "sum of the rows above"
+    table = pd.concat([table, pd.DataFrame([total_row])], ignore_index=True)
+    if price is None:
+        for column in ("cost_low", "cost_expected", "cost_high"):
+            table[column] = math.nan
+        table["price_source"] = (
+            f"no price for {model!r} in data/prices.yaml (give --price-in/--price-out)"
+        )
+    else:
+        table["cost_low"] = [
+            price.cost(p, c)
+            for p, c in zip(table["prompt_tokens"], table["completion_tokens_low"], strict=True)
+        ]
+        table["cost_expected"] = [
+            price.cost(p, c)
+            for p, c in zip(
+                table["prompt_tokens"], table["completion_tokens_expected"], strict=True
+            )
+        ]
+        table["cost_high"] = [
+            price.cost(p, c)
+            for p, c in zip(table["_prompt_high"], table["completion_tokens_high"], strict=True)
+        ]
+        table["price_source"] = f"{price.source}" + (
+            f" (as of {price.as_of})" if price.as_of else ""
+        )
+    for column in ("requests", "requests_max", "already_done"):
+        table[column] = table[column].astype(int)
+    return table[PLAN_COLUMNS]
