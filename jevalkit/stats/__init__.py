@@ -19,15 +19,19 @@ from ._power import (
     variance_components,
 )
 from ._proportion import paired_proportion_ci, wilson_ci
+from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence
 from ._validate import as_clean_array, as_labels
 
 __all__ = [
+    "SEQUENCE_COLUMNS",
     "BootstrapResult",
     "OrdinalSpacing",
+    "SweepSequence",
     "as_clean_array",
     "as_labels",
     "bimodality",
     "bootstrap_ci",
+    "confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",
     "margin_of_error_n",

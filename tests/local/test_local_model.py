@@ -219,3 +219,29 @@ def test_slots_serve_unseeded_requests_in_parallel(server, tmp_path):
     )
     wall = time.monotonic() - started
     assert wall < 0.7 * df["latency_s"].sum()  # the four were in flight together
+
+
+def test_adaptive_repeats_and_the_exact_dry_run_on_the_embedded_model(server, tmp_path):
+    from jevalkit.runner import plan
+
+    out = tmp_path / "r.jsonl"
+    planned = plan("schema-ten-records", "local", repeats=1, max_tokens=12, out=out).iloc[0]
+    assert planned["prompt_tokens_method"].startswith("exact")
+    df = run(
+        "schema-ten-records",
+        "local",
+        repeats="auto",
+        target_half_width=0.25,
+        max_repeats=30,
+        max_tokens=12,
+        temperature=1.0,
+        seed=3,
+        out=out,
+        progress=False,
+    )
+    summary = df.attrs["adaptive"].iloc[0]
+    # 12 tokens never hold ten records: every repeat fails, so the interval narrows steadily
+    assert summary["stop_reason"] == "target met" and summary["value"] == 0.0
+    assert summary["half_width"] <= 0.25 and len(df) == summary["n"] < 30
+    assert (df["prompt_tokens"] == planned["prompt_tokens"]).all()  # counted exactly
+    assert (df["cost_usd"] == 0.0).all()  # the embedded model is free, and says so

@@ -1,0 +1,80 @@
+"""The anytime-valid interval of adaptive repeats: coverage under data-dependent stopping (a
+small version of benchmarks/bench_adaptive.py), unbiased skipping, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from jevalkit.errors import StatsError
+from jevalkit.runner import AdaptiveRepeats
+from jevalkit.runner._adaptive import next_round, sequence_for, stop_reason, sweep_draw
+from jevalkit.stats import SweepSequence, confidence_sequence
+
+
+def simulate(p, plan, rng):
+    seq = sequence_for(plan, p.size)
+    sweep = rounds = 0
+    covered_always = True
+    while sweep < plan.max_repeats:
+        n, prob = next_round(seq, plan, rounds, sweep, 1)
+        for k in range(n):
+            chosen = sweep_draw(sweep + k, prob) if rounds else np.ones(p.size, bool)
+            seq.add_sweep(np.where(chosen, (rng.random(p.size) < p).astype(float), np.nan), prob)
+        sweep, rounds = sweep + n, rounds + 1
+        low, high = seq.interval()
+        covered_always &= low <= p.mean() <= high
+        if stop_reason(seq, plan):
+            break
+    return covered_always
+
+
+@pytest.mark.parametrize("p", [[0.5], [0.05, 0.95, 0.5, 0.7, 0.9, 0.1, 0.3, 0.99]])
+def test_coverage_holds_at_every_round_of_adaptive_runs(p):
+    p = np.asarray(p)
+    rng = np.random.default_rng(1)
+    plan = AdaptiveRepeats(target_half_width=0.12, max_repeats=300)
+    covered = [simulate(p, plan, rng) for _ in range(300)]
+    misses = 300 - sum(covered)
+    # at most 5% in truth; 27 or more misses out of 300 has probability < 0.001 if it holds
+    assert stats.binom.sf(misses - 1, 300, 0.05) > 0.001, misses
+
+
+def test_skipping_settled_cases_keeps_the_estimate_unbiased():
+    rng = np.random.default_rng(2)
+    p = np.array([0.98, 0.02, 0.5])
+    prob = np.array([0.25, 0.25, 1.0])
+    centres = []
+    for _ in range(400):
+        seq = SweepSequence(3)
+        for _ in range(40):
+            chosen = rng.random(3) < prob
+            seq.add_sweep(np.where(chosen, (rng.random(3) < p).astype(float), np.nan), prob)
+        w = seq._side_weight["low"]
+        centres.append(seq._sum["low"] / w)  # the bet-weighted mean of the pseudo-scores
+    assert np.mean(centres) == pytest.approx(p.mean(), abs=0.01)
+
+
+def test_more_data_narrows_the_interval_and_fixed_rows_agree_with_the_class():
+    x = (np.random.default_rng(3).random((400, 4)) < [0.2, 0.4, 0.6, 0.8]).astype(float)
+    short = confidence_sequence(x[:50]).iloc[0]
+    long = confidence_sequence(x).iloc[0]
+    assert long["half_width"] < short["half_width"]
+    assert long["ci_low"] < 0.5 < long["ci_high"] and long["n_scores"] == 1600
+    seq = SweepSequence(4)
+    for sweep in x:
+        seq.add_sweep(sweep)
+    assert seq.interval() == (long["ci_low"], long["ci_high"])
+
+
+def test_bad_input_is_refused():
+    seq = SweepSequence(2)
+    with pytest.raises(StatsError, match="one score per case"):
+        seq.add_sweep([1.0])
+    with pytest.raises(StatsError, match="sent with probability 1 has no score"):
+        seq.add_sweep([1.0, np.nan])
+    with pytest.raises(StatsError, match=r"scores must lie in \[0, 1\]"):
+        seq.add_sweep([1.0, 3.0])
+    with pytest.raises(StatsError, match="drop the sweeps with errors"):
+        confidence_sequence([[1.0, np.nan]])
