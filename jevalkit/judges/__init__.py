@@ -11,6 +11,7 @@ Example:
 """
 
 from ..errors import CaseFileError, JudgeError, JudgeFileError
+from ..metrics import label_budget
 from ._bias import LENGTH_COLUMNS, POSITION_COLUMNS, games_of, length_bias, position_bias
 from ._cases import CASE_FIELDS, case_file_path, load_cases
 from ._evaluate import JudgeConfig, first_level, judge_case, judge_request
@@ -23,6 +24,17 @@ from ._jobs import (
     plan_judge_jobs,
 )
 from ._judgment import Judgment
+from ._labels import (
+    AGREEMENT_COLUMNS,
+    LABEL_COLUMNS,
+    STRATEGIES,
+    append_label,
+    judged_items,
+    label_agreement,
+    label_plan,
+    label_record,
+    read_labels,
+)
 from ._logprobs import level_distribution, normalise_token, top_alternatives
 from ._pairwise import (
     POSITIONS,
@@ -61,12 +73,15 @@ EVALUATORS = (
 )
 
 __all__ = [
+    "AGREEMENT_COLUMNS",
     "CASE_FIELDS",
     "EVALUATORS",
+    "LABEL_COLUMNS",
     "LENGTH_COLUMNS",
     "POSITIONS",
     "POSITION_COLUMNS",
     "PREFERENCE_COLUMNS",
+    "STRATEGIES",
     "STYLE_FEATURES",
     "SYSTEM_VERDICTS",
     "TOOL_CALL_EVALUATOR",
@@ -81,6 +96,7 @@ __all__ = [
     "PairwiseJob",
     "ToolCallJob",
     "ajudge",
+    "append_label",
     "case_file_path",
     "cases_from_runs",
     "equivalent",
@@ -91,8 +107,13 @@ __all__ = [
     "judge_case",
     "judge_files",
     "judge_request",
+    "judged_items",
     "judges_dir",
     "judgment_fields",
+    "label_agreement",
+    "label_budget",
+    "label_plan",
+    "label_record",
     "length_bias",
     "level_distribution",
     "load_cases",
@@ -105,6 +126,7 @@ __all__ = [
     "publish_judges",
     "quality",
     "read_judge_file",
+    "read_labels",
     "reliability_curve",
     "style_features",
     "to_systems",

@@ -12,6 +12,14 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
+from ._corrected import (
+    BUDGET_COLUMNS,
+    CORRECTED_COLUMNS,
+    ESTIMATORS,
+    corrected_difference,
+    corrected_mean,
+    label_budget,
+)
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
@@ -21,11 +29,14 @@ from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_sum
 
 __all__ = [
     "BASELINE_COLUMNS",
+    "BUDGET_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
+    "CORRECTED_COLUMNS",
     "COST_COLUMNS",
+    "ESTIMATORS",
     "GATE_COLUMNS",
     "GATE_METRICS",
     "RANK_COLUMNS",
@@ -39,10 +50,13 @@ __all__ = [
     "columns_of",
     "compare",
     "consistency",
+    "corrected_difference",
+    "corrected_mean",
     "cost",
     "gate",
     "group_codes",
     "has_repeats",
+    "label_budget",
     "mean_absolute_error",
     "mean_score",
     "pass_rate",

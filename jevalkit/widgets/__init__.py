@@ -6,7 +6,8 @@ Example:
     'yes'
 """
 
+from ._labeler import Labeler
 from ._level_distribution import LevelDistribution, distribution_html
 from ._results_browser import CompareView, ResultsBrowser
 
-__all__ = ["CompareView", "LevelDistribution", "ResultsBrowser", "distribution_html"]
+__all__ = ["CompareView", "Labeler", "LevelDistribution", "ResultsBrowser", "distribution_html"]

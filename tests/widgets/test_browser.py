@@ -1,103 +1,94 @@
-"""End to end in a real browser: JupyterLab on 127.0.0.1, a notebook showing LevelDistribution, run
-in headless Chromium (Debian's package, driven by Playwright), and the widget's bars in the page."""
+"""End to end in a real browser: JupyterLab on 127.0.0.1, notebooks showing jevalkit widgets, run
+in headless Chromium; what the widgets draw and write is checked."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
+import json
 import time
 
 import httpx
-import nbformat
-import pytest
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def lab(tmp_path):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            "from jevalkit.widgets import LevelDistribution\nLevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])"
-        )
-    ]
-    nbformat.write(nb, tmp_path / "widget.ipynb")
-    port = free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--allow-root",
-        "--IdentityProvider.token=",
-        "--ServerApp.password=",
-        "--LabApp.expose_app_in_browser=True",
-        f"--ServerApp.root_dir={tmp_path}",
-    ]
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / ".jupyter")}
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base + "/lab", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    yield base
-    proc.terminate()
-    proc.wait(timeout=30)
-
-
-@pytest.mark.skipif(
-    not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (.ci/run installs it)"
+from browser_lab import (
+    chromium_page,
+    dismiss_dialogs,
+    jupyterlab,
+    needs_chromium,
+    run_all_until,
+    wait_for_kernel,
 )
-def test_level_distribution_renders_its_bars_in_jupyterlab(lab):
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        page = browser.new_page()
-        page.goto(lab + "/lab/tree/widget.ipynb")
-        page.wait_for_function(
-            "window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=120_000
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and page.locator(".jevalkit-bar").count() == 0:
-            # fire and forget: awaiting the command's promise blocks until a kernel is chosen
-            page.evaluate(
-                "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"
-            )
-            time.sleep(3)
-        bars = page.locator(".jevalkit-bar")
-        assert bars.count() == 5
+
+@needs_chromium
+def test_level_distribution_renders_its_bars_in_jupyterlab(tmp_path):
+    cell = "from jevalkit.widgets import LevelDistribution\nLevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])"
+    with jupyterlab(tmp_path, "widget.ipynb", [cell]) as url, chromium_page(url) as page:
+        run_all_until(page, ".jevalkit-bar")
+        assert page.locator(".jevalkit-bar").count() == 5
         assert "integer verdict" in page.locator(".jevalkit-level-distribution").inner_text()
-        browser.close()
+
+
+LABELER_CELL = """
+import pandas as pd
+from jevalkit.widgets import Labeler
+items = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(1, 6)],
+                      "output": ["<script>alert(1)</script>", "two", "three", "four", "five"],
+                      "sampling_probability": 0.5})
+Labeler(items, levels=["bad", "ok", "good"], out="labels.jsonl", labeller="tester")
+"""
+
+
+def wait_for_text(page, selector: str, text: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.locator(selector).count() and text in page.locator(selector).last.inner_text():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{selector} never showed {text!r}")
+
+
+def press(page, key: str, then: str) -> None:
+    dismiss_dialogs(page)
+    box = page.locator(".jevalkit-labeler-keys input").last
+    box.click()
+    page.keyboard.type(key)
+    wait_for_text(page, ".jevalkit-labeler-progress", then)
+
+
+@needs_chromium
+def test_labeler_labels_by_key_presses_and_resumes_after_a_kernel_restart(tmp_path):
+    labels = tmp_path / "labels.jsonl"
+    with jupyterlab(tmp_path, "label.ipynb", [LABELER_CELL]) as url, chromium_page(url) as page:
+        run_all_until(page, ".jevalkit-labeler-keys input")
+        assert "<script>" in page.locator(".jevalkit-labeler-output").last.inner_text()  # as text
+        press(page, "3", "2 / 5")
+        press(page, "1", "3 / 5")
+        press(page, "2", "4 / 5")
+        written = [json.loads(line) for line in labels.read_text().splitlines()]
+        assert [r["level"] for r in written] == ["good", "bad", "ok"]
+        assert [r["case_id"] for r in written] == ["c1", "c2", "c3"]
+        assert all(r["labeller"] == "tester" and r["sampling_probability"] == 0.5 for r in written)
+        # restart the kernel: the labels are on disk, and a new Labeler resumes at item 4
+        root = url.split("/lab/")[0]
+        before = httpx.get(f"{root}/api/kernels").json()[0]["last_activity"]
+        page.evaluate(
+            "() => { window.jupyterapp.commands.execute('notebook:restart-kernel'); return true; }"
+        )
+        deadline = time.monotonic() + 60  # accept the "Restart kernel?" dialog when it shows
+        while httpx.get(f"{root}/api/kernels").json()[0]["last_activity"] == before:
+            assert time.monotonic() < deadline, "the kernel was not restarted"
+            dismiss_dialogs(page)
+            time.sleep(0.5)
+        wait_for_kernel(page)
+        page.evaluate(
+            "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"
+        )
+        wait_for_text(page, ".jevalkit-labeler-progress", "4 / 5", timeout=120)
+        # a fresh kernel: the cell ran as execution 1 again, not 2
+        assert "[1]" in page.locator(".jp-InputArea-prompt").first.inner_text()
+        press(page, "1", "5 / 5")
+    written = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert [(r["case_id"], r["level"]) for r in written] == [
+        ("c1", "good"),
+        ("c2", "bad"),
+        ("c3", "ok"),
+        ("c4", "bad"),
+    ]

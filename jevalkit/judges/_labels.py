@@ -1,0 +1,352 @@
+"""Human labels for judged outputs: which items to label, the labels file, and agreement.
+
+An *item* is one judged output: a system's answer to a case (``system``, ``case_id``). People
+label items at the judge's levels; the labels correct the judge's mean
+(:func:`jevalkit.metrics.corrected_mean`).
+
+Which items to label decides whether the correction is unbiased. ``label_plan`` draws them at
+random with known probabilities and records each item's ``sampling_probability``:
+
+- ``random``: a simple random sample of cases, every item equally likely: unbiased as it is.
+- ``stratified``: the same number of cases from each judge verdict, so rare verdicts are seen;
+  unbiased once each label is weighted by 1 / its probability (``corrected_mean`` does this).
+- ``uncertain``: cases where the judge is least sure are more likely (probability proportional
+  to its uncertainty, never below a floor); unbiased with the weights, and more informative.
+
+Choosing items by hand, or labelling only the hard ones without their probabilities, biases the
+correction in a way no formula can undo. Cases are sampled, and every system's output for a
+sampled case is labelled, so two systems can be compared on the same cases (paired).
+
+The labels file is append-only JSONL, one record per action, written and fsynced at once:
+``{"system", "case_id", "level", "labeller", "time", "sampling_probability"}`` (``level`` null and
+``skipped`` true for a skip). The latest record of a labeller for an item counts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StatsError, UsageError
+from ..stats import krippendorff_alpha
+
+LABEL_COLUMNS = [
+    "system",
+    "case_id",
+    "level",
+    "labeller",
+    "time",
+    "sampling_probability",
+    "skipped",
+]
+LABEL_PLAN_COLUMNS = [
+    "system",
+    "case_id",
+    "judge_score",
+    "sampling_probability",
+    "strategy",
+    "order",
+]
+STRATEGIES = ("random", "stratified", "uncertain")
+AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
+
+
+def judged_items(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per judged item (``system``, ``case_id``): the judge's score averaged over
+    repeats (``judge_score``), its verdict share (``judge_passed``), and how uncertain it was
+    (``uncertainty``: the mean entropy of its level distribution, else 4 p (1 - p) of the score).
+
+    Example:
+        >>> df = pd.DataFrame({"system": "m", "case_id": ["a", "a", "b"], "score": [1.0, 0.5, 0.0],
+        ...                    "passed": [True, True, False]})
+        >>> judged_items(df)[["case_id", "judge_score", "n_repeats"]].values.tolist()
+        [['a', 0.75, 2], ['b', 0.0, 1]]
+    """
+    for column in ("case_id", "score"):
+        if column not in df.columns:
+            raise StatsError(
+                f"no {column!r} column: these are not judged results (a judge run, or another "
+                "tool's grades read with jevalkit.io)"
+            )
+    frame = df.copy()
+    if "system" not in frame.columns:
+        frame["system"] = (
+            frame["label"].where(frame["label"].notna(), frame["model"])
+            if "label" in frame
+            else "all"
+        )
+    if "error" in frame.columns:
+        frame = frame[frame["error"].isna()]
+    frame = frame[pd.to_numeric(frame["score"], errors="coerce").notna()]
+    if frame.empty:
+        raise StatsError("no judged rows with a score")
+    score = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+    entropy = frame["probs"].map(_entropy) if "probs" in frame.columns else None
+    uncertainty = (
+        entropy if entropy is not None and entropy.notna().all() else 4 * score * (1 - score)
+    )
+    passed = (
+        frame["passed"].astype(float)
+        if "passed" in frame.columns and frame["passed"].notna().all()
+        else (score >= 0.5).astype(float)
+    )
+    work = pd.DataFrame(
+        {
+            "system": frame["system"].astype(str).to_numpy(),
+            "case_id": frame["case_id"].astype(str).to_numpy(),
+            "judge_score": score.to_numpy(),
+            "judge_passed": passed.to_numpy(),
+            "uncertainty": np.asarray(uncertainty, dtype=float),
+        }
+    )
+    items = work.groupby(["system", "case_id"], sort=True).agg(
+        judge_score=("judge_score", "mean"),
+        judge_passed=("judge_passed", "mean"),
+        uncertainty=("uncertainty", "mean"),
+        n_repeats=("judge_score", "size"),
+    )
+    return items.reset_index()
+
+
+def _entropy(probs: Any) -> float:
+    if not isinstance(probs, list | tuple | np.ndarray) or len(probs) < 2:
+        return math.nan
+    p = np.asarray(probs, dtype=float)
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum() / math.log(len(probs)))
+
+
+def label_plan(
+    df: pd.DataFrame, n: int, *, strategy: str = "random", seed: int = 0, floor: float = 0.2
+) -> pd.DataFrame:
+    """Which items to label: ``n`` cases drawn with known probabilities (every system's output
+    for a drawn case is an item), in a random presentation order.
+
+    Args:
+        df: judged results (``case_id``, ``score``; ``system``, ``probs``, ``passed`` when there).
+        n: cases to draw (``uncertain`` draws n on average: each case independently).
+        strategy: ``random``, ``stratified`` (equal numbers per judge verdict) or ``uncertain``
+            (probability proportional to the judge's uncertainty, at least ``floor`` times the
+            average); see the module docstring for which keep the correction unbiased.
+        seed: of the draw.
+
+    Returns:
+        One row per item: ``system``, ``case_id``, ``judge_score``, ``sampling_probability``
+        (of its case being drawn), ``strategy``, ``order``.
+
+    Example:
+        >>> df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(10)],
+        ...                    "score": [0.1] * 5 + [0.9] * 5})
+        >>> plan = label_plan(df, 4, strategy="stratified")
+        >>> len(plan), sorted(plan["sampling_probability"].unique().tolist())
+        (4, [0.4])
+    """
+    if strategy not in STRATEGIES:
+        raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    items = judged_items(df)
+    cases = items.groupby("case_id", sort=True).agg(
+        judge_score=("judge_score", "mean"),
+        judge_passed=("judge_passed", "mean"),
+        uncertainty=("uncertainty", "mean"),
+    )
+    n_cases = len(cases)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= n_cases:
+        raise UsageError(
+            f"n must be a whole number from 1 to the {n_cases} judged cases, got {n!r}"
+        )
+    rng = np.random.default_rng(seed)
+    if strategy == "random":
+        chosen = rng.choice(n_cases, n, replace=False)
+        prob = np.full(n_cases, n / n_cases)
+    elif strategy == "stratified":
+        stratum = (cases["judge_passed"].to_numpy() >= 0.5).astype(int)
+        sizes = np.bincount(stratum, minlength=2)
+        share = _equal_allocation(sizes, n)
+        prob = share[stratum] / sizes[stratum]
+        chosen = np.concatenate(
+            [rng.choice(np.flatnonzero(stratum == h), share[h], replace=False) for h in (0, 1)]
+        )
+    else:
+        u = cases["uncertainty"].to_numpy(float)
+        u = np.maximum(u, floor * (u.mean() if u.mean() > 0 else 1.0))
+        prob = _capped_proportional(u, n)
+        chosen = np.flatnonzero(rng.random(n_cases) < prob)
+        if chosen.size == 0:
+            raise StatsError("the draw picked no case; raise n or use another seed")
+    picked = cases.index.to_numpy()[chosen]
+    probability = dict(zip(cases.index, prob, strict=True))
+    plan = items[items["case_id"].isin(picked)].copy()
+    plan["sampling_probability"] = plan["case_id"].map(probability).astype(float)
+    plan["strategy"] = strategy
+    order = {case: i for i, case in enumerate(rng.permutation(picked))}
+    plan["order"] = plan["case_id"].map(order)
+    plan = plan.sort_values(["order", "system"], kind="stable").reset_index(drop=True)
+    return plan[LABEL_PLAN_COLUMNS]
+
+
+def _equal_allocation(sizes: np.ndarray, n: int) -> np.ndarray:
+    share = np.zeros_like(sizes)
+    remaining = n
+    open_ = sizes > 0
+    while remaining > 0 and open_.any():
+        each = max(1, remaining // int(open_.sum()))
+        for h in np.flatnonzero(open_):
+            take = min(each, sizes[h] - share[h], remaining)
+            share[h] += take
+            remaining -= take
+        open_ = share < sizes
+    return share
+
+
+def _capped_proportional(u: np.ndarray, n: int) -> np.ndarray:
+    prob = np.zeros_like(u)
+    capped = np.zeros(u.size, dtype=bool)
+    for _ in range(u.size):
+        free = ~capped
+        scale = (n - capped.sum()) / u[free].sum()
+        prob[free] = u[free] * scale
+        prob[capped] = 1.0
+        over = free & (prob > 1)
+        if not over.any():
+            break
+        capped |= over
+    return np.clip(prob, 0.0, 1.0)
+
+
+def append_label(path: str | Path, record: dict[str, Any]) -> None:
+    """Append one label record to ``path`` and fsync it (a kernel that dies loses nothing)."""
+    line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def label_record(
+    system: str,
+    case_id: str,
+    level: str | None,
+    labeller: str,
+    sampling_probability: float | None = None,
+) -> dict[str, Any]:
+    """One label record, stamped with the time (``level`` None: skipped).
+
+    Example:
+        >>> r = label_record("m", "c1", "3", "ann")
+        >>> r["level"], r["skipped"], r["time"][:2]
+        ('3', False, '20')
+    """
+    return {
+        "system": str(system),
+        "case_id": str(case_id),
+        "level": None if level is None else str(level),
+        "labeller": str(labeller),
+        "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "sampling_probability": sampling_probability,
+        "skipped": level is None,
+    }
+
+
+def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFrame:
+    """The labels in ``path``: the latest record per labeller and item (skips left out unless
+    asked), with :data:`LABEL_COLUMNS`.
+
+    Raises:
+        UsageError: one line naming the file, the line and the field that is wrong.
+
+    Example:
+        >>> import tempfile
+        >>> p = tempfile.mkdtemp() + "/labels.jsonl"
+        >>> append_label(p, label_record("m", "c1", "2", "ann"))
+        >>> append_label(p, label_record("m", "c1", "3", "ann"))
+        >>> read_labels(p)[["case_id", "level"]].values.tolist()
+        [['c1', '3']]
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{p}: no labels file there")
+    records = []
+    with open(p, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            if not line.endswith("\n"):
+                break  # a torn last line (the kernel died mid-write): ignored
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{p}: line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise UsageError(f"{p}: line {number}: a label must be a JSON object")
+            for field in ("case_id", "labeller"):
+                if not isinstance(record.get(field), str | int) or record.get(field) == "":
+                    raise UsageError(f"{p}: line {number}: {field!r} is missing")
+            skipped = bool(record.get("skipped")) or record.get("level") is None
+            prob = record.get("sampling_probability")
+            if prob is not None and (
+                isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 < prob <= 1
+            ):
+                raise UsageError(
+                    f"{p}: line {number}: sampling_probability must be in (0, 1], got {prob!r}"
+                )
+            records.append(
+                {
+                    "system": str(record.get("system") or "all"),
+                    "case_id": str(record["case_id"]),
+                    "level": None if skipped else str(record["level"]),
+                    "labeller": str(record["labeller"]),
+                    "time": record.get("time"),
+                    "sampling_probability": prob,
+                    "skipped": skipped,
+                }
+            )
+    frame = pd.DataFrame(records, columns=LABEL_COLUMNS)
+    frame = frame.drop_duplicates(["system", "case_id", "labeller"], keep="last")
+    if not include_skipped:
+        frame = frame[~frame["skipped"]]
+    return frame.reset_index(drop=True)
+
+
+def label_agreement(labels: pd.DataFrame, levels: list[str]) -> pd.DataFrame:
+    """Agreement between labellers on the items several of them labelled: Krippendorff's alpha
+    at the ordinal level (levels in order, lowest first).
+
+    Returns:
+        One row: ``n_items`` (labelled by two or more), ``n_labellers``, ``alpha``, ``method``.
+
+    Example:
+        >>> labels = pd.DataFrame({"system": "m", "case_id": ["a", "a", "b", "b", "c", "c"],
+        ...                        "labeller": ["x", "y"] * 3, "level": ["1", "1", "2", "2", "0", "1"]})
+        >>> row = label_agreement(labels, ["0", "1", "2"]).iloc[0]
+        >>> int(row["n_items"]), int(row["n_labellers"]), bool(0 < row["alpha"] < 1)
+        (3, 2, True)
+    """
+    rank = {level: i for i, level in enumerate(levels)}
+    unknown = set(labels["level"].dropna()) - set(rank)
+    if unknown:
+        raise StatsError(f"label level(s) {sorted(unknown)} are not among the levels {levels}")
+    wide = labels.assign(_value=labels["level"].map(rank).astype(float)).pivot_table(
+        index="labeller", columns=["system", "case_id"], values="_value", aggfunc="last"
+    )
+    shared = wide.columns[wide.notna().sum(axis=0) >= 2]
+    if len(shared) == 0:
+        raise StatsError("no item was labelled by two or more labellers: agreement needs overlap")
+    alpha = krippendorff_alpha(wide[shared].to_numpy(), "ordinal", layout="raters x units")
+    return pd.DataFrame(
+        [
+            {
+                "n_items": len(shared),
+                "n_labellers": int(wide[shared].notna().any(axis=1).sum()),
+                "alpha": float(alpha),
+                "method": "Krippendorff's alpha, ordinal, over items labelled by two or more",
+            }
+        ],
+        columns=AGREEMENT_COLUMNS,
+    )

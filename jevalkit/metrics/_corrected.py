@@ -1,0 +1,488 @@
+"""A judge's mean corrected by a few human labels, with intervals that stay valid.
+
+A model judge scores every item cheaply but with bias; people label a random slice well. The
+judge's mean over all items, corrected by its average error on the labelled slice, estimates the
+mean of the *human* score without the judge's bias (prediction-powered inference, Angelopoulos,
+Bates, Fannjiang, Jordan & Zrnic 2023, Science 382; power-tuned "PPI++", Angelopoulos, Duchi &
+Zrnic 2023, arXiv:2311.01453). Computed with the authors' ``ppi-python`` package.
+
+For pass/fail verdicts the Rogan-Gladen estimator (Rogan & Gladen 1978, Am. J. Epidemiol. 107)
+corrects the judge's pass rate with its sensitivity and specificity measured on the labels,
+pi = (p + Sp - 1) / (Se + Sp - 1), with a delta-method interval (the variances of p, Se and Sp
+propagated; Greiner & Gardner 2000, Prev. Vet. Med. 45).
+
+The estimand is the mean human score over the population the judged items were drawn from.
+Labelled items must be a probability sample of the judged ones: ``jevalkit.judges.label_plan``
+draws them and records each item's probability, used here as an inverse-probability weight.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import StatsError
+
+CORRECTED_COLUMNS = [
+    "estimator",
+    "n_labelled",
+    "n_judged",
+    "value",
+    "ci_low",
+    "ci_high",
+    "half_width",
+    "effective_labels",
+    "lam",
+    "method",
+]
+ESTIMATORS = ("judge only", "labels only", "PPI", "PPI++", "Rogan-Gladen")
+
+
+def label_scores_for(
+    df: pd.DataFrame, levels: list[str] | None, scores: dict | None
+) -> dict[str, float]:
+    """The score of each label level: given, else from the judge's prompt file (the same scoring
+    as the judge's own: a one-level distribution's score)."""
+    if scores is not None:
+        return {str(k): float(v) for k, v in scores.items()}
+    from ..judges import EVALUATORS, Judgment, load_judge_prompt
+
+    if levels is None:
+        names = sorted(set(df["probe"].dropna().astype(str))) if "probe" in df else []
+        if len(names) != 1 or names[0] not in EVALUATORS:
+            raise StatsError(
+                "cannot tell the label levels: pass levels=[...] (lowest first) or "
+                "label_scores={level: score}"
+            )
+        prompt = load_judge_prompt(names[0])
+        levels, choice = prompt.labels, prompt.choice_scores
+    else:
+        choice = None
+    out = {}
+    for i, level in enumerate(levels):
+        onehot = [1.0 if j == i else 0.0 for j in range(len(levels))]
+        out[str(level)] = Judgment.from_probs(
+            levels, onehot, coverage=1.0, method="label", choice_scores=choice
+        ).score
+    return out
+
+
+def _paired_arrays(
+    items: pd.DataFrame, labels: pd.DataFrame, scores: dict[str, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Labelled Y, their judge scores, the unlabelled judge scores, and the labels' weights."""
+    unknown = set(labels["level"]) - set(scores)
+    if unknown:
+        raise StatsError(f"label level(s) {sorted(unknown)} are not among {sorted(scores)}")
+    per_item = labels.assign(_y=labels["level"].map(scores).astype(float))
+    agg = per_item.groupby("case_id").agg(y=("_y", "mean"), prob=("sampling_probability", "first"))
+    judged = items.set_index("case_id")
+    missing = sorted(set(agg.index) - set(judged.index))
+    if missing:
+        raise StatsError(f"labelled case(s) {missing[:5]} were not judged for this system")
+    labelled = judged.loc[agg.index]
+    unlabelled = judged.drop(index=agg.index)
+    prob = agg["prob"].astype(float)
+    if prob.notna().any() and prob.isna().any():
+        raise StatsError("some labels record a sampling_probability and some do not")
+    weights = (1.0 / prob).to_numpy() if prob.notna().all() else np.ones(len(agg))
+    return (
+        agg["y"].to_numpy(float),
+        labelled["judge_score"].to_numpy(float),
+        unlabelled["judge_score"].to_numpy(float),
+        weights,
+    )
+
+
+def _rows(
+    y: np.ndarray,
+    yhat: np.ndarray,
+    yhat_unlabelled: np.ndarray,
+    w: np.ndarray,
+    binary: bool,
+    confidence: float,
+) -> list[dict[str, Any]]:
+    import ppi_py
+
+    n, big_n = y.size, yhat_unlabelled.size
+    if n < 2:
+        raise StatsError(f"{n} labelled item(s): the correction needs at least 2")
+    if big_n < 1:
+        raise StatsError("every judged item is labelled: there is nothing to correct with")
+    alpha = 1 - confidence
+    weighted = not np.allclose(w, w[0])
+    z = stats.norm.ppf(1 - alpha / 2)
+    rows = []
+    all_judged = np.concatenate([yhat, yhat_unlabelled])
+    mean = float(all_judged.mean())
+    half = (
+        stats.t.ppf(1 - alpha / 2, all_judged.size - 1)
+        * all_judged.std(ddof=1)
+        / math.sqrt(all_judged.size)
+    )
+    rows.append(
+        _row(
+            "judge only",
+            n,
+            all_judged.size,
+            mean,
+            mean - half,
+            mean + half,
+            None,
+            None,
+            "the judge's mean over all judged items, t interval; ignores the judge's bias",
+        )
+    )
+    low, high = ppi_py.classical_mean_ci(y, w=w if weighted else None, alpha=alpha)
+    low, high = float(np.squeeze(low)), float(np.squeeze(high))
+    classical_se = (high - low) / (2 * z)
+    value = float(np.sum(w * y) / np.sum(w))
+    rows.append(
+        _row(
+            "labels only",
+            n,
+            big_n + n,
+            value,
+            low,
+            high,
+            n,
+            None,
+            "the labelled items alone, normal interval"
+            + (" (inverse-probability weighted)" if weighted else ""),
+        )
+    )
+    for name, lam in (("PPI", 1.0), ("PPI++", None)):
+        kwargs = {"w": w} if weighted else {}
+        if lam is None:
+            lam = _tuned_lambda(y, yhat, yhat_unlabelled, w if weighted else None)
+        point = float(
+            np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam, **kwargs))
+        )
+        low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=alpha, lam=lam, **kwargs)
+        low, high = float(np.squeeze(low)), float(np.squeeze(high))
+        se = (high - low) / (2 * z)
+        effective = n * (classical_se / se) ** 2 if se > 0 else math.inf
+        rows.append(
+            _row(
+                name,
+                n,
+                big_n + n,
+                point,
+                low,
+                high,
+                effective,
+                lam,
+                f"prediction-powered mean (ppi-python, lambda = {lam:.3f}), normal interval"
+                + ("; labels weighted by 1 / sampling probability" if weighted else ""),
+            )
+        )
+    if binary:
+        rows.append(_rogan_gladen(y, yhat, all_judged, w, confidence, classical_se))
+    return rows
+
+
+def _tuned_lambda(y, yhat, yhat_unlabelled, w) -> float:
+    """PPI++'s variance-minimising lambda for a mean, clipped to [0, 1]: the formula
+    ``ppi_py.ppi_mean_ci`` applies with ``lam=None`` (Angelopoulos, Duchi & Zrnic 2023, eq. 6),
+    computed here so the row can report it."""
+    n, big_n = y.size, yhat_unlabelled.size
+    w = np.ones(n) if w is None else w / w.sum() * n
+    point = yhat_unlabelled.mean() + np.mean(w * (y - yhat))
+    grads, grads_hat = w * (y - point), w * (yhat - point)
+    cov = np.mean((grads - grads.mean()) * (grads_hat - grads_hat.mean()))
+    var_hat = np.var(np.concatenate([grads_hat, yhat_unlabelled - point]), ddof=1)
+    lam = cov / ((1 + n / big_n) * var_hat) if var_hat > 0 else 0.0
+    return float(np.clip(lam, 0.0, 1.0))
+
+
+def _row(estimator, n, big_n, value, low, high, effective, lam, method) -> dict[str, Any]:
+    return {
+        "estimator": estimator,
+        "n_labelled": n,
+        "n_judged": big_n,
+        "value": value,
+        "ci_low": low,
+        "ci_high": high,
+        "half_width": (high - low) / 2,
+        "effective_labels": effective,
+        "lam": lam,
+        "method": method,
+    }
+
+
+def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str, Any]:
+    positive, called = y >= 0.5, yhat >= 0.5
+    weight_pos, weight_neg = w[positive].sum(), w[~positive].sum()
+    if weight_pos == 0 or weight_neg == 0:
+        raise StatsError("Rogan-Gladen needs labelled passes and labelled failures")
+    se = float(w[positive & called].sum() / weight_pos)
+    sp = float(w[~positive & ~called].sum() / weight_neg)
+    youden = se + sp - 1
+    if youden <= 0:
+        raise StatsError(
+            f"the judge is no better than chance on the labels (sensitivity {se:.2f}, specificity "
+            f"{sp:.2f}): Rogan-Gladen cannot correct it"
+        )
+    p = float((all_judged >= 0.5).mean())
+    n_pos = weight_pos**2 / (w[positive] ** 2).sum()  # Kish's effective sizes
+    n_neg = weight_neg**2 / (w[~positive] ** 2).sum()
+    pi = (p + sp - 1) / youden
+    var = (
+        p * (1 - p) / all_judged.size
+        + pi**2 * se * (1 - se) / n_pos
+        + (1 - pi) ** 2 * sp * (1 - sp) / n_neg
+    ) / youden**2
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    half = z * math.sqrt(var)
+    effective = y.size * (classical_se / math.sqrt(var)) ** 2 if var > 0 else math.inf
+    return _row(
+        "Rogan-Gladen",
+        y.size,
+        all_judged.size,
+        pi,
+        pi - half,
+        pi + half,
+        effective,
+        None,
+        f"(p + Sp - 1) / (Se + Sp - 1) with sensitivity {se:.3f} and specificity {sp:.3f} from "
+        "the labels; delta-method normal interval",
+    )
+
+
+def corrected_mean(
+    df: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    levels: list[str] | None = None,
+    label_scores: dict[str, float] | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """The mean human score of each system's outputs, from the judge's scores on every item and
+    human labels on a random slice, with the naive and labels-only estimates beside it.
+
+    Args:
+        df: judged results (``system``, ``case_id``, ``score``; the judge's ``probe`` names its
+            levels).
+        labels: from :func:`jevalkit.judges.read_labels` (``system``, ``case_id``, ``level``,
+            ``sampling_probability``); several labellers of one item are averaged.
+        levels: the label levels, lowest first, when ``df`` does not come from a jevalkit judge.
+        label_scores: or the score of each level directly.
+        confidence: of the intervals.
+
+    Returns:
+        Per system and estimator (``judge only``, ``labels only``, ``PPI``, ``PPI++``, and for
+        pass/fail judges ``Rogan-Gladen``): ``system``, ``estimator``, ``n_labelled``,
+        ``n_judged``, ``value``, ``ci_low``, ``ci_high``, ``half_width``,
+        ``effective_labels`` (how many labels alone would give the same interval width),
+        ``lam`` (the power-tuning weight), ``method``.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> truth = rng.random(400) < 0.6
+        >>> judge = np.where(rng.random(400) < 0.85, truth, ~truth) | (rng.random(400) < 0.1)
+        >>> df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(400)],
+        ...                    "score": judge.astype(float)})
+        >>> labels = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(60)],
+        ...     "level": np.where(truth[:60], "pass", "fail"), "sampling_probability": None})
+        >>> t = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator")
+        >>> bool(t.loc["PPI", "ci_low"] < truth.mean() < t.loc["PPI", "ci_high"])
+        True
+    """
+    from ..judges import judged_items
+
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be between 0 and 1, got {confidence!r}")
+    for column in ("case_id", "level"):
+        if column not in labels.columns:
+            raise StatsError(f"labels need a {column!r} column (see jevalkit.judges.read_labels)")
+    scores = label_scores_for(df, levels, label_scores)
+    items = judged_items(df)
+    labels = labels.assign(
+        system=labels["system"].astype(str) if "system" in labels else "all",
+        case_id=labels["case_id"].astype(str),
+        sampling_probability=labels.get("sampling_probability", None),
+    )
+    binary = sorted(set(scores.values())) == [0.0, 1.0]
+    out = []
+    for system, group in items.groupby("system", sort=True):
+        mine = labels[labels["system"] == system]
+        if mine.empty:
+            raise StatsError(f"no labels for system {system!r}; label some of its outputs")
+        y, yhat, yhat_u, w = _paired_arrays(group, mine, scores)
+        for row in _rows(y, yhat, yhat_u, w, binary, confidence):
+            out.append({"system": system, **row})
+    return pd.DataFrame(out, columns=["system", *CORRECTED_COLUMNS])
+
+
+def corrected_difference(
+    df: pd.DataFrame,
+    labels: pd.DataFrame,
+    baseline: str,
+    candidate: str,
+    *,
+    levels: list[str] | None = None,
+    label_scores: dict[str, float] | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """``candidate`` minus ``baseline`` in mean human score, paired by case: the prediction-
+    powered estimate of the difference (and the naive and labels-only ones), from the cases
+    both systems were judged on and the cases whose outputs from both were labelled.
+
+    Returns:
+        The columns of :func:`corrected_mean` without Rogan-Gladen, with ``system`` set to
+        ``"<candidate> - <baseline>"``.
+
+    Example:
+        >>> rng = np.random.default_rng(1)
+        >>> truth = {s: rng.random(300) < p for s, p in (("a", 0.5), ("b", 0.7))}
+        >>> rows = [{"system": s, "case_id": f"c{i}", "score": float(t[i] ^ (rng.random() < 0.1))}
+        ...         for s, t in truth.items() for i in range(300)]
+        >>> labels = pd.DataFrame([{"system": s, "case_id": f"c{i}", "level": str(int(t[i]))}
+        ...                        for s, t in truth.items() for i in range(80)])
+        >>> d = corrected_difference(pd.DataFrame(rows), labels, "a", "b", levels=["0", "1"])
+        >>> d.set_index("estimator").loc["PPI", "system"]
+        'b - a'
+    """
+    from ..judges import judged_items
+
+    scores = label_scores_for(df, levels, label_scores)
+    items = judged_items(df)
+    wide = items.pivot(index="case_id", columns="system", values="judge_score")
+    for system in (baseline, candidate):
+        if system not in wide.columns:
+            raise StatsError(f"system {system!r} was not judged; systems: {sorted(wide.columns)}")
+    wide = wide[[baseline, candidate]].dropna()
+    labels = labels.assign(
+        case_id=labels["case_id"].astype(str), system=labels["system"].astype(str)
+    )
+    per = (
+        labels.assign(_y=labels["level"].map(scores))
+        .groupby(["case_id", "system"])["_y"]
+        .mean()
+        .unstack()
+    )
+    if baseline not in per.columns or candidate not in per.columns:
+        raise StatsError("label both systems' outputs for the same cases (label_plan does)")
+    both = per[[baseline, candidate]].dropna().index.intersection(wide.index)
+    if len(both) < 2:
+        raise StatsError(
+            f"{len(both)} case(s) have labels for both systems: a paired correction needs at least "
+            "2 (label_plan labels every system's output for each drawn case)"
+        )
+    prob = (
+        labels.groupby("case_id")["sampling_probability"].first()
+        if "sampling_probability" in labels
+        else None
+    )
+    w = (
+        (1.0 / prob.loc[both].astype(float)).to_numpy()
+        if prob is not None and prob.loc[both].notna().all()
+        else np.ones(len(both))
+    )
+    y = (per.loc[both, candidate] - per.loc[both, baseline]).to_numpy(float)
+    judged_diff = wide[candidate] - wide[baseline]
+    yhat = judged_diff.loc[both].to_numpy(float)
+    yhat_u = judged_diff.drop(index=both).to_numpy(float)
+    rows = _rows(y, yhat, yhat_u, w, False, confidence)
+    frame = pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
+    frame.insert(0, "system", f"{candidate} - {baseline}")
+    return frame
+
+
+BUDGET_COLUMNS = [
+    "system",
+    "n_labelled",
+    "n_judged",
+    "half_width_now",
+    "target_half_width",
+    "labels_needed",
+    "labels_needed_without_judge",
+    "lam",
+    "method",
+]
+
+
+def label_budget(
+    df: pd.DataFrame,
+    pilot_labels: pd.DataFrame,
+    target_half_width: float,
+    *,
+    levels: list[str] | None = None,
+    label_scores: dict[str, float] | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """How many labels each system needs for a corrected (PPI++) interval of ``+/-
+    target_half_width``, from a pilot set of labels.
+
+    The PPI++ variance of a mean is Var(Y - lambda Yhat) / n + lambda^2 Var(Yhat) / N (Angelopoulos,
+    Duchi & Zrnic 2023); with the pilot's variances and lambda and the N items judged, the labels
+    needed solve z^2 Var(n) = target^2. When the judged items' own term already exceeds the
+    target no number of labels reaches it (``labels_needed`` NaN; judge more items). The labels a
+    labels-only estimate would need are beside it. Plan with a pilot of 30 or more labels: the
+    answer is only as good as the pilot's variance estimates.
+
+    Returns:
+        One row per system: ``system``, ``n_labelled`` (the pilot), ``n_judged``,
+        ``half_width_now``, ``target_half_width``, ``labels_needed`` (total, pilot included),
+        ``labels_needed_without_judge``, ``lam``, ``method``.
+
+    Example:
+        >>> rng = np.random.default_rng(2)
+        >>> truth = rng.random(2000) < 0.3
+        >>> judge = np.where(rng.random(2000) < 0.9, truth, ~truth)
+        >>> df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(2000)],
+        ...                    "score": judge.astype(float)})
+        >>> pilot = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(40)],
+        ...                       "level": truth[:40].astype(int).astype(str)})
+        >>> row = label_budget(df, pilot, 0.04, levels=["0", "1"]).iloc[0]
+        >>> bool(40 < row["labels_needed"] < row["labels_needed_without_judge"])
+        True
+    """
+    from ..judges import judged_items
+
+    if not isinstance(target_half_width, int | float) or not 0 < target_half_width < 1:
+        raise StatsError(f"target_half_width must be in (0, 1), got {target_half_width!r}")
+    scores = label_scores_for(df, levels, label_scores)
+    items = judged_items(df)
+    labels = pilot_labels.assign(
+        system=pilot_labels["system"].astype(str) if "system" in pilot_labels else "all",
+        case_id=pilot_labels["case_id"].astype(str),
+        sampling_probability=pilot_labels.get("sampling_probability", None),
+    )
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    rows = []
+    for system, group in items.groupby("system", sort=True):
+        y, yhat, yhat_u, w = _paired_arrays(group, labels[labels["system"] == system], scores)
+        if y.size < 2:
+            raise StatsError(f"system {system!r}: a pilot needs at least 2 labels")
+        weighted = not np.allclose(w, w[0])
+        lam = _tuned_lambda(y, yhat, yhat_u, w if weighted else None)
+        wn = w / w.sum() * y.size
+        rect_var = float(np.var(wn * (y - lam * yhat)))  # ddof 0, as ppi-python
+        judged_var = float(np.var(lam * yhat_u)) / yhat_u.size
+        now = z * math.sqrt(rect_var / y.size + judged_var)
+        room = (target_half_width / z) ** 2 - judged_var
+        needed = math.ceil(rect_var / room) if room > 0 else math.nan
+        classical = math.ceil(float(np.var(wn * y)) * (z / target_half_width) ** 2)
+        rows.append(
+            {
+                "system": system,
+                "n_labelled": y.size,
+                "n_judged": y.size + yhat_u.size,
+                "half_width_now": now,
+                "target_half_width": target_half_width,
+                "labels_needed": needed,
+                "labels_needed_without_judge": classical,
+                "lam": lam,
+                "method": (
+                    "PPI++ variance with the pilot's variances and lambda"
+                    if room > 0
+                    else "the judged items alone are too few for this width: judge more items"
+                ),
+            }
+        )
+    return pd.DataFrame(rows, columns=BUDGET_COLUMNS)
