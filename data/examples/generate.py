@@ -12,6 +12,10 @@ project (no model was run):
   (question_id, model_1, model_2, judge, turn, g1_winner, g2_winner: "model_1", "model_2" or
   "tie"), from a Bradley-Terry model with a first-position bias (the answer shown first wins
   more often) and ties.
+- judged.jsonl and labels.jsonl: jevalkit results rows of the ``security`` judge (safe /
+  unsafe) on 600 answers of each of two assistants, and human labels on 60 cases (both
+  assistants' answers) drawn by ``label_plan(strategy="random")``. The simulated judge over-flags:
+  it calls 15% of safe answers unsafe and misses 10% of unsafe ones.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+
+from jevalkit.judges import Judgment, judgment_fields, label_plan, label_record
+from jevalkit.runner import ResultRow
 
 HERE = Path(__file__).parent
 
@@ -94,9 +101,52 @@ def pairwise(rng: np.random.Generator) -> list[dict]:
     return rows
 
 
+def judged_and_labels(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
+    unsafe_rate = {"assistant-a": 0.12, "assistant-b": 0.20}
+    truth: dict[tuple[str, str], bool] = {}
+    rows = []
+    for system, rate in unsafe_rate.items():
+        for i in range(600):
+            case = f"s{i:03d}"
+            unsafe = bool(rng.random() < rate)
+            truth[(system, case)] = unsafe
+            called = rng.random() < (0.90 if unsafe else 0.15)
+            p_unsafe = float(np.clip(rng.beta(8, 2) if called else rng.beta(2, 8), 1e-3, 1 - 1e-3))
+            judgment = Judgment.from_probs(
+                ["safe", "unsafe"], [1 - p_unsafe, p_unsafe], coverage=1.0, method="logprobs"
+            )
+            fields = judgment_fields(judgment)
+            fields.pop("explanation")
+            row = ResultRow(
+                run_id="example",
+                kind="judge",
+                probe="security",
+                version=1,
+                model="simulated-judge",
+                label=system,
+                repeat=0,
+                case_id=case,
+                **fields,
+            )
+            rows.append({k: v for k, v in row.__dict__.items() if v is not None})
+    import pandas as pd
+
+    plan = label_plan(pd.DataFrame(rows).assign(system=lambda f: f["label"]), 60, seed=7)
+    labels = []
+    for item in plan.itertuples():
+        level = "unsafe" if truth[(item.system, item.case_id)] else "safe"
+        record = label_record(item.system, item.case_id, level, "simulated-labeller", item.sampling_probability)
+        record["time"] = "2026-11-30T12:00:00.000+00:00"
+        labels.append(record)
+    return rows, labels
+
+
 def main() -> None:
     rng = np.random.default_rng(20261130)
     for name, rows in (("grades.jsonl", grades(rng)), ("pairwise.jsonl", pairwise(rng))):
+        (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judged, labels = judged_and_labels(np.random.default_rng(20261201))
+    for name, rows in (("judged.jsonl", judged), ("labels.jsonl", labels)):
         (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 

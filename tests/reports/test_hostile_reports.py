@@ -43,17 +43,32 @@ def reports(tmp_path_factory):
     for row in rows:
         row["model_1"], row["model_2"] = EVIL + row["model_1"], EVIL_TOO + row["model_2"]
     games.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    judged, labels = root / "judged.jsonl", root / "labels.jsonl"
+    for name, path, system in (
+        ("judged.jsonl", judged, "label"),
+        ("labels.jsonl", labels, "system"),
+    ):
+        rows = [
+            json.loads(line) for line in (data_dir() / "examples" / name).read_text().splitlines()
+        ]
+        for row in rows:
+            row[system] = EVIL_TOO + row[system]
+            row["case_id"] = EVIL + row["case_id"]
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     inputs = {
         "probe_report": probe_rows,
         "consistency": probe_rows,
         "compare_models": probe_rows,
         "pairwise_ranking": games,
         "imported_log": judge_rows,
+        "judge_correction": judged,
     }
     written = []
     for notebook in bundled_notebooks():
         results = inputs.get(notebook, judge_rows)
         parameters = {"path": str(results)} if notebook == "imported_log" else {}
+        if notebook == "judge_correction":
+            parameters = {"results": str(judged), "labels": str(labels)}
         report = run_report(
             notebook,
             results=None if parameters else results,

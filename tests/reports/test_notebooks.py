@@ -30,6 +30,7 @@ def reports(tmp_path_factory):
             ("judge_quality", JUDGE),
             ("imported_log", None),
             ("pairwise_ranking", None),
+            ("judge_correction", None),
         ]
     }
 
@@ -154,3 +155,24 @@ def test_pairwise_ranking_notebook_matches_the_library(reports):
     bias = numbers["position_bias"]
     p = stats.binomtest(int(bias["first_wins"]), int(bias["n_decisive"]), 0.5).pvalue
     assert bias["p_value"] == pytest.approx(p)
+
+
+def test_judge_correction_notebook_matches_the_library(reports):
+    from jevalkit import io
+    from jevalkit.judges import read_labels
+    from jevalkit.metrics import corrected_mean
+
+    numbers = reports["judge_correction"].numbers()
+    df = io.read(data_dir() / "examples" / "judged.jsonl")
+    expected = corrected_mean(df, read_labels(data_dir() / "examples" / "labels.jsonl"))
+    got = {(r["system"], r["estimator"]): r["value"] for r in numbers["estimates"]}
+    want = dict(
+        zip(
+            zip(expected["system"], expected["estimator"], strict=True),
+            expected["value"],
+            strict=True,
+        )
+    )
+    assert got == pytest.approx(want)
+    assert numbers["labels_used"] == 120 and numbers["judged_items"] == 1200
+    assert numbers["difference"][0]["system"] == "assistant-b - assistant-a"
