@@ -18,6 +18,7 @@ catch the subclass they care about.
     ├── StatsError          the data cannot support the statistic asked for (also a ValueError)
     ├── JudgeError          a judge cannot give a trustworthy distribution for one case
     ├── LocalModelError     the embedded llama.cpp server cannot be installed, started or reached
+    ├── BudgetReached       a run stopped at its budget (rows so far kept; re-run to resume)
     └── ReportError         a notebook report failed (the message names the cell)
         └── BatchError      a batch file is unusable
 
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 __all__ = [
     "BatchError",
+    "BudgetReached",
     "CaseFileError",
     "ClientError",
     "ImportFormatError",
@@ -79,6 +81,10 @@ class ClientError(JevalkitError):
 
 class ResultsError(JevalkitError):
     """A results file is unreadable, inconsistent, or in use by another run."""
+
+
+class BudgetReached(JevalkitError):
+    """A run stopped at its budget; rows written so far are kept and re-running resumes."""
 
 
 class ImportFormatError(JevalkitError):

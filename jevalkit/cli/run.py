@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.set_defaults(handler=_run)
 
 
-def adaptive_options(args: argparse.Namespace) -> dict:
+def _adaptive_options(args: argparse.Namespace) -> dict:
     """The adaptive-repeats keywords the command line set."""
     return {
         "target_half_width": args.target_half_width,
@@ -60,7 +60,7 @@ def adaptive_options(args: argparse.Namespace) -> dict:
     }
 
 
-def print_stop(df: pd.DataFrame) -> None:
+def _print_stop(df: pd.DataFrame) -> None:
     """Say how an adaptive run ended and why a budget stopped it."""
     summary = df.attrs.get("adaptive")
     if summary is not None:
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
             constrained=args.constrained,
             price_in=args.price_in,
             price_out=args.price_out,
-            adaptive=AdaptiveRepeats(**adaptive_options(args)) if args.repeats == "auto" else None,
+            adaptive=AdaptiveRepeats(**_adaptive_options(args)) if args.repeats == "auto" else None,
         )
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
@@ -127,11 +127,11 @@ def _run(args: argparse.Namespace) -> int:
         top_p=args.top_p,
         label=args.label,
         constrained=args.constrained,
-        **adaptive_options(args),
+        **_adaptive_options(args),
         **options,
     )
     if len(df):
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
-    print_stop(df)
+    _print_stop(df)
     return 0

@@ -6,7 +6,8 @@ Example:
     0.15
 """
 
-from ._budget import Budget, BudgetReached
+from ..errors import BudgetReached
+from ._budget import Budget, prompt_token_bound
 from ._prices import PRICE_COLUMNS, Price, load_prices, price_for, price_table
 
 __all__ = [
@@ -17,4 +18,5 @@ __all__ = [
     "load_prices",
     "price_for",
     "price_table",
+    "prompt_token_bound",
 ]

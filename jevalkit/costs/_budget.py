@@ -16,13 +16,9 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from ..errors import JevalkitError, UsageError
+from ..errors import BudgetReached, UsageError
 
 TOKENS_PER_MESSAGE = 8  # chat-template tokens around each message, counted generously
-
-
-class BudgetReached(JevalkitError):
-    """The run stopped at its budget; rows written so far are kept and re-running resumes."""
 
 
 def prompt_token_bound(body: dict) -> int:

@@ -30,7 +30,7 @@ from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
 from ..probes import Probe
-from ..stats._sequential import SweepSequence, sequence_method
+from ..stats import SweepSequence, sequence_method
 from ._columns import finite
 from ._execute import RunSettings, execute
 from ._plan import probe_job, probe_parameters

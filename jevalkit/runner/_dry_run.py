@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..costs import price_for
-from ..costs._budget import prompt_token_bound
+from ..costs import price_for, prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 from ..probes import Probe, load_probe

@@ -33,8 +33,7 @@ from ..client import (
     combine,
     default_cache_dir,
 )
-from ..costs import Budget, BudgetReached, Price, price_for
-from ..costs._budget import prompt_token_bound
+from ..costs import Budget, BudgetReached, Price, price_for, prompt_token_bound
 from ..errors import ResultsError, UsageError
 from ._columns import ResultRow, row_key
 from ._drift import describe_drift, model_drift

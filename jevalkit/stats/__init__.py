@@ -19,7 +19,7 @@ from ._power import (
     variance_components,
 )
 from ._proportion import paired_proportion_ci, wilson_ci
-from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence
+from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
 from ._validate import as_clean_array, as_labels
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "paired_proportion_ci",
     "repeats_needed",
     "sample_size",
+    "sequence_method",
     "standard_error",
     "variance_components",
     "wilson_ci",
