@@ -5,7 +5,9 @@
 and 100 human labels on a random slice. For each estimator of ``metrics.corrected_mean``:
 coverage of the true pass rate by its 95% interval (target: at least 0.95 for the corrected
 ones), mean half-width, and labels-equivalent (how many labels alone give the same width). The
-same with labels drawn by ``label_plan(strategy="uncertain")`` and weighted back. Also the time
+same with labels drawn by ``label_plan(strategy="uncertain")`` and weighted back; and
+ppi-python's plain normal intervals on the same data (why jevalkit adds a small-sample floor).
+Also the time
 of one ``corrected_mean`` call against one direct ``ppi_py.ppi_mean_ci`` call (the baseline).
 
 Run: ``.venv/bin/python benchmarks/bench_ppi.py``
@@ -56,6 +58,17 @@ def main() -> None:
                 labels,
                 levels=["fail", "pass"],
             )
+            if strategy == "random":  # ppi-python's own intervals, without the small-sample floor
+                y = (labels["level"] == "pass").to_numpy(float)
+                verdicts = (df.set_index("case_id")["score"] >= 0.5).astype(float)
+                yhat = verdicts.loc[labels["case_id"]].to_numpy()
+                yhat_u = verdicts.drop(index=labels["case_id"]).to_numpy()
+                for name, lam in (("PPI", 1.0), ("PPI++", None)):
+                    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=lam)
+                    low, high = float(low[0]), float(high[0])
+                    results.setdefault(f"random    ppi-python {name} (plain)", []).append(
+                        (low <= TRUE_RATE <= high, (high - low) / 2, None)
+                    )
             for row in table.itertuples():
                 if strategy == "uncertain" and row.estimator == "judge only":
                     continue  # its scores are probabilities here, not verdicts
@@ -73,13 +86,15 @@ def main() -> None:
         covered = np.mean([v[0] for v in values])
         width = np.mean([v[1] for v in values])
         effective = np.nanmean([np.nan if v[2] is None else v[2] for v in values])
-        corrected = any(name in key for name in ("PPI", "Rogan-Gladen"))
+        corrected = any(name in key for name in ("PPI", "Rogan-Gladen")) and "plain" not in key
         verdict = (
             ("met" if covered >= 0.95 else "MISSED")
             if corrected
             else "(the naive interval)"
             if "judge only" in key
             else "(reference)"
+            if "plain" not in key
+            else "(without jevalkit's small-sample floor)"
         )
         print(f"  {key:34s} {covered:8.4f}  {width:10.4f}  {effective:17.1f}  {verdict}")
     df, truth = dataset(np.random.default_rng(1))

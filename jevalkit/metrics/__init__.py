@@ -19,6 +19,7 @@ from ._corrected import (
     corrected_difference,
     corrected_mean,
     label_budget,
+    ppi_interval,
 )
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
@@ -60,6 +61,7 @@ __all__ = [
     "mean_absolute_error",
     "mean_score",
     "pass_rate",
+    "ppi_interval",
     "rank",
     "release_gate",
     "require",

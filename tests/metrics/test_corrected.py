@@ -1,6 +1,7 @@
 """Judge means corrected by human labels, checked against the published formulas computed here
 independently (PPI: Angelopoulos et al. 2023; PPI++: Angelopoulos, Duchi & Zrnic 2023;
-Rogan & Gladen 1978 with the delta method) and against ppi-python's own lam=None fit."""
+Rogan & Gladen 1978 with the delta method), with jevalkit's documented small-sample variance
+floor, and against ppi-python (point estimates, lambda, and its interval once labels are many)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ from jevalkit.judges import label_budget, label_plan, read_labels
 from jevalkit.metrics import corrected_difference, corrected_mean
 
 Z = stats.norm.ppf(0.975)
+
+
+def half_width(r, yhat_u, lam=1.0):
+    """t_{n-1} sqrt(Var(lam Yhat_u) / N + S / (n (n + 1))), S the rectifier's squared deviations
+    plus one pseudo-item split between +1 and -1 (the documented floor)."""
+    n = r.size
+    spread = np.sum((r - r.mean()) ** 2) + 0.5 * ((1 - r.mean()) ** 2 + (-1 - r.mean()) ** 2)
+    judged = np.var(lam * yhat_u, ddof=1) / yhat_u.size if lam else 0.0
+    return stats.t.ppf(0.975, n - 1) * math.sqrt(judged + spread / n / (n + 1))
 
 
 def synthetic(n_items=500, n_labels=80, seed=0, systems=("m",)):
@@ -48,14 +58,14 @@ def test_ppi_agrees_with_the_published_formula_to_1e9():
     y, yhat, yhat_u = arrays(df, labels)
     table = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator")
     theta = yhat_u.mean() + (y - yhat).mean()
-    se = math.sqrt(yhat_u.var() / yhat_u.size + (y - yhat).var() / y.size)
+    half = half_width(y - yhat, yhat_u)
     row = table.loc["PPI"]
     assert row["value"] == pytest.approx(theta, abs=1e-9)
-    assert row["ci_low"] == pytest.approx(theta - Z * se, abs=1e-9)
-    assert row["ci_high"] == pytest.approx(theta + Z * se, abs=1e-9)
+    assert row["ci_low"] == pytest.approx(theta - half, abs=1e-9)
+    assert row["ci_high"] == pytest.approx(theta + half, abs=1e-9)
     classical = table.loc["labels only"]
     assert classical["value"] == pytest.approx(y.mean(), abs=1e-12)
-    assert classical["half_width"] == pytest.approx(Z * y.std() / math.sqrt(y.size), abs=1e-9)
+    assert classical["half_width"] == pytest.approx(half_width(y, yhat_u, lam=0.0), abs=1e-9)
     naive = table.loc["judge only"]
     allj = df["score"].to_numpy()
     t_half = stats.t.ppf(0.975, allj.size - 1) * allj.std(ddof=1) / math.sqrt(allj.size)
@@ -68,11 +78,11 @@ def test_power_tuned_lambda_matches_ppi_python_and_the_closed_form():
     df, labels, _ = synthetic(seed=3)
     y, yhat, yhat_u = arrays(df, labels)
     row = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator").loc["PPI++"]
-    # what ppi-python fits itself with lam=None
-    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
-        (float(low[0]), float(high[0])), abs=1e-9
-    )
+    # the point ppi-python fits itself with lam=None, and the interval's formula at that lambda
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u)
+    assert row["value"] == pytest.approx(float(np.squeeze(point)), abs=1e-9)
+    lam = row["lam"]
+    assert row["half_width"] == pytest.approx(half_width(y - lam * yhat, yhat_u, lam), abs=1e-9)
     # the closed form: lambda = Cov(Y, Yhat) / ((1 + n/N) Var(Yhat over all))
     n, big_n = y.size, yhat_u.size
     cov = np.mean((y - y.mean()) * (yhat - yhat.mean()))
@@ -109,11 +119,19 @@ def test_weights_from_sampling_probabilities_are_used():
     y, yhat, yhat_u = arrays(df, labels)
     row = corrected_mean(df, weighted, levels=["fail", "pass"]).set_index("estimator").loc["PPI"]
     w = 1 / prob
-    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=1, w=w)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
-        (float(low[0]), float(high[0])), abs=1e-9
-    )
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=1, w=w)
+    assert row["value"] == pytest.approx(float(np.squeeze(point)), abs=1e-9)
+    wn = w / w.sum() * w.size
+    assert row["half_width"] == pytest.approx(half_width(wn * (y - yhat), yhat_u), abs=1e-9)
     assert "weighted" in row["method"]
+
+
+def test_with_many_labels_the_interval_is_ppi_pythons():
+    df, labels, _ = synthetic(n_items=20000, n_labels=4000, seed=17)
+    y, yhat, yhat_u = arrays(df, labels)
+    row = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator").loc["PPI"]
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=1)
+    assert row["half_width"] == pytest.approx((float(high[0]) - float(low[0])) / 2, rel=0.01)
 
 
 def test_the_paired_difference_uses_labels_of_both_systems_on_the_same_cases():
@@ -130,9 +148,8 @@ def test_the_paired_difference_uses_labels_of_both_systems_on_the_same_cases():
     diff = wide["b"] - wide["a"]
     yhat, yhat_u = diff.loc[cases].to_numpy(), diff.drop(index=cases).to_numpy()
     theta = yhat_u.mean() + (y - yhat).mean()
-    se = math.sqrt(yhat_u.var() / yhat_u.size + (y - yhat).var() / y.size)
     assert table.loc["PPI", "value"] == pytest.approx(theta, abs=1e-9)
-    assert table.loc["PPI", "half_width"] == pytest.approx(Z * se, abs=1e-9)
+    assert table.loc["PPI", "half_width"] == pytest.approx(half_width(y - yhat, yhat_u), abs=1e-9)
     assert table.loc["PPI", "system"] == "b - a"
     unpaired = labels[~((labels["system"] == "a") & labels["case_id"].isin(cases[:79]))]
     with pytest.raises(StatsError, match=r"1 case\(s\) have labels for both systems"):
