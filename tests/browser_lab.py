@@ -71,8 +71,8 @@ def jupyterlab(folder, name: str, cells: list[str]) -> Iterator[str]:
 
 
 @contextmanager
-def chromium_page(url: str):
-    """A headless Chromium page with ``url`` open and its notebook loaded."""
+def headless_chromium():
+    """Debian's Chromium, headless, driven by Playwright (closed on exit)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -88,15 +88,22 @@ def chromium_page(url: str):
                 "--no-first-run",
             ],
         )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def chromium_page(url: str):
+    """A headless Chromium page with ``url`` open and its notebook loaded."""
+    with headless_chromium() as browser:
         page = browser.new_page()
         page.goto(url)
         page.wait_for_function(
             "window.jupyterapp && document.querySelector('.jp-Notebook')", timeout=120_000
         )
-        try:
-            yield page
-        finally:
-            browser.close()
+        yield page
 
 
 def dismiss_dialogs(page) -> None:

@@ -11,6 +11,7 @@ from ..client import DEFAULT_MAX_RESPONSE_BYTES
 __all__ = [
     "add_endpoint_arguments",
     "add_run_arguments",
+    "generation_options",
     "repeats_value",
     "run_options",
     "split_list",
@@ -141,6 +142,13 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "price_in": args.price_in,
         "price_out": args.price_out,
     }
+
+
+def generation_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The generation keywords (``temperature``, ``seed``, ``max_tokens``, ``label`` and, where
+    the command has them, ``top_p`` and ``constrained``) the command line set."""
+    names = ("temperature", "seed", "max_tokens", "top_p", "label", "constrained")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def split_list(text: str | None) -> list[str]:

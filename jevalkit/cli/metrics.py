@@ -19,7 +19,7 @@ from ..runner import (
     read_results,
     run,
 )
-from ._args import add_run_arguments, run_options, split_list
+from ._args import add_run_arguments, generation_options, run_options, split_list
 from .compare import combine
 from .imports import add_reader_options, reader_options
 
@@ -110,11 +110,8 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
         args.probe,
         args.source_model,
         out=args.results,
-        temperature=args.temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        label=args.label,
         adaptive=plan,
+        **generation_options(args),
         **options,
     )
     row = df.attrs["adaptive"].iloc[0]

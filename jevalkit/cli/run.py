@@ -16,7 +16,7 @@ from ..runner import (
     plan,
     run,
 )
-from ._args import add_endpoint_arguments, add_run_arguments, run_options
+from ._args import add_endpoint_arguments, add_run_arguments, generation_options, run_options
 
 __all__ = ["register"]
 
@@ -86,15 +86,10 @@ def _run(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             out=args.out,
             base_url=args.base_url,
-            temperature=args.temperature,
-            seed=args.seed,
-            max_tokens=args.max_tokens,
-            top_p=args.top_p,
-            label=args.label,
-            constrained=args.constrained,
             price_in=args.price_in,
             price_out=args.price_out,
             adaptive=AdaptiveRepeats(**_adaptive_options(args)) if args.repeats == "auto" else None,
+            **generation_options(args),
         )
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
@@ -121,12 +116,7 @@ def _run(args: argparse.Namespace) -> int:
         args.probes,
         args.model,
         out=args.out,
-        temperature=args.temperature,
-        seed=args.seed,
-        max_tokens=args.max_tokens,
-        top_p=args.top_p,
-        label=args.label,
-        constrained=args.constrained,
+        **generation_options(args),
         **_adaptive_options(args),
         **options,
     )

@@ -15,10 +15,10 @@ from ..runner import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
-    RunSettings,
     check_repeats,
     default_results_path,
     execute,
+    settings_from,
 )
 from ._cases import load_cases
 from ._evaluate import JudgeConfig
@@ -95,20 +95,7 @@ async def ajudge(
     price_out: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`judge`."""
-    settings = RunSettings(
-        concurrency=concurrency,
-        timeout=timeout,
-        max_retries=max_retries,
-        max_response_bytes=max_response_bytes,
-        cache=cache,
-        cache_dir=cache_dir,
-        retry_errors=retry_errors,
-        progress=progress,
-        budget_usd=budget_usd,
-        budget_requests=budget_requests,
-        price_in=price_in,
-        price_out=price_out,
-    )
+    settings = settings_from(dict(locals()))
     check_repeats(repeats)
     config = config or JudgeConfig()
     cases = _cases(evaluator, data, criteria, systems)

@@ -71,6 +71,19 @@ def label_scores_for(
     return out
 
 
+def _normalised(labels: pd.DataFrame) -> pd.DataFrame:
+    """Labels with text ``system`` (``all`` when absent) and ``case_id``, and a
+    ``sampling_probability`` column (None when absent)."""
+    for column in ("case_id", "level"):
+        if column not in labels.columns:
+            raise StatsError(f"labels need a {column!r} column (see jevalkit.judges.read_labels)")
+    return labels.assign(
+        system=labels["system"].astype(str) if "system" in labels else "all",
+        case_id=labels["case_id"].astype(str),
+        sampling_probability=labels.get("sampling_probability", None),
+    )
+
+
 def _paired_arrays(
     items: pd.DataFrame, labels: pd.DataFrame, scores: dict[str, float]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -335,16 +348,9 @@ def corrected_mean(
 
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence!r}")
-    for column in ("case_id", "level"):
-        if column not in labels.columns:
-            raise StatsError(f"labels need a {column!r} column (see jevalkit.judges.read_labels)")
     scores = label_scores_for(df, levels, label_scores)
     items = judged_items(df)
-    labels = labels.assign(
-        system=labels["system"].astype(str) if "system" in labels else "all",
-        case_id=labels["case_id"].astype(str),
-        sampling_probability=labels.get("sampling_probability", None),
-    )
+    labels = _normalised(labels)
     binary = sorted(set(scores.values())) == [0.0, 1.0]
     out = []
     for system, group in items.groupby("system", sort=True):
@@ -395,9 +401,7 @@ def corrected_difference(
         if system not in wide.columns:
             raise StatsError(f"system {system!r} was not judged; systems: {sorted(wide.columns)}")
     wide = wide[[baseline, candidate]].dropna()
-    labels = labels.assign(
-        case_id=labels["case_id"].astype(str), system=labels["system"].astype(str)
-    )
+    labels = _normalised(labels)
     per = (
         labels.assign(_y=labels["level"].map(scores))
         .groupby(["case_id", "system"])["_y"]
@@ -487,11 +491,7 @@ def label_budget(
         raise StatsError(f"target_half_width must be in (0, 1), got {target_half_width!r}")
     scores = label_scores_for(df, levels, label_scores)
     items = judged_items(df)
-    labels = pilot_labels.assign(
-        system=pilot_labels["system"].astype(str) if "system" in pilot_labels else "all",
-        case_id=pilot_labels["case_id"].astype(str),
-        sampling_probability=pilot_labels.get("sampling_probability", None),
-    )
+    labels = _normalised(pilot_labels)
     rows = []
     for system, group in items.groupby("system", sort=True):
         y, yhat, yhat_u, w = _paired_arrays(group, labels[labels["system"] == system], scores)

@@ -21,6 +21,7 @@ from ._execute import (
     build_row,
     execute,
     now,
+    settings_from,
 )
 from ._job import JOB_FIELDS, Job, Send
 from ._plan import (
@@ -95,5 +96,6 @@ __all__ = [
     "row_key",
     "run",
     "score_fields",
+    "settings_from",
     "validate_row",
 ]

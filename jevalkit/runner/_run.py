@@ -17,8 +17,8 @@ from ._execute import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
-    RunSettings,
     execute,
+    settings_from,
 )
 from ._plan import default_results_path, plan_jobs
 
@@ -56,20 +56,7 @@ async def arun(
     price_out: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
-    settings = RunSettings(
-        concurrency=concurrency,
-        timeout=timeout,
-        max_retries=max_retries,
-        max_response_bytes=max_response_bytes,
-        cache=cache,
-        cache_dir=cache_dir,
-        retry_errors=retry_errors,
-        progress=progress,
-        budget_usd=budget_usd,
-        budget_requests=budget_requests,
-        price_in=price_in,
-        price_out=price_out,
-    )
+    settings = settings_from(dict(locals()))
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})

@@ -91,22 +91,10 @@ def test_every_notebook_renders_hostile_results(reports):
     not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (.ci/run installs it)"
 )
 def test_no_dialog_fires_in_a_browser(reports):
-    from playwright.sync_api import sync_playwright
+    from browser_lab import headless_chromium
 
     fired = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+    with headless_chromium() as browser:
         page = browser.new_page()
         page.on("dialog", lambda dialog: (fired.append(dialog.message), dialog.dismiss()))
         for html in reports:
@@ -114,5 +102,4 @@ def test_no_dialog_fires_in_a_browser(reports):
             page.wait_for_load_state("load")
             page.wait_for_timeout(200)
             assert "jp-Notebook" in page.content() or "jp-Cell" in page.content()
-        browser.close()
     assert fired == []
