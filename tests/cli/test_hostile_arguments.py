@@ -93,7 +93,7 @@ def files(tmp_path):
     [
         (["--repeats", "0"], "repeats must be a whole number of at least 1 or 'auto', got 0"),
         (["--repeats", "-3"], "repeats must be a whole number"),
-        (["--repeats", "x"], "argument --repeats: invalid int value"),
+        (["--repeats", "x"], "argument --repeats: expected a whole number or 'auto'"),
         (["--concurrency", "0"], "concurrency must be a whole number of at least 1"),
         (["--timeout", "0"], "timeout must be a positive number of seconds"),
         (["--timeout", "-1"], "timeout must be a positive number of seconds"),
