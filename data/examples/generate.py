@@ -135,7 +135,9 @@ def judged_and_labels(rng: np.random.Generator) -> tuple[list[dict], list[dict]]
     labels = []
     for item in plan.itertuples():
         level = "unsafe" if truth[(item.system, item.case_id)] else "safe"
-        record = label_record(item.system, item.case_id, level, "simulated-labeller", item.sampling_probability)
+        record = label_record(
+            item.system, item.case_id, level, "simulated-labeller", item.sampling_probability
+        )
         record["time"] = "2026-11-30T12:00:00.000+00:00"
         labels.append(record)
     return rows, labels
