@@ -8,8 +8,8 @@ BIN := $(VENV)/bin
 # llama-cpp-python baseline of the benchmarks).
 export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-# The two slow install steps (compiling llama-server, fetching promptfoo) run side by side.
-MAKEFLAGS += --jobs=2
+# The slow install steps (pip, compiling llama-server, fetching promptfoo) run side by side.
+MAKEFLAGS += --jobs=3
 PROMPTFOO_VERSION := 0.121.20
 PROMPTFOO := $(VENV)/promptfoo/node_modules/.bin/promptfoo
 
@@ -37,7 +37,7 @@ $(BIN)/llama-server: | $(VENV)/.build-tools
 
 # promptfoo (npm), for the interop test that runs it; without npm that test reads the
 # committed output of the same version instead.
-$(PROMPTFOO): | $(VENV)/.installed
+$(PROMPTFOO): | $(BIN)/python
 	@if command -v npm >/dev/null 2>&1; then \
 	  npm install --prefix $(VENV)/promptfoo --no-audit --no-fund --loglevel=error promptfoo@$(PROMPTFOO_VERSION); \
 	else echo "npm not found: skipping promptfoo (its interop test reads committed output)"; fi
