@@ -48,8 +48,9 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Two workers, one per core; a test file stays on one worker (it shares its servers).
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 demo: install
 	$(BIN)/python -m jevalkit.demo
