@@ -7,13 +7,11 @@ import argparse
 
 import pandas as pd
 
-from .. import io
 from ..errors import StatsError
 from ..metrics import COMPARE_METRICS, case_changes, compare
 from ..reports import write_compare_page
-from ..runner import read_results
 from ._args import split_list
-from .imports import add_reader_options, reader_options
+from .imports import add_source_options, load_source
 
 __all__ = ["TABLE_COLUMNS", "combine", "register"]
 
@@ -56,22 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"comma-separated, among {', '.join(COMPARE_METRICS)}",
     )
     cmd.add_argument("--html", metavar="FILE", help="also write a diff page")
-    cmd.add_argument(
-        "--from",
-        dest="source_format",
-        choices=["auto", *io.FORMATS],
-        help="read other tools' logs directly",
-    )
-    add_reader_options(cmd)
+    add_source_options(cmd, "each FILE")
     cmd.set_defaults(handler=_compare)
-
-
-def _load(path: str, args: argparse.Namespace) -> pd.DataFrame:
-    if args.source_format is None:
-        return read_results(path)
-    fmt = None if args.source_format == "auto" else args.source_format
-    fmt = fmt or io.detect_format(path)
-    return io.read(path, format=fmt, **reader_options(args, fmt))
 
 
 def combine(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -98,7 +82,7 @@ def combine(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    frames = [_load(path, args) for path in args.files]
+    frames = [load_source(args, path) for path in args.files]
     if len(frames) == 2 and args.baseline_system is None:
         data, baseline = combine(*frames)
     elif len(frames) == 1 and args.baseline_system:

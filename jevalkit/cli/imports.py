@@ -8,8 +8,9 @@ import pandas as pd
 
 from .. import io
 from ..errors import ImportFormatError
+from ..runner import read_results
 
-__all__ = ["add_reader_options", "reader_options", "register"]
+__all__ = ["add_reader_options", "add_source_options", "load_source", "reader_options", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,6 +37,26 @@ def add_reader_options(cmd: argparse.ArgumentParser) -> None:
         help="the model of an lm-eval samples file (gate --repeats auto: the model to run)",
     )
     cmd.add_argument("--task", help="the task of an lm-eval samples file")
+
+
+def add_source_options(cmd: argparse.ArgumentParser, what: str = "RESULTS") -> None:
+    """``--from`` (read another tool's log instead of a results file) and the reader options."""
+    cmd.add_argument(
+        "--from",
+        dest="source_format",
+        choices=["auto", *io.FORMATS],
+        help=f"{what} is another tool's log in this format (auto: detect it)",
+    )
+    add_reader_options(cmd)
+
+
+def load_source(args: argparse.Namespace, path: str) -> pd.DataFrame:
+    """The results at ``path``: a results file, or another tool's log with ``--from``."""
+    if args.source_format is None:
+        return read_results(path)
+    fmt = None if args.source_format == "auto" else args.source_format
+    fmt = fmt or io.detect_format(path)
+    return io.read(path, format=fmt, **reader_options(args, fmt))
 
 
 def reader_options(args: argparse.Namespace, fmt: str | None) -> dict:

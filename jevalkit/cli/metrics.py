@@ -8,7 +8,6 @@ import json
 
 import pandas as pd
 
-from .. import io
 from ..errors import StatsError
 from ..metrics import GATE_METRICS, case_changes, gate, release_gate, summarize
 from ..runner import (
@@ -16,14 +15,13 @@ from ..runner import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     AdaptiveRepeats,
-    read_results,
     run,
 )
 from ._args import add_run_arguments, generation_options, run_options, split_list
 from .compare import combine
-from .imports import add_reader_options, reader_options
+from .imports import add_source_options, load_source
 
-__all__ = ["EXIT", "load", "register"]
+__all__ = ["EXIT", "register"]
 
 EXIT = {"pass": 0, "fail": 1, "refused": 2}
 
@@ -32,13 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``metrics`` and ``gate`` commands."""
     cmd = sub.add_parser("metrics", help="pass rate, mean score, consistency with n and CI")
     cmd.add_argument("results", metavar="RESULTS", help="a results JSONL file (or see --from)")
-    cmd.add_argument(
-        "--from",
-        dest="source_format",
-        choices=["auto", *io.FORMATS],
-        help="read another tool's log directly (auto: detect the format)",
-    )
-    add_reader_options(cmd)
+    add_source_options(cmd)
     cmd.add_argument("--by", help="comma-separated columns to group by, e.g. model,probe")
     cmd.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     cmd.set_defaults(handler=_metrics)
@@ -58,13 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="C",
         help="refuse when verdicts agree across repeats less than this (default 0.9)",
     )
-    g.add_argument(
-        "--from",
-        dest="source_format",
-        choices=["auto", *io.FORMATS],
-        help="read another tool's log directly (auto: detect the format)",
-    )
-    add_reader_options(g)
+    add_source_options(g, "each run")
     g.add_argument("--metric", choices=sorted(GATE_METRICS), default="pass_rate")
     g.add_argument("--min", type=float, dest="minimum", metavar="X")
     g.add_argument("--by", help="comma-separated columns; every group must clear the bar")
@@ -134,7 +120,7 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
 def _release(args: argparse.Namespace) -> int:
     if not (args.baseline and args.candidate and args.max_drop is not None):
         raise StatsError("a release gate needs --baseline BASE, --candidate HEAD and --max-drop D")
-    base, head = load(args, args.baseline), load(args, args.candidate)
+    base, head = load_source(args, args.baseline), load_source(args, args.candidate)
     row = release_gate(
         base, head, max_drop=args.max_drop, metric=args.metric, min_consistency=args.min_consistency
     ).iloc[0]
@@ -158,18 +144,8 @@ def _release(args: argparse.Namespace) -> int:
     return EXIT[row["decision"]]
 
 
-def load(args: argparse.Namespace, path: str | None = None) -> pd.DataFrame:
-    """The results the command works on: a results file, or another tool's log with ``--from``."""
-    path = path or args.results
-    if args.source_format is None:
-        return read_results(path)
-    fmt = None if args.source_format == "auto" else args.source_format
-    fmt = fmt or io.detect_format(path)
-    return io.read(path, format=fmt, **reader_options(args, fmt))
-
-
 def _metrics(args: argparse.Namespace) -> int:
-    table = summarize(load(args), by=split_list(args.by))
+    table = summarize(load_source(args, args.results), by=split_list(args.by))
     if args.json:
         print(json.dumps(table.to_dict("records"), indent=2, default=str))
     else:
@@ -188,7 +164,7 @@ def _gate(args: argparse.Namespace) -> int:
             "give RESULTS and --min X, or --baseline BASE --candidate HEAD --max-drop D"
         )
     table = gate(
-        read_results(args.results),
+        load_source(args, args.results),
         minimum=args.minimum,
         metric=args.metric,
         by=split_list(args.by),

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import ImportFormatError
-from ..runner import COLUMNS, check_results_path, finite
+from ..runner import COLUMNS, check_results_path, finite, write_rows
 
 
 def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = False) -> Path:
     """Write ``frame`` as results JSONL (the documented columns; NaN and NA as null), atomically.
 
     Raises:
-        ImportFormatError: ``out`` exists (unless ``overwrite``), or cannot be written.
+        ImportFormatError: ``out`` exists (unless ``overwrite``).
+        ResultsError: ``out`` cannot be written.
 
     Example:
         >>> import tempfile
@@ -32,22 +31,7 @@ def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = Fal
         raise ImportFormatError(f"{path} already exists; choose another --out (or --overwrite)")
     check_results_path(path, writing=True)
     rows = frame[COLUMNS].astype(object).where(frame[COLUMNS].notna(), None).to_dict("records")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(
-                    json.dumps(finite(row), separators=(",", ":"), allow_nan=False, default=_plain)
-                    + "\n"
-                )
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ImportFormatError(f"{path}: cannot write ({exc.strerror})") from None
-    return path
+    return write_rows(path, (finite(row) for row in rows), default=_plain)
 
 
 def _plain(value: object) -> object:

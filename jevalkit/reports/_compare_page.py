@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ReportError
+from ..metrics import CHANGE_COLUMNS
 from ._html import distribution_html, highlight_differences, interval_svg
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -62,26 +63,7 @@ def compare_page(table: pd.DataFrame, changes: pd.DataFrame, *, title: str = "Co
     ]
     if changes.empty:
         parts.append("<p>No case changed its verdict.</p>")
-    case_cols = [
-        c
-        for c in changes.columns
-        if c
-        not in {
-            "status",
-            "verdict_a",
-            "verdict_b",
-            "agreement_a",
-            "agreement_b",
-            "runs_a",
-            "runs_b",
-            "score_a",
-            "score_b",
-            "output_a",
-            "output_b",
-            "probs_a",
-            "probs_b",
-        }
-    ]
+    case_cols = [c for c in changes.columns if c not in CHANGE_COLUMNS]
     for r in changes.to_dict("records"):
         case = ", ".join(f"{c} {_e(r[c])}" for c in case_cols)
         a, b = highlight_differences(str(r.get("output_a") or ""), str(r.get("output_b") or ""))

@@ -45,6 +45,7 @@ from ._store import (
     repair_torn_tail,
     results_frame,
     validate_row,
+    write_rows,
 )
 from ._target import Target, endpoint_identity, open_target, row_endpoint
 
@@ -98,4 +99,5 @@ __all__ = [
     "score_fields",
     "settings_from",
     "validate_row",
+    "write_rows",
 ]

@@ -444,18 +444,40 @@ class ResultsWriter:
         os.fsync(self._fh.fileno())
 
 
-def rewrite_without(path: Path, drop: set[tuple]) -> None:
-    """Atomically rewrite ``path`` without the rows whose key is in ``drop`` (used by
-    ``--retry-errors`` so a retried row replaces its error row instead of duplicating it)."""
-    keep = [row for row in iter_rows(path) if row_key(row) not in drop]
-    tmp = path.with_name(path.name + ".tmp")
+def write_rows(path: str | Path, rows: Iterable[dict[str, Any]], *, default: Any = None) -> Path:
+    """Write ``rows`` as JSONL to ``path`` atomically: into a hidden temporary file beside it,
+    fsynced, then renamed over ``path``, so a reader sees the old file or the new one, never
+    part of one. ``default`` converts values JSON cannot (as in :func:`json.dumps`); NaN and
+    infinity are refused (pass them through :func:`finite` first).
+
+    Raises:
+        ResultsError: the file cannot be written (the temporary file is removed).
+
+    Example:
+        >>> import tempfile
+        >>> path = write_rows(tempfile.mkdtemp() + "/rows.jsonl", [{"a": 1}, {"a": 2}])
+        >>> [row["a"] for row in iter_rows(path)]
+        [1, 2]
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("w", encoding="utf-8") as fh:
-            for row in keep:
-                fh.write(json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n")
+            for row in rows:
+                fh.write(
+                    json.dumps(row, separators=(",", ":"), allow_nan=False, default=default) + "\n"
+                )
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise ResultsError(f"{path}: cannot rewrite results ({exc.strerror})") from None
+        raise ResultsError(f"{path}: cannot write results ({exc.strerror})") from None
+    return path
+
+
+def rewrite_without(path: Path, drop: set[tuple]) -> None:
+    """Atomically rewrite ``path`` without the rows whose key is in ``drop`` (used by
+    ``--retry-errors`` so a retried row replaces its error row instead of duplicating it)."""
+    write_rows(path, [row for row in iter_rows(path) if row_key(row) not in drop])

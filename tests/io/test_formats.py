@@ -306,3 +306,14 @@ def test_metrics_reads_a_foreign_file_directly():
         timeout=120,
     )
     assert done.returncode == 0 and "alpha" in done.stdout and "mean_score" in done.stdout
+
+
+def test_gate_on_one_foreign_file_reads_it_with_from(capsys):
+    from jevalkit.cli import main
+
+    argv = [str(EXAMPLES / "grades.jsonl"), "--from", "grades", "--metric", "mean_score"]
+    assert main(["gate", *argv, "--min", "0.0"]) == 0
+    passed = capsys.readouterr().out
+    assert main(["gate", *argv, "--min", "1.0"]) == 1
+    failed = capsys.readouterr().out
+    assert "PASS" in passed and "FAIL" in failed

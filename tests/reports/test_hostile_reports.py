@@ -4,15 +4,13 @@ on hostile results and its HTML opened in headless Chromium; no dialog may fire.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import pytest
+from browser_lab import needs_chromium
 
 from jevalkit._paths import data_dir, runs_dir
 from jevalkit.reports import bundled_notebooks, run_report
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 EVIL = '<img src=x onerror="alert(document.domain)">'
 EVIL_TOO = "<script>alert(2)</script>"
 
@@ -87,9 +85,7 @@ def test_every_notebook_renders_hostile_results(reports):
         assert EVIL not in text and EVIL_TOO not in text, html
 
 
-@pytest.mark.skipif(
-    not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (.ci/run installs it)"
-)
+@needs_chromium
 def test_no_dialog_fires_in_a_browser(reports):
     from browser_lab import headless_chromium
 
