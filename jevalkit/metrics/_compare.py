@@ -339,8 +339,8 @@ def _unpaired(
         "p_wilcoxon": np.nan,
         "sd_diff": np.nan,
     }
-    z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
-    mde = float(z * np.sqrt(np.var(x, ddof=1) / x.size + np.var(y, ddof=1) / y.size))
+    se2 = np.var(x, ddof=1) / x.size + np.var(y, ddof=1) / y.size  # squared standard error
+    mde = minimum_detectable_effect(1, se2, alpha=alpha, power=power)
     mde = mde if mde > 0 else np.nan  # no spread on either side: nothing to power against
     if metric == "win_rate":
         return {
