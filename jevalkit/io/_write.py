@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ImportFormatError
-from ..runner import COLUMNS, check_results_path, finite, write_rows
+from ..runner import COLUMNS, check_results_path, json_ready, write_rows
 
 
 def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = False) -> Path:
@@ -31,13 +31,4 @@ def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = Fal
         raise ImportFormatError(f"{path} already exists; choose another --out (or --overwrite)")
     check_results_path(path, writing=True)
     rows = frame[COLUMNS].astype(object).where(frame[COLUMNS].notna(), None).to_dict("records")
-    return write_rows(path, (finite(row) for row in rows), default=_plain)
-
-
-def _plain(value: object) -> object:
-    item = getattr(value, "item", None)
-    if item is not None:
-        return item()
-    if isinstance(value, set | tuple):
-        return list(value)
-    return str(value)
+    return write_rows(path, (json_ready(row) for row in rows))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from .._paths import notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
+from ..runner import json_ready
 
 ALWAYS_INJECTED = ("headline_path",)
 
@@ -104,28 +104,8 @@ def save_headline(numbers: Any, path: str | Path) -> None:
         >>> save_headline({"pass_rate": 0.5}, p); json.loads(p.read_text())
         {'pass_rate': 0.5}
     """
-    text = json.dumps(_plain(numbers), indent=2, allow_nan=False)
+    text = json.dumps(json_ready(numbers), indent=2, allow_nan=False)
     Path(path).write_text(text, encoding="utf-8")
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready: numpy scalars to Python, NaN and infinities to null (strict JSON has neither)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        try:
-            value = value.item()
-        except (ValueError, TypeError):
-            return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if type(value).__name__ in ("NAType", "NaTType"):
-        return None
-    return str(value)
 
 
 def output_folder(out: str | Path) -> Path:

@@ -10,7 +10,7 @@ Example:
 """
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check_reachable
-from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, params_hash, row_key
+from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, params_hash, row_key
 from ._drift import describe_drift, model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import (
@@ -82,6 +82,7 @@ __all__ = [
     "execute",
     "finite",
     "iter_rows",
+    "json_ready",
     "latest_rows",
     "locked",
     "model_drift",

@@ -157,6 +157,33 @@ def finite(value: Any) -> Any:
     return value
 
 
+def json_ready(value: Any) -> Any:
+    """``value`` made strict-JSON ready: numpy scalars to Python, NaN, infinities and pandas' NA
+    to null, tuples and sets to lists, keys to text, and anything else JSON lacks to its text.
+
+    Example:
+        >>> import numpy as np
+        >>> json_ready({1: np.float64(0.5), "b": (np.int64(2), float("nan")), "c": {3}})
+        {'1': 0.5, 'b': [2, None], 'c': [3]}
+    """
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    return str(value)
+
+
 COLUMNS: list[str] = [f.name for f in dataclasses.fields(ResultRow)]
 KEY_COLUMNS = (
     "probe",
