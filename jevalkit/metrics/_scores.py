@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 from ..errors import StatsError
 from ..stats import bimodality as bimodality_test
 from ..stats import bootstrap_ci
-from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare
+from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare, require
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
 Data = pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series
@@ -304,9 +304,8 @@ def mean_absolute_error(
         by, case = None, "_case"
     else:
         frame = predicted.copy()
-        for column, keyword in ((prediction, "prediction"), (gold_column, "gold_column")):
-            if column not in frame.columns:
-                raise StatsError(f"no {column!r} column; pass {keyword}='<column>'")
+        require(frame, prediction, "prediction", "the predicted values")
+        require(frame, gold_column, "gold_column", "the gold values")
         gold_values = pd.to_numeric(frame[gold_column], errors="coerce")
         if (frame[gold_column].notna() & gold_values.isna()).any():
             raise StatsError(f"column {gold_column!r} holds labels that are not numbers")
