@@ -37,7 +37,8 @@ def test_probes_check_passes_and_prints_one_line_per_example():
     lines = out.stdout.decode().splitlines()
     assert out.returncode == 0
     assert sum(line.startswith("ok   schema-ten-records@2") for line in lines) == 5
-    assert lines[-1] == "5 ok, 0 failed"
+    ok = sum(line.startswith("ok   ") for line in lines)
+    assert ok > 5 and lines[-1] == f"{ok} ok, 0 failed"
 
 
 def test_probes_check_fails_on_a_tampered_file(data_copy):
