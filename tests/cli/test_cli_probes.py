@@ -52,7 +52,7 @@ def test_malformed_probe_exits_2_with_one_line_and_no_traceback(data_copy):
     path = data_copy / "probes/schema-ten-records/v2.yaml"
     path.write_text(path.read_text().replace("role: user", "role: 12"))
     out = jevalkit(
-        "probes", "show", "schema-ten-records", env={"JEVALKIT_DATA_DIR": str(data_copy)}
+        "probes", "show", "schema-ten-records@2", env={"JEVALKIT_DATA_DIR": str(data_copy)}
     )
     err = out.stderr.decode()
     assert out.returncode == 2

@@ -42,7 +42,7 @@ def test_run_prints_a_summary_with_n(openai_server, tmp_path):
     header = ["probe", "system", "n", "n_cases", "passed", "errors", "pass_rate", "ci_low"]
     assert lines[0].split() == [*header, "ci_high"]
     # one probe is one case: four repeats of it, all passing
-    assert lines[1].split()[:7] == ["schema-ten-records@2", "test/m", "4", "1", "4", "0", "1.000"]
+    assert lines[1].split()[:7] == ["schema-ten-records@3", "test/m", "4", "1", "4", "0", "1.000"]
     assert b"requests" in err  # the progress bar
 
 

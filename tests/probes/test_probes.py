@@ -44,11 +44,11 @@ def test_worked_examples_score_as_they_must():
 
 
 def test_latest_version_is_the_default():
-    assert load_probe("schema-ten-records").name == "schema-ten-records@2"
+    assert load_probe("schema-ten-records").name == "schema-ten-records@3"
 
 
 def test_unknown_version_names_what_exists():
-    with pytest.raises(ProbeError, match="has no version 7; published: @2"):
+    with pytest.raises(ProbeError, match="has no version 7; published: @2, @3"):
         load_probe("schema-ten-records@7")
 
 
@@ -60,7 +60,8 @@ def test_bad_reference_syntax():
 def test_list_probes_is_a_dataframe():
     table = jevalkit.list_probes()
     row = table.set_index("probe").loc["schema-ten-records@2"]
-    assert row["published"] and row["latest"] and row["n_examples"] == 5
+    assert row["published"] and not row["latest"] and row["n_examples"] == 5
+    assert table.set_index("probe").loc["schema-ten-records@3", "latest"]
 
 
 def test_tampered_probe_is_refused(probes_copy):
