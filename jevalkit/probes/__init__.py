@@ -20,12 +20,14 @@ from ._loader import (
 )
 from ._lock import content_hash, read_lock
 from ._model import BASE_VARIANT, Example, ExampleResult, Message, Probe, Variant
+from ._new import SKELETON_SCORERS, new_probe, user_probes_dir
 from ._template import fill, placeholders
 
 __all__ = [
     "BASE_VARIANT",
     "CHECK_COLUMNS",
     "PROBES_ENV",
+    "SKELETON_SCORERS",
     "Case",
     "Example",
     "ExampleResult",
@@ -39,6 +41,7 @@ __all__ = [
     "fill",
     "list_probes",
     "load_probe",
+    "new_probe",
     "parse_ref",
     "placeholders",
     "probe_card",
@@ -49,5 +52,6 @@ __all__ = [
     "read_probe_file",
     "request_body",
     "select_cases",
+    "user_probes_dir",
     "validate_probe_data",
 ]

@@ -155,7 +155,7 @@ def load_probe(ref: str, *, root: Path | None = None) -> Probe:
         >>> jevalkit.load_probe("no-such-probe")
         Traceback (most recent call last):
         ...
-        jevalkit.errors.ProbeError: unknown probe 'no-such-probe'; known probes: schema-ten-records, ... (see `jevalkit probes list`)
+        jevalkit.errors.ProbeError: unknown probe 'no-such-probe'; known probes: contact-extraction, ... (see `jevalkit probes list`)
     """
     roots = [root] if root is not None else probe_roots()
     probe_id, version = parse_ref(ref)
@@ -183,18 +183,23 @@ def load_probe(ref: str, *, root: Path | None = None) -> Probe:
 def probe_files(root: Path | None = None) -> list[Path]:
     """Every ``<id>/v<N>.yaml`` under the probes folder, sorted by id then version."""
     root = probes_dir() if root is None else root
+    if not root.is_dir():
+        raise ProbeError(f"{root}: no such probes folder; give an existing folder")
     files = [f for d in sorted(root.iterdir()) if d.is_dir() for f in _versions(d).values()]
     return sorted(files, key=lambda f: (f.parent.name, int(_VERSION_FILE.match(f.name).group(1))))
 
 
 def list_probes(*, root: Path | None = None) -> pd.DataFrame:
     """One row per probe version: ``probe`` (id@version), ``id``, ``version``, ``title``,
-    ``scoring``, ``n_examples``, ``latest``, ``published`` (recorded in the lock), ``sha256``.
+    ``scoring``, ``n_examples``, ``n_cases`` (0: a single prompt), ``n_variants`` (declared
+    paraphrases besides the probe's own wording), ``latest``, ``published`` (recorded in the
+    lock), ``sha256``.
 
     Example:
         >>> import jevalkit
-        >>> jevalkit.list_probes().loc[0, "probe"]
-        'schema-ten-records@2'
+        >>> table = jevalkit.list_probes().set_index("probe")
+        >>> table.loc["unit-conversion@1", ["n_cases", "n_variants"]].tolist()
+        [40, 0]
     """
     root = probes_dir() if root is None else root
     lock = read_lock(root / LOCK_NAME)
@@ -210,11 +215,14 @@ def list_probes(*, root: Path | None = None) -> pd.DataFrame:
             "title": p.title,
             "scoring": p.scoring["type"],
             "n_examples": len(p.examples),
+            "n_cases": len(p.cases),
+            "n_variants": len(p.variants),
             "latest": p.version == latest[p.id],
             "published": p.name in lock,
             "sha256": p.content_hash,
         }
         for p in probes
     ]
-    columns = ["probe", "id", "version", "title", "scoring", "n_examples", "latest", "published"]
+    columns = ["probe", "id", "version", "title", "scoring", "n_examples", "n_cases", "n_variants"]
+    columns += ["latest", "published"]
     return pd.DataFrame(rows, columns=[*columns, "sha256"])
