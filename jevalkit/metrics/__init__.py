@@ -24,6 +24,7 @@ from ._corrected import (
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._per_case import PER_CASE_COLUMNS, per_case
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
@@ -40,6 +41,7 @@ __all__ = [
     "ESTIMATORS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "PER_CASE_COLUMNS",
     "RANK_COLUMNS",
     "RELEASE_COLUMNS",
     "RUN_SUMMARY_COLUMNS",
@@ -61,6 +63,7 @@ __all__ = [
     "mean_absolute_error",
     "mean_score",
     "pass_rate",
+    "per_case",
     "ppi_interval",
     "rank",
     "release_gate",
