@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from .. import probes as api
+from ..reports import write_probe_page
 
 __all__ = ["register"]
 
@@ -100,8 +101,6 @@ def _lock(args: argparse.Namespace) -> int:
 
 
 def _page(args: argparse.Namespace) -> int:
-    from ..reports import write_probe_page
-
     probe = _load(args)
     print(write_probe_page(probe, args.results, args.out or f"{probe.id}-v{probe.version}.html"))
     return 0
