@@ -145,3 +145,30 @@ def test_dry_run_counts_requests_and_prompt_tokens_per_case(tmp_path, probes):
     assert int(one.iloc[0]["requests"]) == 3
     # the prompt grows by one digit from case 10 on: the estimate follows the filled prompts
     assert table.iloc[0]["prompt_tokens"] > 30 * one.iloc[0]["prompt_tokens"] - 90
+
+
+def test_per_case_gold_reaches_the_rows(openai_server, tmp_path):
+    root = tmp_path / "probes"
+    rows = [
+        {"id": f"g{i}", "x": i, "expected": str(2 * i), "gold": "easy" if i < 3 else 7}
+        for i in range(1, 6)
+    ]
+    write_probe(
+        root,
+        rows=rows,
+        examples=[
+            {"label": "r", "case": "g1", "output": "2", "expect": "pass"},
+            {"label": "w", "case": "g1", "output": "3", "expect": "fail"},
+        ],
+    )
+    openai_server.reply = doubling_reply
+    df = run_cases(openai_server, tmp_path, root)
+    assert dict(zip(df["case_id"], df["gold"], strict=True)) == {
+        "g1": "easy",
+        "g2": "easy",
+        "g3": 7,
+        "g4": 7,
+        "g5": 7,
+    }
+    sent = " ".join(r["body"]["messages"][-1]["content"] for r in openai_server.requests)
+    assert "easy" not in sent  # gold never reaches a prompt
