@@ -167,8 +167,11 @@ def plan_jobs(
         params = probe_parameters(probe, overrides, constrained=constrained)
         units, subset = selection.units(probe)
         for case, variant in units:
+            messages = probe.chat_messages(case, variant)  # filled once, shared by the repeats
             jobs += [
-                probe_job(probe, params, r, case=case, variant=variant, subset=subset)
+                probe_job(
+                    probe, params, r, case=case, variant=variant, subset=subset, messages=messages
+                )
                 for r in range(repeats)
             ]
     return jobs
@@ -200,9 +203,10 @@ def probe_job(
     case: Case | None = None,
     variant: str | None = None,
     subset: str | None = None,
+    messages: list[dict[str, str]] | None = None,
 ) -> ProbeJob:
     """The job of one repeat of a probe's case in one wording (with a seed, repeat r is sent
-    ``seed + r``).
+    ``seed + r``). ``messages``: the filled messages when the caller has them already.
 
     Example:
         >>> import jevalkit
@@ -213,7 +217,9 @@ def probe_job(
     sent = dict(params)
     if "seed" in sent:
         sent["seed"] = int(sent["seed"]) + repeat
-    body = {"messages": probe.chat_messages(case, variant), **sent}
+    if messages is None:
+        messages = probe.chat_messages(case, variant)
+    body = {"messages": messages, **sent}
     return ProbeJob(
         kind="probe",
         probe=probe.id,
