@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datafiles import json_line
 from ..errors import CaseFileError, UsageError
 
 __all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
@@ -100,10 +100,6 @@ def cases_from_list(items: Sequence[Any], where: str) -> tuple[Case, ...]:
     return tuple(_case(raw, i, f"{where}: cases[{i - 1}]", seen) for i, raw in enumerate(items, 1))
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
     """Read a JSONL or CSV case file; return its cases and the sha256 of its bytes.
 
@@ -142,12 +138,7 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
-            try:
-                raw = json.loads(line, parse_constant=_reject_constant)
-            except RecursionError:
-                raise CaseFileError(f"{where}: nested too deeply") from None
-            except ValueError as exc:
-                raise CaseFileError(f"{where}: not JSON ({str(exc).split(':')[0]})") from None
+            raw = json_line(line, where, CaseFileError)
             cases.append(_case(raw, len(cases) + 1, where, seen))
     elif path.suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
@@ -160,10 +151,7 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
                     f"{where}: the row has a different number of cells than the header"
                 )
             if "schema" in raw:
-                try:
-                    raw["schema"] = json.loads(raw["schema"], parse_constant=_reject_constant)
-                except ValueError:
-                    raise CaseFileError(f"{where}: schema: not JSON text") from None
+                raw["schema"] = json_line(raw["schema"], f"{where}: schema", CaseFileError)
             cases.append(_case(raw, len(cases) + 1, where, seen))
     else:
         raise CaseFileError(f"{path}: a case file ends in .jsonl or .csv")
