@@ -118,7 +118,9 @@ class Probe:
             )
         expected = fields.get("expected", spec.get("expected"))
         if expected is None:
-            raise ProbeError(f"{self.name}: no expected answer to score against; name a case")
+            raise ProbeError(
+                f"{self.name}: the expected answer is per case: name the case (--case ID)"
+            )
         if not isinstance(expected, str):
             expected = json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
         if spec.get("strip"):

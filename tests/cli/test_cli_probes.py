@@ -105,3 +105,16 @@ def test_console_script_is_installed():
     exe = shutil.which("jevalkit", path=str(Path(sys.executable).parent))
     assert exe is not None
     assert subprocess.run([exe, "--help"], capture_output=True).returncode == 0
+
+
+def test_score_a_case_of_a_probe_with_cases():
+    out = jevalkit("score", "unit-conversion", "--case", "km-to-m-1", stdin=b"3000\n")
+    assert out.returncode == 0 and json.loads(out.stdout)["passed"] is True
+    assert json.loads(out.stdout)["case_id"] == "km-to-m-1"
+    out = jevalkit("score", "unit-conversion", stdin=b"3000")
+    assert (
+        out.returncode == 2
+        and b"the expected answer is per case: name the case (--case ID)" in out.stderr
+    )
+    out = jevalkit("score", "unit-conversion", "--case", "nope", stdin=b"3000")
+    assert out.returncode == 2 and b"unit-conversion@1 has no case 'nope'" in out.stderr
