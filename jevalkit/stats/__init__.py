@@ -18,7 +18,7 @@ from ._power import (
     sample_size,
     variance_components,
 )
-from ._proportion import paired_proportion_ci, wilson_ci
+from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
 from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
 from ._validate import as_clean_array, as_labels
 
@@ -36,6 +36,7 @@ __all__ = [
     "krippendorff_alpha",
     "margin_of_error_n",
     "minimum_detectable_effect",
+    "no_spread_ci",
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",

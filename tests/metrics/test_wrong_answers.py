@@ -1,0 +1,108 @@
+"""Issue 23: answers that looked plausible and were wrong. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jevalkit.errors import StatsError
+from jevalkit.metrics import compare, gate, release_gate
+
+
+def one_case_against_three() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "case_id": ["x"] * 4,
+            "system": ["A", "B", "B", "B"],
+            "repeat": [0, 0, 1, 2],
+            "passed": [True, True, True, True],
+            "score": [0.5, 0.9, 0.8, 0.9],
+        }
+    )
+
+
+# 5. one shared case, one run against three: never broadcast into "three paired cases"
+def test_compare_does_not_pair_one_run_with_three():
+    out = compare(one_case_against_three(), "A", by=None, case="case_id")
+    assert out["n_paired"].tolist() == [1, 1]
+    assert out["ci_low"].isna().all() and out["delta"].isna().all()
+    assert out["method"].str.startswith("not estimable: one shared case, run once by 'A'").all()
+
+
+def test_release_gate_refuses_one_paired_case():
+    frame = one_case_against_three()
+    base, head = frame[frame["system"] == "A"], frame[frame["system"] == "B"]
+    for metric in ("pass_rate", "mean_score"):
+        row = release_gate(base, head, max_drop=0.1, metric=metric, case="case_id").iloc[0]
+        assert row["decision"] == "refused", row["reason"]
+    twice = pd.concat([base.assign(repeat=r) for r in range(3)])
+    row = release_gate(twice, head, max_drop=0.1, metric="mean_score", case="case_id").iloc[0]
+    assert row["decision"] == "refused" and "two or more paired cases" in row["reason"]
+
+
+# 7. no zero-width interval for bounded data
+def test_release_gate_does_not_pass_identical_cases_on_a_zero_width_interval():
+    base = pd.DataFrame({"case_id": list("abcde"), "score": [1.0] * 5, "passed": [True] * 5})
+    row = compare(
+        pd.concat([base.assign(system="a"), base.assign(system="b")]),
+        "a",
+        by=None,
+        case="case_id",
+        metrics=["mean_score"],
+    ).iloc[0]
+    assert row["ci_low"] < 0 < row["ci_high"]
+    assert "Wilson" in row["method"]
+    for metric in ("pass_rate", "mean_score"):
+        decision = release_gate(base, base, max_drop=0.05, metric=metric, case="case_id")
+        assert decision["decision"][0] != "pass", metric
+
+
+def test_gate_never_passes_on_a_zero_width_interval():
+    flat = pd.DataFrame({"case_id": ["x"] * 5, "score": [0.0] * 5})
+    row = gate(flat, minimum=0.0, metric="mean_score", case="case_id").iloc[0]
+    assert row["ci_high"] > row["ci_low"]
+
+
+# 8. the scale is checked in compare (and so in the release gate)
+def test_compare_refuses_grades_in_a_verdict_column():
+    frame = pd.DataFrame(
+        {
+            "case_id": list("abcd") * 2,
+            "system": ["a"] * 4 + ["b"] * 4,
+            "passed": [6, 7, 5, 8, 6, 6, 7, 7],
+        }
+    )
+    with pytest.raises(StatsError, match=r"True/False .* found 6"):
+        compare(frame, "a", by=None, case="case_id", metrics=["pass_rate"])
+    base, head = frame[frame.system == "a"], frame[frame.system == "b"]
+    with pytest.raises(StatsError, match="verdicts"):
+        release_gate(base, head, max_drop=0.1, case="case_id")
+
+
+def test_compare_refuses_scores_outside_the_scale_and_rescales_with_scale():
+    frame = pd.DataFrame(
+        {"case_id": list("abcd") * 2, "system": ["a"] * 4 + ["b"] * 4, "score": [1, 4, 7, 10] * 2}
+    )
+    with pytest.raises(StatsError, match=r"outside \[0, 1\]: pass scale="):
+        compare(frame, "a", by=None, case="case_id", metrics=["mean_score"])
+    row = compare(frame, "a", by=None, case="case_id", metrics=["mean_score"], scale=(1, 10))
+    assert row["value"][0] == pytest.approx(0.5)
+
+
+# 10. conflicting duplicate rows are not repeats
+def test_compare_refuses_duplicated_rows_without_a_repeat_index():
+    frame = pd.DataFrame(
+        {
+            "case_id": ["a", "a", "b", "c"] * 2,
+            "system": ["x"] * 4 + ["y"] * 4,
+            "passed": [True, False, True, True, True, True, False, True],
+        }
+    )
+    with pytest.raises(StatsError, match="no repeat column"):
+        compare(frame, "x", by=None, case="case_id", metrics=["pass_rate"])
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        compare(frame.assign(repeat=0), "x", by=None, case="case_id", metrics=["pass_rate"])
+    numbered = frame.assign(repeat=[0, 1, 0, 0] * 2)
+    row = compare(numbered, "x", by=None, case="case_id", metrics=["pass_rate"]).iloc[0]
+    assert row["n_paired"] == 3 and np.isclose(row["value_baseline"], 0.5 / 3 + 2 / 3)
