@@ -87,7 +87,7 @@ def no_spread_ci(
         >>> [round(v, 3) for v in no_spread_ci(1.0, 5)]
         [0.566, 1.0]
         >>> [round(v, 3) for v in no_spread_ci(0.0, 5, bounds=(-1.0, 1.0))]
-        [-0.6, 0.6]
+        [-0.659, 0.659]
     """
     low, high = (float(b) for b in bounds)
     if not high > low or not low <= mean <= high:
