@@ -20,7 +20,7 @@ from ..stats import (
     no_spread_ci,
     paired_proportion_ci,
 )
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 from ._scores import _rescale
 
 COMPARE_METRICS = ("pass_rate", "mean_score", "win_rate")
@@ -252,6 +252,7 @@ def compare(
         require(data, column, "by" if column != system else "system", "compared within or between")
     for column in columns_of(case):
         require(data, column, "case", "the unit of analysis")
+    check_key_types(data, columns_of(case), system)
     rows = []
     tables = {}
     for metric in metrics:

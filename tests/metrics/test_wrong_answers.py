@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jevalkit import io
 from jevalkit.errors import StatsError
-from jevalkit.metrics import compare, gate, release_gate
+from jevalkit.metrics import case_changes, compare, gate, release_gate
 
 
 def one_case_against_three() -> pd.DataFrame:
@@ -106,3 +107,38 @@ def test_compare_refuses_duplicated_rows_without_a_repeat_index():
     numbered = frame.assign(repeat=[0, 1, 0, 0] * 2)
     row = compare(numbered, "x", by=None, case="case_id", metrics=["pass_rate"]).iloc[0]
     assert row["n_paired"] == 3 and np.isclose(row["value_baseline"], 0.5 / 3 + 2 / 3)
+
+
+# 6. case_changes says why nothing pairs
+def test_case_changes_refuses_case_ids_of_different_types():
+    frame = pd.DataFrame(
+        {"case_id": [1, 2, 3, "1", "2", "3"], "system": list("AAABBB"), "passed": [1, 0, 1] * 2}
+    )
+    with pytest.raises(StatsError, match="holds int for system 'A' but str for system 'B'"):
+        case_changes(frame, "A", "B", case="case_id")
+    with pytest.raises(StatsError, match="never pair"):
+        compare(frame, "A", by=None, case="case_id", metrics=["pass_rate"])
+
+
+def test_two_tables_of_one_benchmark_pair_and_different_probes_are_named(tmp_path):
+    for name, grades in (("gpt.csv", [1, 0, 1]), ("claude.csv", [0, 0, 1])):
+        pd.DataFrame({"q": [1, 2, 3], "llm": name[:-4], "ok": grades}).to_csv(
+            tmp_path / name, index=False
+        )
+    read = [
+        io.from_table(tmp_path / f, case="q", system="llm", passed="ok")
+        for f in ("gpt.csv", "claude.csv")
+    ]
+    changes = case_changes(pd.concat(read), "gpt", "claude")
+    assert changes[["case_id", "status"]].values.tolist() == [["1", "regressed"]]
+    apart = [read[0], read[1].assign(probe="other")]
+    with pytest.raises(StatsError, match=r"no case pairs .* column 'probe' holds \['table'\]"):
+        case_changes(pd.concat(apart), "gpt", "claude")
+
+
+# 10. one run per case: agreement is NaN, as documented
+def test_case_changes_agreement_is_nan_for_one_run():
+    frame = pd.DataFrame({"case_id": [1, 2, 1, 2], "system": list("AABB"), "passed": [1, 0, 0, 0]})
+    out = case_changes(frame, "A", "B", case="case_id", include_unchanged=True)
+    assert out["agreement_a"].isna().all() and out["agreement_b"].isna().all()
+    assert out["status"].tolist() == ["regressed", "unchanged"]
