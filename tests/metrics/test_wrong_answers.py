@@ -8,7 +8,17 @@ import pytest
 
 from jevalkit import io
 from jevalkit.errors import StatsError
-from jevalkit.metrics import case_changes, compare, gate, release_gate
+from jevalkit.metrics import (
+    baseline_win_rates,
+    case_changes,
+    compare,
+    consistency,
+    gate,
+    rank,
+    release_gate,
+    win_rate,
+)
+from jevalkit.stats import wilson_ci
 
 
 def one_case_against_three() -> pd.DataFrame:
@@ -142,3 +152,105 @@ def test_case_changes_agreement_is_nan_for_one_run():
     out = case_changes(frame, "A", "B", case="case_id", include_unchanged=True)
     assert out["agreement_a"].isna().all() and out["agreement_b"].isna().all()
     assert out["status"].tolist() == ["regressed", "unchanged"]
+
+
+# 7. zero-width intervals outside mean_score / pass_rate
+def test_win_rate_of_five_sweeps_is_not_certain():
+    frame = pd.DataFrame(
+        {
+            "system": ["x"] * 5 + ["y"] * 5,
+            "case_id": list("abcde") * 2,
+            "score": [1.0] * 5 + [0.0] * 5,
+        }
+    )
+    row = win_rate(frame, "x", "y", case="case_id").iloc[0]
+    assert row["value"] == 1.0 and row["ci_high"] == 1.0
+    assert row["ci_low"] == pytest.approx(wilson_ci(5, 5)[0]) and "Wilson" in row["method"]
+
+
+def test_consistency_of_perfectly_consistent_cases_is_not_certain():
+    frame = pd.DataFrame({"case_id": list("aabbcc"), "repeat": [0, 1] * 3, "passed": [True] * 6})
+    row = consistency(frame, case="case_id", level=None).iloc[0]
+    assert row["ci_low"] == pytest.approx(wilson_ci(3, 3)[0]) and row["ci_high"] == 1.0
+    one = consistency(frame[frame.case_id == "a"], case="case_id", level=None).iloc[0]
+    assert np.isnan(one["ci_low"]) and "one case" in one["method"]
+
+
+def games(rows) -> pd.DataFrame:
+    scores = {"a>>b": 1.0, "a>b": 0.75, "a=b": 0.5, "b>a": 0.25, "b>>a": 0.0}
+    return pd.DataFrame(
+        [
+            {
+                "system_a": a,
+                "system_b": b,
+                "verdict": v,
+                "score": scores[v],
+                "case_id": c,
+                "position": "a_first" if i % 2 == 0 else "b_first",
+            }
+            for i, (a, b, v, c) in enumerate(rows)
+        ]
+    )
+
+
+def test_baseline_win_rate_on_one_case_has_no_interval():
+    table = baseline_win_rates(
+        games([("m", "base", "a>b", "q1"), ("m", "base", "b>a", "q1")]), "base"
+    )
+    row = table.iloc[0]
+    assert row["value"] == 0.5 and np.isnan(row["ci_low"]) and "one case" in row["method"]
+
+
+# 4. rank: disconnected graphs and separation
+def test_rank_refuses_a_disconnected_comparison_graph():
+    rows = [
+        (a, b, v, f"q{i}")
+        for i in range(6)
+        for a, b, v in (
+            ("A", "B", "a>b" if i % 3 else "b>a"),
+            ("C", "D", "a>b" if i % 2 else "b>a"),
+        )
+    ]
+    with pytest.raises(StatsError, match=r"\{A, B\} and \{C, D\}"):
+        rank(games(rows), n_resamples=20)
+
+
+def test_rank_reports_separated_systems_as_unbounded_not_as_numbers():
+    rows = []
+    for i in range(8):
+        rows += [
+            ("A", "B", "a>b" if i % 3 else "b>a", f"q{i}"),
+            ("B", "C", "a>b" if i % 2 else "b>a", f"q{i}"),
+            ("A", "C", "b>a" if i % 4 else "a>b", f"q{i}"),
+            ("W", "A", "a>b", f"q{i}"),
+            ("L", "B", "b>a", f"q{i}"),
+        ]
+    table = rank(games(rows), anchor="A", n_resamples=50).set_index("system")
+    assert table.loc["W", "rating"] == np.inf and table.loc["L", "rating"] == -np.inf
+    assert table.loc["W", "method"].startswith("not identified: won every game")
+    assert np.isnan(table.loc["W", "ci_low"]) and np.isnan(table.loc["L", "ci_high"])
+    finite = table.loc[["B", "C"]]
+    assert np.isfinite(finite[["rating", "ci_low", "ci_high"]].to_numpy()).all()
+    assert (finite["ci_high"] > finite["ci_low"]).all()
+
+
+# 9. the estimand is said, and both are supported
+def test_win_rates_count_verdicts_or_weigh_preferences_and_say_which():
+    rows = [
+        ("m", "base", v, f"q{i}")
+        for i, v in enumerate(["a>>b", "a>b", "a>b", "b>>a", "a=b", "b>a"])
+    ]
+    counted = baseline_win_rates(games(rows), "base").iloc[0]
+    weighted = baseline_win_rates(games(rows), "base", estimand="preference").iloc[0]
+    assert counted["value"] == pytest.approx((3 + 0.5) / 6)
+    assert weighted["value"] == pytest.approx((1 + 0.75 + 0.75 + 0 + 0.5 + 0.25) / 6)
+    assert "verdicts counted" in counted["method"] and "preference" in weighted["method"]
+    strengths = rank(
+        games([*rows, ("base", "m", "a>b", "q9")]),
+        anchor="base",
+        n_resamples=20,
+        estimand="preference",
+    )
+    assert "preference strength" in strengths["method"][0]
+    with pytest.raises(StatsError, match="estimand must be one of"):
+        baseline_win_rates(games(rows), "base", estimand="mean")
