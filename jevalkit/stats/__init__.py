@@ -7,7 +7,7 @@ Example:
 """
 
 from ._agreement import fleiss_kappa, krippendorff_alpha
-from ._bimodality import bimodality
+from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._error_bars import paired_difference, standard_error
 from ._ordinal import OrdinalSpacing, ordinal_spacing
@@ -30,6 +30,7 @@ __all__ = [
     "as_clean_array",
     "as_labels",
     "bimodality",
+    "bimodality_groups",
     "bootstrap_ci",
     "confidence_sequence",
     "fleiss_kappa",

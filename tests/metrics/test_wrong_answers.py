@@ -14,11 +14,12 @@ from jevalkit.metrics import (
     compare,
     consistency,
     gate,
+    mean_score,
     rank,
     release_gate,
     win_rate,
 )
-from jevalkit.stats import wilson_ci
+from jevalkit.stats import bimodality, bimodality_groups, wilson_ci
 
 
 def one_case_against_three() -> pd.DataFrame:
@@ -254,3 +255,37 @@ def test_win_rates_count_verdicts_or_weigh_preferences_and_say_which():
     assert "preference strength" in strengths["method"][0]
     with pytest.raises(StatsError, match="estimand must be one of"):
         baseline_win_rates(games(rows), "base", estimand="mean")
+
+
+# 2. averaged grades are not called bimodal
+def test_case_means_of_one_peaked_grades_are_not_flagged():
+    rng = np.random.default_rng(1)
+    flagged = []
+    for _ in range(20):
+        quality = rng.normal(0, 1, 150)
+        grades = np.clip(
+            np.round(6.5 + 1.3 * (quality[:, None] + rng.normal(0, 0.7, (150, 2)))), 1, 10
+        )
+        frame = pd.DataFrame({"q": np.repeat(np.arange(150), 2), "g": grades.ravel()})
+        row = mean_score(frame, score="g", case="q", scale=(1, 10)).iloc[0]
+        assert row["bimodality_method"].endswith("(19 levels)")  # the lattice of 2-grade means
+        flagged.append(bool(row["bimodal"]))
+    assert np.mean(flagged) <= 0.15  # nominal 0.05; before the fix 30% here, 82-100% in the audit
+    split = pd.DataFrame({"q": np.repeat(np.arange(60), 2), "g": np.repeat([1, 10] * 30, 2)})
+    assert bool(mean_score(split, score="g", case="q", scale=(1, 10))["bimodal"][0])
+
+
+def test_mixed_grade_counts_on_too_fine_a_lattice_are_not_tested():
+    sizes = [2] * 20 + [3] * 19 + [1]  # means on a lattice of 1/6 steps: 55 values
+    frame = pd.DataFrame({"q": np.repeat(np.arange(40), sizes), "g": 5 + np.arange(sum(sizes)) % 3})
+    row = mean_score(frame, score="g", case="q", scale=(1, 10)).iloc[0]
+    assert row["bimodality_method"].startswith("not tested: cases hold [1, 2, 3] grades")
+    assert not row["bimodal"] and np.isnan(row["bimodality_p"])
+
+
+def test_bimodality_groups_gives_each_sample_its_own_p_value():
+    rng = np.random.default_rng(0)
+    samples = [rng.integers(1, 6, 80) for _ in range(4)]
+    together = bimodality_groups(samples, levels=[range(1, 6)] * 4)
+    alone = [bimodality(x, levels=range(1, 6)).iloc[0] for x in samples]
+    assert together["p_value"].tolist() == [a["p_value"] for a in alone]
