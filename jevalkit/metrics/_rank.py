@@ -28,8 +28,10 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ..errors import StatsError
+from ..judges import STYLE_FEATURES
 from ..stats import no_spread_ci
 from ._frame import group_codes
+from ._judge_bias import games_of
 
 ELO_SCALE = 400.0 / math.log(10.0)
 RANK_COLUMNS = [
@@ -57,8 +59,6 @@ ESTIMANDS = {
 
 
 def _games(df: pd.DataFrame, strong_weight: float, estimand: str = "verdicts") -> pd.DataFrame:
-    from ..judges import games_of
-
     if estimand not in ESTIMANDS:
         raise StatsError(f"estimand must be one of {sorted(ESTIMANDS)}, got {estimand!r}")
     games = games_of(df)
@@ -111,8 +111,6 @@ def _refuse_disconnected(connected: np.ndarray, systems: list[str]) -> None:
 
 
 def _style_matrix(games: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    from ..judges import STYLE_FEATURES
-
     columns, names = [], []
     for feature in STYLE_FEATURES:
         a, b = [], []
