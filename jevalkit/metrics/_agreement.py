@@ -7,7 +7,15 @@ import pandas as pd
 
 from ..errors import StatsError
 from ..stats import bootstrap_ci, krippendorff_alpha, no_spread_ci
-from ._frame import CASE_COLUMNS, CaseSpec, by_groups, columns_of, group_codes, require
+from ._frame import (
+    CASE_COLUMNS,
+    CaseSpec,
+    by_groups,
+    check_key_types,
+    columns_of,
+    group_codes,
+    require,
+)
 
 
 def _case_labels(frame: pd.DataFrame, case: CaseSpec) -> pd.Series:
@@ -187,6 +195,7 @@ def win_rate(
         raise StatsError("give two systems a and b, or baseline= (every system against it)")
     require(data, system, "system", "which system a row belongs to")
     require(data, score, "score", "the scores compared")
+    check_key_types(data, columns_of(case), system)
     frame, _ = _usable(data, score)
     frame = frame.assign(_case=_case_labels(frame, case))
     names = sorted(frame[system].dropna().astype(str).unique())

@@ -69,6 +69,8 @@ def gate(
             flip = float(match["flip_rate"].iloc[0]) if len(match) else None
         if row["n"] == 0:
             decision, reason = "refused", f"{where}: no scored rows to decide on"
+        elif row["n"] < 2:
+            decision, reason = "refused", f"{where}: one scored run cannot decide"
         elif flip is not None and flip > max_flip_rate:
             decision = "refused"
             reason = (

@@ -73,7 +73,7 @@ def games_of(df: pd.DataFrame) -> pd.DataFrame:
         raise StatsError(
             f"{int(twice.sum())} game row(s) repeat a game already seen (case "
             f"{first['case_id']!r}, {first['system_a']} vs {first['system_b']}, the same "
-            f"{', '.join(key[3:])}): a duplicated row is not another game; drop the duplicates "
+            "position and repeat): a duplicated row is not another game; drop the duplicates "
             "or number the repeats"
         )
     return games

@@ -353,6 +353,15 @@ def mean_absolute_error(
                 "ci_high": np.nan,
                 "method": "no gold",
             }
+        if values.size < 2 or np.ptp(values) == 0:  # errors are unbounded: no floor to use
+            return {
+                "n": values.size,
+                "value": float(values.mean()),
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "method": f"no interval: {values.size} unit(s) without spread "
+                f"({_unit_name(p, bool(one_case[i]))})",
+            }
         ci = bootstrap_ci(values, confidence=confidence, seed=seed)
         return {
             "n": values.size,
