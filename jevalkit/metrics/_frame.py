@@ -178,7 +178,7 @@ def check_key_types(frame: pd.DataFrame, columns: list[str], system: str) -> Non
     if system not in frame.columns or frame.empty:
         return
     names = frame[system].astype(str)
-    for column in columns:
+    for column in (c for c in columns if c in frame.columns):  # absent: require() says so
         kinds = frame[column].map(lambda v: None if v is None or v != v else type(v).__name__)
         kinds = kinds.replace({"int64": "int", "float64": "float", "str_": "str"})
         seen = {
