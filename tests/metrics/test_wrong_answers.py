@@ -19,7 +19,7 @@ from jevalkit.metrics import (
     release_gate,
     win_rate,
 )
-from jevalkit.stats import bimodality, bimodality_groups, wilson_ci
+from jevalkit.stats import bimodality, bimodality_groups, repeats_needed, wilson_ci
 
 
 def one_case_against_three() -> pd.DataFrame:
@@ -289,3 +289,21 @@ def test_bimodality_groups_gives_each_sample_its_own_p_value():
     together = bimodality_groups(samples, levels=[range(1, 6)] * 4)
     alone = [bimodality(x, levels=range(1, 6)).iloc[0] for x in samples]
     assert together["p_value"].tolist() == [a["p_value"] for a in alone]
+
+
+# 10. repeats_needed sees position-swapped games
+def test_repeats_needed_separates_the_order_effect_from_repeat_noise():
+    rng = np.random.default_rng(3)
+    n, k = 60, 3
+    case = rng.normal(0.5, 0.15, n)
+    rows = []
+    for c in range(n):
+        for position, shift in (("a_first", 0.25), ("b_first", -0.25)):  # a strong order effect
+            for _ in range(k):
+                rows.append((c, position, case[c] + shift + rng.normal(0, 0.05)))
+    frame = pd.DataFrame(rows, columns=["case", "position", "score"])
+    blind = repeats_needed(frame["score"], frame["case"])
+    aware = repeats_needed(frame["score"], frame["case"], position=frame["position"])
+    assert blind.attrs["recommended_repeats"] > 5  # the order effect taken for repeat noise
+    assert aware.attrs["recommended_repeats"] <= 2
+    assert aware["within"][0] < blind["within"][0] / 10
