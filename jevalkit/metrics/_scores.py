@@ -148,7 +148,7 @@ def mean_score(
     low[small], high[small], se[small] = np.nan, np.nan, np.nan
     bins = np.minimum((units * 10).astype(np.int64), 9)
     hist = np.bincount(unit_group * 10 + bins, minlength=g * 10).reshape(g, 10)
-    methods = []
+    methods, n_near = [], 0
     for i in range(g):
         name = _unit_name(p, bool(one_case[i]))
         if small[i]:
@@ -162,14 +162,15 @@ def mean_score(
                 + (", clipped to [0, 1]" if clipped[i] else "")
                 + ("; few units near a bound: may cover less than nominal" if near else "")
             )
-            if near:
-                warnings.warn(
-                    f"mean_score: {n[i]} units with a mean of {mean[i]:.2f}: the t interval "
-                    "covers less than nominal this close to a bound (91% at 10 cases, mean 0.9, "
-                    "in benchmarks/calibration.py)",
-                    UserWarning,
-                    stacklevel=2,
-                )
+            n_near += near
+    if n_near:
+        warnings.warn(
+            f"mean_score: {n_near} group(s) have fewer than {FEW_CASES} units and a mean within "
+            f"{BOUND_MARGIN} of a bound, where the t interval covers less than nominal (91% at 10 "
+            "cases, mean 0.9, in benchmarks/calibration.py); their method says so",
+            UserWarning,
+            stacklevel=2,
+        )
     checks = _bimodality(units, unit_group, raw, p, scale, one_case) if bimodality else None
     return attach(
         p.groups,
