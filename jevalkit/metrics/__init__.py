@@ -24,6 +24,7 @@ from ._corrected import (
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._matrix import ScoreMatrix, require_connected, require_systems, score_matrix
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
@@ -45,6 +46,7 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
+    "ScoreMatrix",
     "baseline_win_rates",
     "by_groups",
     "case_changes",
@@ -65,7 +67,10 @@ __all__ = [
     "rank",
     "release_gate",
     "require",
+    "require_connected",
+    "require_systems",
     "run_summary",
+    "score_matrix",
     "separability",
     "summarize",
     "system_names",

@@ -1,0 +1,96 @@
+"""Leave-systems-out validation of anchor-based estimates: how many items are enough."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..errors import StatsError
+from ..metrics import CASE_COLUMNS, score_matrix
+from ._estimate import estimate
+from ._irt import fit_irt
+from ._select import select
+
+VALIDATION_COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
+
+
+def leave_systems_out(
+    df: pd.DataFrame,
+    ks: Sequence[int],
+    *,
+    methods: Sequence[str] = ("irt", "stratified", "random"),
+    model: str = "2pl",
+    system: str = "system",
+    case=CASE_COLUMNS,
+    score: str = "score",
+    scale: tuple[float, float] | None = None,
+    confidence: float = 0.95,
+    max_systems: int | None = None,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """Hold out each system in turn, fit on the others, choose k anchors, estimate the held-out
+    system's full-benchmark score from its anchor results, and compare with its true score.
+
+    Args:
+        ks: the anchor counts to try.
+        methods: :func:`select` methods (``irt`` estimates by the model, the others by the
+            stratified sample mean).
+        max_systems: hold out only this many systems (the first by name), to bound the time.
+
+    Returns:
+        One row per k x method: ``k``, ``method``, ``n_systems`` (held out), ``mae`` (mean
+        absolute error of the estimate), ``coverage`` (share of intervals that hold the true
+        score), ``mean_width`` (of the intervals).
+
+    Example:
+        >>> from jevalkit.items import simulate_2pl
+        >>> df = simulate_2pl(n_systems=20, n_items=100, seed=4)
+        >>> table = leave_systems_out(df, [20], methods=["random"], model="1pl",
+        ...                           case="case_id", max_systems=3)
+        >>> table[["k", "method", "n_systems"]].values.tolist()
+        [[20, 'random', 3]]
+    """
+    full = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    if not full.observed.all():
+        raise StatsError(
+            "leave-systems-out needs every system scored on every item (the true full score); "
+            f"{int((~full.observed).sum())} system x item cells have no score"
+        )
+    truth = dict(zip(full.systems, full.scores.mean(axis=1), strict=True))
+    held = full.systems[:max_systems] if max_systems else full.systems
+    names = df[system].astype(str)
+    records = []
+    for i, name in enumerate(tqdm(held, desc="leave-systems-out", leave=False)):
+        fit = fit_irt(
+            df[names != name], model=model, system=system, case=case, score=score, scale=scale
+        )
+        new = df[names == name]
+        for k in ks:
+            for method in methods:
+                anchors = select(
+                    fit, int(k), method=method, seed=None if seed is None else seed + i
+                )
+                row = estimate(fit, anchors, new, confidence=confidence).iloc[0]
+                records.append(
+                    {
+                        "k": int(k),
+                        "method": method,
+                        "error": abs(row["value"] - truth[name]),
+                        "covered": row["ci_low"] <= truth[name] <= row["ci_high"],
+                        "width": row["ci_high"] - row["ci_low"],
+                    }
+                )
+    frame = pd.DataFrame(records)
+    out = (
+        frame.groupby(["k", "method"], sort=False)
+        .agg(
+            n_systems=("error", "size"),
+            mae=("error", "mean"),
+            coverage=("covered", "mean"),
+            mean_width=("width", "mean"),
+        )
+        .reset_index()
+    )
+    return out[VALIDATION_COLUMNS]
