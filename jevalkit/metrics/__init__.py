@@ -24,6 +24,7 @@ from ._corrected import (
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
 from ._matrix import ScoreMatrix, require_connected, require_systems, score_matrix
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
@@ -41,6 +42,7 @@ __all__ = [
     "ESTIMATORS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "LEADERBOARD_COLUMNS",
     "RANK_COLUMNS",
     "RELEASE_COLUMNS",
     "RUN_SUMMARY_COLUMNS",
@@ -60,11 +62,13 @@ __all__ = [
     "group_codes",
     "has_repeats",
     "label_budget",
+    "leaderboard",
     "mean_absolute_error",
     "mean_score",
     "pass_rate",
     "ppi_interval",
     "rank",
+    "rank_sets",
     "release_gate",
     "require",
     "require_connected",

@@ -145,7 +145,8 @@ def rank(
         (the log-odds against the anchor), ``strength_se`` (bootstrap SE), ``win_prob_vs_anchor``
         (sigmoid of the strength) with its interval, ``n_games``, ``method``. ``attrs``:
         ``separability`` (the share of system pairs whose intervals do not overlap),
-        ``style_coefficients`` (with ``style``), ``n_cases``.
+        ``style_coefficients`` (with ``style``), ``n_cases``, ``bootstrap_strengths`` (the
+        resamples x systems draws, columns in ``bootstrap_systems`` order, for rank intervals).
 
     Example:
         >>> from jevalkit import io
@@ -227,6 +228,8 @@ def rank(
     table["rank"] = np.arange(1, len(table) + 1)
     table = table[RANK_COLUMNS].reset_index(drop=True)
     table.attrs["separability"] = separability(table)
+    table.attrs["bootstrap_strengths"] = boot_strengths  # columns: bootstrap_systems
+    table.attrs["bootstrap_systems"] = systems
     table.attrs["n_cases"] = int(group_codes(games, ["case_id"])[0].max()) + 1
     if style:
         table.attrs["style_coefficients"] = dict(
