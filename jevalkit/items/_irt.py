@@ -314,5 +314,6 @@ def simulate_2pl(
             "score": y.reshape(-1).astype(float),
         }
     )
-    df.attrs.update(ability=theta, difficulty=b, discrimination=a)
+    # lists, not arrays: pandas compares attrs when frames are concatenated
+    df.attrs.update(ability=theta.tolist(), difficulty=b.tolist(), discrimination=a.tolist())
     return df

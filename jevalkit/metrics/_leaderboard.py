@@ -12,9 +12,11 @@ difference and c the (1 - alpha) quantile of the bootstrap max over pairs of
 and all S rank intervals hold together with probability at least 1 - alpha (asymptotically).
 
 The bootstrap resamples cases jointly across systems, so systems scored on the same cases are
-compared pairwise (their case-level correlation is kept). A difference is never taken to be
-known more finely than one case in n: s_jk is at least 1 / n_shared (two systems that differ
-on each of 3 cases are not "surely" ordered).
+compared pairwise (their case-level correlation is kept). When every shared case differs alike
+(the bootstrap SE is 0), s_jk comes from the Wilson interval of the difference mapped to [0, 1],
+as :func:`mean_score` does for zero sample variance: one system passing 3 cases the other fails
+is not "surely" better, 50 such cases are. The critical value is never below the one-pair
+normal quantile.
 
 Pairwise games use Bradley-Terry strengths from :func:`rank` and its case bootstrap instead of
 case means; the comparison graph must be connected.
@@ -26,8 +28,10 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
 from ._frame import CASE_COLUMNS
@@ -63,7 +67,8 @@ def rank_sets(
     Args:
         value: the S point estimates.
         draws: B x S bootstrap draws of them (resampled jointly).
-        n_shared: S x S counts of the cases each pair shares (the floor of each SE).
+        n_shared: S x S counts of the cases each pair shares (for pairs whose bootstrap SE is
+            zero; ``inf`` where that cannot happen).
 
     Returns:
         ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row surely better than
@@ -81,12 +86,22 @@ def rank_sets(
     diff = value[:, None] - value[None, :]
     boot = draws[:, :, None] - draws[:, None, :]
     with np.errstate(invalid="ignore"):
-        se = np.nanstd(boot, axis=0, ddof=1)
-    floor = 1.0 / np.maximum(n_shared, 1)
-    se = np.fmax(np.nan_to_num(se), floor)
+        se = np.nan_to_num(np.nanstd(boot, axis=0, ddof=1))
+    z = float(sps.norm.ppf((1 + confidence) / 2))
+    flat = (se <= 1e-12) & np.isfinite(n_shared)
+    if flat.any():
+        # every shared case differs alike: the bootstrap sees no noise. As mean_score does for
+        # zero sample variance, take the Wilson interval of the difference mapped to [0, 1]
+        n = np.maximum(n_shared[flat], 1)
+        share = np.clip((diff[flat] + 1) / 2, 0, 1)
+        low, high = proportion_confint(share * n, n, alpha=1 - confidence, method="wilson")
+        se[flat] = 2 * np.maximum(share - low, high - share) / z
     iu = np.triu_indices(s, 1)
-    t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / se[iu]
-    critical = float(np.nanquantile(np.nanmax(t, axis=1), confidence)) if iu[0].size else 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / se[iu]
+    t = np.where(np.isfinite(t), t, 0.0)
+    # a simultaneous critical value is never below one pair's own
+    critical = max(float(np.quantile(t.max(axis=1), confidence)) if iu[0].size else 0.0, z)
     better = diff - critical * se > 0
     np.fill_diagonal(better, False)
     rank_low = 1 + better.sum(axis=0)
@@ -265,7 +280,7 @@ def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd
     draws = table.attrs["bootstrap_strengths"]
     systems = table.attrs["bootstrap_systems"]
     order = [systems.index(s) for s in table["system"]]
-    # strengths are log-odds: no one-case floor on their SEs (n_shared infinite)
+    # strengths are log-odds, and their bootstrap always varies: no Wilson fallback
     shared = np.full((len(names), len(names)), np.inf)
     sets = rank_sets(table["strength"].to_numpy(), draws[:, order], shared, confidence)
     out = pd.DataFrame(
