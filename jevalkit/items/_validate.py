@@ -30,7 +30,8 @@ def leave_systems_out(
     max_systems: int | None = None,
     seed: int | None = 0,
 ) -> pd.DataFrame:
-    """Hold out each system in turn, fit on the others, choose k anchors, estimate the held-out
+    """Hold out each system in turn (those scored on every item, so their full score is known),
+    fit on all the others, choose k anchors, estimate the held-out
     system's full-benchmark score from its anchor results, and compare with its true score.
 
     Args:
@@ -53,13 +54,15 @@ def leave_systems_out(
         [[20, 'random', 3]]
     """
     full = score_matrix(df, system=system, case=case, score=score, scale=scale)
-    if not full.observed.all():
+    complete = full.observed.all(axis=1)
+    if not complete.any():
         raise StatsError(
-            "leave-systems-out needs every system scored on every item (the true full score); "
-            f"{int((~full.observed).sum())} system x item cells have no score"
+            "leave-systems-out needs systems scored on every item (their true full score); "
+            "no system is"
         )
     truth = dict(zip(full.systems, full.scores.mean(axis=1), strict=True))
-    held = full.systems[:max_systems] if max_systems else full.systems
+    held = [s for s, ok in zip(full.systems, complete, strict=True) if ok]
+    held = held[:max_systems] if max_systems else held
     names = df[system].astype(str)
     records = []
     for i, name in enumerate(tqdm(held, desc="leave-systems-out", leave=False)):
