@@ -14,7 +14,8 @@ interval on n - H degrees of freedom.
 item's score for the new system, p_j = sigmoid(a_j theta + c_j), with theta the system's
 ability (EAP) from its anchor scores (an item the model could not calibrate is predicted by its
 past mean). The estimate is the mean prediction over all items plus the stratified mean of the
-anchors' residuals y_j - p_j; its variance is the formula above on the residuals. A good model
+anchors' residuals y_j - p_j, each residual cross-fitted (p_j at the ability the other anchors
+give); its variance is the formula above on the residuals. A good model
 makes the residuals small and the interval narrow; a bad one cannot bias it.
 
 Why not a purely model-based interval (the ability posterior pushed through the model): with
@@ -149,7 +150,16 @@ def _irt_estimate(fit, anchors, cols, y, w, seen, confidence):
     # sum_h W_h mean(pred over stratum h) is the mean prediction over all items, as the
     # strata partition the items and W_h = N_h / N
     base = float(pred.mean())
-    value, low, high, how = _sample_estimate(fit, anchors, y - pred[cols], seen, confidence)
+    # each anchor's residual is taken at the ability its *other* anchors give (cross-fitting):
+    # at the ability fitted to it, residuals shrink and the interval comes out too narrow
+    at_anchor = pred[cols].copy()
+    idx = np.flatnonzero(use)
+    if idx.size >= 2:
+        weight = np.tile(w[use], (idx.size, 1)) * (1 - np.eye(idx.size))
+        scores = np.tile(y[use], (idx.size, 1))
+        theta_loo = fit.posterior(scores, weight, cols[use]) @ NODES
+        at_anchor[idx] = expit(a[cols[idx]] * theta_loo + c[cols[idx]])
+    value, low, high, how = _sample_estimate(fit, anchors, y - at_anchor, seen, confidence)
     how = (
         f"model-assisted: {fit.model.upper()} predictions at the EAP ability plus the "
         f"{how.replace('stratified sample mean of', 'stratified mean residual of')}"
