@@ -67,7 +67,7 @@ def score_matrix(
 
     Example:
         >>> df = pd.DataFrame({"system": ["a", "a", "b", "b"], "case_id": [1, 1, 1, 2],
-        ...                    "score": [1.0, 0.0, 1.0, None]})
+        ...                    "repeat": [0, 1, 0, 0], "score": [1.0, 0.0, 1.0, None]})
         >>> m = score_matrix(df, case="case_id")
         >>> m.scores.tolist(), m.weight.tolist(), m.flips.tolist(), m.n_missing.tolist()
         ([[0.5], [1.0]], [[2], [1]], [[True], [False]], [0, 1])
@@ -113,6 +113,7 @@ def score_matrix(
             f"[{low:g}, {high:g}]: pass scale=(low, high) (e.g. scale=(1, 10) for 1-10 grades)"
         )
     values = (values - low) / (high - low)
+    _refuse_duplicates(usable, system, case_cols)
     item_codes, items = group_codes(usable, case_cols)
     if items.empty or not len(usable):
         raise StatsError("no scored rows: every row has an error or a missing score")
@@ -130,6 +131,24 @@ def score_matrix(
     flips = (high_v > low_v).reshape(shape)
     label = "+".join(case_cols)
     return ScoreMatrix(systems, items, scores, size, flips, n_missing, label)
+
+
+def _refuse_duplicates(usable: pd.DataFrame, system: str, case_cols: list[str]) -> None:
+    """Several rows of one system and case are repeats only when a ``repeat`` column tells
+    them apart; otherwise they are copies, or the case columns are too coarse."""
+    keys = [system, *case_cols]
+    if "repeat" in usable.columns:
+        keys.append("repeat")
+    dup = usable.duplicated(keys, keep=False)
+    if dup.any():
+        first = usable.loc[dup, keys].iloc[0].to_dict()
+        why = (
+            "the same repeat twice: drop the copies"
+            if "repeat" in usable.columns
+            else "no 'repeat' column tells them apart: pass case columns that make each row "
+            "one case, or add a repeat column"
+        )
+        raise StatsError(f"{int(dup.sum())} rows share {first}; {why}")
 
 
 def require_systems(matrix: ScoreMatrix, minimum: int, purpose: str) -> None:

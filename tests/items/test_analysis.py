@@ -105,3 +105,13 @@ def test_order_and_renaming_do_not_change_the_numbers(sim):
 def test_cronbach_alpha_of_a_constant_total_is_not_a_number():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     assert all(np.isnan(cronbach_alpha(x)))
+
+
+def test_duplicated_rows_are_refused_not_averaged(sim):
+    copied = pd.concat([sim, sim.iloc[:1]])
+    with pytest.raises(StatsError, match=r"2 rows share .*the same repeat twice"):
+        analysis(copied, case="case_id")
+    coarse = sim.drop(columns="repeat")
+    coarse = pd.concat([coarse, coarse.iloc[:1]])
+    with pytest.raises(StatsError, match="no 'repeat' column tells them apart"):
+        analysis(coarse, case="case_id")
