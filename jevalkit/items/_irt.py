@@ -85,7 +85,14 @@ class IrtFit:
 
     def posterior(self, scores: np.ndarray, weight: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Posterior weights over the quadrature nodes of abilities, one row per system, given
-        scores on the item ``columns`` (indices into ``items``)."""
+        scores on the item ``columns`` (indices into ``items``).
+
+        Example:
+            >>> fit = fit_irt(simulate_2pl(n_systems=50, n_items=10, seed=0), case="case_id")
+            >>> post = fit.posterior(np.ones((1, 3)), np.ones((1, 3)), np.array([0, 1, 2]))
+            >>> post.shape, bool(post[0] @ NODES > 0)
+            ((1, 41), True)
+        """
         a = self.items["discrimination"].to_numpy()[columns]
         c = self.items["intercept"].to_numpy()[columns]
         return _posterior(np.nan_to_num(scores), weight, a, c)

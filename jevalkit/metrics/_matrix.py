@@ -49,7 +49,13 @@ class ScoreMatrix:
         return self.weight > 0
 
     def item_ids(self) -> list:
-        """Each item's id: its one case column's value, or a tuple of the case columns."""
+        """Each item's id: its one case column's value, or a tuple of the case columns.
+
+        Example:
+            >>> df = pd.DataFrame({"system": ["a"], "probe": ["p"], "case_id": ["c1"], "score": [1.0]})
+            >>> score_matrix(df, case=["probe", "case_id"]).item_ids()
+            [('p', 'c1')]
+        """
         if self.items.shape[1] == 1:
             return self.items.iloc[:, 0].tolist()
         return list(self.items.itertuples(index=False, name=None))
@@ -152,7 +158,15 @@ def _refuse_duplicates(usable: pd.DataFrame, system: str, case_cols: list[str]) 
 
 
 def require_systems(matrix: ScoreMatrix, minimum: int, purpose: str) -> None:
-    """Refuse when fewer than ``minimum`` systems have scores (items cannot be calibrated)."""
+    """Refuse when fewer than ``minimum`` systems have scores (items cannot be calibrated).
+
+    Example:
+        >>> df = pd.DataFrame({"system": ["a", "b"], "case_id": [1, 1], "score": [1.0, 0.0]})
+        >>> require_systems(score_matrix(df, case="case_id"), 3, "item analysis")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: item analysis needs scores from at least 3 systems, got 2: add more systems' results
+    """
     n = int(matrix.observed.any(axis=1).sum())
     if n < minimum:
         raise StatsError(

@@ -115,5 +115,16 @@ def leaderboard_page(table: pd.DataFrame, *, title: str = "Leaderboard") -> str:
 def write_leaderboard_page(
     table: pd.DataFrame, out: str | Path, *, title: str = "Leaderboard"
 ) -> Path:
-    """Write :func:`leaderboard_page` to ``out``; return the path."""
+    """Write :func:`leaderboard_page` to ``out``; return the path.
+
+    Example:
+        >>> import tempfile
+        >>> from jevalkit.metrics import leaderboard
+        >>> df = pd.DataFrame({"system": list("ab") * 5, "case_id": sorted(range(5)) * 2,
+        ...                    "score": [1, 0, 1, 1, 0, 0, 1, 0, 1, 1.0]})
+        >>> path = write_leaderboard_page(leaderboard(df, case="case_id", n_resamples=200),
+        ...                               Path(tempfile.mkdtemp()) / "board.html")
+        >>> path.read_text().count("<svg")
+        4
+    """
     return write_page(leaderboard_page(table, title=title), out)
