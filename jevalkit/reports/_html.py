@@ -13,9 +13,9 @@ from ..errors import ReportError
 __all__ = ["distribution_html", "highlight_differences", "interval_svg", "write_page"]
 
 
-def write_page(page: str, out: str | Path) -> Path:
+def write_page(page: str, out: str | Path, *, option: str = "--html", what: str = "page") -> Path:
     """Write a page to ``out`` (its folder made as needed); return the path. A folder or an
-    unwritable place is a :class:`ReportError` naming it.
+    unwritable place is a :class:`ReportError` naming it (and the ``option`` that set it).
 
     Example:
         >>> import tempfile
@@ -24,12 +24,12 @@ def write_page(page: str, out: str | Path) -> Path:
     """
     path = Path(out)
     if path.is_dir():
-        raise ReportError(f"{path} is a folder; give --html a file name such as page.html")
+        raise ReportError(f"{path} is a folder; give {option} a file name such as page.html")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
     except OSError as exc:
-        raise ReportError(f"{path}: cannot write the page ({exc.strerror})") from None
+        raise ReportError(f"{path}: cannot write the {what} ({exc.strerror})") from None
     return path
 
 
