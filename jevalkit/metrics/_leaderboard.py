@@ -36,7 +36,7 @@ from statsmodels.stats.proportion import proportion_confint
 from ..errors import StatsError
 from ._frame import CASE_COLUMNS
 from ._matrix import require_connected, score_matrix
-from ._rank import ELO_SCALE, rank
+from ._rank import ELO_SCALE, rank_with_draws
 from ._scores import mean_score
 
 LEADERBOARD_COLUMNS = [
@@ -276,13 +276,12 @@ def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd
             f"the games do not connect the systems ({' and '.join(map(str, parts[:3]))} never "
             "meet): strengths across groups are not identified; add games between the groups"
         )
-    table = rank(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    draws = table.attrs["bootstrap_strengths"]
-    systems = table.attrs["bootstrap_systems"]
-    order = [systems.index(s) for s in table["system"]]
+    table, draws = rank_with_draws(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
     # strengths are log-odds, and their bootstrap always varies: no Wilson fallback
     shared = np.full((len(names), len(names)), np.inf)
-    sets = rank_sets(table["strength"].to_numpy(), draws[:, order], shared, confidence)
+    sets = rank_sets(
+        table["strength"].to_numpy(), draws[table["system"]].to_numpy(), shared, confidence
+    )
     out = pd.DataFrame(
         {
             "system": table["system"],

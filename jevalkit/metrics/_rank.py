@@ -145,8 +145,7 @@ def rank(
         (the log-odds against the anchor), ``strength_se`` (bootstrap SE), ``win_prob_vs_anchor``
         (sigmoid of the strength) with its interval, ``n_games``, ``method``. ``attrs``:
         ``separability`` (the share of system pairs whose intervals do not overlap),
-        ``style_coefficients`` (with ``style``), ``n_cases``, ``bootstrap_strengths`` (the
-        resamples x systems draws, columns in ``bootstrap_systems`` order, for rank intervals).
+        ``style_coefficients`` (with ``style``), ``n_cases``.
 
     Example:
         >>> from jevalkit import io
@@ -154,6 +153,41 @@ def rank(
         >>> table = rank(io.read(data_dir() / "examples" / "pairwise.jsonl"), anchor="delta", n_resamples=200)
         >>> table["system"].tolist()[0], float(table.set_index("system").loc["delta", "rating"])
         ('alpha', 1000.0)
+    """
+    return rank_with_draws(
+        df,
+        anchor=anchor,
+        style=style,
+        strong_weight=strong_weight,
+        resample=resample,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )[0]
+
+
+def rank_with_draws(
+    df: pd.DataFrame,
+    *,
+    anchor: str | None = None,
+    style: bool = False,
+    strong_weight: float = 1.0,
+    resample: str = "cases",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`rank`'s table and its bootstrap draws of the strengths (resamples x systems, one
+    column per system), for the leaderboard's rank intervals (kept out of ``attrs``: pandas
+    compares attrs when frames are combined, and arrays make that comparison fail).
+
+    Example:
+        >>> from jevalkit import io
+        >>> from jevalkit._paths import data_dir
+        >>> table, draws = rank_with_draws(io.read(data_dir() / "examples" / "pairwise.jsonl"),
+        ...                                n_resamples=50)
+        >>> draws.shape, sorted(draws.columns) == sorted(table["system"])
+        ((50, 6), True)
     """
     if resample not in ("cases", "games"):
         raise StatsError(f"resample must be 'cases' or 'games', got {resample!r}")
@@ -228,14 +262,12 @@ def rank(
     table["rank"] = np.arange(1, len(table) + 1)
     table = table[RANK_COLUMNS].reset_index(drop=True)
     table.attrs["separability"] = separability(table)
-    table.attrs["bootstrap_strengths"] = boot_strengths  # columns: bootstrap_systems
-    table.attrs["bootstrap_systems"] = systems
     table.attrs["n_cases"] = int(group_codes(games, ["case_id"])[0].max()) + 1
     if style:
         table.attrs["style_coefficients"] = dict(
             zip(style_names, beta[len(keep) :].tolist(), strict=True)
         )
-    return table
+    return table, pd.DataFrame(boot_strengths, columns=systems)
 
 
 def separability(table: pd.DataFrame) -> float:
