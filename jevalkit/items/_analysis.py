@@ -11,12 +11,14 @@ and the correlations and p-values to ``scipy.stats.pearsonr``.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
 from ..errors import StatsError
-from ..metrics import CASE_COLUMNS, require_connected, require_systems, score_matrix
+from ..metrics import ScoreColumns, require_connected, require_systems, score_matrix
 
 ANALYSIS_COLUMNS = [
     "n_systems",
@@ -69,19 +71,16 @@ def _alpha_if_deleted(scores: np.ndarray) -> np.ndarray:
 def analysis(
     df: pd.DataFrame,
     *,
-    system: str = "system",
-    case=CASE_COLUMNS,
-    score: str = "score",
-    scale: tuple[float, float] | None = None,
     flaky_at: float = 0.2,
     confidence: float = 0.95,
+    **columns: Unpack[ScoreColumns],
 ) -> pd.DataFrame:
     """Item analysis of a benchmark from many systems' results.
 
     Args:
         df: results, one row per system x case x repeat.
-        system, case, score: the columns naming the system, the item and its score (0-1, or
-            pass ``scale=(low, high)``).
+        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (see
+            :class:`jevalkit.metrics.ScoreColumns`; scores in [0, 1] or rescaled by ``scale``).
         flaky_at: an item is flaky when at least this share of the systems that ran it more
             than once gave it different scores across repeats.
         confidence: of alpha's interval.
@@ -108,7 +107,7 @@ def analysis(
     """
     if not 0 < flaky_at <= 1:
         raise StatsError(f"flaky_at must be in (0, 1], got {flaky_at!r}")
-    m = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    m = score_matrix(df, **columns)
     require_systems(m, 3, "item analysis (a correlation across systems)")
     require_connected(m)
     x, seen = m.scores, m.observed

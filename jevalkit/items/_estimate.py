@@ -62,7 +62,7 @@ def estimate(
 
     Args:
         fit: the item response model fitted on past systems (:func:`fit_irt`); new results
-            are read with its ``system``, ``case`` and ``score`` columns.
+            are read with the columns it was fitted with (``fit.matrix.columns``).
         anchors: :func:`select`'s table.
         new_results: results of one or more new systems on (some of) the anchors; rows on
             other items are ignored.
@@ -90,14 +90,7 @@ def estimate(
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
     cols = _anchor_columns(fit, anchors)
-    spec = fit.columns
-    new = score_matrix(
-        new_results,
-        system=spec["system"],
-        case=spec["case"],
-        score=spec["score"],
-        scale=spec["scale"],
-    )
+    new = score_matrix(new_results, **fit.matrix.columns)
     new_index = {item: j for j, item in enumerate(new.item_ids())}
     where = np.asarray([new_index.get(c, -1) for c in anchors["case"]])
     if (where < 0).all():

@@ -24,14 +24,14 @@ table with NaN parameters and a ``status`` saying why.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Unpack
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
 from ..errors import StatsError
-from ..metrics import CASE_COLUMNS, ScoreMatrix, require_connected, require_systems, score_matrix
+from ..metrics import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 
 NODES = np.linspace(-5.0, 5.0, 41)
 PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()
@@ -66,8 +66,6 @@ class IrtFit:
         loglik, aic, bic: the marginal log-likelihood and information criteria.
         converged, n_iter: of the EM.
         matrix: the system x item scores the model was fitted to.
-        columns: the ``system``, ``case``, ``score`` and ``scale`` it was fitted with (new
-            results are read the same way).
         method: what was fitted, and how.
     """
 
@@ -81,7 +79,6 @@ class IrtFit:
     n_iter: int
     matrix: ScoreMatrix = field(repr=False)
     method: str = ""
-    columns: dict = field(default_factory=dict)
 
     def posterior(self, scores: np.ndarray, weight: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Posterior weights over the quadrature nodes of abilities, one row per system, given
@@ -154,12 +151,9 @@ def fit_irt(
     df: pd.DataFrame,
     *,
     model: Literal["1pl", "2pl"] = "2pl",
-    system: str = "system",
-    case=CASE_COLUMNS,
-    score: str = "score",
-    scale: tuple[float, float] | None = None,
     max_iter: int = 500,
     tol: float = 1e-4,
+    **columns: Unpack[ScoreColumns],
 ) -> IrtFit:
     """Fit a 1PL or 2PL item response model to systems' scores (binary or proportions in [0, 1]).
 
@@ -167,8 +161,8 @@ def fit_irt(
         df: results, one row per system x case x repeat (repeats are averaged per cell).
         model: ``2pl`` (a difficulty and a discrimination per item) or ``1pl`` (one shared
             discrimination).
-        system, case, score: the columns naming the system, the item and its score.
-        scale: (low, high) of the scores when they are not already in [0, 1].
+        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (see
+            :class:`jevalkit.metrics.ScoreColumns`).
         max_iter, tol: EM stops when no parameter moves more than ``tol``.
 
     Returns:
@@ -183,7 +177,7 @@ def fit_irt(
     """
     if model not in MIN_SYSTEMS:
         raise StatsError(f"model must be '1pl' or '2pl', got {model!r}")
-    matrix = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    matrix = score_matrix(df, **columns)
     require_systems(matrix, MIN_SYSTEMS[model], f"a {model.upper()} fit (to calibrate items)")
     require_connected(matrix)
     y_all, w_all = np.nan_to_num(matrix.scores), matrix.weight.astype(float)
@@ -278,7 +272,6 @@ def fit_irt(
         n_iter=it,
         matrix=matrix,
         method=method,
-        columns={"system": system, "case": case, "score": score, "scale": scale},
     )
 
 

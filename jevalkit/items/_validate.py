@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Unpack
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from ..errors import StatsError
-from ..metrics import CASE_COLUMNS, score_matrix
+from ..metrics import ScoreColumns, score_matrix
 from ._estimate import estimate
 from ._irt import fit_irt
 from ._select import select
@@ -22,13 +23,10 @@ def leave_systems_out(
     *,
     methods: Sequence[str] = ("irt", "stratified", "random"),
     model: str = "2pl",
-    system: str = "system",
-    case=CASE_COLUMNS,
-    score: str = "score",
-    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     max_systems: int | None = None,
     seed: int | None = 0,
+    **columns: Unpack[ScoreColumns],
 ) -> pd.DataFrame:
     """Hold out each system in turn (those scored on every item, so their full score is known),
     fit on all the others, choose k anchors, estimate the held-out
@@ -53,7 +51,7 @@ def leave_systems_out(
         >>> table[["k", "method", "n_systems"]].values.tolist()
         [[20, 'random', 3]]
     """
-    full = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    full = score_matrix(df, **columns)
     complete = full.observed.all(axis=1)
     if not complete.any():
         raise StatsError(
@@ -63,12 +61,10 @@ def leave_systems_out(
     truth = dict(zip(full.systems, full.scores.mean(axis=1), strict=True))
     held = [s for s, ok in zip(full.systems, complete, strict=True) if ok]
     held = held[:max_systems] if max_systems else held
-    names = df[system].astype(str)
+    names = df[full.columns["system"]].astype(str)
     records = []
     for i, name in enumerate(tqdm(held, desc="leave-systems-out", leave=False)):
-        fit = fit_irt(
-            df[names != name], model=model, system=system, case=case, score=score, scale=scale
-        )
+        fit = fit_irt(df[names != name], model=model, **columns)
         new = df[names == name]
         for k in ks:
             for method in methods:

@@ -28,7 +28,7 @@ from ._judge_bias import (
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
-from ._matrix import ScoreMatrix, require_connected, require_systems, score_matrix
+from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
@@ -52,6 +52,7 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
+    "ScoreColumns",
     "ScoreMatrix",
     "baseline_win_rates",
     "by_groups",

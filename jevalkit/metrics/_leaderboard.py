@@ -24,7 +24,7 @@ case means; the comparison graph must be connected.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Unpack
 
 import numpy as np
 import pandas as pd
@@ -34,8 +34,7 @@ from scipy.sparse.csgraph import connected_components
 from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
-from ._frame import CASE_COLUMNS
-from ._matrix import require_connected, score_matrix
+from ._matrix import ScoreColumns, require_connected, score_matrix
 from ._rank import ELO_SCALE, rank_with_draws
 from ._scores import mean_score
 
@@ -138,13 +137,10 @@ def leaderboard(
     df: pd.DataFrame,
     *,
     kind: Literal["pointwise", "pairwise"] = "pointwise",
-    system: str = "system",
-    case=CASE_COLUMNS,
-    score: str = "score",
-    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    **columns: Unpack[ScoreColumns],
 ) -> pd.DataFrame:
     """A leaderboard that says which rank differences are real.
 
@@ -152,7 +148,8 @@ def leaderboard(
         df: results: one row per system x case x repeat (``pointwise``: a ``score`` in [0, 1],
             or pass ``scale``), or pairwise games (``pairwise``: rows :func:`rank` reads).
         kind: ``pointwise`` (mean case score) or ``pairwise`` (Bradley-Terry strength).
-        system, case, score, scale: the columns (pointwise).
+        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (pointwise; see
+            :class:`ScoreColumns`).
         confidence: of every interval, and the simultaneous level of the rank intervals.
         n_resamples, seed: of the case bootstrap.
 
@@ -186,7 +183,8 @@ def leaderboard(
         return _pairwise(df, confidence, n_resamples, seed)
     if kind != "pointwise":
         raise StatsError(f"kind must be 'pointwise' or 'pairwise', got {kind!r}")
-    matrix = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    matrix = score_matrix(df, **columns)
+    spec = matrix.columns
     names = np.asarray(matrix.systems)
     if len(names) < 2:
         raise StatsError(f"a leaderboard needs at least two systems, got {len(names)}")
@@ -201,11 +199,11 @@ def leaderboard(
             "paired comparison needs at least 2: score them on common cases"
         )
     summary = mean_score(
-        df.assign(_system=df[system].astype(str)),
+        df.assign(_system=df[spec["system"]].astype(str)),
         by="_system",
-        case=case,
-        score=score,
-        scale=scale,
+        case=spec["case"],
+        score=spec["score"],
+        scale=spec["scale"],
         confidence=confidence,
         bimodality=False,
     ).set_index("_system")

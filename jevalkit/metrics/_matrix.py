@@ -9,7 +9,8 @@ are counted per system in ``n_missing`` (the leaderboard bounds them), never rea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,18 @@ from ..errors import StatsError
 from ._frame import CASE_COLUMNS, columns_of, group_codes, require
 
 CaseSpec = str | tuple[str, ...] | list[str] | None
+
+
+class ScoreColumns(TypedDict, total=False):
+    """The columns an item statistic reads, defined once (every function that builds a
+    :class:`ScoreMatrix` takes them as keywords): ``system`` (default ``system``), ``case``
+    (default probe, version, case_id), ``score`` (default ``score``), ``scale`` ((low, high)
+    of raw grades; default None: scores already in [0, 1])."""
+
+    system: str
+    case: CaseSpec
+    score: str
+    scale: tuple[float, float] | None
 
 
 @dataclass(frozen=True)
@@ -34,6 +47,8 @@ class ScoreMatrix:
         flips: per cell, whether its repeats disagree (some scored differently from others).
         n_missing: per system, rows skipped for an error or a missing score.
         case_label: what an item is, for ``method`` strings.
+        columns: the :class:`ScoreColumns` it was read with (defaults filled in), so new
+            results can be read the same way.
     """
 
     systems: list[str]
@@ -43,6 +58,7 @@ class ScoreMatrix:
     flips: np.ndarray
     n_missing: np.ndarray
     case_label: str
+    columns: dict = field(default_factory=dict)
 
     @property
     def observed(self) -> np.ndarray:
@@ -136,7 +152,8 @@ def score_matrix(
         scores = np.where(size > 0, total / np.maximum(size, 1), np.nan)
     flips = (high_v > low_v).reshape(shape)
     label = "+".join(case_cols)
-    return ScoreMatrix(systems, items, scores, size, flips, n_missing, label)
+    columns = {"system": system, "case": case, "score": score, "scale": scale}
+    return ScoreMatrix(systems, items, scores, size, flips, n_missing, label, columns)
 
 
 def _refuse_duplicates(usable: pd.DataFrame, system: str, case_cols: list[str]) -> None:
