@@ -179,6 +179,12 @@ def leaderboard(
         (SD of the systems' values over the root mean square of their SEs), ``critical``,
         ``could_be_first`` (list), ``n_cases``, ``kind``.
 
+    Notes:
+        A system's ``value`` is its mean over the cases it has a score for. When systems miss
+        different cases, their values average different cases: read ``value_worst`` and
+        ``value_best``, which bound the mean over every case of the benchmark, before trusting
+        an order that a few missing cases could reverse.
+
     Refuses (StatsError, one line) with fewer than two systems, when two systems share fewer
     than two cases, or (pairwise) when the games do not connect all systems.
 
