@@ -32,6 +32,7 @@ ANALYSIS_COLUMNS = [
     "negative",
     "flaky",
     "status",
+    "method",
 ]
 
 
@@ -93,7 +94,7 @@ def analysis(
         ``flip_share`` (share of systems whose repeats disagree), ``alpha_if_deleted``,
         ``dead`` (every system scored it alike), ``negative`` (r < 0 with p < 0.05: likely
         mis-keyed or ambiguous), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
-        flags joined by ``+``). ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
+        flags joined by ``+``), ``method``. ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
         alpha), ``n_systems``, ``n_items``, ``method``.
 
     Refuses (StatsError) with fewer than 3 systems, when systems share no items, and when no
@@ -176,16 +177,18 @@ def analysis(
         "status": status,
     }.items():
         table[name] = values
+    method = (
+        f"classical item analysis over {len(m.systems)} systems ({m.case_label} as items); "
+        f"corrected item-total Pearson r with its t-test p; Cronbach's alpha on the "
+        f"{n_complete} systems scored on every item, Feldt {confidence:.0%} interval"
+    )
+    table["method"] = method
     table.attrs.update(
         alpha=alpha[0],
         alpha_ci=(alpha[1], alpha[2]),
         n_complete=n_complete,
         n_systems=len(m.systems),
         n_items=x.shape[1],
-        method=(
-            f"classical item analysis over {len(m.systems)} systems ({m.case_label} as items); "
-            f"corrected item-total Pearson r; Cronbach's alpha on the {n_complete} systems "
-            f"scored on every item, Feldt {confidence:.0%} interval"
-        ),
+        method=method,
     )
     return table.reset_index(drop=True)

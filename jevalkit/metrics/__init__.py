@@ -14,6 +14,7 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
+from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
@@ -37,11 +38,15 @@ __all__ = [
     "BASELINE_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
+    "CHECKS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
+    "CONTRACT",
     "COST_COLUMNS",
+    "DATA_KINDS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "HELPERS",
     "LEADERBOARD_COLUMNS",
     "LENGTH_COLUMNS",
     "POSITION_COLUMNS",
@@ -52,6 +57,7 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
+    "Estimator",
     "ScoreColumns",
     "ScoreMatrix",
     "baseline_win_rates",
@@ -76,6 +82,7 @@ __all__ = [
     "quality",
     "rank",
     "rank_sets",
+    "register",
     "release_gate",
     "reliability_curve",
     "require",

@@ -31,8 +31,6 @@ from typing import Literal, Unpack
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
@@ -261,7 +259,9 @@ def _finish(table, sets, confidence, n_cases, kind) -> pd.DataFrame:
     table["could_be_first"] = table["rank_low"] == 1
     order = np.lexsort((table["system"].to_numpy(), -table["value"].to_numpy()))
     table["tie_class"] = _tie_classes(order, sets["better"])
-    table["rank"] = table["value"].rank(ascending=False, method="min").astype(int)
+    table["rank"] = (
+        table["value"].rank(ascending=False, method="min", na_option="bottom").astype(int)
+    )
     table = table.iloc[order][LEADERBOARD_COLUMNS].reset_index(drop=True)
     se = table["se"].to_numpy(float)
     spread = table["value"].std(ddof=1)
@@ -278,28 +278,25 @@ def _finish(table, sets, confidence, n_cases, kind) -> pd.DataFrame:
 
 
 def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd.DataFrame:
-    for column in ("system_a", "system_b", "case_id"):
-        if column not in df.columns:
-            raise StatsError(f"no {column!r} column: these are not pairwise games")
-    a, b = df["system_a"].dropna().astype(str), df["system_b"].dropna().astype(str)
-    names = sorted(set(a) | set(b))
-    index = {s: i for i, s in enumerate(names)}
-    ia = df["system_a"].astype(str).map(index).dropna().to_numpy(int)
-    ib = df["system_b"].astype(str).map(index).dropna().to_numpy(int)
-    graph = coo_matrix((np.ones(ia.size), (ia, ib)), shape=(len(names), len(names)))
-    n_comp, labels = connected_components(graph, directed=False)
-    if n_comp > 1:
-        parts = [sorted(np.asarray(names)[labels == g].tolist()) for g in range(n_comp)]
-        raise StatsError(
-            f"the games do not connect the systems ({' and '.join(map(str, parts[:3]))} never "
-            "meet): strengths across groups are not identified; add games between the groups"
-        )
+    # rank refuses a disconnected graph (naming its groups) and reports separated systems as
+    # +-inf (or NaN): those cannot be placed, so their rank interval is every rank
     table, draws = rank_with_draws(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    # strengths are log-odds, and their bootstrap always varies: no Wilson fallback
-    shared = np.full((len(names), len(names)), np.inf)
+    finite = np.isfinite(table["strength"].to_numpy())
+    n_out = int((~finite).sum())
+    names = table["system"][finite]
     sets = rank_sets(
-        table["strength"].to_numpy(), draws[table["system"]].to_numpy(), shared, confidence
+        table["strength"].to_numpy()[finite],
+        draws[names].to_numpy(),
+        np.full((finite.sum(), finite.sum()), np.inf),  # log-odds: no Wilson fallback
+        confidence,
     )
+    size = len(table)
+    better = np.zeros((size, size), dtype=bool)
+    better[np.ix_(finite, finite)] = sets["better"]
+    rank_low = np.ones(size, dtype=int)
+    rank_high = np.full(size, size)
+    rank_low[finite] = sets["rank_low"]
+    rank_high[finite] = sets["rank_high"] + n_out
     out = pd.DataFrame(
         {
             "system": table["system"],
@@ -312,7 +309,9 @@ def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd
             "value_worst": np.nan,
             "value_best": np.nan,
             "method": table["method"]
-            + f"; simultaneous {confidence:.0%} rank intervals (max-t over pairs)",
+            + f"; simultaneous {confidence:.0%} rank intervals (max-t over pairs, step-down)"
+            + (f"; {n_out} system(s) not placed (unbounded strength): every rank" if n_out else ""),
         }
     )
+    sets = {**sets, "rank_low": rank_low, "rank_high": rank_high, "better": better}
     return _finish(out, sets, confidence, table.attrs["n_cases"], "pairwise")

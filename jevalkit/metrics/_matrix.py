@@ -18,7 +18,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import StatsError
-from ._frame import CASE_COLUMNS, columns_of, group_codes, require
+from ._frame import CASE_COLUMNS, check_key_types, columns_of, group_codes, require
 
 CaseSpec = str | tuple[str, ...] | list[str] | None
 
@@ -108,6 +108,7 @@ def score_matrix(
         raise StatsError("item statistics need a case column: pass case='<column>'")
     for column in case_cols:
         require(df, column, "case", "the item each row scores")
+    check_key_types(df, case_cols, system)
     missing = df[score].isna().to_numpy().copy()
     if "error" in df.columns:
         missing |= df["error"].notna().to_numpy()
@@ -171,7 +172,7 @@ def _refuse_duplicates(usable: pd.DataFrame, system: str, case_cols: list[str]) 
             else "no 'repeat' column tells them apart: pass case columns that make each row "
             "one case, or add a repeat column"
         )
-        raise StatsError(f"{int(dup.sum())} rows share {first}; {why}")
+        raise StatsError(f"{int(dup.sum())} duplicated rows share {first}; {why}")
 
 
 def require_systems(matrix: ScoreMatrix, minimum: int, purpose: str) -> None:

@@ -109,7 +109,7 @@ def test_cronbach_alpha_of_a_constant_total_is_not_a_number():
 
 def test_duplicated_rows_are_refused_not_averaged(sim):
     copied = pd.concat([sim, sim.iloc[:1]])
-    with pytest.raises(StatsError, match=r"2 rows share .*the same repeat twice"):
+    with pytest.raises(StatsError, match=r"2 duplicated rows share .*the same repeat twice"):
         analysis(copied, case="case_id")
     coarse = sim.drop(columns="repeat")
     coarse = pd.concat([coarse, coarse.iloc[:1]])
