@@ -263,9 +263,10 @@ def _finish(table, sets, confidence, n_cases, kind) -> pd.DataFrame:
         table["value"].rank(ascending=False, method="min", na_option="bottom").astype(int)
     )
     table = table.iloc[order][LEADERBOARD_COLUMNS].reset_index(drop=True)
-    se = table["se"].to_numpy(float)
-    spread = table["value"].std(ddof=1)
-    noise = np.sqrt(np.nanmean(se**2))
+    placed = np.isfinite(table["value"].to_numpy(float))  # unbounded strengths say nothing here
+    se = table["se"].to_numpy(float)[placed]
+    spread = table["value"][placed].std(ddof=1) if placed.sum() >= 2 else float("nan")
+    noise = np.sqrt(np.nanmean(se**2)) if np.isfinite(se).any() else float("nan")
     table.attrs.update(
         signal_to_noise=float(spread / noise) if noise > 0 else float("nan"),
         critical=sets["critical"],

@@ -130,3 +130,16 @@ def test_refusals():
         leaderboard(games[ab | cd], kind="pairwise")
     with pytest.raises(StatsError, match="outside \\[0, 1\\]"):
         leaderboard(df.assign(score=df["score"] * 10), case="case_id")
+
+
+def test_a_separated_system_is_not_placed():
+    games = io.read(data_dir() / "examples" / "pairwise.jsonl")
+    sweep = games.head(6).assign(system_a="winner", system_b="alpha", verdict="a>b", score=1.0)
+    sweep = sweep.drop_duplicates(["case_id", "position", "repeat"])
+    board = leaderboard(
+        pd.concat([games, sweep], ignore_index=True), kind="pairwise", n_resamples=200
+    )
+    row = board.set_index("system").loc["winner"]
+    assert (row["rank_low"], row["rank_high"]) == (1, len(board)) and row["could_be_first"]
+    assert "not placed" in row["method"]
+    assert (board.set_index("system").drop("winner")["rank_high"] >= 2).all()
