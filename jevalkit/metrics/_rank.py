@@ -208,6 +208,43 @@ def rank(
         >>> table["system"].tolist()[0], float(table.set_index("system").loc["delta", "rating"])
         ('alpha', 1000.0)
     """
+    return rank_with_draws(
+        df,
+        anchor=anchor,
+        style=style,
+        strong_weight=strong_weight,
+        estimand=estimand,
+        resample=resample,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )[0]
+
+
+def rank_with_draws(
+    df: pd.DataFrame,
+    *,
+    anchor: str | None = None,
+    style: bool = False,
+    strong_weight: float = 1.0,
+    estimand: str = "verdicts",
+    resample: str = "cases",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`rank`'s table and its bootstrap draws of the strengths (resamples x systems, one
+    column per system), for the leaderboard's rank intervals (kept out of ``attrs``: pandas
+    compares attrs when frames are combined, and arrays make that comparison fail).
+
+    Example:
+        >>> from jevalkit import io
+        >>> from jevalkit._paths import data_dir
+        >>> table, draws = rank_with_draws(io.read(data_dir() / "examples" / "pairwise.jsonl"),
+        ...                                n_resamples=50)
+        >>> draws.shape, sorted(draws.columns) == sorted(table["system"])
+        ((50, 6), True)
+    """
     if resample not in ("cases", "games"):
         raise StatsError(f"resample must be 'cases' or 'games', got {resample!r}")
     games = _games(df, strong_weight, estimand)
@@ -258,7 +295,7 @@ def rank(
         table = table[RANK_COLUMNS].reset_index(drop=True)
         table.attrs["separability"] = separability(table)
         table.attrs["n_cases"] = int(group_codes(all_games, ["case_id"])[0].max()) + 1
-        return table
+        return table, pd.DataFrame(np.zeros((n_resamples, 1)), columns=[anchor])
     pair_code, pair_design, keep = _pair_rows(games, systems, anchor)
     y, w = games["_y"].to_numpy(), games["_w"].to_numpy()
     if style:
@@ -333,7 +370,7 @@ def rank(
         table.attrs["style_coefficients"] = dict(
             zip(style_names, beta[len(keep) :].tolist(), strict=True)
         )
-    return table
+    return table, pd.DataFrame(boot_strengths, columns=systems)
 
 
 def _unbounded(
