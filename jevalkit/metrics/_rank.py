@@ -24,12 +24,13 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ..errors import StatsError
 from ..judges import STYLE_FEATURES
-from ..stats import no_spread_ci
+from ..stats import no_spread_ci, standard_error
 from ._frame import group_codes
 from ._judge_bias import games_of
 
@@ -454,18 +455,22 @@ def baseline_win_rates(
     baseline: str,
     *,
     estimand: str = "verdicts",
+    interval: str = "t",
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> pd.DataFrame:
-    """Every system's win rate against one baseline in pairwise games, with a percentile
-    bootstrap over cases (the games of a case resampled together).
+    """Every system's win rate against one baseline in pairwise games, with an interval that
+    keeps the games of a case together.
 
     ``estimand="verdicts"`` counts verdicts: (wins + ties / 2) / games. ``estimand="preference"``
     averages each game's preference strength (its ``score``: 0.75 for a slight win, 1 for a strong
     one, or an annotator's fractional preference), AlpacaEval's headline win rate. ``method``
-    names which. A system met on one case only gets no interval (one case cannot show how cases
-    vary); when every case gives the same share, the interval is the Wilson floor over cases
+    names which. ``interval="t"`` (the default): Student's t with the case-clustered standard
+    error (:func:`jevalkit.stats.standard_error`, finite-cluster correction), clipped to [0, 1];
+    ``interval="bootstrap"``: the percentile bootstrap over cases (``n_resamples``, ``seed``),
+    which covered 92.0% at 30 cases in ``benchmarks/calibration.py`` (the t interval 93.3%).
+    A system met on one case only gets no interval (one case cannot show how cases vary); when every case gives the same share, the interval is the Wilson floor over cases
     (:func:`jevalkit.stats.no_spread_ci`), never a point.
 
     Example:
@@ -475,6 +480,8 @@ def baseline_win_rates(
         >>> sorted(table["system"]) == ["alpha", "bravo", "charlie", "echo", "foxtrot"]
         True
     """
+    if interval not in ("t", "bootstrap"):
+        raise StatsError(f"interval must be 't' or 'bootstrap', got {interval!r}")
     games = _games(df, 1.0, estimand)
     a, b = games["system_a"].astype(str), games["system_b"].astype(str)
     involved = (a == baseline) | (b == baseline)
@@ -493,11 +500,19 @@ def baseline_win_rates(
         totals = np.bincount(codes, weights=part["y"].to_numpy())
         sizes = np.bincount(codes)
         n_cases = sizes.size
-        draws = rng.integers(0, n_cases, (n_resamples, n_cases))
-        boot = totals[draws].sum(axis=1) / sizes[draws].sum(axis=1)
-        low, high = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
         y = part["y"].to_numpy()
-        how = f"percentile bootstrap over {n_cases} cases"
+        if interval == "bootstrap":
+            draws = rng.integers(0, n_cases, (n_resamples, n_cases))
+            boot = totals[draws].sum(axis=1) / sizes[draws].sum(axis=1)
+            low, high = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
+            how = f"percentile bootstrap over {n_cases} cases"
+        elif n_cases >= 2 and np.ptp(totals / sizes) > 0:
+            se = standard_error(y, cluster=codes, small_sample_correction=True)
+            half = sps.t.ppf(0.5 + confidence / 2, n_cases - 1) * se
+            low, high = max(0.0, y.mean() - half), min(1.0, y.mean() + half)
+            how = f"t interval, standard error clustered by case ({n_cases} cases)"
+        else:
+            low = high = float(y.mean())
         if n_cases < 2:
             low = high = np.nan
             how = "one case: no interval (cases cannot be resampled)"
