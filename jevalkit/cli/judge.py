@@ -18,8 +18,10 @@ from ..judges import (
     quality,
     read_judge_file,
 )
+from ..metrics import scored
 from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from ._args import add_endpoint_arguments, add_run_arguments, run_options
+from ._outcome import report_outcome
 
 __all__ = ["register"]
 
@@ -90,32 +92,22 @@ def _judge(args: argparse.Namespace) -> int:
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
-        errors = df["error"].dropna()
-        if len(errors):
-            print(
-                f"{len(errors)} case(s) without a trustworthy judgment, e.g.: "
-                f"{errors.iloc[0]['message']}"
-            )
-        print(quality(df).to_string(index=False))
-    return 0
+        if scored(df):
+            print(quality(df).to_string(index=False))
+    return report_outcome(df, unit="judgment")
 
 
 def _pairwise_report(df: pd.DataFrame) -> int:
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
         print(pairwise_preferences(df).to_string(index=False))
-        errors = df["error"].dropna()
-        if len(errors):
-            print(
-                f"{len(errors)} game(s) without a trustworthy verdict, e.g.: {errors.iloc[0]['message']}"
-            )
-        if len(errors) < len(df):
+        if scored(df):
             bias = position_bias(df).iloc[0]
             print(
                 f"answer shown first won {bias['first_win_share']:.0%} of {bias['n_decisive']} decisive "
                 f"games (95% CI {bias['ci_low']:.0%}-{bias['ci_high']:.0%}, p = {bias['p_value']:.3g}); "
                 f"swap consistency {bias['swap_consistency']:.0%} of {bias['n_pairs']} cases"
             )
-    return 0
+    return report_outcome(df, unit="game")
 
 
 def _list(args: argparse.Namespace) -> int:

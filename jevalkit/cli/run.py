@@ -17,6 +17,7 @@ from ..runner import (
     run,
 )
 from ._args import add_endpoint_arguments, add_run_arguments, generation_options, run_options
+from ._outcome import report_outcome
 
 __all__ = ["register"]
 
@@ -124,4 +125,4 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     _print_stop(df)
-    return 0
+    return report_outcome(df)

@@ -22,6 +22,7 @@ from ._corrected import (
     ppi_interval,
 )
 from ._cost import COST_COLUMNS, cost
+from ._failures import ERROR_SUMMARY_COLUMNS, error_summary, scored, truncated
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
@@ -37,6 +38,7 @@ __all__ = [
     "COMPARE_METRICS",
     "CORRECTED_COLUMNS",
     "COST_COLUMNS",
+    "ERROR_SUMMARY_COLUMNS",
     "ESTIMATORS",
     "GATE_COLUMNS",
     "GATE_METRICS",
@@ -54,6 +56,7 @@ __all__ = [
     "corrected_difference",
     "corrected_mean",
     "cost",
+    "error_summary",
     "gate",
     "group_codes",
     "has_repeats",
@@ -66,8 +69,10 @@ __all__ = [
     "release_gate",
     "require",
     "run_summary",
+    "scored",
     "separability",
     "summarize",
     "system_names",
+    "truncated",
     "win_rate",
 ]
