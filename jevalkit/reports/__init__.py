@@ -31,7 +31,7 @@ from ._execute import (
     save_headline,
 )
 from ._export import export_html, parameters_html, report_cells
-from ._html import distribution_html, highlight_differences, interval_svg
+from ._html import distribution_html, expected_level, highlight_differences, interval_svg
 from ._notebook import (
     escape_markdown,
     example_path,
@@ -58,6 +58,7 @@ __all__ = [
     "escape_markdown",
     "example_path",
     "expand",
+    "expected_level",
     "export_html",
     "fenced",
     "find_notebook",

@@ -19,6 +19,15 @@ def test_level_distribution_marks_verdict_and_expected_level():
         w.probs = [0.5, 0.6]
 
 
+def test_level_distribution_on_labels_1_to_5_reports_the_expected_level_on_that_scale():
+    """Issue 26.4: labels 1-5 gave "verdict 4 - expected level 2.70" (a 0-based mean)."""
+    w = LevelDistribution([0.05, 0.05, 0.1, 0.5, 0.3], levels=["1", "2", "3", "4", "5"])
+    assert w.verdict == "4" and w.expected_level == pytest.approx(3.95)
+    assert "integer verdict <b>4</b> · expected level 3.95" in w.children[0].value
+    words = LevelDistribution([0.3, 0.7], levels=["safe", "unsafe"]).children[0].value
+    assert "expected position (0 = &#x27;safe&#x27;, 1 = &#x27;unsafe&#x27;) 0.70" in words
+
+
 def test_level_distribution_static_fallback():
     bundle = LevelDistribution([0.3, 0.7], levels=["safe", "unsafe"])._repr_mimebundle_()
     assert "text/html" in bundle and "unsafe" in bundle["text/html"] and "text/plain" in bundle
