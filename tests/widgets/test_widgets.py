@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import traitlets
@@ -57,7 +58,29 @@ def test_compare_view_difference():
     a = pd.DataFrame({"probe": "p", "repeat": range(4), "passed": [True] * 4, "score": [1.0] * 4})
     b = a.assign(passed=[True, False, False, False], score=[1.0, 0.0, 0.0, 0.0])
     v = CompareView(a, b, names=("x", "y"), case="probe")
-    assert v.difference == pytest.approx(0.75) and "paired difference x − y: +0.750" in v.value
+    assert v.difference == pytest.approx(0.75) and "score difference x − y: +0.750" in v.value
+    assert "one case: its repeats compared unpaired" in v.value
+
+
+def test_compare_view_pairs_by_case_with_the_librarys_interval():
+    """Issue 26.5: it paired by repeat (n = 12 for 4 cases) and gave a third interval."""
+    from jevalkit.metrics import compare
+
+    rng = np.random.default_rng(3)
+    rows = [
+        {"case_id": f"c{c}", "repeat": r, "score": float(rng.random()), "passed": True}
+        for c in range(4)
+        for r in range(3)
+    ]
+    a = pd.DataFrame(rows)
+    b = a.assign(score=a["score"] * 0.7)
+    v = CompareView(a, b, names=("x", "y"), case="case_id")
+    both = pd.concat([a.assign(system="x"), b.assign(system="y")])
+    row = compare(both, "y", by=None, case="case_id", metrics=["mean_score"]).iloc[0]
+    assert v.n_cases == 4 == row["n_paired"]
+    assert v.difference == pytest.approx(row["delta"])
+    assert f"{row['ci_low']:+.3f} to {row['ci_high']:+.3f}, 4 case(s) both ran" in v.value
+    assert "paired t interval over 4 cases" in v.value
 
 
 def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():
