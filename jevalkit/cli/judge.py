@@ -12,16 +12,13 @@ from ..judges import (
     JudgeConfig,
     judge,
     judge_files,
-    pairwise_preferences,
-    position_bias,
     publish_judges,
-    quality,
     read_judge_file,
 )
-from ..metrics import scored
-from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
-from ._args import add_endpoint_arguments, add_run_arguments, run_options
+from ..metrics import pairwise_preferences, position_bias, quality, scored
+from ._args import add_model_argument, add_run_arguments, run_options
 from ._outcome import report_outcome
+from .run import _print_stop
 
 __all__ = ["register"]
 
@@ -44,19 +41,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="pairwise: judge each comparison in one order only (not recommended)",
     )
-    add_endpoint_arguments(cmd, required=False)
-    cmd.add_argument("--out", metavar="PATH")
+    add_model_argument(cmd, required=False)
     cmd.add_argument("--method", choices=["logprobs", "sampling"], default="logprobs")
     cmd.add_argument("--prompt-style", choices=["chat", "completion"], default="chat")
     cmd.add_argument("--n-samples", type=int, default=10, help="samples per judgment (sampling)")
     cmd.add_argument("--min-coverage", type=float, default=0.5)
     cmd.add_argument("--criteria", help="the rubric for llm_judge")
-    cmd.add_argument("--label", help="a name for this configuration")
     cmd.add_argument("--seed", type=int)
     cmd.add_argument(
         "--explain", action="store_true", help="also ask for a short explanation of each verdict"
     )
-    add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
+    add_run_arguments(cmd)
     cmd.set_defaults(handler=_judge)
     group = sub.add_parser("judges", help="list and publish judge prompt files")
     cmds = group.add_subparsers(dest="judges_command", required=True, metavar="SUBCOMMAND")
@@ -80,24 +75,25 @@ def _judge(args: argparse.Namespace) -> int:
         args.model,
         systems=tuple(args.systems) if args.systems else None,
         both_orders=not args.one_order,
-        out=args.out,
         config=config,
         criteria=args.criteria,
-        label=args.label,
         seed=args.seed,
         **run_options(args),
     )
     if args.evaluator == "pairwise":
-        return _pairwise_report(df)
+        _pairwise_report(df)
+        _print_stop(df)
+        return report_outcome(df, unit="game")
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
         if scored(df):
             print(quality(df).to_string(index=False))
+    _print_stop(df)
     return report_outcome(df, unit="judgment")
 
 
-def _pairwise_report(df: pd.DataFrame) -> int:
+def _pairwise_report(df: pd.DataFrame) -> None:
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
         print(pairwise_preferences(df).to_string(index=False))
         if scored(df):
@@ -107,7 +103,6 @@ def _pairwise_report(df: pd.DataFrame) -> int:
                 f"games (95% CI {bias['ci_low']:.0%}-{bias['ci_high']:.0%}, p = {bias['p_value']:.3g}); "
                 f"swap consistency {bias['swap_consistency']:.0%} of {bias['n_pairs']} cases"
             )
-    return report_outcome(df, unit="game")
 
 
 def _list(args: argparse.Namespace) -> int:
