@@ -28,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--format", choices=io.FORMATS, help="default: detected from the content")
     cmd.add_argument("--out", required=True, metavar="PATH", help="the results JSONL to write")
     cmd.add_argument("--overwrite", action="store_true", help="replace --out when it exists")
+    cmd.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the system name of each PATH, in order (two logs of one task and model)",
+    )
     add_reader_options(cmd)
     cmd.set_defaults(handler=_import)
 
@@ -95,9 +101,14 @@ def reader_options(args: argparse.Namespace, fmt: str | None) -> dict:
 
 def _import(args: argparse.Namespace) -> int:
     frames = []
-    for path in args.paths:
+    labels = args.label or [None] * len(args.paths)
+    if len(labels) != len(args.paths):
+        raise ImportFormatError(
+            f"{len(labels)} --label for {len(args.paths)} files; give one --label per file, in order"
+        )
+    for path, label in zip(args.paths, labels, strict=True):
         fmt = args.format or io.detect_format(path)
-        frame = io.read(path, format=fmt, **reader_options(args, fmt))
+        frame = io.read(path, format=fmt, label=label, **reader_options(args, fmt))
         unusable = frame["error"].notna()
         reasons = frame.loc[unusable, "error"].map(lambda e: e.get("message", "")).value_counts()
         detail = "; ".join(f"{n} {reason}" for reason, n in reasons.items())

@@ -69,3 +69,36 @@ def test_report_reads_another_tools_log_without_from(tmp_path):
     assert out.returncode == 0, out.stderr
     numbers = json.loads((tmp_path / "imported_log.headline.json").read_text())
     assert numbers["format"] == "promptfoo" and numbers["cases"] == 2
+
+
+def test_two_logs_of_one_task_and_model_import_together_under_labels(capsys, tmp_path):
+    """Issue 26.8: without a label they share every key and were refused."""
+    from jevalkit import io
+    from jevalkit.runner import read_results
+
+    copy = tmp_path / "again.json"
+    copy.write_bytes(PROMPTFOO.read_bytes())
+    out = tmp_path / "both.jsonl"
+    code, _, err = jevalkit(capsys, "import", str(PROMPTFOO), str(copy), "--out", str(out))
+    assert code == 2 and "share a key" in err
+    code, _, err = jevalkit(
+        capsys,
+        "import",
+        str(PROMPTFOO),
+        str(copy),
+        "--label",
+        "v1",
+        "--label",
+        "v2",
+        "--out",
+        str(out),
+    )
+    assert code == 0, err
+    rows = read_results(out)
+    assert len(rows) == 24 and rows["system"].nunique() == 4  # two prompts in each log
+    assert {s.split(" · ")[0] for s in rows["system"]} == {"v1", "v2"}
+    assert {s.split(" · ")[0] for s in io.read(PROMPTFOO, label="v3")["system"]} == {"v3"}
+    code, _, err = jevalkit(
+        capsys, "import", str(PROMPTFOO), str(copy), "--label", "v1", "--out", str(out)
+    )
+    assert code == 2 and "one --label per file" in err
