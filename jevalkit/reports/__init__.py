@@ -31,7 +31,14 @@ from ._execute import (
     save_headline,
 )
 from ._export import export_html, parameters_html, report_cells
-from ._html import distribution_html, expected_level, highlight_differences, interval_svg
+from ._html import (
+    distribution_html,
+    expected_level,
+    highlight_differences,
+    interval_svg,
+    write_page,
+)
+from ._leaderboard_page import leaderboard_page, rank_svg, write_leaderboard_page
 from ._notebook import (
     escape_markdown,
     example_path,
@@ -66,6 +73,7 @@ __all__ = [
     "highlight_differences",
     "interval_svg",
     "json_for_script",
+    "leaderboard_page",
     "load_batch",
     "open_results",
     "out_dir_for",
@@ -74,6 +82,7 @@ __all__ = [
     "probe_page",
     "probe_runs",
     "probe_summary_markdown",
+    "rank_svg",
     "report_cells",
     "resolve_value",
     "run_batch",
@@ -85,6 +94,8 @@ __all__ = [
     "tidy_tables",
     "write_batch_summary",
     "write_compare_page",
+    "write_leaderboard_page",
+    "write_page",
     "write_probe_page",
     "write_probe_summary",
 ]
