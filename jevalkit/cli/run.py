@@ -16,6 +16,7 @@ from ._args import (
     run_options,
     split_list,
 )
+from ._outcome import report_outcome
 
 __all__ = ["register"]
 
@@ -131,4 +132,4 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     _print_stop(df)
-    return 0
+    return report_outcome(df)

@@ -16,6 +16,7 @@ from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
 from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
+from ._failures import ERROR_SUMMARY_COLUMNS, error_summary, scored, truncated
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
 from ._judge_bias import (
@@ -45,6 +46,7 @@ __all__ = [
     "CONTRACT",
     "COST_COLUMNS",
     "DATA_KINDS",
+    "ERROR_SUMMARY_COLUMNS",
     "GATE_COLUMNS",
     "GATE_METRICS",
     "HELPERS",
@@ -69,6 +71,7 @@ __all__ = [
     "compare",
     "consistency",
     "cost",
+    "error_summary",
     "games_of",
     "gate",
     "group_codes",
@@ -93,8 +96,10 @@ __all__ = [
     "require_systems",
     "run_summary",
     "score_matrix",
+    "scored",
     "separability",
     "summarize",
     "system_names",
+    "truncated",
     "win_rate",
 ]
