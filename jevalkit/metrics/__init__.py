@@ -22,8 +22,17 @@ from ._corrected import (
     ppi_interval,
 )
 from ._cost import COST_COLUMNS, cost
+from ._facets import (
+    FACET_INTERVAL_COLUMNS,
+    judge_retest,
+    mean_error,
+    reliability,
+    run_noise_floor,
+    variance_components,
+)
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._plan import PLAN_COLUMNS, plan_design
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
@@ -38,8 +47,10 @@ __all__ = [
     "CORRECTED_COLUMNS",
     "COST_COLUMNS",
     "ESTIMATORS",
+    "FACET_INTERVAL_COLUMNS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "PLAN_COLUMNS",
     "RANK_COLUMNS",
     "RELEASE_COLUMNS",
     "RUN_SUMMARY_COLUMNS",
@@ -57,17 +68,23 @@ __all__ = [
     "gate",
     "group_codes",
     "has_repeats",
+    "judge_retest",
     "label_budget",
     "mean_absolute_error",
+    "mean_error",
     "mean_score",
     "pass_rate",
+    "plan_design",
     "ppi_interval",
     "rank",
     "release_gate",
+    "reliability",
     "require",
+    "run_noise_floor",
     "run_summary",
     "separability",
     "summarize",
     "system_names",
+    "variance_components",
     "win_rate",
 ]

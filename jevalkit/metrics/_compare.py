@@ -15,6 +15,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from ..errors import StatsError
 from ..stats import bootstrap_ci, minimum_detectable_effect, paired_proportion_ci
+from ._facets import FACET_INTERVAL_COLUMNS, facet_difference
 from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 
 COMPARE_METRICS = ("pass_rate", "mean_score", "win_rate")
@@ -147,6 +148,7 @@ def compare(
     power: float = 0.8,
     n_resamples: int = 9999,
     seed: int | None = 0,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Compare systems case by case: every system against ``baseline`` (or, without one, every
     pair), per group and metric, on the cases both ran.
@@ -161,6 +163,10 @@ def compare(
         confidence: of the intervals.
         alpha, power: for the smallest detectable effect (``mde``).
         n_resamples, seed: of the bootstrap.
+        generalize: facet columns the claim generalises over (e.g. ``["case", "variant"]``):
+            adds ``se_facets``, ``ci_low_facets``, ``ci_high_facets``, ``method_facets``, the
+            interval of ``delta`` from the variance components of the differences paired by
+            case and the other facets (shared facets cancel; win_rate: not estimable).
 
     Returns:
         One row per (group, system, metric): the ``by`` columns, ``system``, ``baseline``,
@@ -203,8 +209,11 @@ def compare(
         require(data, column, "by" if column != system else "system", "compared within or between")
     for column in columns_of(case):
         require(data, column, "case", "the unit of analysis")
+    if generalize is not None and (isinstance(generalize, str) or not len(generalize)):
+        raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
     rows = []
     tables = {}
+    value_of = {m: passed if m == "pass_rate" else score for m in metrics}
     for metric in metrics:
         value = passed if metric == "pass_rate" else score
         require(
@@ -246,14 +255,57 @@ def compare(
                     if both.sum() == 1 and min(x.size, y.size) >= 2
                     else _estimate(metric, x, y, confidence, alpha, power, n_resamples, seed)
                 )
+                if generalize is not None:
+                    estimate.update(
+                        _facets(
+                            data,
+                            by_cols,
+                            key,
+                            metric,
+                            value_of[metric],
+                            system,
+                            left,
+                            right,
+                            generalize,
+                            case,
+                            estimate["delta"],
+                            confidence,
+                        )
+                    )
                 rows.append({**row, **estimate})
-    out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS])
+    extra = FACET_INTERVAL_COLUMNS if generalize is not None else []
+    out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS, *extra])
     ok = out["p_value"].notna().to_numpy()
     out["p_holm"], out["p_bh"] = np.nan, np.nan
     if ok.any():
         out.loc[ok, "p_holm"] = multipletests(out.loc[ok, "p_value"], method="holm")[1]
         out.loc[ok, "p_bh"] = multipletests(out.loc[ok, "p_value"], method="fdr_bh")[1]
     return out
+
+
+def _facets(
+    data, by_cols, key, metric, value, system, left, right, generalize, case, delta, confidence
+) -> dict:
+    if metric == "win_rate":
+        return {c: np.nan for c in FACET_INTERVAL_COLUMNS} | {
+            "method_facets": "not estimable: a win rate has no facet-aware interval"
+        }
+    if not np.isfinite(delta):
+        return {c: np.nan for c in FACET_INTERVAL_COLUMNS} | {"method_facets": "no paired cases"}
+    sub = data
+    for column, level in zip(by_cols, key, strict=True):
+        sub = sub[sub[column].isna()] if pd.isna(level) else sub[sub[column] == level]
+    return facet_difference(
+        sub,
+        value,
+        system=system,
+        left=left,
+        right=right,
+        generalize=generalize,
+        case=case,
+        estimate=delta,
+        confidence=confidence,
+    )
 
 
 def _estimate(

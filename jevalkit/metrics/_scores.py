@@ -13,6 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 from ..errors import StatsError
 from ..stats import bimodality as bimodality_test
 from ..stats import bootstrap_ci
+from ._facets import FACET_INTERVAL_COLUMNS, facet_interval
 from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare, require
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
@@ -74,6 +75,7 @@ def mean_score(
     scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     bimodality: bool = True,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Mean of normalised 0-1 scores, one row per group, with n and an interval.
 
@@ -92,6 +94,9 @@ def mean_score(
         confidence: of the interval.
         bimodality: run the bimodality check per group (a bootstrap for graded data; set False
             when only the mean and its interval are wanted).
+        generalize: the facets the claim generalises over, as column names (``"case"`` or a
+            case column for the case; e.g. ``["case", "variant", "judge_sample"]``): adds the
+            interval that counts each as a random facet (see below).
 
     Returns:
         Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
@@ -99,12 +104,20 @@ def mean_score(
         ``ci_high``, ``method``, ``histogram`` (unit counts in ten bins over [0, 1]),
         ``bimodal``, ``bimodality_p``, ``bimodality_method`` (see
         :func:`jevalkit.stats.bimodality`; a mean hides a split, look at the histogram).
+        With ``generalize``: ``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
+        ``method_facets`` beside the case-only interval.
 
     Notes:
         Interval: Student's t over the units, clipped to [0, 1]. When the units have zero sample
         variance (five passes of five) the t interval would collapse to a point; then the Wilson
         interval for k = n x mean successes of n is used (the widest a [0, 1] score with that
         mean can need), and ``method`` says so. Fewer than 2 units: no interval (NaN).
+
+        Facet-aware interval: the variance components of [case, the generalised facets]
+        (:func:`variance_components`; what varies within a cell, such as repeats, is the
+        residual) give the variance of the mean from every component that involves a
+        generalised facet, plus the residual; t interval with Satterthwaite degrees of
+        freedom. A facet with one level in a group is "not estimable", never ignored.
 
     Example:
         >>> mean_score([0.2, 0.4, 0.9, 0.5])[["n", "value"]].to_dict("records")
@@ -152,7 +165,7 @@ def mean_score(
                 f"t interval over {name}" + (", clipped to [0, 1]" if clipped[i] else "")
             )
     checks = _bimodality(units, unit_group, raw, p, scale, g) if bimodality else None
-    return attach(
+    out = attach(
         p.groups,
         {
             "n": n,
@@ -171,6 +184,42 @@ def mean_score(
             "bimodality_method": checks["method"] if checks is not None else "not checked",
         },
     )
+    return _with_facets(out, p, generalize, case, mean, confidence)
+
+
+def _with_facets(
+    out: pd.DataFrame,
+    p: Prepared,
+    generalize: Sequence[str] | None,
+    case: CaseSpec,
+    estimates: np.ndarray,
+    confidence: float,
+) -> pd.DataFrame:
+    """Add the facet-aware interval columns (one G-study per group)."""
+    if generalize is None:
+        return out
+    if isinstance(generalize, str) or not len(generalize):
+        raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
+    if p.unit != "case":
+        raise StatsError("generalize needs cases (a DataFrame and case= columns)")
+    rows = []
+    for i in range(len(p.groups)):
+        mask = p.group == i
+        rows.append(
+            facet_interval(
+                p.frame.loc[mask],
+                p.values[mask],
+                p.case[mask],
+                generalize,
+                case,
+                float(estimates[i]),
+                confidence,
+            )
+        )
+    facets = pd.DataFrame(rows, columns=FACET_INTERVAL_COLUMNS)
+    for column in FACET_INTERVAL_COLUMNS:
+        out[column] = facets[column].to_numpy()
+    return out
 
 
 def _bimodality(
@@ -200,8 +249,13 @@ def pass_rate(
     passed: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """passed / total with a Wilson interval, case-clustered when cases have repeats.
+
+    ``generalize`` (facet columns, e.g. ``["case", "variant"]``) adds the interval that counts
+    each as a random facet (``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
+    ``method_facets``; as in :func:`mean_score`).
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
     design effect deff = (clustered SE / iid SE)^2 (:func:`jevalkit.stats.standard_error`,
@@ -255,7 +309,7 @@ def pass_rate(
             methods.append(f"Wilson over repeats of one case ({p.case_label})")
         else:
             methods.append("Wilson")
-    return attach(
+    out = attach(
         p.groups,
         {
             "n": n,
@@ -269,6 +323,7 @@ def pass_rate(
             "method": methods,
         },
     )
+    return _with_facets(out, p, generalize, case, mean, confidence)
 
 
 def mean_absolute_error(

@@ -9,7 +9,9 @@ Example:
 from ._agreement import fleiss_kappa, krippendorff_alpha
 from ._bimodality import bimodality
 from ._bootstrap import BootstrapResult, bootstrap_ci
+from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
+from ._gstudy import G_STUDY_COLUMNS, GStudy, g_study
 from ._ordinal import OrdinalSpacing, ordinal_spacing
 from ._power import (
     margin_of_error_n,
@@ -23,8 +25,10 @@ from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, s
 from ._validate import as_clean_array, as_labels
 
 __all__ = [
+    "G_STUDY_COLUMNS",
     "SEQUENCE_COLUMNS",
     "BootstrapResult",
+    "GStudy",
     "OrdinalSpacing",
     "SweepSequence",
     "as_clean_array",
@@ -32,10 +36,14 @@ __all__ = [
     "bimodality",
     "bootstrap_ci",
     "confidence_sequence",
+    "design_error",
     "fleiss_kappa",
+    "g_coefficients",
+    "g_study",
     "krippendorff_alpha",
     "margin_of_error_n",
     "minimum_detectable_effect",
+    "noise_floor",
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",
