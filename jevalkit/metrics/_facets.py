@@ -82,7 +82,8 @@ def variance_components(
         set to 0 and ``method`` says so), ``estimate`` (before that), ``share``, ``df``,
         ``ci_low``, ``ci_high`` (Satterthwaite), ``n_levels``, ``method``. ``attrs`` carries
         ``levels`` (per facet), ``repeats`` (observations per cell), ``balanced``, ``nested``,
-        ``n`` and ``n_missing``: what :func:`jevalkit.plan_design` needs.
+        ``n``, ``n_missing`` and ``cost_per_request`` (mean ``cost_usd`` of the rows that
+        have one, else None): what :func:`jevalkit.plan_design` needs.
 
     Notes:
         Balanced: ANOVA (expected mean squares) estimators, pinned to Brennan (2001) synthetic
@@ -115,8 +116,17 @@ def variance_components(
         "nested": dict(study.nested),
         "n": len(frame),
         "n_missing": n_missing,
+        "cost_per_request": _cost_per_request(data),
     }
     return table
+
+
+def _cost_per_request(data: pd.DataFrame) -> float | None:
+    """The mean dollars per request of the rows whose cost is known (None when none is)."""
+    if "cost_usd" not in data.columns:
+        return None
+    cost = pd.to_numeric(data["cost_usd"], errors="coerce").dropna()
+    return float(cost.mean()) if len(cost) else None
 
 
 def facet_interval(

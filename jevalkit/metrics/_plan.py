@@ -37,8 +37,9 @@ def plan_design(
         components: :func:`variance_components` of a pilot run (its ``attrs`` carry the
             pilot's design).
         target_half_width, budget_usd: give one (or both: the target within the budget).
-        cost_per_request: dollars per request (default: 1, so ``cost_usd`` counts requests);
-            the CLI takes it from the pilot's ``cost_usd`` or a dry run.
+        cost_per_request: dollars per request (default: the pilot's mean ``cost_usd`` when its
+            rows have prices, else 1, so ``cost_usd`` counts requests; ``attrs["priced"]``
+            says which).
         generalize: the random facets (default: every facet of the components); the others are
             fixed and keep the pilot's levels.
         limits: the most levels a facet (or ``repeats``) may have (default: 10000 cases, 20
@@ -73,7 +74,10 @@ def plan_design(
         raise StatsError(f"target_half_width must be positive, got {target_half_width}")
     if budget_usd is not None and not budget_usd > 0:
         raise StatsError(f"budget_usd must be positive, got {budget_usd}")
-    price = 1.0 if cost_per_request is None else float(cost_per_request)
+    if cost_per_request is None:
+        cost_per_request = components.attrs.get("cost_per_request")
+    priced = cost_per_request is not None
+    price = float(cost_per_request) if priced else 1.0
     if not price > 0:
         raise StatsError(f"cost_per_request must be positive, got {cost_per_request}")
     pilot = _design(components, None)
@@ -163,5 +167,5 @@ def plan_design(
     )
     table = table.sort_values(order, kind="stable").head(top).reset_index(drop=True)
     table["chosen"] = np.arange(len(table)) == 0
-    table.attrs = {"generalize": random, "confidence": confidence}
+    table.attrs = {"generalize": random, "confidence": confidence, "priced": priced}
     return table[[*facets, "repeats", *PLAN_COLUMNS]]
