@@ -10,7 +10,7 @@ import json
 import pandas as pd
 
 from ..errors import StatsError
-from ..metrics import CASE_COLUMNS, group_codes, plan_design, variance_components
+from ..metrics import plan_design, present_facets, variance_components
 from ._args import split_list
 from .imports import add_source_options, load_source
 
@@ -63,13 +63,7 @@ def _limits(items: list[str]) -> dict[str, int]:
 
 def _plan(args: argparse.Namespace) -> int:
     df = load_source(args, args.results)
-    facets, dropped = [], []
-    for facet in split_list(args.facets):
-        columns = list(CASE_COLUMNS) if facet == "case" else [facet]
-        if all(c in df.columns for c in columns) and group_codes(df, columns)[0].max() > 0:
-            facets.append(facet)
-        else:
-            dropped.append(facet)
+    facets, dropped = present_facets(df, split_list(args.facets))
     if not facets:
         raise StatsError(f"none of the facets {split_list(args.facets)} varies in {args.results}")
     components = variance_components(df, facets=facets, score=args.score)

@@ -52,6 +52,29 @@ def _facet_frame(
     return out, int(missing.sum())
 
 
+def present_facets(
+    data: pd.DataFrame, facets: Sequence[str], *, case: CaseSpec = CASE_COLUMNS
+) -> tuple[list[str], list[str]]:
+    """The facets that vary in ``data`` (``case``: the case identity), and those left out
+    (absent, or one level), for a G-study of whatever a run varied.
+
+    Example:
+        >>> d = pd.DataFrame({"case_id": [1, 2], "variant": ["a", "a"]})
+        >>> present_facets(d, ["case", "variant", "judge_sample"], case="case_id")
+        (['case'], ['variant', 'judge_sample'])
+    """
+    kept, left_out = [], []
+    for facet in facets:
+        columns = columns_of(case) if facet == CASE_FACET else [facet]
+        varies = (
+            bool(columns)
+            and all(c in data.columns for c in columns)
+            and group_codes(data, columns)[0].max() > 0
+        )
+        (kept if varies else left_out).append(facet)
+    return kept, left_out
+
+
 def variance_components(
     data: pd.DataFrame,
     *,

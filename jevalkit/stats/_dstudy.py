@@ -168,7 +168,9 @@ def noise_floor(
     re-drawn by a new run (the residual, and every component of a facet in ``redrawn``, e.g. a
     judge's samples) count twice; shared facets cancel.
 
-    Returns ``noise_floor`` (t quantile x the SD of the difference), ``sd_difference``, ``df``.
+    Returns ``noise_floor`` (t quantile x the SD of the difference), ``sd_difference``, ``df``,
+    ``method``. Nothing redrawn varied (every repeat identical): ``noise_floor`` is NaN, "not
+    estimable", never 0.
 
     Example:
         >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
@@ -177,10 +179,23 @@ def noise_floor(
         0.125
     """
     var, df = design_error(table, design, list(redrawn), nested=nested)
+    if not var > 0:
+        return {
+            "noise_floor": np.nan,
+            "sd_difference": np.nan,
+            "df": np.nan,
+            "method": "not estimable: what a new run redraws never varied in the pilot",
+        }
     sd = float(np.sqrt(2 * var))
     q = (
         float(sps.t.ppf(0.5 + confidence / 2, df))
         if np.isfinite(df)
         else float(sps.norm.ppf(0.5 + confidence / 2))
     )
-    return {"noise_floor": q * sd, "sd_difference": sd, "df": df}
+    redraws = ", ".join(["repeats", *redrawn])
+    return {
+        "noise_floor": q * sd,
+        "sd_difference": sd,
+        "df": df,
+        "method": f"t quantile x SD of the difference of two runs redrawing {redraws}",
+    }
