@@ -16,7 +16,13 @@ from ..runner import (
     plan,
     run,
 )
-from ._args import add_endpoint_arguments, add_run_arguments, generation_options, run_options
+from ._args import (
+    add_endpoint_arguments,
+    add_run_arguments,
+    generation_options,
+    run_options,
+    split_list,
+)
 
 __all__ = ["register"]
 
@@ -42,6 +48,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="constrain decoding to the probe's schema via response_format",
     )
+    cmd.add_argument(
+        "--cases",
+        metavar="RANGE",
+        help="for probes with cases: the 1-based positions to run, e.g. 1-50 or 1-10,20",
+    )
+    cmd.add_argument(
+        "--sample", type=int, metavar="N", help="then a random sample of N of those cases"
+    )
+    cmd.add_argument(
+        "--sample-seed",
+        type=int,
+        metavar="S",
+        help="seed of the --sample draw (default: --seed; one of them is required)",
+    )
+    cmd.add_argument(
+        "--variants",
+        type=_variants_value,
+        metavar="all|ID,...",
+        help="send every wording of each probe (all) or these variant ids (base = its own)",
+    )
     add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, adaptive=True)
     cmd.add_argument(
         "--dry-run",
@@ -49,6 +75,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the requests, tokens and cost it would take; send nothing",
     )
     cmd.set_defaults(handler=_run)
+
+
+def _variants_value(text: str) -> str | list[str]:
+    """``--variants``: ``all`` or a comma-separated list of variant ids."""
+    ids = split_list(text)
+    if not ids:
+        raise argparse.ArgumentTypeError("expected 'all' or variant ids separated by commas")
+    return "all" if ids == ["all"] else ids
+
+
+def _case_options(args: argparse.Namespace) -> dict:
+    """The case and variant selection the command line set."""
+    return {
+        "cases": args.cases,
+        "sample": args.sample,
+        "sample_seed": args.sample_seed,
+        "variants": args.variants,
+    }
 
 
 def _adaptive_options(args: argparse.Namespace) -> dict:
@@ -90,6 +134,7 @@ def _run(args: argparse.Namespace) -> int:
             price_out=args.price_out,
             adaptive=AdaptiveRepeats(**_adaptive_options(args)) if args.repeats == "auto" else None,
             **generation_options(args),
+            **_case_options(args),
         )
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
@@ -118,6 +163,7 @@ def _run(args: argparse.Namespace) -> int:
         out=args.out,
         **generation_options(args),
         **_adaptive_options(args),
+        **_case_options(args),
         **options,
     )
     if len(df):

@@ -1,6 +1,6 @@
 """Adaptive repeats: send repeats in rounds until the headline's interval is as narrow as asked.
 
-Each probe is a case. A round is one or more *sweeps*; a sweep sends one more repeat of every
+Each (probe, case, variant) is a case of the interval. A round is one or more *sweeps*; a sweep sends one more repeat of every
 case, except that a *settled* case (its within-case variance at most ``settled_share`` of the
 largest, so more repeats of it barely move the answer) is sent only with probability
 ``settled_probability`` and weighted back (see :mod:`jevalkit.stats._sequential`). Which settled
@@ -31,9 +31,9 @@ from ..errors import UsageError
 from ..local import is_local_model
 from ..probes import Probe
 from ..stats import SweepSequence, sequence_method
-from ._columns import finite
+from ._columns import finite, row_key
 from ._execute import RunSettings, execute
-from ._plan import probe_job, probe_parameters
+from ._plan import Selection, probe_job, probe_parameters
 from ._target import open_target
 
 ADAPTIVE_METRICS = ("pass_rate", "mean_score")
@@ -233,12 +233,19 @@ async def run_adaptive(
     api_key_env: str | None,
     settings: RunSettings,
     constrained: bool = False,
+    selection: Selection | None = None,
 ) -> pd.DataFrame:
-    """Run ``probes`` with adaptive repeats; return every row sent for them, with the result in
-    ``attrs["adaptive"]`` (a one-row DataFrame of :data:`ADAPTIVE_COLUMNS`)."""
-    n_cases = len(probes)
+    """Run ``probes`` with adaptive repeats over every (probe, case, variant) the selection
+    chooses; return every row sent for them, with the result in ``attrs["adaptive"]`` (a
+    one-row DataFrame of :data:`ADAPTIVE_COLUMNS`)."""
+    selection = selection or Selection()
+    units = []
+    for probe in probes:
+        params = probe_parameters(probe, overrides, constrained=constrained)
+        chosen, subset = selection.units(probe)
+        units += [(probe, params, case, variant, subset) for case, variant in chosen]
+    n_cases = len(units)
     check_reachable(plan, n_cases)
-    params = [probe_parameters(p, overrides, constrained=constrained) for p in probes]
     budget: Budget = settings.new_budget()
     seq = plan.sequence(n_cases)
     sweeps_per_round = max(1, math.ceil(settings.concurrency / n_cases))
@@ -257,9 +264,17 @@ async def run_adaptive(
                 chosen = plan.sweep_draw(sweep + k, send_prob)
                 draws.append(chosen)
                 for i in np.flatnonzero(chosen):
-                    jobs.append(
-                        (k, i, probe_job(probes[i], params[i], int(next_repeat[i]), rounds))
+                    probe, params, case, variant, subset = units[i]
+                    job = probe_job(
+                        probe,
+                        params,
+                        int(next_repeat[i]),
+                        rounds,
+                        case=case,
+                        variant=variant,
+                        subset=subset,
                     )
+                    jobs.append((k, i, job))
                     next_repeat[i] += 1
             df = await execute(
                 [job for _, _, job in jobs],
@@ -276,10 +291,10 @@ async def run_adaptive(
             if df.attrs.get("stopped"):
                 reason = "budget"
                 break
-            by_key = {(r["probe"], r["version"], r["repeat"]): r for r in df.to_dict("records")}
+            by_key = {row_key(r): r for r in df.to_dict("records")}
             scores = np.full((n_sweeps, n_cases), np.nan)
             for k, i, job in jobs:
-                row = by_key[(job.probe, job.version, job.repeat)]
+                row = by_key[job.key(model, label)]
                 scores[k, i] = _case_score(row, plan.metric)
             for k in range(n_sweeps):
                 errored = draws[k] & np.isnan(scores[k])

@@ -20,7 +20,7 @@ from ._execute import (
     execute,
     settings_from,
 )
-from ._plan import default_results_path, plan_jobs
+from ._plan import Selection, default_results_path, plan_jobs
 
 
 async def arun(
@@ -54,9 +54,19 @@ async def arun(
     budget_requests: int | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
+    cases: str | None = None,
+    sample: int | None = None,
+    sample_seed: int | None = None,
+    variants: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
     settings = settings_from(dict(locals()))
+    selection = Selection(
+        cases=cases,
+        sample=sample,
+        sample_seed=seed if sample_seed is None else sample_seed,
+        variants=variants,
+    )
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})
@@ -78,8 +88,9 @@ async def arun(
             api_key_env=api_key_env,
             settings=settings,
             constrained=constrained,
+            selection=selection,
         )
-    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
+    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained, selection=selection)
     return await execute(
         jobs,
         model=model,
@@ -148,6 +159,10 @@ def run(
     budget_requests: int | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
+    cases: str | None = None,
+    sample: int | None = None,
+    sample_seed: int | None = None,
+    variants: str | Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Run probes against a model and return their results rows as a DataFrame.
 
@@ -181,9 +196,16 @@ def run(
         budget_usd, budget_requests: stop cleanly once this invocation has spent this much
             (rows so far are kept; re-running resumes); ``attrs["stopped"]`` says so.
         price_in, price_out: dollars per million tokens, overriding ``data/prices.yaml``.
+        cases: for probes with cases, the 1-based positions to run (``"1-50"``,
+            ``"1-10,20"``); default every case. Recorded in each row's ``subset``.
+        sample, sample_seed: then a simple random sample of ``sample`` of them, drawn with
+            ``sample_seed`` (default ``seed``; one of them is required).
+        variants: ``"all"`` to send every wording of each probe (``base`` and its declared
+            variants) or a list of variant ids; each row's ``variant`` says which. Default:
+            the probe's own messages, ``variant`` null.
 
     Returns:
-        The rows of this run's (probe, repeat) keys, with the columns of
+        The rows of this run's (probe, case, variant, repeat) keys, with the columns of
         :data:`jevalkit.runner.COLUMNS`.
 
     Example:

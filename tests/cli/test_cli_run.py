@@ -42,7 +42,7 @@ def test_run_prints_a_summary_with_n(openai_server, tmp_path):
     header = ["probe", "system", "n", "n_cases", "passed", "errors", "pass_rate", "ci_low"]
     assert lines[0].split() == [*header, "ci_high"]
     # one probe is one case: four repeats of it, all passing
-    assert lines[1].split()[:7] == ["schema-ten-records@2", "test/m", "4", "1", "4", "0", "1.000"]
+    assert lines[1].split()[:7] == ["schema-ten-records@3", "test/m", "4", "1", "4", "0", "1.000"]
     assert b"requests" in err  # the progress bar
 
 
@@ -86,3 +86,55 @@ def test_sigkill_mid_run_then_resume_gives_exactly_one_row_per_key(openai_server
     assert sorted(r["repeat"] for r in rows) == list(range(repeats))
     assert all(r["parameters"]["seed"] == 7 + r["repeat"] for r in rows)
     assert all(r["error"] is None and r["score"] in (0.0, 1.0) for r in rows)
+
+
+def test_sigkill_mid_run_of_a_probe_with_cases_resumes_each_case_and_repeat_once(
+    openai_server, tmp_path
+):
+    from probe_folders import write_probe
+
+    root = tmp_path / "probes"
+    write_probe(root)  # 30 cases; a user folder found through $JEVALKIT_PROBES
+    openai_server.latency = 0.02
+    out = tmp_path / "r.jsonl"
+    env = {"JEVALKIT_PROBES": str(root)}
+    cmd = ["double", "--repeats", "3", "--concurrency", "2", "--temperature", "1", "--seed", "3"]
+
+    def start():
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jevalkit.cli",
+                "run",
+                *cmd,
+                "--model",
+                "test/m",
+                "--base-url",
+                openai_server.base_url,
+                "--out",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+        )
+
+    proc = start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_bytes().count(b"\n") >= 10:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 0 < out.read_bytes().count(b"\n") < 90
+    proc = start()
+    stdout, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    pairs = [(r["case_id"], r["repeat"]) for r in rows]
+    assert len(rows) == 90 and len(set(pairs)) == 90
+    assert set(pairs) == {(f"c{i:02d}", k) for i in range(1, 31) for k in range(3)}
+    assert all(r["parameters"]["seed"] == 3 + r["repeat"] for r in rows)
+    assert b"double@1" in stdout and b"30" in stdout  # the summary counts 30 cases

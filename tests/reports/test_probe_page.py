@@ -54,7 +54,7 @@ def test_probes_page_cli(tmp_path):
             "jevalkit.cli",
             "probes",
             "page",
-            "schema-ten-records",
+            "schema-ten-records@2",
             "--results",
             str(DEMO),
             "--out",
