@@ -64,17 +64,18 @@ class GStudy:
     mean_squares: np.ndarray = field(default_factory=lambda: np.zeros(0))
     ms_df: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
-    def facets_of(self, component: str) -> tuple[str, ...]:
-        """The facets a component involves (empty for the residual)."""
-        row = self.table.loc[self.table["component"] == component]
-        return tuple(row["facets"].iloc[0]) if len(row) else ()
-
     def error_variance(self, generalize: Sequence[str]) -> tuple[float, float]:
         """Variance of the grand mean of these rows when the facets in ``generalize`` are
         random (resampled) and the others fixed, and its Satterthwaite degrees of freedom.
 
         A component counts when it involves a generalised facet; the residual (what varies
         within a cell: repeats, unlisted facets) always counts.
+
+        Example:
+            >>> d = pd.DataFrame({"case": [0, 0, 1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0, 4.0, 4.0]})
+            >>> var, df = g_study(d, ["case"], "y").error_variance(["case"])
+            >>> round(var, 4), round(df, 1)  # the case means' sample variance 2.0833 / 3 cases
+            (0.6944, 2.0)
         """
         counted = []
         for row in self.table.itertuples():
