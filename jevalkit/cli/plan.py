@@ -29,9 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--budget-usd", type=float, metavar="B")
     cmd.add_argument(
         "--facets",
-        default="case,variant",
+        default="case,variant,model,base_url",
         help="comma-separated facet columns (case = the case identity); facets absent from "
-        "RESULTS or with one level are left out and said (default: case,variant)",
+        "RESULTS or with one level are left out and said (default: case,variant,model,base_url)",
     )
     cmd.add_argument("--score", default="score", help="the value column (default: score)")
     cmd.add_argument(

@@ -188,6 +188,9 @@ def g_study(
     frame = data[[*order, value]].copy()
     if frame[value].isna().any():
         raise StatsError(f"column {value!r} holds missing values; drop them first")
+    blank = [f for f in order if frame[f].isna().any()]
+    if blank:
+        raise StatsError(f"facet column(s) {blank} hold missing values: give every row a level")
     y = frame[value].to_numpy(float)
     codes = {}
     levels = {}
@@ -219,7 +222,8 @@ def g_study(
         key = pd.DataFrame(cols).T.groupby(list(range(len(cols)))).size().to_numpy()
         counts[names[s]] = float(np.sum(key.astype(float) ** 2) / y.size**2)
     replicates = float(cell.iloc[0]) if balanced else float(cell.mean())
-    has_residual = not (balanced and replicates == 1)
+    # one observation per cell (or at most one, unbalanced): the residual is the top interaction
+    has_residual = int(cell.max()) > 1
     if has_residual:
         counts[RESIDUAL] = 1.0 / y.size
     if balanced and method != "reml":

@@ -179,3 +179,13 @@ def test_noise_floor_counts_only_what_a_new_run_redraws():
     with_judge = noise_floor(t, {"case": 100, "judge": 2, "repeats": 2}, redrawn=["judge"])
     assert alone["sd_difference"] == pytest.approx(np.sqrt(2 * 0.04 / 400))
     assert with_judge["noise_floor"] > alone["noise_floor"]
+
+
+def test_missing_facet_levels_are_refused_and_single_cells_fold_the_residual():
+    d = _unbalanced()
+    with pytest.raises(StatsError, match="hold missing values"):
+        g_study(d.assign(variant=d["variant"].where(d.index > 0)), ["case", "variant"], "y")
+    once = d.drop_duplicates(["case", "variant"]).iloc[3:]  # at most one per cell, unbalanced
+    table = g_study(once, ["case", "variant"], "y").table
+    assert table["component"].tolist() == ["case", "variant", "case x variant"]
+    assert "confounded with the residual" in table["method"].iloc[-1]
