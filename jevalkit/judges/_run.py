@@ -69,7 +69,7 @@ def _cases(
 async def ajudge(
     evaluator: str,
     data: str | Path | list[dict[str, Any]] | None,
-    model: str | list[str] | None = None,
+    model: str | None = None,
     *,
     systems: tuple[Any, Any] | None = None,
     both_orders: bool = True,
@@ -95,8 +95,6 @@ async def ajudge(
     price_out: float | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`judge`."""
-    if isinstance(model, list | tuple):
-        return await _several_judges(dict(locals()))
     settings = settings_from(dict(locals()))
     check_repeats(repeats)
     config = config or JudgeConfig()
@@ -129,27 +127,10 @@ async def ajudge(
     )
 
 
-async def _several_judges(options: dict[str, Any]) -> pd.DataFrame:
-    """One judging run per judge model, in turn, over the same cases; rows concatenated."""
-    models = list(options.pop("model"))
-    if not models or len(set(models)) != len(models) or not all(isinstance(m, str) for m in models):
-        raise UsageError(f"model= lists judge models once each, got {models!r}")
-    out = options.pop("out")
-    frames = []
-    for name in models:
-        path = None
-        if out is not None:
-            out_path = Path(out)
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-            path = out_path.with_name(f"{out_path.stem}__{safe}{out_path.suffix or '.jsonl'}")
-        frames.append(await ajudge(model=name, out=path, **options))
-    return pd.concat(frames, ignore_index=True)
-
-
 def judge(
     evaluator: str,
     data: str | Path | list[dict[str, Any]] | None,
-    model: str | list[str] | None = None,
+    model: str | None = None,
     *,
     systems: tuple[Any, Any] | None = None,
     both_orders: bool = True,
@@ -187,10 +168,7 @@ def judge(
         systems: for a pairwise judge, two runs (results paths or frames) whose outputs are
             compared case by case.
         both_orders: for a pairwise judge, play every comparison in both orders (two rows).
-        model: the judge model (``local`` for the embedded one), or a list of judge models
-            over the same outputs (a facet for :func:`jevalkit.metrics.variance_components`):
-            each writes its own results file (``out`` with ``__<model>`` before the suffix)
-            and the rows come back together.
+        model: the judge model (``local`` for the embedded one).
         config: how to ask (:class:`JudgeConfig`: method, prompt style, samples, coverage).
         criteria: the rubric for ``llm_judge``.
         seed: sampling seeds start here (repeat r, sample i: ``seed + r * n_samples + i``).

@@ -302,11 +302,12 @@ def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
 def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, tmp_path):
     from jevalkit import metrics
     from jevalkit.errors import UsageError
+    from jevalkit.judges import judge_models
 
     openai_server.logprobs = lambda body: chat_logprobs(
         [("4", 0.7), ("3", 0.3)] if body["model"] == "m1" else [("2", 0.6), ("3", 0.4)]
     )
-    df = judge(
+    df = judge_models(
         "faithfulness",
         "faithfulness",
         ["m1", "m2"],
@@ -321,4 +322,4 @@ def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, t
     shares = vc.set_index("component")["share"]
     assert shares["model"] > 0.9  # the two judges differ by a level on every case
     with pytest.raises(UsageError, match="once each"):
-        judge("faithfulness", "faithfulness", ["m1", "m1"], base_url=openai_server.base_url)
+        judge_models("faithfulness", "faithfulness", ["m1", "m1"])
