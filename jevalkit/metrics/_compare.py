@@ -15,7 +15,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from ..errors import StatsError
 from ..stats import bootstrap_ci, minimum_detectable_effect, paired_proportion_ci
-from ._facets import FACET_INTERVAL_COLUMNS, facet_difference
+from ._facets import FACET_INTERVAL_COLUMNS, difference_interval
 from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 
 COMPARE_METRICS = ("pass_rate", "mean_score", "win_rate")
@@ -257,7 +257,7 @@ def compare(
                 )
                 if generalize is not None:
                     estimate.update(
-                        _facets(
+                        difference_interval(
                             data,
                             by_cols,
                             key,
@@ -281,31 +281,6 @@ def compare(
         out.loc[ok, "p_holm"] = multipletests(out.loc[ok, "p_value"], method="holm")[1]
         out.loc[ok, "p_bh"] = multipletests(out.loc[ok, "p_value"], method="fdr_bh")[1]
     return out
-
-
-def _facets(
-    data, by_cols, key, metric, value, system, left, right, generalize, case, delta, confidence
-) -> dict:
-    if metric == "win_rate":
-        return {c: np.nan for c in FACET_INTERVAL_COLUMNS} | {
-            "method_facets": "not estimable: a win rate has no facet-aware interval"
-        }
-    if not np.isfinite(delta):
-        return {c: np.nan for c in FACET_INTERVAL_COLUMNS} | {"method_facets": "no paired cases"}
-    sub = data
-    for column, level in zip(by_cols, key, strict=True):
-        sub = sub[sub[column].isna()] if pd.isna(level) else sub[sub[column] == level]
-    return facet_difference(
-        sub,
-        value,
-        system=system,
-        left=left,
-        right=right,
-        generalize=generalize,
-        case=case,
-        estimate=delta,
-        confidence=confidence,
-    )
 
 
 def _estimate(

@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from ..errors import StatsError
 from ..stats import design_error, g_coefficients, g_study, noise_floor
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ._frame import CASE_COLUMNS, CaseSpec, Prepared, columns_of, group_codes, require
 
 FACET_INTERVAL_COLUMNS = ["se_facets", "ci_low_facets", "ci_high_facets", "method_facets"]
 CASE_FACET = "case"
@@ -206,6 +206,42 @@ def facet_interval(
             f"Satterthwaite df {df:.1f})" + (", clipped to [0, 1]" if clipped else "")
         ),
     }
+
+
+def with_facets(
+    out: pd.DataFrame,
+    p: Prepared,
+    generalize: Sequence[str] | None,
+    case: CaseSpec,
+    estimates: np.ndarray,
+    confidence: float,
+) -> pd.DataFrame:
+    """Add the facet-aware interval columns to a metric's table (one G-study per group of
+    the prepared input ``p``), for ``mean_score`` and ``pass_rate``."""
+    if generalize is None:
+        return out
+    if isinstance(generalize, str) or not len(generalize):
+        raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
+    if p.unit != "case":
+        raise StatsError("generalize needs cases (a DataFrame and case= columns)")
+    rows = []
+    for i in range(len(p.groups)):
+        mask = p.group == i
+        rows.append(
+            facet_interval(
+                p.frame.loc[mask],
+                p.values[mask],
+                p.case[mask],
+                generalize,
+                case,
+                float(estimates[i]),
+                confidence,
+            )
+        )
+    facets = pd.DataFrame(rows, columns=FACET_INTERVAL_COLUMNS)
+    for column in FACET_INTERVAL_COLUMNS:
+        out[column] = facets[column].to_numpy()
+    return out
 
 
 def _no_interval(reason: str) -> dict:
@@ -433,3 +469,30 @@ def facet_difference(
         f"paired by case{''.join(' and ' + o for o in others)}; " + result["method_facets"]
     )
     return result
+
+
+def difference_interval(
+    data, by_cols, key, metric, value, system, left, right, generalize, case, delta, confidence
+) -> dict:
+    """``compare``'s facet-aware columns for one (group, pair, metric) row: win rates have
+    none; the rows of the group ``key`` go to :func:`facet_difference`."""
+    if metric == "win_rate":
+        return {c: np.nan for c in FACET_INTERVAL_COLUMNS} | {
+            "method_facets": "not estimable: a win rate has no facet-aware interval"
+        }
+    if not np.isfinite(delta):
+        return {c: np.nan for c in FACET_INTERVAL_COLUMNS} | {"method_facets": "no paired cases"}
+    sub = data
+    for column, level in zip(by_cols, key, strict=True):
+        sub = sub[sub[column].isna()] if pd.isna(level) else sub[sub[column] == level]
+    return facet_difference(
+        sub,
+        value,
+        system=system,
+        left=left,
+        right=right,
+        generalize=generalize,
+        case=case,
+        estimate=delta,
+        confidence=confidence,
+    )

@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 from ..errors import StatsError
 from ..stats import bimodality as bimodality_test
 from ..stats import bootstrap_ci
-from ._facets import FACET_INTERVAL_COLUMNS, facet_interval
+from ._facets import with_facets
 from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare, require
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
@@ -184,42 +184,7 @@ def mean_score(
             "bimodality_method": checks["method"] if checks is not None else "not checked",
         },
     )
-    return _with_facets(out, p, generalize, case, mean, confidence)
-
-
-def _with_facets(
-    out: pd.DataFrame,
-    p: Prepared,
-    generalize: Sequence[str] | None,
-    case: CaseSpec,
-    estimates: np.ndarray,
-    confidence: float,
-) -> pd.DataFrame:
-    """Add the facet-aware interval columns (one G-study per group)."""
-    if generalize is None:
-        return out
-    if isinstance(generalize, str) or not len(generalize):
-        raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
-    if p.unit != "case":
-        raise StatsError("generalize needs cases (a DataFrame and case= columns)")
-    rows = []
-    for i in range(len(p.groups)):
-        mask = p.group == i
-        rows.append(
-            facet_interval(
-                p.frame.loc[mask],
-                p.values[mask],
-                p.case[mask],
-                generalize,
-                case,
-                float(estimates[i]),
-                confidence,
-            )
-        )
-    facets = pd.DataFrame(rows, columns=FACET_INTERVAL_COLUMNS)
-    for column in FACET_INTERVAL_COLUMNS:
-        out[column] = facets[column].to_numpy()
-    return out
+    return with_facets(out, p, generalize, case, mean, confidence)
 
 
 def _bimodality(
@@ -323,7 +288,7 @@ def pass_rate(
             "method": methods,
         },
     )
-    return _with_facets(out, p, generalize, case, mean, confidence)
+    return with_facets(out, p, generalize, case, mean, confidence)
 
 
 def mean_absolute_error(
