@@ -145,11 +145,12 @@ def variance_components(
 
 
 def _cost_per_request(data: pd.DataFrame) -> float | None:
-    """The mean dollars per request of the rows whose cost is known (None when none is)."""
+    """The mean dollars per request of the rows whose cost is known (None when none is, or
+    when the requests were free, e.g. the embedded model: then the planner counts requests)."""
     if "cost_usd" not in data.columns:
         return None
     cost = pd.to_numeric(data["cost_usd"], errors="coerce").dropna()
-    return float(cost.mean()) if len(cost) else None
+    return float(cost.mean()) if len(cost) and cost.mean() > 0 else None
 
 
 def facet_interval(
