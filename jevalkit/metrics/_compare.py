@@ -20,6 +20,7 @@ from ..stats import (
     no_spread_ci,
     paired_proportion_ci,
 )
+from ._facets import FACET_INTERVAL_COLUMNS, difference_interval
 from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 from ._scores import _rescale
 
@@ -213,6 +214,7 @@ def compare(
     power: float = 0.8,
     n_resamples: int = 9999,
     seed: int | None = 0,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Compare systems case by case: every system against ``baseline`` (or, without one, every
     pair), per group and metric, on the cases both ran.
@@ -231,6 +233,10 @@ def compare(
         confidence: of the intervals.
         alpha, power: for the smallest detectable effect (``mde``).
         n_resamples, seed: of the bootstrap.
+        generalize: facet columns the claim generalises over (e.g. ``["case", "variant"]``):
+            adds ``se_facets``, ``ci_low_facets``, ``ci_high_facets``, ``method_facets``, the
+            interval of ``delta`` from the variance components of the differences paired by
+            case and the other facets (shared facets cancel; win_rate: not estimable).
 
     Returns:
         One row per (group, system, metric): the ``by`` columns, ``system``, ``baseline``,
@@ -276,8 +282,11 @@ def compare(
     for column in columns_of(case):
         require(data, column, "case", "the unit of analysis")
     check_key_types(data, columns_of(case), system)
+    if generalize is not None and (isinstance(generalize, str) or not len(generalize)):
+        raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
     rows = []
     tables = {}
+    value_of = {m: passed if m == "pass_rate" else score for m in metrics}
     for metric in metrics:
         value = passed if metric == "pass_rate" else score
         require(
@@ -339,8 +348,26 @@ def compare(
                         metric, x, y, confidence, alpha, power, n_resamples, seed, reason
                     )
                 )
+                if generalize is not None:
+                    estimate.update(
+                        difference_interval(
+                            data,
+                            by_cols,
+                            key,
+                            metric,
+                            value_of[metric],
+                            system,
+                            left,
+                            right,
+                            generalize,
+                            case,
+                            estimate["delta"],
+                            confidence,
+                        )
+                    )
                 rows.append({**row, **estimate})
-    out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS])
+    extra = FACET_INTERVAL_COLUMNS if generalize is not None else []
+    out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS, *extra])
     ok = out["p_value"].notna().to_numpy()
     out["p_holm"], out["p_bh"] = np.nan, np.nan
     if ok.any():
