@@ -16,7 +16,15 @@ from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
-from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._gate import (
+    DECISIONS,
+    GATE_COLUMNS,
+    GATE_METRICS,
+    RELEASE_COLUMNS,
+    gate,
+    gate_decision,
+    release_gate,
+)
 from ._judge_bias import (
     LENGTH_COLUMNS,
     POSITION_COLUMNS,
@@ -28,6 +36,7 @@ from ._judge_bias import (
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
+from ._runs import combine_runs
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
@@ -38,6 +47,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
     "COST_COLUMNS",
+    "DECISIONS",
     "GATE_COLUMNS",
     "GATE_METRICS",
     "LENGTH_COLUMNS",
@@ -53,11 +63,13 @@ __all__ = [
     "by_groups",
     "case_changes",
     "columns_of",
+    "combine_runs",
     "compare",
     "consistency",
     "cost",
     "games_of",
     "gate",
+    "gate_decision",
     "group_codes",
     "has_repeats",
     "judge_kind",

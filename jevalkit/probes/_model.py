@@ -9,7 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..scorers import Condition, JsonSchemaScorer, RubricCheck, Score, get_scorer
+from ..scorers import Condition, RubricCheck, Score, Scorer, make_scorer
 
 
 @dataclass(frozen=True)
@@ -82,21 +82,12 @@ class Probe:
             >>> jevalkit.load_probe("schema-ten-records").score("```json\\n[]\\n```").checks[0].passed
             False
         """
-        spec = self.scoring
-        kind = spec["type"]
-        if kind == "json_schema":
-            return self._json_schema_scorer(output)
-        text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
-        if kind == "levenshtein":
-            return get_scorer(kind)(text, spec["expected"], threshold=spec.get("threshold", 1.0))
-        return get_scorer(kind)(text, spec["expected"])
+        return self._scorer(output)
 
     @cached_property
-    def _json_schema_scorer(self) -> JsonSchemaScorer:
-        spec = self.scoring
-        return JsonSchemaScorer(
-            spec["schema"], bare_json=spec.get("bare_json", True), rubric=self.rubric
-        )
+    def _scorer(self) -> Scorer:
+        """The scorer ``scoring.type`` names, built once (a compiled schema is reused)."""
+        return make_scorer(self.scoring, self.rubric)
 
     def check_examples(self) -> tuple[ExampleResult, ...]:
         """Run every worked example through the real scorer.

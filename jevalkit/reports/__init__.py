@@ -33,9 +33,21 @@ from ._execute import (
 from ._html import distribution_html, highlight_differences, interval_svg
 from ._notebook import escape_markdown, example_path, open_results
 from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
-from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
+from ._probe_summary import (
+    FAILED_CHECK_COLUMNS,
+    FIRST_FAILING_COLUMNS,
+    failed_checks,
+    failing_outputs,
+    fenced,
+    first_failing_items,
+    headline,
+    probe_summary_markdown,
+    write_probe_summary,
+)
 
 __all__ = [
+    "FAILED_CHECK_COLUMNS",
+    "FIRST_FAILING_COLUMNS",
     "BatchError",
     "BatchSpec",
     "Report",
@@ -50,8 +62,11 @@ __all__ = [
     "escape_markdown",
     "example_path",
     "expand",
+    "failed_checks",
+    "failing_outputs",
     "fenced",
     "find_notebook",
+    "first_failing_items",
     "headline",
     "highlight_differences",
     "interval_svg",
