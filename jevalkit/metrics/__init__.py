@@ -14,6 +14,7 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
+from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import (
@@ -35,6 +36,8 @@ from ._judge_bias import (
     position_bias,
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
+from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
+from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._runs import combine_runs
 from ._scores import mean_absolute_error, mean_score, pass_rate
@@ -44,12 +47,17 @@ __all__ = [
     "BASELINE_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
+    "CHECKS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
+    "CONTRACT",
     "COST_COLUMNS",
+    "DATA_KINDS",
     "DECISIONS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "HELPERS",
+    "LEADERBOARD_COLUMNS",
     "LENGTH_COLUMNS",
     "POSITION_COLUMNS",
     "PREFERENCE_COLUMNS",
@@ -59,6 +67,9 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
+    "Estimator",
+    "ScoreColumns",
+    "ScoreMatrix",
     "baseline_win_rates",
     "by_groups",
     "case_changes",
@@ -73,6 +84,7 @@ __all__ = [
     "group_codes",
     "has_repeats",
     "judge_kind",
+    "leaderboard",
     "length_bias",
     "mean_absolute_error",
     "mean_score",
@@ -81,10 +93,15 @@ __all__ = [
     "position_bias",
     "quality",
     "rank",
+    "rank_sets",
+    "register",
     "release_gate",
     "reliability_curve",
     "require",
+    "require_connected",
+    "require_systems",
     "run_summary",
+    "score_matrix",
     "separability",
     "summarize",
     "system_names",
