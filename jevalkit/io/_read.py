@@ -79,14 +79,21 @@ SNIFFERS: dict[str, Callable[[Path], bool]] = {
     "preferences": _is_preferences,
 }
 FORMATS = tuple(SNIFFERS)
+# the keyword options each format's reader takes (see :func:`read`)
+READER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "inspect": ("engine",),
+    "lm_eval": ("model", "task"),
+    "grades": ("scale",),
+    "verdicts": ("baseline",),
+}
 
 
 def detect_format(path: str | Path) -> str:
     """The format of ``path``, told by its content; refused when none or several fit.
 
     Example:
-        >>> from jevalkit._paths import data_dir
-        >>> detect_format(data_dir() / "examples" / "grades.jsonl")
+        >>> from jevalkit.reports import example_path
+        >>> detect_format(example_path("grades.jsonl"))
         'grades'
     """
     path = check_file(path)
@@ -125,8 +132,8 @@ def read(
         ImportFormatError: one line naming the file, the record and the field.
 
     Example:
-        >>> from jevalkit._paths import data_dir
-        >>> df = read(data_dir() / "examples" / "pairwise.jsonl")
+        >>> from jevalkit.reports import example_path
+        >>> df = read(example_path("pairwise.jsonl"))
         >>> sorted(df["position"].unique()), len(df)
         (['a_first', 'b_first'], 480)
     """
@@ -182,3 +189,48 @@ def _read_jevalkit(path: Path) -> pd.DataFrame:
         return read_results(path)
     except ResultsError as exc:
         raise ImportFormatError(str(exc)) from None
+
+
+def sniff_format(path: str | Path) -> str | None:
+    """The format of the file at ``path`` told by its content, as :func:`detect_format` tells
+    it; None when no format fits a text file (read it as jevalkit results, whose reader names the
+    field at fault). An archive no format fits is refused as such, never "not UTF-8".
+
+    Example:
+        >>> from jevalkit.reports import example_path
+        >>> sniff_format(example_path("grades.jsonl"))
+        'grades'
+    """
+    try:
+        return detect_format(path)
+    except ImportFormatError:
+        if zipfile.is_zipfile(path):
+            raise
+        return None
+
+
+def read_source(
+    path: str | Path, format: str | None = None, *, label: str | None = None, **options: Any
+) -> pd.DataFrame:
+    """The results at ``path``, whatever wrote them: a jevalkit results file (``format`` None),
+    or another tool's log in ``format`` (``"auto"``: detected), read by :func:`read` with those
+    of ``options`` its format takes (:data:`READER_OPTIONS`; None and the options of other
+    formats are left out, so one set of command-line options serves every format).
+
+    Example:
+        >>> from jevalkit.reports import example_path
+        >>> df = read_source(example_path("grades.jsonl"), "auto", baseline="gpt-4", scale=(1, 10))
+        >>> sorted(df["system"].unique())[:2], int(df["score"].between(0, 1).all())
+        (['alpha', 'bravo'], 1)
+    """
+    if format is None and label is None:
+        return read_results(path)
+    fmt = format or "jevalkit"
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    takes = READER_OPTIONS.get(fmt, ())
+    return read(
+        path,
+        format=fmt,
+        label=label,
+        **{k: v for k, v in options.items() if k in takes and v is not None},
+    )
