@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import errors
-from . import compare, imports, judge, local, metrics, probes, report, run, score
+from . import compare, imports, judge, local, merge, metrics, probes, report, run, score
 
 __all__ = ["GROUPS", "OneLineParser", "build_parser", "main"]
 
-GROUPS = [probes, score, run, local, metrics, compare, judge, imports, report]
+GROUPS = [probes, score, run, merge, local, metrics, compare, judge, imports, report]
 
 
 class OneLineParser(argparse.ArgumentParser):

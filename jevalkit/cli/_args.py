@@ -9,6 +9,7 @@ from typing import Any
 from ..client import DEFAULT_MAX_RESPONSE_BYTES
 
 __all__ = [
+    "add_cluster_arguments",
     "add_endpoint_arguments",
     "add_run_arguments",
     "generation_options",
@@ -122,6 +123,27 @@ def add_run_arguments(
     )
     cmd.add_argument("--no-cache", action="store_true", help="bypass the response cache")
     cmd.add_argument("--retry-errors", action="store_true", help="re-run only the error rows")
+    add_cluster_arguments(cmd, workers_default=None)
+    cmd.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (from 0) into <out>.parts/I.jsonl; then `jevalkit merge`",
+    )
+
+
+def add_cluster_arguments(cmd: argparse.ArgumentParser, *, workers_default: int | None) -> None:
+    """``--scheduler`` and ``--workers``: the same Dask options for runs and batch reports."""
+    cmd.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on an existing Dask scheduler, tcp://host:port"
+    )
+    cmd.add_argument(
+        "--workers",
+        type=int,
+        default=workers_default,
+        metavar="N",
+        help="run on a LocalCluster of N worker processes on 127.0.0.1"
+        + (f" (default {workers_default})" if workers_default else ""),
+    )
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -141,6 +163,9 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
         "budget_requests": args.budget_requests,
         "price_in": args.price_in,
         "price_out": args.price_out,
+        "scheduler": args.scheduler,
+        "workers": args.workers,
+        "shard": args.shard,
     }
 
 

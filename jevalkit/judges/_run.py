@@ -17,7 +17,7 @@ from ..runner import (
     DEFAULT_TIMEOUT,
     check_repeats,
     default_results_path,
-    execute,
+    scaled_execute,
     settings_from,
 )
 from ._cases import load_cases
@@ -93,6 +93,10 @@ async def ajudge(
     budget_requests: int | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
+    scheduler: str | None = None,
+    cluster: Any = None,
+    workers: int | None = None,
+    shard: str | tuple[int, int] | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`judge`."""
     settings = settings_from(dict(locals()))
@@ -115,16 +119,18 @@ async def ajudge(
             evaluator, cases, model=model, repeats=repeats, config=config, seed=seed
         )
     path = Path(out) if out else default_results_path(f"judge__{evaluator}", model, base_url)
-    return await execute(
-        jobs,
-        model=model,
-        out=path,
-        label=label,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        settings=settings,
-        description=f"judge {evaluator}",
-    )
+    engine = scaled_execute(scheduler=scheduler, cluster=cluster, workers=workers, shard=shard)
+    async with engine as run_jobs:
+        return await run_jobs(
+            jobs,
+            model=model,
+            out=path,
+            label=label,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            settings=settings,
+            description=f"judge {evaluator}",
+        )
 
 
 def judge(
@@ -154,6 +160,10 @@ def judge(
     budget_requests: int | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
+    scheduler: str | None = None,
+    cluster: Any = None,
+    workers: int | None = None,
+    shard: str | tuple[int, int] | None = None,
 ) -> pd.DataFrame:
     """Judge every case of ``data`` with ``evaluator``; rows in the runner's results format with
     ``probs``, ``expected_level``, ``verdict``, ``coverage``, ``method`` and ``gold``.
@@ -174,8 +184,8 @@ def judge(
         seed: sampling seeds start here (repeat r, sample i: ``seed + r * n_samples + i``).
         base_url, api_key_env, repeats, out, label, concurrency, timeout, max_retries,
             max_response_bytes, cache, cache_dir, retry_errors, progress, budget_usd,
-            budget_requests, price_in, price_out: as for :func:`jevalkit.run` (the same
-            defaults).
+            budget_requests, price_in, price_out, scheduler, cluster, workers, shard: as for
+            :func:`jevalkit.run` (the same defaults).
 
     A judgment that cannot be trusted (no logprobs, coverage below the threshold) becomes an error
     row saying so, never a silent fallback to an integer.

@@ -11,6 +11,7 @@ Example:
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check_reachable
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, params_hash, row_key
+from ._distributed import DaskSession, dashboard_link, dask_client, execute_shard, scaled_execute
 from ._drift import describe_drift, model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import (
@@ -24,6 +25,8 @@ from ._execute import (
     settings_from,
 )
 from ._job import JOB_FIELDS, Job, Send
+from ._ledger import LedgerBudget
+from ._merge import MERGE_COLUMNS, merge_parts
 from ._plan import (
     ProbeJob,
     check_repeats,
@@ -34,6 +37,7 @@ from ._plan import (
     score_fields,
 )
 from ._run import arun, check_generation, run
+from ._shards import parse_shard, part_files, part_path, parts_dir, shard_of
 from ._store import (
     DTYPES,
     ResultsWriter,
@@ -58,9 +62,12 @@ __all__ = [
     "DTYPES",
     "JOB_FIELDS",
     "KEY_COLUMNS",
+    "MERGE_COLUMNS",
     "PLAN_COLUMNS",
     "AdaptiveRepeats",
+    "DaskSession",
     "Job",
+    "LedgerBudget",
     "ProbeJob",
     "ResultRow",
     "ResultsWriter",
@@ -75,20 +82,28 @@ __all__ = [
     "check_repeats",
     "check_results_path",
     "constrained_format",
+    "dashboard_link",
+    "dask_client",
     "default_results_path",
     "describe_drift",
     "effective_parameters",
     "endpoint_identity",
     "execute",
+    "execute_shard",
     "finite",
     "iter_rows",
     "json_ready",
     "latest_rows",
     "locked",
+    "merge_parts",
     "model_drift",
     "now",
     "open_target",
     "params_hash",
+    "parse_shard",
+    "part_files",
+    "part_path",
+    "parts_dir",
     "plan",
     "plan_jobs",
     "read_results",
@@ -97,8 +112,10 @@ __all__ = [
     "row_endpoint",
     "row_key",
     "run",
+    "scaled_execute",
     "score_fields",
     "settings_from",
+    "shard_of",
     "validate_row",
     "write_rows",
 ]

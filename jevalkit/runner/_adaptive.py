@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,9 +225,12 @@ async def run_adaptive(
     api_key_env: str | None,
     settings: RunSettings,
     constrained: bool = False,
+    run_jobs: Callable[..., Awaitable[pd.DataFrame]] = execute,
 ) -> pd.DataFrame:
     """Run ``probes`` with adaptive repeats; return every row sent for them, with the result in
-    ``attrs["adaptive"]`` (a one-row DataFrame of :data:`ADAPTIVE_COLUMNS`)."""
+    ``attrs["adaptive"]`` (a one-row DataFrame of :data:`ADAPTIVE_COLUMNS`). Each round is one
+    call of ``run_jobs`` (:func:`execute`, or a Dask session's: the round's tasks run as a wave
+    and the stopping rule sees the round's merged rows)."""
     n_cases = len(probes)
     check_reachable(plan, n_cases)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probes]
@@ -252,7 +256,7 @@ async def run_adaptive(
                         (k, i, probe_job(probes[i], params[i], int(next_repeat[i]), rounds))
                     )
                     next_repeat[i] += 1
-            df = await execute(
+            df = await run_jobs(
                 [job for _, _, job in jobs],
                 model=model,
                 out=out,

@@ -13,11 +13,11 @@ from ..client import DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import UsageError
 from ..probes import Probe, load_probe
 from ._adaptive import AdaptiveRepeats, run_adaptive
+from ._distributed import scaled_execute
 from ._execute import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
-    execute,
     settings_from,
 )
 from ._plan import default_results_path, plan_jobs
@@ -54,41 +54,55 @@ async def arun(
     budget_requests: int | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
+    scheduler: str | None = None,
+    cluster: Any = None,
+    workers: int | None = None,
+    shard: str | tuple[int, int] | None = None,
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
     settings = settings_from(dict(locals()))
+    adaptive_run = repeats == "auto" or adaptive is not None
+    if adaptive_run and shard is not None:
+        raise UsageError(
+            "--repeats auto decides each round on all of its rows: run it on Dask "
+            "(--scheduler or --workers), not as --shard"
+        )
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})
     check_generation(overrides)
     name = "+".join(sorted({p.id for p in probe_list}))
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
-    if repeats == "auto" or adaptive is not None:
+    engine = scaled_execute(scheduler=scheduler, cluster=cluster, workers=workers, shard=shard)
+    if adaptive_run:
         plan = adaptive or AdaptiveRepeats(
             target_half_width=target_half_width, min_repeats=min_repeats, max_repeats=max_repeats
         )
-        return await run_adaptive(
-            probe_list,
-            overrides,
-            plan,
+        async with engine as run_jobs:
+            return await run_adaptive(
+                probe_list,
+                overrides,
+                plan,
+                model=model,
+                out=path,
+                label=label,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                settings=settings,
+                constrained=constrained,
+                run_jobs=run_jobs,
+            )
+    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
+    async with engine as run_jobs:
+        return await run_jobs(
+            jobs,
             model=model,
             out=path,
             label=label,
             base_url=base_url,
             api_key_env=api_key_env,
             settings=settings,
-            constrained=constrained,
         )
-    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
-    return await execute(
-        jobs,
-        model=model,
-        out=path,
-        label=label,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        settings=settings,
-    )
 
 
 def check_generation(overrides: dict[str, Any]) -> None:
@@ -148,6 +162,10 @@ def run(
     budget_requests: int | None = None,
     price_in: float | None = None,
     price_out: float | None = None,
+    scheduler: str | None = None,
+    cluster: Any = None,
+    workers: int | None = None,
+    shard: str | tuple[int, int] | None = None,
 ) -> pd.DataFrame:
     """Run probes against a model and return their results rows as a DataFrame.
 
@@ -181,6 +199,13 @@ def run(
         budget_usd, budget_requests: stop cleanly once this invocation has spent this much
             (rows so far are kept; re-running resumes); ``attrs["stopped"]`` says so.
         price_in, price_out: dollars per million tokens, overriding ``data/prices.yaml``.
+        scheduler, cluster, workers: run on Dask: the scheduler at ``tcp://host:port``, a
+            ``distributed.Client`` or cluster object (``LocalCluster``, dask-jobqueue's
+            ``SLURMCluster``, ...), or a ``LocalCluster`` of ``workers`` processes on 127.0.0.1.
+            The jobs are split into shards by key, one Dask task each, written to part files
+            beside ``out`` and merged into it; concurrency and budgets hold for the whole run.
+        shard: ``"i/N"``: run only shard i of N into ``<out>.parts/i.jsonl`` (no engine; for
+            job arrays); merge the parts with :func:`jevalkit.runner.merge_parts`.
 
     Returns:
         The rows of this run's (probe, repeat) keys, with the columns of
