@@ -11,7 +11,14 @@ Example:
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check_reachable
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, params_hash, row_key
-from ._distributed import DaskSession, dashboard_link, dask_client, execute_shard, scaled_execute
+from ._distributed import (
+    SHARDS_PER_THREAD,
+    DaskSession,
+    dashboard_link,
+    dask_client,
+    execute_shard,
+    scaled_execute,
+)
 from ._drift import describe_drift, model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import (
@@ -64,6 +71,7 @@ __all__ = [
     "KEY_COLUMNS",
     "MERGE_COLUMNS",
     "PLAN_COLUMNS",
+    "SHARDS_PER_THREAD",
     "AdaptiveRepeats",
     "DaskSession",
     "Job",

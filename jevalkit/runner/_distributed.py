@@ -37,7 +37,14 @@ from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import merge_parts
 from ._shards import part_files, part_path, shard_of
-from ._store import check_results_path, latest_rows, locked, read_results, rewrite_without
+from ._store import (
+    check_results_path,
+    latest_rows,
+    locked,
+    read_results,
+    results_frame,
+    rewrite_without,
+)
 from ._target import endpoint_identity
 
 SCHEDULER_TIMEOUT_S = 10
@@ -224,7 +231,12 @@ class DaskSession:
         from dask.distributed import Semaphore
 
         if self.semaphore is None:
-            self.semaphore = Semaphore(max_leases=settings.concurrency, name=f"{self.name}-slots")
+            self.semaphore = Semaphore(
+                max_leases=settings.concurrency,
+                name=f"{self.name}-slots",
+                scheduler_rpc=self.client.scheduler,
+                loop=self.client.loop,
+            )
         budget = settings.new_budget()
         if budget.active and self.ledger is None:
             self.ledger = f"{self.name}-budget"
@@ -430,6 +442,8 @@ async def execute_shard(
         for job, key in zip(jobs, keys, strict=True)
         if shard_of(key, count) == index and key not in done
     ]
+    if not mine and not mine_part.exists():
+        return results_frame([])  # every key of this shard is done already
     return await execute(
         mine,
         model=model,
