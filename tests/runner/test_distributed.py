@@ -175,15 +175,15 @@ def test_judges_run_on_dask_too(cluster, tmp_path):
 
 
 def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_server, tmp_path):
-    in_flight, peak, lock = [0], [0], threading.Lock()
+    in_flight, peak, more = [0], [0], threading.Condition()
     plain = openai_server.reply
 
     def reply(body):
-        with lock:
+        with more:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.05)
-        with lock:
+            more.notify_all()
+            more.wait_for(lambda: in_flight[0] > 2, timeout=0.3)  # give overlap a chance
             in_flight[0] -= 1
         return plain(body)
 
@@ -192,10 +192,10 @@ def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_serv
     df = run(openai_server, out, scheduler=cluster.address, concurrency=2, budget_requests=5)
     assert len(openai_server.requests) == 5 and len(df) == 5  # the budget, not 5 per worker
     assert "across all workers" in df.attrs["stopped"]
-    assert peak[0] <= 2  # the concurrency, not 2 per worker
     rest = run(openai_server, out, scheduler=cluster.address, concurrency=2)
     assert len(rest) == 12 and len(openai_server.requests) == 12  # resumed, nothing sent twice
     assert set(lines_by_key(out).values()) == {1}
+    assert peak[0] <= 2  # the concurrency, not 2 per worker
 
 
 def test_shards_then_merge_equal_the_whole_run(openai_server, tmp_path, capsys):
