@@ -238,10 +238,15 @@ class OpenAIServer:
         return Handler
 
 
-async def serve_fast(port: int, latency: float) -> None:
+async def serve_fast(port: int, latency: float, reply_items: int = 0) -> None:
     """A minimal asyncio HTTP/1.1 keep-alive server answering every POST normally after
-    ``latency`` seconds: for benchmarks, where a thread per connection would be the bottleneck."""
+    ``latency`` seconds: for benchmarks, where a thread per connection would be the bottleneck.
+    ``reply_items`` > 0: every answer is a list of that many records (a large output to score),
+    rendered once."""
     import asyncio
+
+    big = json.dumps((GOOD * (reply_items // len(GOOD) + 1))[:reply_items]) if reply_items else None
+    rendered: dict[str, bytes] = {}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -258,8 +263,14 @@ async def serve_fast(port: int, latency: float) -> None:
                     0,
                 )
                 body = json.loads(await reader.readexactly(length)) if length else {}
-                await asyncio.sleep(latency)
-                payload = json.dumps(server.answer(path, body)).encode()
+                if latency:
+                    await asyncio.sleep(latency)
+                if big is None:
+                    payload = json.dumps(server.answer(path, body)).encode()
+                elif path not in rendered:
+                    payload = rendered[path] = json.dumps(server.answer(path, body)).encode()
+                else:
+                    payload = rendered[path]
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + f"Content-Length: {len(payload)}\r\n\r\n".encode()
@@ -270,7 +281,8 @@ async def serve_fast(port: int, latency: float) -> None:
             writer.close()
 
     server = OpenAIServer.__new__(OpenAIServer)
-    server.identity, server.reply, server.logprobs = {}, default_reply, None
+    server.identity, server.logprobs = {}, None
+    server.reply = default_reply if big is None else (lambda body: big)
     listener = await asyncio.start_server(handle, "127.0.0.1", port)
     print(f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v1", flush=True)
     async with listener:
@@ -282,11 +294,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fast", action="store_true", help="asyncio server, no fault injection")
+    parser.add_argument("--reply-items", type=int, default=0, help="with --fast: answer N records")
     args = parser.parse_args()
     if args.fast:
         import asyncio
 
-        asyncio.run(serve_fast(args.port, args.latency))
+        asyncio.run(serve_fast(args.port, args.latency, args.reply_items))
         return
     with OpenAIServer(latency=args.latency, port=args.port) as server:
         print(server.base_url, flush=True)
