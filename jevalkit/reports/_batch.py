@@ -23,6 +23,7 @@ unchanged (so a batch resumes after a crash) unless ``force``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -36,7 +37,7 @@ import pandas as pd
 from .._version import __version__
 from ..datafiles import load_yaml
 from ..errors import BatchError, ReportError
-from ..runner import dask_client
+from ..runner import check_cluster_options, dask_client
 from ._execute import check_parameters, find_notebook, run_report
 
 STATUS_COLUMNS = ["out", "status", "error", "parameters"]
@@ -217,6 +218,7 @@ def run_batch(
 
     if scheduler is not None or cluster is not None:
         workers = None
+    check_cluster_options(scheduler=scheduler, cluster=cluster, workers=workers)
     spec = load_batch(path)
     tasks, rows = [], []
     for params in expand(spec):
@@ -227,12 +229,21 @@ def run_batch(
             rows.append({"out": str(out), "status": "skipped", "error": None, "parameters": params})
         else:
             tasks.append((str(spec.notebook), params, str(out), inputs))
-    bar = tqdm(
-        total=len(tasks) + len(rows), initial=len(rows), desc="reports", disable=not progress
-    )
     counts = {"done": 0, "failed": 0, "skipped": len(rows)}
-    if tasks:
-        with dask_client(scheduler=scheduler, cluster=cluster, workers=workers) as client:
+    with contextlib.ExitStack() as stack:
+        if tasks:  # connect first: an unreachable scheduler is one line, with no bar drawn
+            client = stack.enter_context(
+                dask_client(scheduler=scheduler, cluster=cluster, workers=workers)
+            )
+        bar = stack.enter_context(
+            tqdm(
+                total=len(tasks) + len(rows),
+                initial=len(rows),
+                desc="reports",
+                disable=not progress,
+            )
+        )
+        if tasks:
             futures = [client.submit(_task, *t, pure=False) for t in tasks]
             for future in as_completed(futures):
                 result = future.result()
@@ -240,7 +251,6 @@ def run_batch(
                 counts[result["status"]] += 1
                 bar.set_postfix(counts, refresh=False)
                 bar.update(1)
-    bar.close()
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 

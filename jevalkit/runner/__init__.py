@@ -14,6 +14,7 @@ from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, param
 from ._distributed import (
     SHARDS_PER_THREAD,
     DaskSession,
+    check_cluster_options,
     dashboard_link,
     dask_client,
     execute_shard,
@@ -85,6 +86,7 @@ __all__ = [
     "arun",
     "best_half_width",
     "build_row",
+    "check_cluster_options",
     "check_generation",
     "check_reachable",
     "check_repeats",

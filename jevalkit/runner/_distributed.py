@@ -72,12 +72,7 @@ def dask_client(
     """
     from dask.distributed import Client, LocalCluster
 
-    if sum(x is not None for x in (scheduler, cluster, workers)) > 1:
-        raise UsageError("give one of scheduler=, cluster= or workers=, not several")
-    if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
-    ):
-        raise UsageError(f"workers must be a whole number of at least 1, got {workers!r}")
+    check_cluster_options(scheduler=scheduler, cluster=cluster, workers=workers)
     if isinstance(cluster, Client):
         yield cluster
         return
@@ -105,6 +100,25 @@ def dask_client(
         client.close()
         if local is not None:
             local.close()
+
+
+def check_cluster_options(
+    *, scheduler: str | None = None, cluster: Any = None, workers: int | None = None
+) -> None:
+    """Refuse cluster options that contradict each other or are out of range.
+
+    Example:
+        >>> check_cluster_options(scheduler="tcp://127.0.0.1:8786", workers=2)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: give one of scheduler=, cluster= or workers=, not several
+    """
+    if sum(x is not None for x in (scheduler, cluster, workers)) > 1:
+        raise UsageError("give one of scheduler=, cluster= or workers=, not several")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise UsageError(f"workers must be a whole number of at least 1, got {workers!r}")
 
 
 def _has_dashboard() -> bool:
