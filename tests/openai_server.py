@@ -15,7 +15,8 @@ Hostile answers (a well-formed HTTP exchange with a body no client should trust)
 ``bigint`` (the content is a 5,000-digit integer), ``huge`` (the content is ``huge_bytes`` of
 ``[1,1,...]``), ``gzip_bomb`` (a small gzip body that inflates to ``huge_bytes``), ``drip`` (a
 valid answer sent one byte every ``drip_s`` seconds), ``echo_key_escaped`` (the Authorization
-key echoed back with every ``-`` written as ``\u002d``).
+key echoed back with every ``-`` written as ``\u002d``), ``overbill`` (reports 1,000,000
+completion tokens whatever ``max_tokens`` said).
 
 Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
 """
@@ -130,6 +131,8 @@ class OpenAIServer:
                 "tokens_nan": float("nan"),
                 "tokens_inf": float("inf"),
             }[fault]
+        elif fault == "overbill":
+            answer["usage"]["completion_tokens"] = 1_000_000
         elif fault == "model_dict":
             answer["model"] = {"name": "m", "nested": [1, 2]}
         elif fault == "surrogate":
