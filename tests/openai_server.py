@@ -15,7 +15,8 @@ Hostile answers (a well-formed HTTP exchange with a body no client should trust)
 ``bigint`` (the content is a 5,000-digit integer), ``huge`` (the content is ``huge_bytes`` of
 ``[1,1,...]``), ``gzip_bomb`` (a small gzip body that inflates to ``huge_bytes``), ``drip`` (a
 valid answer sent one byte every ``drip_s`` seconds), ``echo_key_escaped`` (the Authorization
-key echoed back with every ``-`` written as ``\u002d``), ``overbill`` (reports 1,000,000
+key echoed back with every ``-`` written as ``\u002d``), ``echo_auth`` / ``echo_auth_cut`` (the content
+is the Authorization header as received / minus its last 4 characters), ``overbill`` (reports 1,000,000
 completion tokens whatever ``max_tokens`` said).
 
 Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
@@ -145,6 +146,9 @@ class OpenAIServer:
             message[key] = "9" * 5000
         elif fault == "huge":
             message[key] = "[" + ",".join(["1"] * (self.huge_bytes // 2)) + "]"
+        elif fault in ("echo_auth", "echo_auth_cut"):
+            auth = headers.get("Authorization", "")
+            message[key] = "you sent " + (auth[:-4] if fault == "echo_auth_cut" else auth)
         elif fault == "echo_key_escaped":
             auth = headers.get("Authorization", "")
             echoed = json.dumps(answer).replace('"stop"', json.dumps("stop " + auth))
