@@ -15,7 +15,9 @@ Hostile answers (a well-formed HTTP exchange with a body no client should trust)
 ``bigint`` (the content is a 5,000-digit integer), ``huge`` (the content is ``huge_bytes`` of
 ``[1,1,...]``), ``gzip_bomb`` (a small gzip body that inflates to ``huge_bytes``), ``drip`` (a
 valid answer sent one byte every ``drip_s`` seconds), ``echo_key_escaped`` (the Authorization
-key echoed back with every ``-`` written as ``\u002d``).
+key echoed back with every ``-`` written as ``\u002d``), ``echo_auth`` / ``echo_auth_cut`` (the content
+is the Authorization header as received / minus its last 4 characters), ``overbill`` (reports 1,000,000
+completion tokens whatever ``max_tokens`` said).
 
 Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
 """
@@ -130,6 +132,8 @@ class OpenAIServer:
                 "tokens_nan": float("nan"),
                 "tokens_inf": float("inf"),
             }[fault]
+        elif fault == "overbill":
+            answer["usage"]["completion_tokens"] = 1_000_000
         elif fault == "model_dict":
             answer["model"] = {"name": "m", "nested": [1, 2]}
         elif fault == "surrogate":
@@ -142,6 +146,9 @@ class OpenAIServer:
             message[key] = "9" * 5000
         elif fault == "huge":
             message[key] = "[" + ",".join(["1"] * (self.huge_bytes // 2)) + "]"
+        elif fault in ("echo_auth", "echo_auth_cut"):
+            auth = headers.get("Authorization", "")
+            message[key] = "you sent " + (auth[:-4] if fault == "echo_auth_cut" else auth)
         elif fault == "echo_key_escaped":
             auth = headers.get("Authorization", "")
             echoed = json.dumps(answer).replace('"stop"', json.dumps("stop " + auth))

@@ -85,13 +85,14 @@ def add_run_arguments(
         "--budget-usd",
         type=float,
         metavar="D",
-        help="stop cleanly before this invocation spends more than D dollars",
+        help="stop cleanly before this invocation spends more than D dollars (every attempt, "
+        "retries included, reserves its largest cost; exit 1 if the endpoint bills beyond it)",
     )
     cmd.add_argument(
         "--budget-requests",
         type=int,
         metavar="N",
-        help="stop cleanly after N requests reach the endpoint",
+        help="stop cleanly after N HTTP attempts (retries included) reach the endpoint",
     )
     cmd.add_argument(
         "--price-in", type=float, metavar="P", help="dollars per million prompt tokens"

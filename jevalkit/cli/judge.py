@@ -85,8 +85,21 @@ def _judge(args: argparse.Namespace) -> int:
         seed=args.seed,
         **run_options(args),
     )
+    stopped = df.attrs.get("stopped")
+    code = 1 if df.attrs.get("budget_overrun") else 0
+    if not len(df):
+        print(f"no judgment made: {stopped or 'nothing to judge'}")
+        return code
     if args.evaluator == "pairwise":
-        return _pairwise_report(df)
+        _pairwise_report(df)
+    else:
+        _report(df)
+    if stopped:
+        print(f"\n{stopped}")
+    return code
+
+
+def _report(df: pd.DataFrame) -> None:
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
@@ -97,10 +110,9 @@ def _judge(args: argparse.Namespace) -> int:
                 f"{errors.iloc[0]['message']}"
             )
         print(quality(df).to_string(index=False))
-    return 0
 
 
-def _pairwise_report(df: pd.DataFrame) -> int:
+def _pairwise_report(df: pd.DataFrame) -> None:
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
         print(pairwise_preferences(df).to_string(index=False))
         errors = df["error"].dropna()
@@ -115,7 +127,6 @@ def _pairwise_report(df: pd.DataFrame) -> int:
                 f"games (95% CI {bias['ci_low']:.0%}-{bias['ci_high']:.0%}, p = {bias['p_value']:.3g}); "
                 f"swap consistency {bias['swap_consistency']:.0%} of {bias['n_pairs']} cases"
             )
-    return 0
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -28,10 +28,12 @@ from ._promptfoo import read_promptfoo
 from ._read import FORMATS, detect_format, read
 from ._table import from_table, load_table
 from ._write import write_results
+from ._zip import MAX_INFLATED_BYTES, read_zip_member
 
 __all__ = [
     "FORMATS",
     "FRAME_COLUMNS",
+    "MAX_INFLATED_BYTES",
     "VERDICTS",
     "VERDICT_SCORES",
     "ImportFormatError",
@@ -46,6 +48,7 @@ __all__ = [
     "read_preferences",
     "read_promptfoo",
     "read_verdicts",
+    "read_zip_member",
     "results_from_columns",
     "write_results",
 ]

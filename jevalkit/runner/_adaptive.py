@@ -313,4 +313,5 @@ async def run_adaptive(
     )
     rows.attrs["adaptive"] = summary
     rows.attrs["stopped"] = budget.reached
+    rows.attrs["budget_overrun"] = budget.overrun is not None
     return rows

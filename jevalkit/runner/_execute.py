@@ -33,7 +33,7 @@ from ..client import (
     combine,
     default_cache_dir,
 )
-from ..costs import Budget, BudgetReached, Price, price_for, prompt_token_bound
+from ..costs import Budget, BudgetMeter, BudgetReached, Price, price_for
 from ..errors import ResultsError, UsageError
 from ._columns import ResultRow, row_key
 from ._drift import describe_drift, model_drift
@@ -186,6 +186,7 @@ async def execute(
         warnings.warn(drift, stacklevel=2)
     mine = mine.reset_index(drop=True)
     mine.attrs["stopped"] = budget.reached
+    mine.attrs["budget_overrun"] = budget.overrun is not None
     return mine
 
 
@@ -239,6 +240,7 @@ async def _run_pending(
                 retry=RetryPolicy(max_retries=settings.max_retries),
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
+                meter=BudgetMeter(budget, price) if budget.active else None,
             )
         await _send_all(
             pending, client, target, asked, label, path, settings, description, done, price, budget
@@ -285,26 +287,6 @@ async def _send_all(
             asyncio.Semaphore(settings.concurrency) if budget.active else contextlib.nullcontext()
         )
 
-        async def send_within_budget(request: Request) -> Completion:
-            assert client is not None
-            limit = request.body.get("max_tokens")
-            if budget.usd is not None and limit is None:
-                raise UsageError("--budget-usd needs max_tokens, to bound what a request can cost")
-            held = price.cost(prompt_token_bound(request.body), limit) if price else 0.0
-            await budget.reserve(held)
-            completion = None
-            try:
-                completion = await client.send(request)
-            finally:
-                cost = (
-                    price.cost(completion.prompt_tokens, completion.completion_tokens)
-                    if price and completion is not None
-                    else math.nan
-                )
-                fresh = completion is None or not completion.cached
-                await budget.settle(held, cost, sent=fresh)
-            return completion
-
         async def one(job: Job) -> None:
             started = now()
             sent: list[Completion] = []
@@ -312,10 +294,7 @@ async def _send_all(
             async def send(request: Request) -> Completion:
                 if client is None:
                     raise UsageError(f"{job.probe} needs a model to send requests to")
-                if budget.active:
-                    completion = await send_within_budget(request)
-                else:
-                    completion = await client.send(request)
+                completion = await client.send(request)
                 sent.append(completion)
                 return completion
 

@@ -196,8 +196,11 @@ def run(
         cache, cache_dir: the response cache (one entry per request and repeat).
         retry_errors: re-run error rows only.
         progress: show a progress bar.
-        budget_usd, budget_requests: stop cleanly once this invocation has spent this much
-            (rows so far are kept; re-running resumes); ``attrs["stopped"]`` says so.
+        budget_usd, budget_requests: stop cleanly once this invocation has spent this much,
+            counted per HTTP attempt (retries included; rows so far are kept; re-running
+            resumes); ``attrs["stopped"]`` says so. An endpoint that bills beyond
+            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True
+            (see :mod:`jevalkit.costs`).
         price_in, price_out: dollars per million tokens, overriding ``data/prices.yaml``.
         scheduler, cluster, workers: run on Dask: the scheduler at ``tcp://host:port``, a
             ``distributed.Client`` or cluster object (``LocalCluster``, dask-jobqueue's
