@@ -155,9 +155,10 @@ class ShardTask:
     holder: str
 
 
-def run_shard(jobs: list[Job], task: ShardTask) -> str | None:
+def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, str | None]:
     """Run one shard on a Dask worker into its part file (resuming it by key); return why the
-    budget stopped it, or None. Holds at most ``task.share`` of the run's concurrency leases."""
+    budget stopped it (``stopped``) and an overrun (``overrun``), each None when none. Holds at
+    most ``task.share`` of the run's concurrency leases."""
     from dask.distributed import get_client
 
     client = get_client()
@@ -188,7 +189,7 @@ def run_shard(jobs: list[Job], task: ShardTask) -> str | None:
                 budget=budget,
             )
         )
-        return df.attrs.get("stopped")
+        return {"stopped": df.attrs.get("stopped"), "overrun": budget.overrun}
     finally:
         for _ in range(leases):
             task.semaphore.release()
@@ -287,6 +288,8 @@ class DaskSession:
         )  # fmt: skip
         if budget is not None and df.attrs.get("stopped"):
             budget.reached = df.attrs["stopped"]
+            budget.overrun = df.attrs.pop("overrun")
+        df.attrs.pop("overrun", None)
         return df
 
     def _drive(
@@ -313,7 +316,7 @@ class DaskSession:
         endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
         keys = [job.key(asked, label) for job in jobs]
         self._open(settings)
-        stopped = None
+        stopped = {"stopped": None, "overrun": None}
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
@@ -338,7 +341,9 @@ class DaskSession:
         wanted = set(keys)
         mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
         mine = mine.reset_index(drop=True)
-        mine.attrs["stopped"] = stopped
+        mine.attrs["stopped"] = stopped["stopped"]
+        mine.attrs["budget_overrun"] = stopped["overrun"] is not None
+        mine.attrs["overrun"] = stopped["overrun"]
         mine.attrs["dashboard"] = self.dashboard
         return mine
 
@@ -354,7 +359,7 @@ class DaskSession:
         description: str,
         *,
         done: int,
-    ) -> str | None:
+    ) -> dict[str, str | None]:
         from dask.distributed import wait
 
         threads = max(1, sum(self.client.nthreads().values()))
@@ -416,7 +421,10 @@ class DaskSession:
             raise
         finally:
             bar.close()
-        return next((r for r in reasons if r), None)
+        return {
+            "stopped": next((r["stopped"] for r in reasons if r["stopped"]), None),
+            "overrun": next((r["overrun"] for r in reasons if r["overrun"]), None),
+        }
 
 
 async def execute_shard(

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..costs import Budget, BudgetReached
 
+SLACK_USD = 1e-12  # float rounding of a sum of reservations (as in jevalkit.costs)
 _LEDGERS: dict[str, dict[str, Any]] = {}  # on the scheduler: ledger name -> state
 
 
@@ -27,7 +28,7 @@ def ledger_op(
     holder: str = "",
     usd: float = 0.0,
     spent: float = 0.0,
-    sent: bool = False,
+    why: str = "",
     limits: tuple[float | None, int | None] = (None, None),
     dask_scheduler: Any = None,
 ) -> dict[str, Any]:
@@ -39,7 +40,7 @@ def ledger_op(
         'ok'
         >>> ledger_op("reserve", "doc", "t0")["status"], ledger_op("reserve", "doc", "t0")["status"]
         ('ok', 'wait')
-        >>> _ = ledger_op("settle", "doc", "t0", sent=True)
+        >>> _ = ledger_op("settle", "doc", "t0")
         >>> ledger_op("reserve", "doc", "t0")["status"], ledger_op("close", "doc")["sent"]
         ('reached', 1)
     """
@@ -49,9 +50,10 @@ def ledger_op(
             {"usd": limits[0], "requests": limits[1], "spent": 0.0, "sent": 0, "held": {}},
         )
         _LEDGERS[name].setdefault("reached", None)
+        _LEDGERS[name].setdefault("overrun", None)
     state = _LEDGERS.get(name) if op != "close" else _LEDGERS.pop(name, None)
     if state is None:
-        return {"status": "closed", "reached": "the run's budget ledger is closed"}
+        return {"status": "closed", "reached": "the run's budget ledger is closed", "overrun": None}
     held = state["held"]
     status = "ok"
     if op == "begin":  # a (re-)started task: holds of an earlier attempt may have been sent
@@ -60,15 +62,21 @@ def ledger_op(
         state["sent"] += old_n
     elif op == "reserve":
         status = _reserve(state, holder, usd)
-    elif op == "settle":
+    elif op == "settle":  # one attempt that was sent: what it cost (NaN: unknown, the hold)
         h_usd, h_n = held.get(holder, (0.0, 0))
         held[holder] = (h_usd - usd, h_n - 1)
-        if sent:
-            state["sent"] += 1
-            state["spent"] += spent if math.isfinite(spent) else usd
+        cost = spent if math.isfinite(spent) else usd
+        state["sent"] += 1
+        state["spent"] += cost
+        if cost > usd + SLACK_USD and state["overrun"] is None:
+            state["overrun"] = state["reached"] = (
+                f"budget overrun: an answer cost ${cost:.4f}, more than the ${usd:.4f} reserved "
+                f"for it ({why}); the endpoint bills beyond max_tokens, so the run stopped at once"
+            )
     return {
         "status": status,
         "reached": state["reached"],
+        "overrun": state["overrun"],
         "sent": state["sent"],
         "spent": state["spent"],
     }
@@ -117,6 +125,7 @@ class LedgerBudget(Budget):
         """Run one ledger operation for this task (blocking)."""
         answer = self._client.run_on_scheduler(ledger_op, op, self._name, self._holder, **kwargs)
         self.reached = answer["reached"]
+        self.overrun = answer["overrun"]
         self.sent, self.spent_usd = answer.get("sent", self.sent), answer.get("spent", 0.0)
         return answer
 
@@ -135,9 +144,10 @@ class LedgerBudget(Budget):
                 self._event.clear()
                 await self._event.wait()
 
-    async def settle(self, held_usd: float, spent_usd: float, *, sent: bool) -> None:
-        """Replace this task's hold with what the request cost."""
-        await asyncio.to_thread(self.call, "settle", usd=held_usd, spent=spent_usd, sent=sent)
+    async def settle(self, held_usd: float, spent_usd: float, *, why: str = "") -> None:
+        """Replace this task's hold for one attempt that was sent with what it cost (NaN: the
+        whole hold); an answer that cost more than its hold stops the whole run (``overrun``)."""
+        await asyncio.to_thread(self.call, "settle", usd=held_usd, spent=spent_usd, why=why)
         self._settled += 1
         if self._event is not None:
             self._event.set()

@@ -198,6 +198,21 @@ def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_serv
     assert peak[0] <= 2  # the concurrency, not 2 per worker
 
 
+def test_a_dollar_budget_holds_across_workers_and_an_overrun_stops_the_run(
+    cluster, openai_server, tmp_path
+):
+    prices = dict(price_in=1000.0, price_out=1000.0)
+    df = run(openai_server, tmp_path / "usd.jsonl", scheduler=cluster.address, budget_usd=1.5,
+             concurrency=2, **prices)  # fmt: skip
+    assert 1 <= len(df) < 12 and df["cost_usd"].sum() <= 1.5
+    assert "across all workers" in df.attrs["stopped"] and not df.attrs["budget_overrun"]
+    # the test server reports more completion tokens than max_tokens: the reservation is short
+    over = run(openai_server, tmp_path / "over.jsonl", scheduler=cluster.address, budget_usd=50.0,
+               max_tokens=5, concurrency=2, price_in=0.001, price_out=1000.0)  # fmt: skip
+    assert over.attrs["budget_overrun"] and "budget overrun" in over.attrs["stopped"]
+    assert len(over) < 12
+
+
 def test_shards_then_merge_equal_the_whole_run(openai_server, tmp_path, capsys):
     whole = run(openai_server, tmp_path / "whole.jsonl")
     sent = len(openai_server.requests)
