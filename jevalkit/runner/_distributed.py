@@ -303,7 +303,8 @@ class DaskSession:
         settings: RunSettings,
         description: str,
     ) -> pd.DataFrame:
-        path = check_results_path(out, writing=True)
+        # absolute: a worker's working folder is not the driver's
+        path = check_results_path(Path(out).absolute(), writing=True)
         if model is not None and is_local_model(model) and base_url is None:
             raise UsageError(
                 "--model local with a Dask scheduler would start one embedded model per task: "

@@ -69,7 +69,11 @@ class Cluster:
         self.logs.append(log)
         with log.open("wb") as fh:
             return subprocess.Popen(
-                [str(DASK), *args], env=env or self.env, stdout=fh, stderr=subprocess.STDOUT
+                [str(DASK), *args],
+                env=env or self.env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=self.folder,  # not the driver's working folder
             )
 
     def add_workers(self, n: int) -> None:
@@ -156,6 +160,18 @@ def test_a_run_on_dask_gives_the_rows_of_a_single_process_run(cluster, openai_se
     assert len(openai_server.requests) - sent_alone == 12 and by_key(again) == by_key(alone)
 
 
+def test_retry_errors_on_dask_sends_only_the_error_rows_again(cluster, openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    openai_server.faults["m"] = ["500"] * 3
+    first = run(openai_server, out, scheduler=cluster.address, max_retries=0)
+    failed = {row_key(r) for r in first.to_dict("records") if r["error"]}
+    assert len(failed) == 3 and len(openai_server.requests) == 12
+    again = run(openai_server, out, scheduler=cluster.address, retry_errors=True)
+    assert len(openai_server.requests) == 15 and again["error"].isna().all()
+    counts = lines_by_key(out)
+    assert len(counts) == 12 and set(counts.values()) == {1}
+
+
 def test_judges_run_on_dask_too(cluster, tmp_path):
     alone = judge(
         "tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "a.jsonl", progress=False
@@ -232,11 +248,12 @@ def test_shards_then_merge_equal_the_whole_run(openai_server, tmp_path, capsys):
 
 
 def test_the_cli_runs_on_a_scheduler_and_refuses_mixed_options(
-    cluster, openai_server, tmp_path, capsys
+    cluster, openai_server, tmp_path, capsys, monkeypatch
 ):
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "r.jsonl"
     argv = ["run", "schema-ten-records", "--model", "m", "--base-url", openai_server.base_url]
-    argv += ["--out", str(out), "--repeats", "4", "--no-cache"]
+    argv += ["--out", "r.jsonl", "--repeats", "4", "--no-cache"]  # relative to the driver
     assert main([*argv, "--scheduler", cluster.address]) == 0
     assert len(read_results(out)) == 4 and len(openai_server.requests) == 4
     capsys.readouterr()
@@ -246,7 +263,7 @@ def test_the_cli_runs_on_a_scheduler_and_refuses_mixed_options(
     assert "from 0 to 1" in capsys.readouterr().err
     assert main([*argv, "--repeats", "auto", "--shard", "0/2"]) == 2
     assert "not as --shard" in capsys.readouterr().err
-    assert main(["merge", str(tmp_path / "none.jsonl")]) == 2
+    assert main(["merge", "none.jsonl"]) == 2
     assert "no part files" in capsys.readouterr().err
 
 
