@@ -13,11 +13,8 @@ from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, params_hash, row_key
 from ._distributed import (
     SHARDS_PER_THREAD,
-    DaskSession,
     check_cluster_options,
-    dashboard_link,
     dask_client,
-    execute_shard,
     scaled_execute,
 )
 from ._drift import describe_drift, model_drift
@@ -33,7 +30,6 @@ from ._execute import (
     settings_from,
 )
 from ._job import JOB_FIELDS, Job, Send
-from ._ledger import LedgerBudget
 from ._merge import MERGE_COLUMNS, merge_parts
 from ._plan import (
     ProbeJob,
@@ -74,9 +70,7 @@ __all__ = [
     "PLAN_COLUMNS",
     "SHARDS_PER_THREAD",
     "AdaptiveRepeats",
-    "DaskSession",
     "Job",
-    "LedgerBudget",
     "ProbeJob",
     "ResultRow",
     "ResultsWriter",
@@ -92,14 +86,12 @@ __all__ = [
     "check_repeats",
     "check_results_path",
     "constrained_format",
-    "dashboard_link",
     "dask_client",
     "default_results_path",
     "describe_drift",
     "effective_parameters",
     "endpoint_identity",
     "execute",
-    "execute_shard",
     "finite",
     "iter_rows",
     "json_ready",

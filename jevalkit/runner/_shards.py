@@ -81,7 +81,17 @@ def part_path(results: str | Path, shard: int) -> Path:
 
 
 def part_files(results: str | Path) -> list[Path]:
-    """The part files beside ``results``, in shard order (empty when there are none)."""
+    """The part files beside ``results``, in shard order (empty when there are none).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> parts_dir(results).mkdir()
+        >>> for name in ("10.jsonl", "2.jsonl", "notes.txt"):
+        ...     _ = (parts_dir(results) / name).write_text("")
+        >>> [p.name for p in part_files(results)]
+        ['2.jsonl', '10.jsonl']
+    """
     folder = parts_dir(results)
     if not folder.is_dir():
         return []
