@@ -1,7 +1,7 @@
 """Adaptive repeats: is the interval honest when the run decides when to stop, and how many
 requests does it save?
 
-Simulates 2,000 adaptive runs with the runner's own decision functions (``next_round``,
+Simulates 2,000 adaptive runs with the runner's own decision methods (``AdaptiveRepeats.next_round``,
 ``sweep_draw``, ``stop_reason``): 20 cases whose pass probabilities differ (most near 0 or 1,
 some in between, as real probe sets are), target half-width 0.05, at most 200 repeats.
 
@@ -25,8 +25,7 @@ import time
 import numpy as np
 
 from jevalkit.runner import AdaptiveRepeats
-from jevalkit.runner._adaptive import next_round, sequence_for, stop_reason, sweep_draw
-from jevalkit.stats._sequential import SweepSequence
+from jevalkit.stats import SweepSequence
 
 RUNS, CASES, TARGET, MAX_REPEATS = 2000, 20, 0.05, 200
 
@@ -41,14 +40,14 @@ def true_probabilities() -> np.ndarray:
 def adaptive_run(
     p: np.ndarray, rng: np.random.Generator, plan: AdaptiveRepeats
 ) -> tuple[bool, bool, int]:
-    seq = sequence_for(plan, CASES)
+    seq = plan.sequence(CASES)
     theta = p.mean()
     sweep = rounds = sent = 0
     always = True
     while sweep < plan.max_repeats:
-        n_sweeps, prob = next_round(seq, plan, rounds, sweep, 1)
+        n_sweeps, prob = plan.next_round(seq, rounds, sweep, 1)
         for k in range(n_sweeps):
-            chosen = sweep_draw(sweep + k, prob) if rounds else np.ones(CASES, bool)
+            chosen = plan.sweep_draw(sweep + k, prob) if rounds else np.ones(CASES, bool)
             x = np.where(chosen, (rng.random(CASES) < p).astype(float), np.nan)
             sent += int(chosen.sum())
             seq.add_sweep(x, prob)
@@ -56,7 +55,7 @@ def adaptive_run(
         rounds += 1
         low, high = seq.interval()
         always &= low <= theta <= high
-        if stop_reason(seq, plan):
+        if plan.stop_reason(seq):
             break
     low, high = seq.interval()
     return bool(low <= theta <= high), always, sent

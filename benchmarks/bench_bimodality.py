@@ -20,7 +20,7 @@ import diptest
 import numpy as np
 from scipy import stats as sps
 
-from jevalkit.stats._bimodality import least_favourable_null, unimodal_fit
+from jevalkit.stats import least_favourable_null, unimodal_fit
 
 ALPHA = 0.05
 

@@ -2,7 +2,7 @@
 
 2,000 simulated data sets: 2,000 judged items whose true pass rate is 0.55, a biased judge
 (passes 20% of the failures, misses 5% of the passes: it overstates the pass rate by about 0.06)
-and 100 human labels on a random slice. For each estimator of ``metrics.corrected_mean``:
+and 100 human labels on a random slice. For each estimator of ``labels.corrected_mean``:
 coverage of the true pass rate by its 95% interval (target: at least 0.95 for the corrected
 ones), mean half-width, and labels-equivalent (how many labels alone give the same width). The
 same with labels drawn by ``label_plan(strategy="uncertain")`` and weighted back; and
@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 import ppi_py
 
-from jevalkit.judges import label_plan
-from jevalkit.metrics import corrected_mean
+from jevalkit.labels import corrected_mean, label_plan
 
 DATASETS, ITEMS, LABELS, TRUE_RATE = 2000, 2000, 100, 0.55
 

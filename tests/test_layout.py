@@ -1,9 +1,11 @@
-"""The shape of the code (issue 15.4): public homes for shared helpers, complete ``__all__`` lists,
-notebooks on the public API only, every exception in ``errors.py``."""
+"""The shape of the code (issues 15.4 and 25): public homes for shared helpers, complete ``__all__``
+lists, notebooks, tests and benchmarks on the public API only, every exception in ``errors.py``, an
+import graph without circles or function-local imports, and judges upstream of their analyses."""
 
 from __future__ import annotations
 
 import ast
+import graphlib
 import importlib
 import inspect
 import json
@@ -28,15 +30,18 @@ def subpackage(path: Path) -> str | None:
     return parts[0] if len(parts) > 1 else None
 
 
-def imported_modules(path: Path) -> list[tuple[str, list[str]]]:
-    """(absolute module, imported names) for every import in ``path``."""
+def imported_modules(path: Path, nodes: list[ast.AST] | None = None) -> list[tuple[str, list[str]]]:
+    """(absolute module, imported names) for every import in ``path`` (or in ``nodes`` of it)."""
     tree = ast.parse(path.read_text())
-    here = ["jevalkit", *path.relative_to(PACKAGE).with_suffix("").parts]
-    if here[-1] == "__init__":
-        here = here[:-1]
-    package = here if path.name == "__init__.py" else here[:-1]
+    if path.is_relative_to(PACKAGE):
+        here = ["jevalkit", *path.relative_to(PACKAGE).with_suffix("").parts]
+        if here[-1] == "__init__":
+            here = here[:-1]
+        package = here if path.name == "__init__.py" else here[:-1]
+    else:
+        package = []  # tests, benchmarks: absolute imports only
     found = []
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if nodes is None else nodes:
         if isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             module = ".".join([*base, *(node.module.split(".") if node.module else [])])
@@ -46,10 +51,15 @@ def imported_modules(path: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
+def outside_modules() -> list[Path]:
+    """The Python files of tests/ and benchmarks/: they use jevalkit as a user would."""
+    return sorted(p for d in ("tests", "benchmarks") for p in (REPO / d).rglob("*.py"))
+
+
 def test_no_module_imports_another_packages_private_module():
     offences = []
-    for path in modules():
-        mine = subpackage(path)
+    for path in [*modules(), *outside_modules()]:
+        mine = subpackage(path) if path.is_relative_to(PACKAGE) else None
         for module, names in imported_modules(path):
             parts = module.split(".")
             if parts[0] != "jevalkit" or len(parts) < 2:
@@ -66,6 +76,80 @@ def test_no_module_imports_another_packages_private_module():
             if private or private_names:
                 offences.append(f"{path.relative_to(REPO)}: {module} {private_names or ''}")
     assert offences == []
+
+
+def _function_bodies(tree: ast.AST) -> list[ast.AST]:
+    """Every node inside a function (or method) body."""
+    inner = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for statement in node.body:
+                inner.extend(ast.walk(statement))
+    return inner
+
+
+def test_no_function_local_import_of_a_jevalkit_module():
+    # An import inside a function hides an arrow of the import graph (and so a circle). A lazy
+    # import of a heavy optional third-party package is fine; of jevalkit's own modules it is not.
+    offences = []
+    for path in modules():
+        inner = _function_bodies(ast.parse(path.read_text()))
+        for module, _ in imported_modules(path, inner):
+            if module.split(".")[0] == "jevalkit":
+                offences.append(f"{path.relative_to(REPO)}: {module}")
+    assert offences == []
+
+
+def _node(module: str) -> str | None:
+    """The package (or root module) of ``jevalkit.x.y``: ``x``."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "jevalkit" and len(parts) > 1 else None
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Which of jevalkit's packages (and root modules) each imports at module level; the root
+    ``__init__`` (a lazy facade over the others) is left out."""
+    graph: dict[str, set[str]] = {}
+    for path in modules():
+        if path == PACKAGE / "__init__.py":
+            continue
+        mine = subpackage(path) or path.stem
+        edges = graph.setdefault(mine, set())
+        for module, names in imported_modules(path):
+            other = _node(module)
+            if other is None and module == "jevalkit":  # from jevalkit import x / from .. import x
+                targets = [
+                    n for n in names if (PACKAGE / n).is_dir() or (PACKAGE / f"{n}.py").is_file()
+                ]
+            else:
+                targets = [other] if other else []
+            edges |= {t for t in targets if t != mine}
+    return graph
+
+
+def test_the_import_graph_of_the_packages_has_no_circle():
+    try:
+        order = list(graphlib.TopologicalSorter(package_graph()).static_order())
+    except graphlib.CycleError as exc:
+        pytest.fail(f"import circle between packages: {' -> '.join(exc.args[1])}")
+    assert {"judges", "metrics", "labels"} <= set(order)
+
+
+# judges plan jobs and ask for judgments; the analyses of judged results (metrics: quality, bias,
+# rankings; labels: human labels and corrected means) come after them, never before.
+DOWNSTREAM_OF = {
+    "stats": {"runner", "judges", "metrics", "labels", "reports", "widgets", "cli"},
+    "runner": {"judges", "metrics", "labels", "reports", "widgets", "cli"},
+    "judges": {"metrics", "labels", "reports", "widgets", "cli"},
+    "metrics": {"labels", "reports", "widgets", "cli"},
+    "labels": {"reports", "widgets", "cli"},
+}
+
+
+@pytest.mark.parametrize("package", sorted(DOWNSTREAM_OF))
+def test_a_package_never_imports_what_comes_after_it(package):
+    imported = package_graph()[package]
+    assert imported & DOWNSTREAM_OF[package] == set(), f"{package} imports downstream"
 
 
 def test_notebooks_use_only_the_public_api():

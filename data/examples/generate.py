@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jevalkit.judges import Judgment, judgment_fields, label_plan, label_record
+from jevalkit.judges import Judgment, judgment_fields
+from jevalkit.labels import label_plan, label_record
 from jevalkit.runner import ResultRow
 
 HERE = Path(__file__).parent

@@ -12,12 +12,10 @@ from ..judges import (
     JudgeConfig,
     judge,
     judge_files,
-    pairwise_preferences,
-    position_bias,
     publish_judges,
-    quality,
     read_judge_file,
 )
+from ..metrics import pairwise_preferences, position_bias, quality
 from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from ._args import add_endpoint_arguments, add_run_arguments, run_options
 

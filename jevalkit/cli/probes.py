@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import probes as api
+from ..reports import write_probe_page
 
 __all__ = ["register"]
 
@@ -62,8 +63,6 @@ def _lock(args: argparse.Namespace) -> int:
 
 
 def _page(args: argparse.Namespace) -> int:
-    from ..reports import write_probe_page
-
     probe = api.load_probe(args.probe)
     print(write_probe_page(probe, args.results, args.out or f"{probe.id}-v{probe.version}.html"))
     return 0

@@ -5,7 +5,8 @@ A comparison of ``system_a`` and ``system_b`` on a case is two games, two rows: 
 about positions; each row stores it mapped back to the systems: ``verdict`` is one of
 ``b>>a``, ``b>a``, ``a=b``, ``a>b``, ``a>>b``, ``probs`` the distribution over those (lowest
 first), ``score`` the preference for system_a (0, 0.25, 0.5, 0.75, 1 at the verdicts; the expected
-value under the distribution). :func:`pairwise_preferences` combines the two games of a case.
+value under the distribution). :func:`jevalkit.metrics.pairwise_preferences` combines the two games
+of a case.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CaseFileError, JudgeError, UsageError
+from ..probes import load_probe
 from ..runner import Job, Send, params_hash, read_results
 from ._evaluate import JudgeConfig, judge_case
 from ._jobs import error_fields
@@ -170,8 +172,6 @@ def cases_from_runs(
     Raises:
         CaseFileError: a run holds several systems, or the runs share no case.
     """
-    from ..probes import load_probe
-
     frames = [read_results(r) if not isinstance(r, pd.DataFrame) else r for r in (run_a, run_b)]
     names = []
     for frame, which in zip(frames, ("first", "second"), strict=True):
@@ -220,61 +220,3 @@ def cases_from_runs(
             }
         )
     return cases
-
-
-PREFERENCE_COLUMNS = [
-    "case_id",
-    "system_a",
-    "system_b",
-    "repeat",
-    "n_games",
-    "preference",
-    "verdict_a_first",
-    "verdict_b_first",
-    "swap_consistent",
-]
-
-
-def _direction(verdict: Any) -> int:
-    if not isinstance(verdict, str):
-        return 0
-    return 1 if verdict.startswith("a>") else (-1 if verdict.startswith("b>") else 0)
-
-
-def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
-    """One preference per case from its games: the mean of the games' scores (the preference for
-    ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back
-    (same direction: both for a, both for b, or both ties).
-
-    Returns:
-        One row per (case, system_a, system_b, repeat): ``n_games``, ``preference``,
-        ``verdict_a_first``, ``verdict_b_first``, ``swap_consistent`` (None without both orders).
-
-    Example:
-        >>> g = pd.DataFrame({"case_id": ["c", "c"], "system_a": "x", "system_b": "y", "repeat": 0,
-        ...                   "position": ["a_first", "b_first"], "verdict": ["a>b", "b>a"],
-        ...                   "score": [0.75, 0.25], "error": None})
-        >>> pairwise_preferences(g)[["preference", "swap_consistent"]].values.tolist()
-        [[0.5, False]]
-    """
-    ok = games[games["error"].isna() & games["score"].notna()] if "error" in games else games
-    rows = []
-    for key, group in ok.groupby(
-        ["case_id", "system_a", "system_b", "repeat"], sort=True, dropna=False
-    ):
-        verdicts = dict(zip(group["position"], group["verdict"], strict=False))
-        both = "a_first" in verdicts and "b_first" in verdicts
-        rows.append(
-            {
-                **dict(zip(PREFERENCE_COLUMNS[:4], key, strict=True)),
-                "n_games": len(group),
-                "preference": float(group["score"].astype(float).mean()),
-                "verdict_a_first": verdicts.get("a_first"),
-                "verdict_b_first": verdicts.get("b_first"),
-                "swap_consistent": _direction(verdicts["a_first"])
-                == _direction(verdicts["b_first"])
-                if both
-                else None,
-            }
-        )
-    return pd.DataFrame(rows, columns=PREFERENCE_COLUMNS)

@@ -1,7 +1,9 @@
 """Metrics over results: each returns a tidy DataFrame, one row per group, with n and a CI.
 
 Every metric names the columns it uses (``case=``, ``system=``, ``score=``, ``repeat=``, ...),
-defaulting to the results columns, and refuses to guess when one is missing.
+defaulting to the results columns, and refuses to guess when one is missing. Analyses of judged
+results live here too: a judge's quality against gold, its position and length bias, rankings
+from pairwise games. Corrections with human labels are :mod:`jevalkit.labels`.
 
 Example:
     >>> from jevalkit.metrics import pass_rate
@@ -12,34 +14,36 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
-from ._corrected import (
-    BUDGET_COLUMNS,
-    CORRECTED_COLUMNS,
-    ESTIMATORS,
-    corrected_difference,
-    corrected_mean,
-    label_budget,
-    ppi_interval,
-)
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._judge_bias import (
+    LENGTH_COLUMNS,
+    POSITION_COLUMNS,
+    PREFERENCE_COLUMNS,
+    games_of,
+    length_bias,
+    pairwise_preferences,
+    position_bias,
+)
+from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
 __all__ = [
     "BASELINE_COLUMNS",
-    "BUDGET_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
-    "CORRECTED_COLUMNS",
     "COST_COLUMNS",
-    "ESTIMATORS",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "LENGTH_COLUMNS",
+    "POSITION_COLUMNS",
+    "PREFERENCE_COLUMNS",
+    "QUALITY_COLUMNS",
     "RANK_COLUMNS",
     "RELEASE_COLUMNS",
     "RUN_SUMMARY_COLUMNS",
@@ -51,19 +55,22 @@ __all__ = [
     "columns_of",
     "compare",
     "consistency",
-    "corrected_difference",
-    "corrected_mean",
     "cost",
+    "games_of",
     "gate",
     "group_codes",
     "has_repeats",
-    "label_budget",
+    "judge_kind",
+    "length_bias",
     "mean_absolute_error",
     "mean_score",
+    "pairwise_preferences",
     "pass_rate",
-    "ppi_interval",
+    "position_bias",
+    "quality",
     "rank",
     "release_gate",
+    "reliability_curve",
     "require",
     "run_summary",
     "separability",

@@ -26,7 +26,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
+from ..judges import STYLE_FEATURES
 from ._frame import group_codes
+from ._judge_bias import games_of
 
 ELO_SCALE = 400.0 / math.log(10.0)
 RANK_COLUMNS = [
@@ -47,8 +49,6 @@ OUTCOMES = {"a>>b": 1.0, "a>b": 1.0, "a=b": 0.5, "b>a": 0.0, "b>>a": 0.0}
 
 
 def _games(df: pd.DataFrame, strong_weight: float) -> pd.DataFrame:
-    from ..judges import games_of
-
     games = games_of(df)
     verdict = games["verdict"].astype(str).str.lower()
     unknown = ~verdict.isin(list(OUTCOMES))
@@ -61,8 +61,6 @@ def _games(df: pd.DataFrame, strong_weight: float) -> pd.DataFrame:
 
 
 def _style_matrix(games: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
-    from ..judges import STYLE_FEATURES
-
     columns, names = [], []
     for feature in STYLE_FEATURES:
         a, b = [], []

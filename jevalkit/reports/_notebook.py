@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir, runs_dir
+from ..io import read
 from ..runner import read_results
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
@@ -44,8 +45,6 @@ def open_results(
     """
     path = str(results) if results is not None else str(runs_dir() / default)
     if format is not None:
-        from ..io import read
-
         return read(path, format=None if format == "auto" else format), path
     return read_results(path), path
 

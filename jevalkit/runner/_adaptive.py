@@ -110,15 +110,66 @@ class AdaptiveRepeats:
         if not 0 <= self.settled_share < 1 or not 0 < self.settled_probability <= 1:
             raise UsageError("settled_share must be in [0, 1) and settled_probability in (0, 1]")
 
+    def sequence(self, n_cases: int) -> SweepSequence:
+        """The confidence sequence of an adaptive run over ``n_cases`` (bets tuned for its target
+        and horizon).
 
-def sequence_for(plan: AdaptiveRepeats, n_cases: int) -> SweepSequence:
-    """The confidence sequence of an adaptive run (bets tuned for its target and horizon)."""
-    return SweepSequence(
-        n_cases,
-        confidence=plan.confidence,
-        horizon=plan.max_repeats,
-        target_half_width=None if plan.decide_at is not None else plan.target_half_width,
-    )
+        Example:
+            >>> AdaptiveRepeats(max_repeats=50).sequence(4).n_cases
+            4
+        """
+        return SweepSequence(
+            n_cases,
+            confidence=self.confidence,
+            horizon=self.max_repeats,
+            target_half_width=None if self.decide_at is not None else self.target_half_width,
+        )
+
+    def next_round(
+        self, seq: SweepSequence, rounds: int, sweep: int, sweeps_per_round: int
+    ) -> tuple[int, np.ndarray]:
+        """How many sweeps the next round runs, and each case's chance of being sent in them:
+        ``min_repeats`` sweeps of every case first; then settled cases (variance at most
+        ``settled_share`` of the largest) are sent with ``settled_probability``.
+
+        Example:
+            >>> seq = SweepSequence(2)
+            >>> AdaptiveRepeats(min_repeats=3).next_round(seq, 0, 0, 4)[0]
+            3
+        """
+        if rounds == 0:
+            return min(self.min_repeats, self.max_repeats), np.ones(seq.n_cases)
+        variance = seq.case_variance()
+        settled = variance <= self.settled_share * variance.max()
+        n_sweeps = min(sweeps_per_round, self.max_repeats - sweep)
+        return n_sweeps, np.where(settled, self.settled_probability, 1.0)
+
+    @staticmethod
+    def sweep_draw(sweep_index: int, send_prob: np.ndarray) -> np.ndarray:
+        """Which cases sweep ``sweep_index`` sends: drawn from a generator seeded by the index, so a
+        resumed run makes the same draws.
+
+        Example:
+            >>> draw = AdaptiveRepeats.sweep_draw
+            >>> draw(7, np.array([1.0, 0.5, 0.5])).tolist() == draw(7, np.array([1.0, 0.5, 0.5])).tolist()
+            True
+        """
+        return np.random.default_rng([sweep_index, 0x5EED]).random(send_prob.size) < send_prob
+
+    def stop_reason(self, seq: SweepSequence) -> str | None:
+        """``decided`` when the interval clears the bar, ``target met`` when it is narrow enough,
+        else None (go on).
+
+        Example:
+            >>> AdaptiveRepeats().stop_reason(AdaptiveRepeats().sequence(3)) is None  # no data yet
+            True
+        """
+        low, high = seq.interval()
+        if self.decide_at is not None and (low >= self.decide_at or high < self.decide_at):
+            return "decided"
+        if (high - low) / 2 <= self.target_half_width:
+            return "target met"
+        return None
 
 
 def best_half_width(n_cases: int, sweeps: int, confidence: float) -> float:
@@ -158,48 +209,6 @@ def check_reachable(plan: AdaptiveRepeats, n_cases: int) -> None:
     )
 
 
-def next_round(
-    seq: SweepSequence, plan: AdaptiveRepeats, rounds: int, sweep: int, sweeps_per_round: int
-) -> tuple[int, np.ndarray]:
-    """How many sweeps the next round runs, and each case's chance of being sent in them:
-    ``min_repeats`` sweeps of every case first; then settled cases (variance at most
-    ``settled_share`` of the largest) are sent with ``settled_probability``.
-
-    Example:
-        >>> seq = SweepSequence(2)
-        >>> next_round(seq, AdaptiveRepeats(min_repeats=3), 0, 0, 4)[0]
-        3
-    """
-    if rounds == 0:
-        return min(plan.min_repeats, plan.max_repeats), np.ones(seq.n_cases)
-    variance = seq.case_variance()
-    settled = variance <= plan.settled_share * variance.max()
-    n_sweeps = min(sweeps_per_round, plan.max_repeats - sweep)
-    return n_sweeps, np.where(settled, plan.settled_probability, 1.0)
-
-
-def sweep_draw(sweep_index: int, send_prob: np.ndarray) -> np.ndarray:
-    """Which cases sweep ``sweep_index`` sends: drawn from a generator seeded by the index, so a
-    resumed run makes the same draws.
-
-    Example:
-        >>> sweep_draw(7, np.array([1.0, 0.5, 0.5])).tolist() == sweep_draw(7, np.array([1.0, 0.5, 0.5])).tolist()
-        True
-    """
-    return np.random.default_rng([sweep_index, 0x5EED]).random(send_prob.size) < send_prob
-
-
-def stop_reason(seq: SweepSequence, plan: AdaptiveRepeats) -> str | None:
-    """``decided`` when the interval clears the bar, ``target met`` when it is narrow enough,
-    else None (go on)."""
-    low, high = seq.interval()
-    if plan.decide_at is not None and (low >= plan.decide_at or high < plan.decide_at):
-        return "decided"
-    if (high - low) / 2 <= plan.target_half_width:
-        return "target met"
-    return None
-
-
 def _case_score(row: dict[str, Any], metric: str) -> float:
     if row.get("error"):
         return math.nan
@@ -231,7 +240,7 @@ async def run_adaptive(
     check_reachable(plan, n_cases)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probes]
     budget: Budget = settings.new_budget()
-    seq = sequence_for(plan, n_cases)
+    seq = plan.sequence(n_cases)
     sweeps_per_round = max(1, math.ceil(settings.concurrency / n_cases))
     next_repeat = np.zeros(n_cases, dtype=int)
     sweep = rounds = dropped = 0
@@ -241,11 +250,11 @@ async def run_adaptive(
     local = is_local_model(model) and base_url is None
     with open_target(model, base_url) if local else contextlib.nullcontext():
         while sweep < plan.max_repeats:
-            n_sweeps, send_prob = next_round(seq, plan, rounds, sweep, sweeps_per_round)
+            n_sweeps, send_prob = plan.next_round(seq, rounds, sweep, sweeps_per_round)
             draws = []
             jobs = []
             for k in range(n_sweeps):
-                chosen = sweep_draw(sweep + k, send_prob)
+                chosen = plan.sweep_draw(sweep + k, send_prob)
                 draws.append(chosen)
                 for i in np.flatnonzero(chosen):
                     jobs.append(
@@ -280,7 +289,7 @@ async def run_adaptive(
                 seq.add_sweep(scores[k], send_prob)
             sweep += n_sweeps
             rounds += 1
-            stop = stop_reason(seq, plan)
+            stop = plan.stop_reason(seq)
             if stop:
                 reason = stop
                 break

@@ -7,7 +7,7 @@ Example:
 """
 
 from ._agreement import fleiss_kappa, krippendorff_alpha
-from ._bimodality import bimodality
+from ._bimodality import bimodality, least_favourable_null, unimodal_fit
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._error_bars import paired_difference, standard_error
 from ._ordinal import OrdinalSpacing, ordinal_spacing
@@ -18,6 +18,7 @@ from ._power import (
     sample_size,
     variance_components,
 )
+from ._ppi import RoganGladen, ppi_interval, ppi_lambda, rogan_gladen_interval
 from ._proportion import paired_proportion_ci, wilson_ci
 from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
 from ._validate import as_clean_array, as_labels
@@ -26,6 +27,7 @@ __all__ = [
     "SEQUENCE_COLUMNS",
     "BootstrapResult",
     "OrdinalSpacing",
+    "RoganGladen",
     "SweepSequence",
     "as_clean_array",
     "as_labels",
@@ -34,15 +36,20 @@ __all__ = [
     "confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",
+    "least_favourable_null",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",
+    "ppi_interval",
+    "ppi_lambda",
     "repeats_needed",
+    "rogan_gladen_interval",
     "sample_size",
     "sequence_method",
     "standard_error",
+    "unimodal_fit",
     "variance_components",
     "wilson_ci",
 ]

@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from ..errors import UsageError
-from ..judges import append_label, label_record, read_labels
+from ..labels import append_label, label_record, read_labels
 from ._level_distribution import distribution_html
 
 KEY_HELP = "keys: 1..{k} label, s skip, b back"
@@ -34,7 +34,7 @@ class Labeler(widgets.VBox):
     Args:
         df: the items to label, one per row: ``case_id`` and ``output`` (``system``, ``input``,
             ``expected``/``reference``, ``probs`` and ``sampling_probability`` when there; a
-            :func:`jevalkit.judges.label_plan` joined to the judged results has them all).
+            :func:`jevalkit.labels.label_plan` joined to the judged results has them all).
         levels: the level labels, lowest first.
         out: the labels file (append-only JSONL).
         labeller: who is labelling (recorded in every label).

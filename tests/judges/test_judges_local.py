@@ -43,7 +43,7 @@ def test_each_evaluator_returns_a_distribution(evaluator, tmp_path, local_server
 
 
 def test_pairwise_plays_both_orders_on_the_embedded_model(tmp_path, local_server):
-    from jevalkit.judges import position_bias
+    from jevalkit.metrics import position_bias
 
     cases = load_cases("pairwise")[:2]
     df = judge(

@@ -132,11 +132,10 @@ def test_a_taken_port_is_a_clear_error(tmp_path, monkeypatch):
 
 def test_a_missing_server_names_the_install_command(tmp_path, monkeypatch, capsys):
     from jevalkit.cli import main
-    from jevalkit.local import _server
 
     monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path))  # no server known to be running
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(_server, "installed_server_path", lambda: tmp_path / "llama-server")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))  # where `local build` would install it
     assert main(["local", "serve"]) == 2
     err = capsys.readouterr().err
     assert "llama-server is not installed" in err and "jevalkit local build" in err

@@ -87,7 +87,7 @@ def test_imported_log_notebook_on_the_example_grades(reports):
 
 
 def test_judge_notebook_numbers_match_the_library(reports):
-    from jevalkit.judges import quality
+    from jevalkit.metrics import quality
 
     expected = quality(read_results(JUDGE)).iloc[0]
     got = reports["judge_quality"].numbers()["quality"][0]
@@ -159,8 +159,7 @@ def test_pairwise_ranking_notebook_matches_the_library(reports):
 
 def test_judge_correction_notebook_matches_the_library(reports):
     from jevalkit import io
-    from jevalkit.judges import read_labels
-    from jevalkit.metrics import corrected_mean
+    from jevalkit.labels import corrected_mean, read_labels
 
     numbers = reports["judge_correction"].numbers()
     df = io.read(data_dir() / "examples" / "judged.jsonl")

@@ -9,23 +9,22 @@ from scipy import stats
 
 from jevalkit.errors import StatsError
 from jevalkit.runner import AdaptiveRepeats
-from jevalkit.runner._adaptive import next_round, sequence_for, stop_reason, sweep_draw
 from jevalkit.stats import SweepSequence, confidence_sequence
 
 
 def simulate(p, plan, rng):
-    seq = sequence_for(plan, p.size)
+    seq = plan.sequence(p.size)
     sweep = rounds = 0
     covered_always = True
     while sweep < plan.max_repeats:
-        n, prob = next_round(seq, plan, rounds, sweep, 1)
+        n, prob = plan.next_round(seq, rounds, sweep, 1)
         for k in range(n):
-            chosen = sweep_draw(sweep + k, prob) if rounds else np.ones(p.size, bool)
+            chosen = plan.sweep_draw(sweep + k, prob) if rounds else np.ones(p.size, bool)
             seq.add_sweep(np.where(chosen, (rng.random(p.size) < p).astype(float), np.nan), prob)
         sweep, rounds = sweep + n, rounds + 1
         low, high = seq.interval()
         covered_always &= low <= p.mean() <= high
-        if stop_reason(seq, plan):
+        if plan.stop_reason(seq):
             break
     return covered_always
 

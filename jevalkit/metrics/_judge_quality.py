@@ -13,9 +13,9 @@ import pandas as pd
 from scipy import stats as sps
 
 from ..errors import JudgeFileError
-from ..metrics import mean_absolute_error
+from ..judges import load_judge_prompt
 from ..stats import bootstrap_ci
-from ._prompts import load_judge_prompt
+from ._scores import mean_absolute_error
 
 QUALITY_COLUMNS = [
     "probe",

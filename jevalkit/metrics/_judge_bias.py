@@ -1,6 +1,9 @@
-"""Is the pairwise judge biased by position or length? Diagnostics on pairwise game rows."""
+"""Is the pairwise judge biased by position or length? Diagnostics on pairwise game rows, and the
+one preference per case its two orders give (with whether they agree)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -197,3 +200,61 @@ def length_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
         "system_a winning on the length difference",
     )
     return pd.DataFrame([row], columns=LENGTH_COLUMNS)
+
+
+PREFERENCE_COLUMNS = [
+    "case_id",
+    "system_a",
+    "system_b",
+    "repeat",
+    "n_games",
+    "preference",
+    "verdict_a_first",
+    "verdict_b_first",
+    "swap_consistent",
+]
+
+
+def _direction(verdict: Any) -> int:
+    if not isinstance(verdict, str):
+        return 0
+    return 1 if verdict.startswith("a>") else (-1 if verdict.startswith("b>") else 0)
+
+
+def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
+    """One preference per case from its games: the mean of the games' scores (the preference for
+    ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back
+    (same direction: both for a, both for b, or both ties).
+
+    Returns:
+        One row per (case, system_a, system_b, repeat): ``n_games``, ``preference``,
+        ``verdict_a_first``, ``verdict_b_first``, ``swap_consistent`` (None without both orders).
+
+    Example:
+        >>> g = pd.DataFrame({"case_id": ["c", "c"], "system_a": "x", "system_b": "y", "repeat": 0,
+        ...                   "position": ["a_first", "b_first"], "verdict": ["a>b", "b>a"],
+        ...                   "score": [0.75, 0.25], "error": None})
+        >>> pairwise_preferences(g)[["preference", "swap_consistent"]].values.tolist()
+        [[0.5, False]]
+    """
+    ok = games[games["error"].isna() & games["score"].notna()] if "error" in games else games
+    rows = []
+    for key, group in ok.groupby(
+        ["case_id", "system_a", "system_b", "repeat"], sort=True, dropna=False
+    ):
+        verdicts = dict(zip(group["position"], group["verdict"], strict=False))
+        both = "a_first" in verdicts and "b_first" in verdicts
+        rows.append(
+            {
+                **dict(zip(PREFERENCE_COLUMNS[:4], key, strict=True)),
+                "n_games": len(group),
+                "preference": float(group["score"].astype(float).mean()),
+                "verdict_a_first": verdicts.get("a_first"),
+                "verdict_b_first": verdicts.get("b_first"),
+                "swap_consistent": _direction(verdicts["a_first"])
+                == _direction(verdicts["b_first"])
+                if both
+                else None,
+            }
+        )
+    return pd.DataFrame(rows, columns=PREFERENCE_COLUMNS)

@@ -4,7 +4,9 @@ A model judge scores every item cheaply but with bias; people label a random sli
 judge's mean over all items, corrected by its average error on the labelled slice, estimates the
 mean of the *human* score without the judge's bias (prediction-powered inference, Angelopoulos,
 Bates, Fannjiang, Jordan & Zrnic 2023, Science 382; power-tuned "PPI++", Angelopoulos, Duchi &
-Zrnic 2023, arXiv:2311.01453). Computed with the authors' ``ppi-python`` package.
+Zrnic 2023, arXiv:2311.01453). Computed with the authors' ``ppi-python`` package; the estimators on arrays are
+:func:`jevalkit.stats.ppi_interval`, :func:`jevalkit.stats.ppi_lambda` and
+:func:`jevalkit.stats.rogan_gladen_interval`.
 
 For pass/fail verdicts the Rogan-Gladen estimator (Rogan & Gladen 1978, Am. J. Epidemiol. 107)
 corrects the judge's pass rate with its sensitivity and specificity measured on the labels,
@@ -12,7 +14,7 @@ pi = (p + Sp - 1) / (Se + Sp - 1), with a delta-method interval (the variances o
 propagated; Greiner & Gardner 2000, Prev. Vet. Med. 45).
 
 The estimand is the mean human score over the population the judged items were drawn from.
-Labelled items must be a probability sample of the judged ones: ``jevalkit.judges.label_plan``
+Labelled items must be a probability sample of the judged ones: ``jevalkit.labels.label_plan``
 draws them and records each item's probability, used here as an inverse-probability weight.
 """
 
@@ -26,6 +28,9 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import StatsError
+from ..judges import EVALUATORS, Judgment, load_judge_prompt
+from ..stats import ppi_interval, ppi_lambda, rogan_gladen_interval
+from ._labels import judged_items
 
 CORRECTED_COLUMNS = [
     "estimator",
@@ -49,8 +54,6 @@ def label_scores_for(
     as the judge's own: a one-level distribution's score)."""
     if scores is not None:
         return {str(k): float(v) for k, v in scores.items()}
-    from ..judges import EVALUATORS, Judgment, load_judge_prompt
-
     if levels is None:
         names = sorted(set(df["probe"].dropna().astype(str))) if "probe" in df else []
         if len(names) != 1 or names[0] not in EVALUATORS:
@@ -76,7 +79,7 @@ def _normalised(labels: pd.DataFrame) -> pd.DataFrame:
     ``sampling_probability`` column (None when absent)."""
     for column in ("case_id", "level"):
         if column not in labels.columns:
-            raise StatsError(f"labels need a {column!r} column (see jevalkit.judges.read_labels)")
+            raise StatsError(f"labels need a {column!r} column (see jevalkit.labels.read_labels)")
     return labels.assign(
         system=labels["system"].astype(str) if "system" in labels else "all",
         case_id=labels["case_id"].astype(str),
@@ -109,53 +112,6 @@ def _paired_arrays(
         unlabelled["judge_score"].to_numpy(float),
         weights,
     )
-
-
-def ppi_interval(
-    y: np.ndarray,
-    yhat: np.ndarray,
-    yhat_unlabelled: np.ndarray,
-    lam: float,
-    *,
-    weights: np.ndarray | None = None,
-    confidence: float = 0.95,
-) -> tuple[float, float, float, float, float]:
-    """The prediction-powered mean (``lam`` 1: PPI; 0: the labels alone; between: PPI++) and
-    its interval, with a small-sample floor on the rectifier's variance.
-
-    The point estimate is ppi-python's. The interval is its normal interval with two changes for
-    small label sets, found necessary by simulation (``benchmarks/bench_ppi.py``: with 100
-    labels and a biased judge, the plain interval covered 95.3% for PPI and 94.2% for PPI++,
-    at or below the nominal 95%): the rectifier's variance is estimated with one extra
-    pseudo-item split between the ends of its range (+1 and -1), in the spirit of Agresti &
-    Caffo (2000) for proportions, so it cannot collapse when labels and judge disagree on only a
-    few items; and the quantile is Student's t with n - 1 degrees of freedom.
-
-    Returns:
-        ``(estimate, ci_low, ci_high, judged_variance, rectifier_variance)``, the last two the
-        variance terms of the estimate (the judged items' and the labelled items').
-
-    Example:
-        >>> y, yhat = np.array([1.0, 0.0, 1.0, 1.0]), np.array([1.0, 1.0, 1.0, 0.0])
-        >>> est, low, high, _, _ = ppi_interval(y, yhat, np.array([1.0, 0.0, 1.0] * 20), 1.0)
-        >>> round(est, 4), bool(low < est < high)
-        (0.6667, True)
-    """
-    import ppi_py
-
-    n, big_n = y.size, yhat_unlabelled.size
-    w = np.ones(n) if weights is None else weights / weights.sum() * n
-    kwargs = {"w": weights} if weights is not None else {}
-    estimate = float(
-        np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam, **kwargs))
-    )
-    values = w * (y - lam * yhat)
-    centre = values.mean()
-    spread = np.sum((values - centre) ** 2) + 0.5 * ((1 - centre) ** 2 + (-1 - centre) ** 2)
-    rectifier_var = spread / n / (n + 1)
-    judged_var = float(np.var(lam * yhat_unlabelled, ddof=1)) / big_n if big_n > 1 else 0.0
-    half = stats.t.ppf(0.5 + confidence / 2, n - 1) * math.sqrt(judged_var + rectifier_var)
-    return estimate, estimate - half, estimate + half, judged_var, rectifier_var
 
 
 def _rows(
@@ -212,7 +168,7 @@ def _rows(
     )
     for name, lam in (("PPI", 1.0), ("PPI++", None)):
         if lam is None:
-            lam = _tuned_lambda(y, yhat, yhat_unlabelled, weights)
+            lam = ppi_lambda(y, yhat, yhat_unlabelled, weights)
         value, low, high, judged_var, rect_var = ppi_interval(
             y, yhat, yhat_unlabelled, lam, weights=weights, confidence=confidence
         )
@@ -237,20 +193,6 @@ def _rows(
     return rows
 
 
-def _tuned_lambda(y, yhat, yhat_unlabelled, w) -> float:
-    """PPI++'s variance-minimising lambda for a mean, clipped to [0, 1]: the formula
-    ``ppi_py.ppi_mean_ci`` applies with ``lam=None`` (Angelopoulos, Duchi & Zrnic 2023, eq. 6),
-    computed here so the row can report it."""
-    n, big_n = y.size, yhat_unlabelled.size
-    w = np.ones(n) if w is None else w / w.sum() * n
-    point = yhat_unlabelled.mean() + np.mean(w * (y - yhat))
-    grads, grads_hat = w * (y - point), w * (yhat - point)
-    cov = np.mean((grads - grads.mean()) * (grads_hat - grads_hat.mean()))
-    var_hat = np.var(np.concatenate([grads_hat, yhat_unlabelled - point]), ddof=1)
-    lam = cov / ((1 + n / big_n) * var_hat) if var_hat > 0 else 0.0
-    return float(np.clip(lam, 0.0, 1.0))
-
-
 def _row(estimator, n, big_n, value, low, high, effective, lam, method) -> dict[str, Any]:
     return {
         "estimator": estimator,
@@ -267,41 +209,20 @@ def _row(estimator, n, big_n, value, low, high, effective, lam, method) -> dict[
 
 
 def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str, Any]:
-    positive, called = y >= 0.5, yhat >= 0.5
-    weight_pos, weight_neg = w[positive].sum(), w[~positive].sum()
-    if weight_pos == 0 or weight_neg == 0:
-        raise StatsError("Rogan-Gladen needs labelled passes and labelled failures")
-    se = float(w[positive & called].sum() / weight_pos)
-    sp = float(w[~positive & ~called].sum() / weight_neg)
-    youden = se + sp - 1
-    if youden <= 0:
-        raise StatsError(
-            f"the judge is no better than chance on the labels (sensitivity {se:.2f}, specificity "
-            f"{sp:.2f}): Rogan-Gladen cannot correct it"
-        )
-    p = float((all_judged >= 0.5).mean())
-    n_pos = weight_pos**2 / (w[positive] ** 2).sum()  # Kish's effective sizes
-    n_neg = weight_neg**2 / (w[~positive] ** 2).sum()
-    pi = (p + sp - 1) / youden
-    var = (
-        p * (1 - p) / all_judged.size
-        + pi**2 * se * (1 - se) / n_pos
-        + (1 - pi) ** 2 * sp * (1 - sp) / n_neg
-    ) / youden**2
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    half = z * math.sqrt(var)
+    rg = rogan_gladen_interval(y, yhat, all_judged, w, confidence=confidence)
+    var = rg.variance
     effective = y.size * (classical_se / math.sqrt(var)) ** 2 if var > 0 else math.inf
     return _row(
         "Rogan-Gladen",
         y.size,
         all_judged.size,
-        pi,
-        pi - half,
-        pi + half,
+        rg.estimate,
+        rg.ci_low,
+        rg.ci_high,
         effective,
         None,
-        f"(p + Sp - 1) / (Se + Sp - 1) with sensitivity {se:.3f} and specificity {sp:.3f} from "
-        "the labels; delta-method normal interval",
+        f"(p + Sp - 1) / (Se + Sp - 1) with sensitivity {rg.sensitivity:.3f} and specificity "
+        f"{rg.specificity:.3f} from the labels; delta-method normal interval",
     )
 
 
@@ -319,7 +240,7 @@ def corrected_mean(
     Args:
         df: judged results (``system``, ``case_id``, ``score``; the judge's ``probe`` names its
             levels).
-        labels: from :func:`jevalkit.judges.read_labels` (``system``, ``case_id``, ``level``,
+        labels: from :func:`jevalkit.labels.read_labels` (``system``, ``case_id``, ``level``,
             ``sampling_probability``); several labellers of one item are averaged.
         levels: the label levels, lowest first, when ``df`` does not come from a jevalkit judge.
         label_scores: or the score of each level directly.
@@ -344,8 +265,6 @@ def corrected_mean(
         >>> bool(t.loc["PPI", "ci_low"] < truth.mean() < t.loc["PPI", "ci_high"])
         True
     """
-    from ..judges import judged_items
-
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence!r}")
     scores = label_scores_for(df, levels, label_scores)
@@ -392,8 +311,6 @@ def corrected_difference(
         >>> d.set_index("estimator").loc["PPI", "system"]
         'b - a'
     """
-    from ..judges import judged_items
-
     scores = label_scores_for(df, levels, label_scores)
     items = judged_items(df)
     wide = items.pivot(index="case_id", columns="system", values="judge_score")
@@ -462,7 +379,7 @@ def label_budget(
     target_half_width``, from a pilot set of labels.
 
     The PPI++ variance of a mean is Var(Y - lambda Yhat) / n + lambda^2 Var(Yhat) / N (Angelopoulos,
-    Duchi & Zrnic 2023); with the pilot's variances and lambda (as :func:`ppi_interval` estimates
+    Duchi & Zrnic 2023); with the pilot's variances and lambda (as :func:`jevalkit.stats.ppi_interval` estimates
     them) and the N items judged, the labels needed solve t^2 Var(n) = target^2. When the judged items' own term already exceeds the
     target no number of labels reaches it (``labels_needed`` NaN; judge more items). The labels a
     labels-only estimate would need are beside it. Plan with a pilot of 30 or more labels: the
@@ -485,8 +402,6 @@ def label_budget(
         >>> bool(40 < row["labels_needed"] < row["labels_needed_without_judge"])
         True
     """
-    from ..judges import judged_items
-
     if not isinstance(target_half_width, int | float) or not 0 < target_half_width < 1:
         raise StatsError(f"target_half_width must be in (0, 1), got {target_half_width!r}")
     scores = label_scores_for(df, levels, label_scores)
@@ -498,7 +413,7 @@ def label_budget(
         if y.size < 2:
             raise StatsError(f"system {system!r}: a pilot needs at least 2 labels")
         weights = None if np.allclose(w, w[0]) else w
-        lam = _tuned_lambda(y, yhat, yhat_u, weights)
+        lam = ppi_lambda(y, yhat, yhat_u, weights)
         _, low, high, judged_var, rect_var = ppi_interval(
             y, yhat, yhat_u, lam, weights=weights, confidence=confidence
         )

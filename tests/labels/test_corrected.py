@@ -14,8 +14,13 @@ import pytest
 from scipy import stats
 
 from jevalkit.errors import StatsError
-from jevalkit.judges import label_budget, label_plan, read_labels
-from jevalkit.metrics import corrected_difference, corrected_mean
+from jevalkit.labels import (
+    corrected_difference,
+    corrected_mean,
+    label_budget,
+    label_plan,
+    read_labels,
+)
 
 Z = stats.norm.ppf(0.975)
 
@@ -210,7 +215,7 @@ def test_label_plans_record_probabilities_that_match_the_draw():
 
 def test_labels_file_round_trip_and_errors(tmp_path):
     from jevalkit.errors import UsageError
-    from jevalkit.judges import append_label, label_record
+    from jevalkit.labels import append_label, label_record
 
     path = tmp_path / "labels.jsonl"
     append_label(path, label_record("m", "c1", "pass", "ann", 0.5))

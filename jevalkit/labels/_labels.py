@@ -2,7 +2,7 @@
 
 An *item* is one judged output: a system's answer to a case (``system``, ``case_id``). People
 label items at the judge's levels; the labels correct the judge's mean
-(:func:`jevalkit.metrics.corrected_mean`).
+(:func:`jevalkit.labels.corrected_mean`).
 
 Which items to label decides whether the correction is unbiased. ``label_plan`` draws them at
 random with known probabilities and records each item's ``sampling_probability``:
