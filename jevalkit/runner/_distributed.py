@@ -36,7 +36,7 @@ from ._execute import RunSettings, _check_same_endpoint, execute
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import merge_parts
-from ._shards import part_files, part_path, shard_of
+from ._shards import parse_shard, part_files, part_path, shard_of
 from ._store import (
     check_results_path,
     latest_rows,
@@ -500,8 +500,6 @@ async def scaled_execute(
         >>> asyncio.run(which())
         'execute'
     """
-    from ._shards import parse_shard
-
     engines = sum(x is not None for x in (scheduler, cluster, workers))
     if shard is not None and engines:
         raise UsageError(
