@@ -255,9 +255,17 @@ class DaskSession:
         budget = settings.new_budget()
         if budget.active and self.ledger is None:
             self.ledger = f"{self.name}-budget"
-            self.client.run_on_scheduler(
-                ledger_op, "open", self.ledger, limits=(budget.usd, budget.requests)
-            )
+            try:
+                self.client.run_on_scheduler(
+                    ledger_op, "open", self.ledger, limits=(budget.usd, budget.requests)
+                )
+            except Exception as exc:  # the scheduler cannot run our function
+                self.ledger = None
+                raise UsageError(
+                    "a budget across Dask workers is kept on the scheduler, which could not run "
+                    f"jevalkit ({type(exc).__name__}: {exc}); install jevalkit where the "
+                    "scheduler runs, or drop --budget-usd/--budget-requests"
+                ) from None
 
     def close(self) -> None:
         """Drop the ledger and the semaphore on the scheduler."""
@@ -397,8 +405,12 @@ class DaskSession:
             disable=not settings.progress,
             dynamic_ncols=True,
         )
-        if self.dashboard and settings.progress and self._rounds == 1:
-            bar.write(f"Dask dashboard: {self.dashboard}")
+        if settings.progress and self._rounds == 1:
+            bar.write(
+                f"Dask dashboard: {self.dashboard}"
+                if self.dashboard
+                else "Dask dashboard: none (the scheduler serves one when bokeh is installed)"
+            )
         progress = PartsProgress(path)
         try:
             while True:
