@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import math
+import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -409,7 +410,8 @@ class DaskSession:
             bar.write(
                 f"Dask dashboard: {self.dashboard}"
                 if self.dashboard
-                else "Dask dashboard: none (the scheduler serves one when bokeh is installed)"
+                else "Dask dashboard: none (the scheduler serves one when bokeh is installed)",
+                file=sys.stderr,
             )
         progress = PartsProgress(path)
         try:

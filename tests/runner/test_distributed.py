@@ -256,7 +256,8 @@ def test_the_cli_runs_on_a_scheduler_and_refuses_mixed_options(
     argv += ["--out", "r.jsonl", "--repeats", "4", "--no-cache"]  # relative to the driver
     assert main([*argv, "--scheduler", cluster.address]) == 0
     assert len(read_results(out)) == 4 and len(openai_server.requests) == 4
-    capsys.readouterr()
+    shown = capsys.readouterr()
+    assert "Dask dashboard:" in shown.err and "pass_rate" in shown.out  # one bar, the summary
     assert main([*argv, "--scheduler", cluster.address, "--shard", "0/2"]) == 2
     assert "drop --scheduler/--workers" in capsys.readouterr().err
     assert main([*argv, "--shard", "2/2"]) == 2
