@@ -156,10 +156,11 @@ class ShardTask:
     holder: str
 
 
-def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, str | None]:
+def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
     """Run one shard on a Dask worker into its part file (resuming it by key); return why the
-    budget stopped it (``stopped``) and an overrun (``overrun``), each None when none. Holds at
-    most ``task.share`` of the run's concurrency leases."""
+    the run's budget stopped it (``stopped``), an overrun (``overrun``), each None when none,
+    and whether it yielded to other tasks' requests (``yielded``). Holds at most ``task.share``
+    of the run's concurrency leases."""
     from dask.distributed import get_client
 
     client = get_client()
@@ -190,7 +191,13 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, str | None]:
                 budget=budget,
             )
         )
-        return {"stopped": df.attrs.get("stopped"), "overrun": budget.overrun}
+        if isinstance(budget, LedgerBudget):
+            return {
+                "stopped": budget.run_reached,
+                "overrun": budget.overrun,
+                "yielded": budget.yielded,
+            }
+        return {"stopped": df.attrs.get("stopped"), "overrun": budget.overrun, "yielded": False}
     finally:
         for _ in range(leases):
             task.semaphore.release()
@@ -326,7 +333,7 @@ class DaskSession:
         endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
         keys = [job.key(asked, label) for job in jobs]
         self._open(settings)
-        stopped = {"stopped": None, "overrun": None}
+        stopped: dict[str, Any] = {"stopped": None, "overrun": None}
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
@@ -338,7 +345,7 @@ class DaskSession:
                     rewrite_without(path, failed)
                     existing = {k: v for k, v in existing.items() if k not in failed}
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
-            if pending:
+            while pending:  # one wave; another only when a task yielded under the budget
                 try:
                     stopped = self._run_shards(
                         pending, path, model, label, base_url, api_key_env, settings,
@@ -347,6 +354,10 @@ class DaskSession:
                 finally:
                     if part_files(path):
                         merge_parts(path, hold_lock=False)
+                if stopped["stopped"] or stopped["overrun"] or not stopped["yielded"]:
+                    break
+                existing, _ = latest_rows(path)
+                pending = [(j, k) for j, k in pending if k not in existing]
             results = read_results(path)
         wanted = set(keys)
         mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
@@ -369,7 +380,7 @@ class DaskSession:
         description: str,
         *,
         done: int,
-    ) -> dict[str, str | None]:
+    ) -> dict[str, Any]:
         from dask.distributed import wait
 
         threads = max(1, sum(self.client.nthreads().values()))
@@ -439,6 +450,7 @@ class DaskSession:
         return {
             "stopped": next((r["stopped"] for r in reasons if r["stopped"]), None),
             "overrun": next((r["overrun"] for r in reasons if r["overrun"]), None),
+            "yielded": any(r["yielded"] for r in reasons),
         }
 
 

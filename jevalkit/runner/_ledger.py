@@ -7,7 +7,10 @@ before a request is sent its largest possible cost is held; when it returns the 
 what it cost. A hold is recorded under the task that made it; when Dask re-runs a task whose
 worker died, the dead attempt's holds are counted as spent (they may have reached the endpoint),
 so the budget is never exceeded. A task whose request does not fit waits for its own requests in
-flight; with none in flight the budget is reached for the whole run.
+flight; with none of its own but others' in flight it *yields* (it stops, its jobs stay pending,
+and the driver runs another wave for them once those have settled: a task never waits on another,
+which could be queued behind it on the same worker); with none in flight anywhere the budget is
+reached for the whole run.
 """
 
 from __future__ import annotations
@@ -96,6 +99,8 @@ def _reserve(state: dict[str, Any], holder: str, usd: float) -> str:
         return "ok"
     if state["held"].get(holder, (0.0, 0))[1] > 0:
         return "wait"  # this task's own requests in flight may free room
+    if any(n > 0 for _, n in state["held"].values()):
+        return "busy"  # other tasks' requests may free room: this task yields (see LedgerBudget)
     limits = Budget(usd=state["usd"], requests=state["requests"]).describe()
     spent = f"{state['sent']} requests sent" + (
         f", ${state['spent']:.4f} spent" if state["usd"] is not None else ""
@@ -120,11 +125,14 @@ class LedgerBudget(Budget):
         self._holder = holder
         self._settled = 0
         self._event: asyncio.Event | None = None
+        self.yielded = False  # stopped for others' requests in flight, not at the budget
+        self.run_reached: str | None = None  # the run's budget is reached (the ledger says)
 
     def call(self, op: str, **kwargs: Any) -> dict[str, Any]:
         """Run one ledger operation for this task (blocking)."""
         answer = self._client.run_on_scheduler(ledger_op, op, self._name, self._holder, **kwargs)
-        self.reached = answer["reached"]
+        self.run_reached = answer["reached"]
+        self.reached = self.run_reached or self.reached
         self.overrun = answer["overrun"]
         self.sent, self.spent_usd = answer.get("sent", self.sent), answer.get("spent", 0.0)
         return answer
@@ -138,6 +146,9 @@ class LedgerBudget(Budget):
             answer = await asyncio.to_thread(self.call, "reserve", usd=usd)
             if answer["status"] == "ok":
                 return
+            if answer["status"] == "busy":
+                self.yielded = True
+                self.reached = "yielded to other workers' requests in flight"
             if answer["status"] != "wait":
                 raise BudgetReached(self.reached or "the budget is reached")
             while self._settled == seen:
