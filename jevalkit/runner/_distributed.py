@@ -116,6 +116,10 @@ def check_cluster_options(
     """
     if sum(x is not None for x in (scheduler, cluster, workers)) > 1:
         raise UsageError("give one of scheduler=, cluster= or workers=, not several")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise UsageError(
+            f"--scheduler must be an address such as tcp://host:8786, got {scheduler!r}"
+        )
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):

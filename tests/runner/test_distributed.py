@@ -444,3 +444,10 @@ def test_a_local_cluster_binds_loopback_only():
         new = listening() - before
         assert len(new) >= 3  # the scheduler, its dashboard and the worker
         assert {addr.ip for _, addr in new} == {"127.0.0.1"}, new
+    with pytest.raises(UsageError, match="must be an address"):
+        jevalkit.run("schema-ten-records", "m", scheduler=" ")
+
+
+def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
+    df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
+    assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
