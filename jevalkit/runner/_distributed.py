@@ -162,8 +162,8 @@ class ShardTask:
 
 def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
     """Run one shard on a Dask worker into its part file (resuming it by key); return why the
-    the run's budget stopped it (``stopped``), an overrun (``overrun``), each None when none,
-    and whether it yielded to other tasks' requests (``yielded``). Holds at most ``task.share``
+    run's budget stopped it (``stopped``) and an overrun (``overrun``), each None when none, and
+    whether it yielded to other tasks' requests (``yielded``). Holds at most ``task.share``
     of the run's concurrency leases."""
     from dask.distributed import get_client
 
