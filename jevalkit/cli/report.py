@@ -11,7 +11,6 @@ import pandas as pd
 from .. import io
 from ..errors import ReportError
 from ..reports import run_batch, run_report, write_batch_summary
-from ._args import add_cluster_arguments
 
 __all__ = ["register"]
 
@@ -27,7 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--batch", metavar="FILE", help="a batch YAML: a grid of parameter sets, on Dask"
     )
-    add_cluster_arguments(cmd, workers_default=2)
+    cmd.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (batch)")
+    cmd.add_argument(
+        "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, tcp://host:port"
+    )
     cmd.add_argument("--force", action="store_true", help="re-run outputs that are up to date")
     cmd.add_argument(
         "--results", metavar="PATH", help="results JSONL (default: the notebook's own)"
@@ -71,8 +73,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    workers = None if args.scheduler else args.workers
-    status = run_batch(args.batch, workers=workers, scheduler=args.scheduler, force=args.force)
+    status = run_batch(args.batch, workers=args.workers, scheduler=args.scheduler, force=args.force)
     for row in status[status["status"] == "failed"].itertuples():
         print(f"FAILED {row.out}: {row.error}")
     summary, csv = write_batch_summary(args.batch)

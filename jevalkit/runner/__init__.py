@@ -19,18 +19,19 @@ from ._distributed import (
 )
 from ._drift import describe_drift, model_drift
 from ._dry_run import PLAN_COLUMNS, plan
-from ._execute import (
+from ._execute import execute, now
+from ._job import JOB_FIELDS, Job, Send
+from ._merge import MERGE_COLUMNS, merge_parts
+from ._options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
+    RUN_OPTIONS,
+    Option,
+    RunOptions,
     RunSettings,
-    build_row,
-    execute,
-    now,
-    settings_from,
+    repeats_value,
 )
-from ._job import JOB_FIELDS, Job, Send
-from ._merge import MERGE_COLUMNS, merge_parts
 from ._plan import (
     ProbeJob,
     check_repeats,
@@ -40,6 +41,7 @@ from ._plan import (
     plan_jobs,
     score_fields,
 )
+from ._rounds import case_repeats, run_adaptive
 from ._run import arun, check_generation, run
 from ._shards import parse_shard, part_files, part_path, parts_dir, shard_of
 from ._store import (
@@ -68,18 +70,21 @@ __all__ = [
     "KEY_COLUMNS",
     "MERGE_COLUMNS",
     "PLAN_COLUMNS",
+    "RUN_OPTIONS",
     "SHARDS_PER_THREAD",
     "AdaptiveRepeats",
     "Job",
+    "Option",
     "ProbeJob",
     "ResultRow",
     "ResultsWriter",
+    "RunOptions",
     "RunSettings",
     "Send",
     "Target",
     "arun",
     "best_half_width",
-    "build_row",
+    "case_repeats",
     "check_cluster_options",
     "check_generation",
     "check_reachable",
@@ -110,13 +115,14 @@ __all__ = [
     "plan_jobs",
     "read_results",
     "repair_torn_tail",
+    "repeats_value",
     "results_frame",
     "row_endpoint",
     "row_key",
     "run",
+    "run_adaptive",
     "scaled_execute",
     "score_fields",
-    "settings_from",
     "shard_of",
     "validate_row",
     "write_rows",

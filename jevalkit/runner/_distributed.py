@@ -33,10 +33,11 @@ from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
 from ._columns import row_key
-from ._execute import RunSettings, _check_same_endpoint, execute
+from ._execute import _check_same_endpoint, execute
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import merge_parts
+from ._options import RunSettings
 from ._shards import parse_shard, part_files, part_path, shard_of
 from ._store import (
     check_results_path,
@@ -149,9 +150,6 @@ class ShardTask:
 
     model: str | None
     part: str
-    label: str | None
-    base_url: str | None
-    api_key_env: str | None
     settings: RunSettings
     description: str
     semaphore: Any
@@ -187,9 +185,6 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
                 jobs,
                 model=task.model,
                 out=task.part,
-                label=task.label,
-                base_url=task.base_url,
-                api_key_env=task.api_key_env,
                 settings=settings,
                 description=task.description,
                 budget=budget,
@@ -293,9 +288,6 @@ class DaskSession:
         *,
         model: str | None,
         out: str | Path,
-        label: str | None = None,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
         settings: RunSettings | None = None,
         description: str = "requests",
         budget: Budget | None = None,
@@ -303,9 +295,8 @@ class DaskSession:
         """Execute ``jobs`` on the cluster and return their rows, as :func:`execute` does."""
         settings = settings or RunSettings()
         df = await asyncio.to_thread(
-            self._drive, list(jobs), model, Path(out), label, base_url, api_key_env, settings,
-            description,
-        )  # fmt: skip
+            self._drive, list(jobs), model, Path(out), settings, description
+        )
         if budget is not None and df.attrs.get("stopped"):
             budget.reached = df.attrs["stopped"]
             budget.overrun = df.attrs.pop("overrun")
@@ -317,12 +308,12 @@ class DaskSession:
         jobs: list[Job],
         model: str | None,
         out: Path,
-        label: str | None,
-        base_url: str | None,
-        api_key_env: str | None,
         settings: RunSettings,
         description: str,
     ) -> pd.DataFrame:
+        base_url, label = settings.base_url, settings.label
+        # what the workers get: no cluster objects, no engine (they run their shard in-process)
+        settings = replace(settings, scheduler=None, cluster=None, workers=None, shard=None)
         # absolute: a worker's working folder is not the driver's
         path = check_results_path(Path(out).absolute(), writing=True)
         if model is not None and is_local_model(model) and base_url is None:
@@ -334,7 +325,7 @@ class DaskSession:
         asked = model or "deterministic"
         if model is None and any(job.needs_model for job in jobs):
             raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
-        endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
+        endpoint = endpoint_identity(model, base_url, api_key_env=settings.api_key_env)
         keys = [job.key(asked, label) for job in jobs]
         self._open(settings)
         stopped: dict[str, Any] = {"stopped": None, "overrun": None}
@@ -352,9 +343,8 @@ class DaskSession:
             while pending:  # one wave; another only when a task yielded under the budget
                 try:
                     stopped = self._run_shards(
-                        pending, path, model, label, base_url, api_key_env, settings,
-                        description, done=len(jobs) - len(pending),
-                    )  # fmt: skip
+                        pending, path, model, settings, description, done=len(jobs) - len(pending)
+                    )
                 finally:
                     if part_files(path):
                         merge_parts(path, hold_lock=False)
@@ -377,9 +367,6 @@ class DaskSession:
         pending: list[tuple[Job, tuple]],
         path: Path,
         model: str | None,
-        label: str | None,
-        base_url: str | None,
-        api_key_env: str | None,
         settings: RunSettings,
         description: str,
         *,
@@ -402,9 +389,6 @@ class DaskSession:
             task = ShardTask(
                 model=model,
                 part=str(part_path(path, index)),
-                label=label,
-                base_url=base_url,
-                api_key_env=api_key_env,
                 settings=settings,
                 description=description,
                 semaphore=self.semaphore,
@@ -464,9 +448,6 @@ async def execute_shard(
     shard: tuple[int, int],
     model: str | None,
     out: str | Path,
-    label: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
     settings: RunSettings | None = None,
     description: str = "requests",
     budget: Budget | None = None,
@@ -479,7 +460,7 @@ async def execute_shard(
     settings = settings or RunSettings()
     path = check_results_path(out, writing=True)
     asked = model or "deterministic"
-    keys = [job.key(asked, label) for job in jobs]
+    keys = [job.key(asked, settings.label) for job in jobs]
     done: dict[tuple, dict] = {}
     mine_part = part_path(path, index)
     for source in [path, *part_files(path)]:
@@ -488,7 +469,7 @@ async def execute_shard(
             if source == path and settings.retry_errors:
                 rows = {k: v for k, v in rows.items() if not v.get("error")}
             done.update(rows)
-    endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
+    endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     _check_same_endpoint(path, done, set(keys), endpoint)
     mine = [
         job
@@ -501,9 +482,6 @@ async def execute_shard(
         mine,
         model=model,
         out=mine_part,
-        label=label,
-        base_url=base_url,
-        api_key_env=api_key_env,
         settings=settings,
         description=f"{description} (shard {index}/{count})",
         budget=budget,
@@ -511,40 +489,41 @@ async def execute_shard(
 
 
 @contextlib.asynccontextmanager
-async def scaled_execute(
-    *,
-    scheduler: str | None = None,
-    cluster: Any = None,
-    workers: int | None = None,
-    shard: str | tuple[int, int] | None = None,
-) -> AsyncIterator[Execute]:
-    """The execution path a run asked for, with the signature of :func:`execute`: on a Dask
+async def scaled_execute(settings: RunSettings | None = None) -> AsyncIterator[Execute]:
+    """The execution path ``settings`` ask for, with the signature of :func:`execute`: on a Dask
     cluster (``scheduler``, ``cluster`` or ``workers``), one shard (``shard="i/N"``), or in this
     process (none of them).
 
     Example:
         >>> import asyncio
         >>> async def which():
-        ...     async with scaled_execute() as run_jobs:
+        ...     async with scaled_execute(RunSettings()) as run_jobs:
         ...         return run_jobs.__name__
         >>> asyncio.run(which())
         'execute'
     """
-    engines = sum(x is not None for x in (scheduler, cluster, workers))
-    if shard is not None and engines:
+    s = settings or RunSettings()
+    engines = sum(x is not None for x in (s.scheduler, s.cluster, s.workers))
+    if s.shard is not None and engines:
         raise UsageError(
             "--shard runs one shard without Dask; drop --scheduler/--workers, or drop --shard "
             "and let Dask shard the run"
         )
-    if shard is not None:
-        yield partial(execute_shard, shard=parse_shard(shard))
+    if s.shard is not None:
+        if s.repeats == "auto" or s.adaptive is not None:
+            raise UsageError(
+                "--repeats auto decides each round on all of its rows: run it on Dask "
+                "(--scheduler or --workers), not as --shard"
+            )
+        yield partial(execute_shard, shard=parse_shard(s.shard))
         return
     if not engines:
         yield execute
         return
     stack = contextlib.ExitStack()
     client = await asyncio.to_thread(
-        stack.enter_context, dask_client(scheduler=scheduler, cluster=cluster, workers=workers)
+        stack.enter_context,
+        dask_client(scheduler=s.scheduler, cluster=s.cluster, workers=s.workers),
     )
     session = DaskSession(client)
     try:
