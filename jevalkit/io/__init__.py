@@ -28,10 +28,12 @@ from ._promptfoo import read_promptfoo
 from ._read import FORMATS, READER_OPTIONS, detect_format, read, read_source, sniff_format
 from ._table import from_table, load_table
 from ._write import combine_imports, write_results
+from ._zip import MAX_INFLATED_BYTES, read_zip_member
 
 __all__ = [
     "FORMATS",
     "FRAME_COLUMNS",
+    "MAX_INFLATED_BYTES",
     "READER_OPTIONS",
     "VERDICTS",
     "VERDICT_SCORES",
@@ -49,6 +51,7 @@ __all__ = [
     "read_promptfoo",
     "read_source",
     "read_verdicts",
+    "read_zip_member",
     "results_from_columns",
     "sniff_format",
     "write_results",

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ImportFormatError, ResultsError
+from ..errors import ImportFormatError, JevalkitError, ResultsError
 from ..runner import read_results
 from ._inspect import read_inspect
 from ._jsonl import check_file, first_records, head_lines, load_json
@@ -88,6 +88,14 @@ READER_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _fits(sniff: Callable[[Path], bool], path: Path) -> bool:
+    """Whether a sniffer says ``path`` fits; a file it cannot even look at does not fit."""
+    try:
+        return bool(sniff(path))
+    except (ImportFormatError, ValueError, TypeError, RecursionError, OSError):
+        return False
+
+
 def detect_format(path: str | Path) -> str:
     """The format of ``path``, told by its content; refused when none or several fit.
 
@@ -99,7 +107,7 @@ def detect_format(path: str | Path) -> str:
     path = check_file(path)
     if not zipfile.is_zipfile(path) and not head_lines(path, 1):
         raise ImportFormatError(f"{path}: empty file")
-    fits = [name for name, sniff in SNIFFERS.items() if sniff(path)]
+    fits = [name for name, sniff in SNIFFERS.items() if _fits(sniff, path)]
     if not fits:
         raise ImportFormatError(
             f"{path}: not a format jevalkit reads ({', '.join(FORMATS)}); for any other table use "
@@ -153,13 +161,43 @@ def read(
         raise ImportFormatError(f"format {fmt!r} is not one of {', '.join(readers)}")
     try:
         frame = readers[fmt](path, **options)
+    except JevalkitError:
+        raise
     except TypeError as exc:
         if "unexpected keyword" in str(exc):
             raise ImportFormatError(
                 f"format {fmt!r} takes no option {str(exc).split()[-1]}"
             ) from None
-        raise
+        raise _malformed(path, fmt, exc) from None
+    except HOSTILE_FILE_ERRORS as exc:
+        raise _malformed(path, fmt, exc) from None
+    if frame.empty:
+        raise ImportFormatError(
+            f"{path}: no {fmt} records found in it (0 rows); check --format and that the file "
+            "is a complete log"
+        )
     return frame if label is None else labelled(frame, label, path)
+
+
+# What a field of the wrong type, a number too large or a structure too deep raises in a reader
+# written for well-formed logs: the file is the user's, so it is refused in one line, never a
+# traceback (the fuzz corpus in tests/io/test_hostile_files.py holds every reader to this).
+HOSTILE_FILE_ERRORS = (
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    RecursionError,
+    OverflowError,
+)
+
+
+def _malformed(path: Path, fmt: str, exc: BaseException) -> ImportFormatError:
+    reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+    return ImportFormatError(
+        f"{path}: not a valid {fmt} log: a field has a value of the wrong type or size "
+        f"({type(exc).__name__}: {reason})"
+    )
 
 
 def labelled(frame: pd.DataFrame, label: str, path: Path) -> pd.DataFrame:

@@ -11,14 +11,17 @@ Example:
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, json_ready, params_hash, row_key
+from ._distributed import check_cluster_options, dask_client, scaled_execute
 from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import execute
 from ._job import JOB_FIELDS, Job, Send
+from ._merge import MERGE_COLUMNS, merge_parts
 from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
 from ._rounds import run_adaptive
 from ._run import arun, run
+from ._shards import parse_shard
 from ._store import (
     DTYPES,
     check_results_path,
@@ -35,6 +38,7 @@ __all__ = [
     "DTYPES",
     "JOB_FIELDS",
     "KEY_COLUMNS",
+    "MERGE_COLUMNS",
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
     "AdaptiveRepeats",
@@ -45,13 +49,17 @@ __all__ = [
     "RunSettings",
     "Send",
     "arun",
+    "check_cluster_options",
     "check_results_path",
+    "dask_client",
     "default_results_path",
     "execute",
     "json_ready",
     "locked",
+    "merge_parts",
     "model_drift",
     "params_hash",
+    "parse_shard",
     "plan",
     "plan_jobs",
     "read_results",
@@ -59,6 +67,7 @@ __all__ = [
     "row_key",
     "run",
     "run_adaptive",
+    "scaled_execute",
     "system_of",
     "write_rows",
 ]
