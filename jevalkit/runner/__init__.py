@@ -11,7 +11,7 @@ Example:
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, json_ready, params_hash, row_key
-from ._distributed import check_cluster_options, dask_client, scaled_execute
+from ._distributed import SHARDS_PER_THREAD, check_cluster_options, dask_client, scaled_execute
 from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import execute
@@ -21,10 +21,11 @@ from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
 from ._rounds import run_adaptive
 from ._run import arun, run
-from ._shards import parse_shard
+from ._shards import parse_shard, part_files, parts_dir, shard_of
 from ._store import (
     DTYPES,
     check_results_path,
+    iter_rows,
     locked,
     read_results,
     repair_torn_tail,
@@ -41,6 +42,7 @@ __all__ = [
     "MERGE_COLUMNS",
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
+    "SHARDS_PER_THREAD",
     "AdaptiveRepeats",
     "Job",
     "Option",
@@ -54,12 +56,15 @@ __all__ = [
     "dask_client",
     "default_results_path",
     "execute",
+    "iter_rows",
     "json_ready",
     "locked",
     "merge_parts",
     "model_drift",
     "params_hash",
     "parse_shard",
+    "part_files",
+    "parts_dir",
     "plan",
     "plan_jobs",
     "read_results",
@@ -68,6 +73,7 @@ __all__ = [
     "run",
     "run_adaptive",
     "scaled_execute",
+    "shard_of",
     "system_of",
     "write_rows",
 ]
