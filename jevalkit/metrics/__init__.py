@@ -16,7 +16,15 @@ from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
-from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._gate import (
+    DEFAULT_MAX_ERROR_RATE,
+    GATE_COLUMNS,
+    GATE_METRICS,
+    RELEASE_COLUMNS,
+    error_share,
+    gate,
+    release_gate,
+)
 from ._judge_bias import (
     LENGTH_COLUMNS,
     POSITION_COLUMNS,
@@ -38,6 +46,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
     "COST_COLUMNS",
+    "DEFAULT_MAX_ERROR_RATE",
     "GATE_COLUMNS",
     "GATE_METRICS",
     "LENGTH_COLUMNS",
@@ -56,6 +65,7 @@ __all__ = [
     "compare",
     "consistency",
     "cost",
+    "error_share",
     "games_of",
     "gate",
     "group_codes",
