@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pandas as pd
 
 from .. import io
@@ -82,6 +83,7 @@ def _import(args: argparse.Namespace) -> int:
         )
         frames.append(frame)
     combined = pd.concat(frames, ignore_index=True)
+    source = np.repeat(np.arange(len(frames)), [len(f) for f in frames])
     keys = [
         c
         for c in io.FRAME_COLUMNS
@@ -100,9 +102,18 @@ def _import(args: argparse.Namespace) -> int:
     ]
     clashes = combined.duplicated(keys, keep=False)
     if clashes.any():
+        files = sorted({args.paths[i] for i in source[clashes.to_numpy()]})
+        where = (
+            f"in {files[0]}" if len(files) == 1 else f"from different files ({', '.join(files)})"
+        )
         raise ImportFormatError(
-            f"{int(clashes.sum())} rows from different files share a key (same probe, case, model and "
-            "repeat); import the files into separate results files"
+            f"{int(clashes.sum())} rows {where} share a key (same probe, case, model and "
+            "repeat); "
+            + (
+                "a log holds each sample once: check it for duplicated records"
+                if len(files) == 1
+                else "import the files into separate results files"
+            )
         )
     out = io.write_results(combined, args.out, overwrite=args.overwrite)
     print(f"wrote {len(combined)} rows to {out}")
