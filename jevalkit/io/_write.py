@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ImportFormatError
-from ..runner import COLUMNS, check_results_path, json_ready, write_rows
+from ..errors import ImportFormatError, ResultsError
+from ..runner import COLUMNS, check_results_path, json_ready, validate_row, write_rows
 
 
 def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = False) -> Path:
@@ -31,4 +31,12 @@ def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = Fal
         raise ImportFormatError(f"{path} already exists; choose another --out (or --overwrite)")
     check_results_path(path, writing=True)
     rows = frame[COLUMNS].astype(object).where(frame[COLUMNS].notna(), None).to_dict("records")
-    return write_rows(path, (json_ready(row) for row in rows))
+    ready = [json_ready(row) for row in rows]
+    for i, row in enumerate(ready):  # never write a row jevalkit would then refuse to read
+        try:
+            validate_row(row, f"imported row {i + 1}")
+        except ResultsError as exc:
+            raise ImportFormatError(
+                f"{exc}; not written: the source log holds a value of the wrong type there"
+            ) from None
+    return write_rows(path, ready)

@@ -4,6 +4,7 @@ used to be a traceback, a silent acceptance or a misleading message."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
@@ -32,3 +33,53 @@ def test_duplicates_inside_one_imported_file_are_named_as_such(tmp_path, capsys)
     assert main(argv) == 2
     line = one_error_line(capsys)
     assert f"2 rows in {path} share a key" in line and "different files" not in line
+
+
+def test_import_never_writes_rows_jevalkit_then_refuses(tmp_path, capsys):
+    import pandas as pd
+    import pytest
+
+    from jevalkit import io
+    from jevalkit.errors import ImportFormatError
+    from jevalkit.runner import read_results
+
+    fixture = Path(__file__).parents[1] / "io" / "fixtures" / "promptfoo-0.121.20-echo-repeat3.json"
+    doc = json.loads(fixture.read_text())
+    doc.setdefault("metadata", {})["evaluationCreatedAt"] = {"seconds": 1}
+    log = tmp_path / "pf.json"
+    log.write_text(json.dumps(doc))
+    out = tmp_path / "o.jsonl"
+    assert main(["import", str(log), "--out", str(out)]) == 0
+    assert read_results(out)["started_at"].isna().all()  # was written as an object, then refused
+    frame = io.from_table(
+        pd.DataFrame({"q": [1], "m": ["a"], "s": [0.5]}), case="q", system="m", score="s"
+    ).assign(label=[["not", "text"]])
+    with pytest.raises(ImportFormatError, match=r"imported row 1: label: .* not written"):
+        io.write_results(frame, tmp_path / "bad.jsonl")
+    assert not (tmp_path / "bad.jsonl").exists()
+
+
+def test_escape_sequences_from_an_endpoint_or_results_never_reach_the_terminal(
+    openai_server, tmp_path, capsys
+):
+    evil = "m-\x1b]0;pwned\x07\x1b[2J\x9b31m"
+    out = tmp_path / "r.jsonl"
+    argv = ["run", "schema-ten-records", "--model", "m", "--base-url", openai_server.base_url]
+    argv += ["--out", str(out), "--no-cache"]
+    assert main(argv) == 0
+    openai_server.identity["m"] = (evil, "fp")  # the endpoint now names another model
+    assert main([*argv, "--repeats", "2"]) == 0
+    first = capsys.readouterr()
+    assert "pwned" in first.err  # the drift warning names it ...
+    grades = tmp_path / "g.jsonl"
+    grades.write_text(
+        "".join(json.dumps({"question_id": q, "model": evil, "score": 5}) + "\n" for q in range(3))
+    )
+    assert main(["metrics", str(grades), "--from", "grades", "--by", "system"]) == 0
+    assert main(
+        ["gate", str(grades), "--from", "grades", "--metric", "mean_score", "--min", "0.1"]
+    ) in (0, 1)
+    second = capsys.readouterr()
+    for text in (first.out, first.err, second.out, second.err):
+        assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text  # ... harmlessly
+    assert "pwned" in second.out
