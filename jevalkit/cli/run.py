@@ -15,6 +15,7 @@ from ..runner import (
     AdaptiveRepeats,
     plan,
     run,
+    settings_from,
 )
 from ._args import add_endpoint_arguments, add_run_arguments, generation_options, run_options
 
@@ -86,6 +87,8 @@ def _run(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             out=args.out,
             base_url=args.base_url,
+            api_key_env=args.api_key_env,
+            settings=settings_from(dict(options)),  # validates them as the run would
             price_in=args.price_in,
             price_out=args.price_out,
             adaptive=AdaptiveRepeats(**_adaptive_options(args)) if args.repeats == "auto" else None,

@@ -27,9 +27,11 @@ from ..local import is_local_model, local_endpoint
 from ..probes import Probe, load_probe
 from ._adaptive import AdaptiveRepeats, check_reachable
 from ._columns import params_hash
+from ._execute import RunSettings
 from ._plan import check_repeats, default_results_path, probe_parameters
 from ._run import _as_list, check_generation
-from ._store import read_results
+from ._store import check_results_path, read_results
+from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
 PLAN_COLUMNS = [
@@ -113,8 +115,14 @@ def plan(
     price_in: float | None = None,
     price_out: float | None = None,
     confidence: float = 0.95,
+    api_key_env: str | None = None,
+    settings: RunSettings | None = None,
 ) -> pd.DataFrame:
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
+
+    It refuses what ``run`` would refuse before sending: the generation parameters, the
+    results path (a folder, a device), the endpoint (a malformed or non-http(s) URL, a missing
+    key) and ``settings`` (validated when built), so a plan that prints is a run that starts.
 
     Returns:
         One row per probe and a ``total`` row: ``probe``, ``requests`` (to send; fewest with
@@ -127,7 +135,7 @@ def plan(
     Example:
         >>> import tempfile
         >>> p = plan("schema-ten-records", "openai/gpt-4o-mini", repeats=5, max_tokens=200,
-        ...          out=tempfile.mkdtemp() + "/r.jsonl")
+        ...          base_url="http://127.0.0.1:9/v1", out=tempfile.mkdtemp() + "/r.jsonl")
         >>> row = p.iloc[0]
         >>> int(row["requests"]), int(row["completion_tokens_high"]), row["prompt_tokens_method"][:8]
         (5, 1000, 'estimate')
@@ -145,6 +153,10 @@ def plan(
         check_repeats(repeats)
     name = "+".join(sorted({p.id for p in probe_list}))
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    check_results_path(path, writing=True)
+    endpoint_identity(model, base_url, api_key_env=api_key_env)  # resolves it: refuses as run does
+    if settings is not None and settings.budget_usd is not None:
+        settings.require_price(model)
     price = price_for(model, price_in=price_in, price_out=price_out)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
     bodies = [{"messages": p.chat_messages(), **q} for p, q in zip(probe_list, params, strict=True)]

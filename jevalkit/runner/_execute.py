@@ -99,6 +99,16 @@ class RunSettings:
         """The price of ``model``: the overrides, else the price table, else None."""
         return price_for(model, price_in=self.price_in, price_out=self.price_out)
 
+    def require_price(self, model: str) -> Price:
+        """The price of ``model``, which a dollar budget needs; refused when unknown."""
+        price = self.price(model)
+        if price is None:
+            raise UsageError(
+                f"--budget-usd needs a price for {model!r}: it is not in data/prices.yaml; "
+                "give --price-in and --price-out (dollars per million tokens)"
+            )
+        return price
+
     def cache_root(self) -> Path:
         """Where responses are cached."""
         return Path(self.cache_dir) if self.cache_dir else default_cache_dir() / "responses"
@@ -147,11 +157,8 @@ async def execute(
     if model is None and any(job.needs_model for job in jobs):
         raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
     price = settings.price(asked) if model is not None else None
-    if budget.usd is not None and price is None:
-        raise UsageError(
-            f"--budget-usd needs a price for {asked!r}: it is not in data/prices.yaml; "
-            "give --price-in and --price-out (dollars per million tokens)"
-        )
+    if budget.usd is not None:
+        settings.require_price(asked)
     endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
     keys = [job.key(asked, label) for job in jobs]
     with locked(path):

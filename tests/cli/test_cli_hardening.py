@@ -83,3 +83,19 @@ def test_escape_sequences_from_an_endpoint_or_results_never_reach_the_terminal(
     for text in (first.out, first.err, second.out, second.err):
         assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text  # ... harmlessly
     assert "pwned" in second.out
+
+
+def test_the_dry_run_refuses_what_the_real_run_refuses(tmp_path, capsys):
+    base = ["run", "schema-ten-records", "--model", "m", "--dry-run", "--max-tokens", "50"]
+    here = ["--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "r.jsonl")]
+    cases = [
+        (["--concurrency", "-1", *here], "concurrency must be a whole number of at least 1"),
+        (["--timeout", "nan", *here], "timeout must be a positive number of seconds"),
+        (["--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path)], "not a regular file"),
+        (["--base-url", "file:///etc/passwd", "--out", str(tmp_path / "r.jsonl")], "not an http"),
+        (["--budget-usd", "1", *here], "--budget-usd needs a price for 'm'"),
+    ]
+    for extra, needle in cases:
+        assert main([*base, *extra]) == 2, extra  # each was "dry run: nothing was sent", exit 0
+        assert needle in one_error_line(capsys)
+    assert main([*base, *here]) == 0 and "dry run: nothing was sent" in capsys.readouterr().out
