@@ -127,4 +127,6 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     _print_stop(df)
-    return 1 if df.attrs.get("budget_overrun") else 0
+    summary = df.attrs.get("adaptive")
+    nothing = summary is not None and summary.iloc[0]["stop_reason"] == "nothing scored"
+    return 1 if df.attrs.get("budget_overrun") or nothing else 0

@@ -10,7 +10,10 @@ replays the same decisions and sends only what is missing.
 After every round the anytime-valid interval of the headline (the mean over these cases of
 each case's pass probability, or expected score) is computed; the run stops when its half-width
 is at most ``target_half_width``, when the interval clears ``decide_at`` (a gate's bar) either
-way, when every case has ``max_repeats`` repeats, or when the budget is reached, and says which.
+way, when every case has ``max_repeats`` repeats, when the budget is reached, or when a whole round
+scored nothing and nothing was scored before (an endpoint that only errors: sending on would
+spend ``max_repeats`` requests on errors), and says which; with nothing scored the value and
+interval are NaN, never the prior's [0, 1] around 0.5.
 The interval is valid whatever the stopping rule (a confidence sequence), so stopping early is
 not peeking.
 """
@@ -52,7 +55,7 @@ ADAPTIVE_COLUMNS = [
     "dropped_sweeps",
     "method",
 ]
-STOP_REASONS = ("target met", "decided", "max_repeats", "budget")
+STOP_REASONS = ("target met", "decided", "max_repeats", "budget", "nothing scored")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,20 +284,26 @@ async def run_adaptive(
             for k, i, job in jobs:
                 row = by_key[(job.probe, job.version, job.repeat)]
                 scores[k, i] = _case_score(row, plan.metric)
+            added = 0
             for k in range(n_sweeps):
                 errored = draws[k] & np.isnan(scores[k])
                 if errored.any():
                     dropped += 1  # left out whole: errors assumed unrelated to the answer
                     continue
                 seq.add_sweep(scores[k], send_prob)
+                added += 1
             sweep += n_sweeps
             rounds += 1
+            if added == 0 and seq.n_sweeps == 0:
+                reason = "nothing scored"
+                break
             stop = plan.stop_reason(seq)
             if stop:
                 reason = stop
                 break
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    low, high = seq.interval()
+    scored = seq.n_sweeps > 0
+    low, high = seq.interval() if scored else (np.nan, np.nan)
     summary = pd.DataFrame(
         [
             {
@@ -303,14 +312,18 @@ async def run_adaptive(
                 "n": int(seq.n.sum()),
                 "sweeps": seq.n_sweeps,
                 "rounds": rounds,
-                "value": seq.estimate(),
+                "value": seq.estimate() if scored else np.nan,
                 "ci_low": low,
                 "ci_high": high,
                 "half_width": (high - low) / 2,
                 "target_half_width": plan.target_half_width,
                 "stop_reason": reason,
                 "dropped_sweeps": dropped,
-                "method": sequence_method(n_cases, plan.confidence)
+                "method": (
+                    sequence_method(n_cases, plan.confidence)
+                    if scored
+                    else "not estimable: no request was scored (every sweep had an error row)"
+                )
                 + (f"; {budget.reached}" if budget.reached else ""),
             }
         ],

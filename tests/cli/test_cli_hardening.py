@@ -99,3 +99,17 @@ def test_the_dry_run_refuses_what_the_real_run_refuses(tmp_path, capsys):
         assert main([*base, *extra]) == 2, extra  # each was "dry run: nothing was sent", exit 0
         assert needle in one_error_line(capsys)
     assert main([*base, *here]) == 0 and "dry run: nothing was sent" in capsys.readouterr().out
+
+
+def test_adaptive_repeats_on_an_endpoint_that_only_errors_stop_and_say_so(
+    openai_server, capsys, tmp_path
+):
+    openai_server.faults["m"] = ["500"] * 1000
+    argv = ["run", "schema-ten-records", "--model", "m", "--base-url", openai_server.base_url]
+    argv += ["--out", str(tmp_path / "r.jsonl"), "--repeats", "auto", "--max-repeats", "200"]
+    argv += ["--max-retries", "0", "--no-cache", "--max-tokens", "50"]
+    assert main(argv) == 1  # was exit 0 after 200 requests, "pass_rate 0.500 [0, 1]"
+    out = capsys.readouterr().out
+    assert "stopped: nothing scored" in out and "pass_rate nan [nan, nan]" in out
+    assert "not estimable: no request was scored" in out
+    assert len(openai_server.requests) < 40
