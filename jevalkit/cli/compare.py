@@ -97,7 +97,7 @@ def _compare(args: argparse.Namespace) -> int:
     ):
         print(table[[*by, *TABLE_COLUMNS]].to_string(index=False))
         all_changes = []
-        for system in sorted(set(table["system"])):
+        for system in sorted(set(table.loc[table["n_paired"] > 0, "system"])):
             changes = case_changes(data, baseline, system)
             if len(changes):
                 all_changes.append(changes.assign(system=system))

@@ -16,8 +16,8 @@ from ..judges import (
     read_judge_file,
 )
 from ..metrics import pairwise_preferences, position_bias, quality
-from ..runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
-from ._args import add_endpoint_arguments, add_run_arguments, run_options
+from ._args import add_model_argument, add_run_arguments, run_options
+from .run import _print_stop
 
 __all__ = ["register"]
 
@@ -40,19 +40,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="pairwise: judge each comparison in one order only (not recommended)",
     )
-    add_endpoint_arguments(cmd, required=False)
-    cmd.add_argument("--out", metavar="PATH")
+    add_model_argument(cmd, required=False)
     cmd.add_argument("--method", choices=["logprobs", "sampling"], default="logprobs")
     cmd.add_argument("--prompt-style", choices=["chat", "completion"], default="chat")
     cmd.add_argument("--n-samples", type=int, default=10, help="samples per judgment (sampling)")
     cmd.add_argument("--min-coverage", type=float, default=0.5)
     cmd.add_argument("--criteria", help="the rubric for llm_judge")
-    cmd.add_argument("--label", help="a name for this configuration")
     cmd.add_argument("--seed", type=int)
     cmd.add_argument(
         "--explain", action="store_true", help="also ask for a short explanation of each verdict"
     )
-    add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)
+    add_run_arguments(cmd)
     cmd.set_defaults(handler=_judge)
     group = sub.add_parser("judges", help="list and publish judge prompt files")
     cmds = group.add_subparsers(dest="judges_command", required=True, metavar="SUBCOMMAND")
@@ -76,28 +74,19 @@ def _judge(args: argparse.Namespace) -> int:
         args.model,
         systems=tuple(args.systems) if args.systems else None,
         both_orders=not args.one_order,
-        out=args.out,
         config=config,
         criteria=args.criteria,
-        label=args.label,
         seed=args.seed,
         **run_options(args),
     )
-    stopped = df.attrs.get("stopped")
     code = 1 if df.attrs.get("budget_overrun") else 0
-    if not len(df):
-        print(f"no judgment made: {stopped or 'nothing to judge'}")
+    if not len(df):  # a budget that stopped the run before its first row
+        print(f"no judgment made: {df.attrs.get('stopped') or 'nothing to judge'}")
         return code
     if args.evaluator == "pairwise":
         _pairwise_report(df)
-    else:
-        _report(df)
-    if stopped:
-        print(f"\n{stopped}")
-    return code
-
-
-def _report(df: pd.DataFrame) -> None:
+        _print_stop(df)
+        return code
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
@@ -108,6 +97,8 @@ def _report(df: pd.DataFrame) -> None:
                 f"{errors.iloc[0]['message']}"
             )
         print(quality(df).to_string(index=False))
+    _print_stop(df)
+    return code
 
 
 def _pairwise_report(df: pd.DataFrame) -> None:

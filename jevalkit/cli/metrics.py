@@ -17,13 +17,7 @@ from ..metrics import (
     release_gate,
     summarize,
 )
-from ..runner import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    AdaptiveRepeats,
-    run,
-)
+from ..runner import AdaptiveRepeats, run
 from ._args import add_run_arguments, generation_options, run_options, split_list
 from .compare import combine
 from .imports import add_source_options, load_source
@@ -81,13 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "anytime-valid interval clears --min either way"
     )
     a.add_argument("--probe", action="append", metavar="PROBE", help="a probe to run (repeatable)")
-    a.add_argument("--base-url", help="OpenAI-compatible base URL of --model")
-    a.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the key")
     a.add_argument("--temperature", type=float)
     a.add_argument("--seed", type=int)
     a.add_argument("--max-tokens", type=int)
-    a.add_argument("--label")
-    add_run_arguments(a, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, adaptive=True)
+    add_run_arguments(a, skip=("out",))  # RESULTS is where the rows go
     g.set_defaults(handler=_gate)
 
 
@@ -105,16 +96,8 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
         metric=args.metric,
         decide_at=args.minimum,
     )
-    options = run_options(args)
-    options.pop("repeats")
-    df = run(
-        args.probe,
-        args.source_model,
-        out=args.results,
-        adaptive=plan,
-        **generation_options(args),
-        **options,
-    )
+    options = {**run_options(args), "out": args.results, "adaptive": plan}
+    df = run(args.probe, args.source_model, **generation_options(args), **options)
     row = df.attrs["adaptive"].iloc[0]
     decision = (
         "pass"

@@ -8,16 +8,8 @@ import pandas as pd
 
 from ..costs import Budget
 from ..metrics import run_summary
-from ..runner import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    AdaptiveRepeats,
-    plan,
-    run,
-    settings_from,
-)
-from ._args import add_endpoint_arguments, add_run_arguments, generation_options, run_options
+from ..runner import plan, run
+from ._args import add_model_argument, add_run_arguments, generation_options, run_options
 
 __all__ = ["register"]
 
@@ -26,39 +18,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` command."""
     cmd = sub.add_parser("run", help="run probes against a model (k repeats, resumable)")
     cmd.add_argument("probes", nargs="+", metavar="PROBE", help="id or id@N")
-    add_endpoint_arguments(cmd)
-    cmd.add_argument(
-        "--out",
-        metavar="PATH",
-        help="results JSONL (default runs/<probes>__<model>[__<host>].jsonl)",
-    )
+    add_model_argument(cmd)
     cmd.add_argument("--temperature", type=float)
     cmd.add_argument("--seed", type=int, help="seed of repeat 0; repeat r is sent seed + r")
     cmd.add_argument("--max-tokens", type=int)
     cmd.add_argument("--top-p", type=float)
-    cmd.add_argument("--label", help="a name for this configuration (a 'system' in comparisons)")
     cmd.add_argument(
         "--constrained",
         "--json-schema-output",
         action="store_true",
         help="constrain decoding to the probe's schema via response_format",
     )
-    add_run_arguments(cmd, DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES, adaptive=True)
+    add_run_arguments(cmd)
     cmd.add_argument(
         "--dry-run",
         action="store_true",
         help="print the requests, tokens and cost it would take; send nothing",
     )
     cmd.set_defaults(handler=_run)
-
-
-def _adaptive_options(args: argparse.Namespace) -> dict:
-    """The adaptive-repeats keywords the command line set."""
-    return {
-        "target_half_width": args.target_half_width,
-        "min_repeats": args.min_repeats,
-        "max_repeats": args.max_repeats,
-    }
 
 
 def _print_stop(df: pd.DataFrame) -> None:
@@ -81,19 +58,7 @@ def _run(args: argparse.Namespace) -> int:
     options = run_options(args)
     if args.dry_run:
         budget = Budget(usd=args.budget_usd, requests=args.budget_requests)
-        table = plan(
-            args.probes,
-            args.model,
-            repeats=args.repeats,
-            out=args.out,
-            base_url=args.base_url,
-            api_key_env=args.api_key_env,
-            settings=settings_from(dict(options)),  # validates them as the run would
-            price_in=args.price_in,
-            price_out=args.price_out,
-            adaptive=AdaptiveRepeats(**_adaptive_options(args)) if args.repeats == "auto" else None,
-            **generation_options(args),
-        )
+        table = plan(args.probes, args.model, **generation_options(args), **options)
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
                 table.drop(columns=["prompt_tokens_method", "completion_tokens_method"]).to_string(
@@ -115,14 +80,7 @@ def _run(args: argparse.Namespace) -> int:
             )
         print("dry run: nothing was sent")
         return 0
-    df = run(
-        args.probes,
-        args.model,
-        out=args.out,
-        **generation_options(args),
-        **_adaptive_options(args),
-        **options,
-    )
+    df = run(args.probes, args.model, **generation_options(args), **options)
     if len(df):
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))

@@ -1,8 +1,8 @@
 """LLM-judge grade and game files in the shapes public judge leaderboards publish.
 
 - ``grades``: one grade per line, ``question_id``, ``model``, ``score`` on 1-10 (``judge``,
-  ``turn`` when present). A grade of -1 (the judge's answer held no grade) becomes an error row.
-  Each grade keeps its level (``expected_level``, ``verdict``) and gets ``score = (g - 1) / 9``.
+  ``turn`` when present). A grade of -1 or null (the judge's answer held no grade) becomes an
+  error row: a missing value, counted in the metrics' ``n_missing``. Each grade keeps its level (``expected_level``, ``verdict``) and gets ``score = (g - 1) / 9``.
 - ``pairwise``: games played in both orders, ``question_id``, ``model_1``, ``model_2``,
   ``g1_winner``, ``g2_winner`` (``model_1`` / ``model_2`` / ``tie``, already in the models'
   order). Each line becomes two rows, one per game.
@@ -13,7 +13,8 @@
   [1, 2] (1: the first output is preferred, 2: the second, 1.5: a tie), ``instruction``.
 
 Pairwise rows (``kind`` = ``pairwise``) name the two systems (``system_a``, ``system_b``), which was
-shown first (``position``: ``a_first`` / ``b_first``), and the verdict mapped back to the systems
+shown first (``position``: ``a_first`` / ``b_first``; None for preference files, which do not
+record it: an importer never invents a position), and the verdict mapped back to the systems
 (``a>>b``, ``a>b``, ``a=b``, ``b>a``, ``b>>a``); ``score`` is the preference for ``system_a``:
 1, 0.75, 0.5, 0.25, 0 on the five verdicts, and 1, 0.5, 0 for a win, tie or loss of a game with
 three outcomes. The case is the question (and turn).
@@ -71,6 +72,27 @@ def _source(frame: pd.DataFrame, used: set[str]) -> list[dict[str, Any]] | None:
     return frame[rest].to_dict("records") if rest else None
 
 
+def refuse_copies(frame: pd.DataFrame, path: Path) -> None:
+    """A judge file holds each judgment once: a record that repeats an earlier one field for
+    field is a copy, and counting it would make a game out of nothing. Applied to records that
+    carry the judged text or the judge's reasoning (preferences, five-way verdicts), where two
+    real judgments are never identical; bare grade and win/tie/loss records can repeat by chance
+    (the importer numbers them as repeats).
+
+    Example:
+        >>> refuse_copies(pd.DataFrame({"q": [1, 2, 1], "v": ["x", "y", "x"]}), Path("f.jsonl"))
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ImportFormatError: f.jsonl: record 3 repeats an earlier record field for field (1 such record(s)): drop the duplicated lines
+    """
+    copies = frame.astype(str).duplicated().to_numpy()
+    if copies.any():
+        raise ImportFormatError(
+            f"{path}: record {int(copies.argmax()) + 1} repeats an earlier record field for field "
+            f"({int(copies.sum())} such record(s)): drop the duplicated lines"
+        )
+
+
 def _repeats(keys: list[np.ndarray]) -> np.ndarray:
     return (
         pd.DataFrame({i: k for i, k in enumerate(keys)})
@@ -92,16 +114,21 @@ def read_grades(path: Path, *, scale: tuple[float, float] = (1, 10)) -> pd.DataF
         [['single-v1', '81/1', 'm', 10.0, 1.0]]
     """
     frame = load_jsonl(path)
-    require_fields(frame, ("question_id", "model", "score"), path, "grade")
+    require_fields(frame, ("question_id", "model"), path, "grade")
+    if "score" not in frame.columns:  # a null score is a missing grade; no score at all is not
+        raise ImportFormatError(
+            f"{path}: record 1: no field 'score'; grade records have question_id, model, score"
+        )
     low, high = scale
     grade = pd.to_numeric(frame["score"], errors="coerce")
-    bad = grade.isna().to_numpy()
+    absent = frame["score"].isna().to_numpy()  # null: no grade, a missing value
+    bad = grade.isna().to_numpy() & ~absent
     if bad.any():
         i = int(bad.argmax())
         raise ImportFormatError(
             f"{path}: record {i + 1}: field 'score': {frame['score'].iloc[i]!r} is not a grade"
         )
-    failed = (grade == -1).to_numpy()
+    failed = (grade == -1).to_numpy() | absent
     outside = ~failed & ((grade < low) | (grade > high)).to_numpy()
     if outside.any():
         i = int(outside.argmax())
@@ -111,11 +138,15 @@ def read_grades(path: Path, *, scale: tuple[float, float] = (1, 10)) -> pd.DataF
     _, prompt = _judge_names(frame, "grades")
     model = frame["model"].astype(str).to_numpy(dtype=object)
     cases = _cases(frame)
-    level = grade.to_numpy(dtype=float)
+    level = grade.to_numpy(dtype=float, copy=True)
     level[failed] = np.nan
     error = np.full(len(frame), None, dtype=object)
     error[failed] = [
-        {"type": "judge", "message": "the judge's answer held no grade (score -1)", "status": None}
+        {
+            "type": "judge",
+            "message": "the judge's answer held no grade (score -1 or null)",
+            "status": None,
+        }
     ] * int(failed.sum())
     return results_from_columns(
         len(frame),
@@ -217,6 +248,7 @@ def read_verdicts(path: Path, *, baseline: str | None) -> pd.DataFrame:
         )
     frame = load_jsonl(path)
     require_fields(frame, ("question_id", "model", "games"), path, "verdict game")
+    refuse_copies(frame, path)
     rows: dict[str, list] = {
         k: []
         for k in ("case_id", "system_a", "position", "verdict", "error", "source", "probe", "model")
@@ -281,6 +313,7 @@ def read_preferences(path: Path) -> pd.DataFrame:
     else:
         frame = load_jsonl(path)
     require_fields(frame, ("generator_1", "generator_2", "instruction"), path, "preference")
+    refuse_copies(frame, path)
     if "preference" not in frame.columns:
         raise ImportFormatError(f"{path}: record 1: no field 'preference'")
     pref = pd.to_numeric(frame["preference"], errors="coerce")
@@ -315,7 +348,7 @@ def read_preferences(path: Path) -> pd.DataFrame:
             "model": annotator,
             "system_a": frame["generator_1"].astype(str).to_numpy(dtype=object),
             "system_b": frame["generator_2"].astype(str).to_numpy(dtype=object),
-            "position": "a_first",
+            "position": None,  # the file does not say which output was shown first
             "verdict": verdict.astype(object),
             "score": score,
             "error": error,

@@ -58,7 +58,9 @@ def from_table(
             order in the table within each (case, system).
         gold: a gold label column.
         scale: ``(low, high)`` of ``score`` or ``level`` when they are not on [0, 1].
-        probe: a name for what was measured (default: the file's stem, or ``table``).
+        probe: a name for what was measured (default ``table``, whatever the file is called, so
+            two files of one benchmark pair by case; name it when tables hold different
+            benchmarks, so their cases never pair).
 
     Returns:
         The results frame (:data:`jevalkit.COLUMNS`, then ``system``); the table's other columns
@@ -92,7 +94,7 @@ def from_table(
     columns: dict[str, Any] = {
         "case_id": frame[case].astype(str).to_numpy(dtype=object),
         "model": frame[system].astype(str).to_numpy(dtype=object),
-        "probe": probe or (Path(where).stem if where != "table" else "table"),
+        "probe": probe or "table",
         "method": "table",
     }
     low, high = scale if scale is not None else (0.0, 1.0)

@@ -4,22 +4,13 @@ runner (the same results file, cache, resume, progress and defaults as probe run
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 
 from .._sync import run_sync
-from ..client import DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import UsageError
-from ..runner import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    check_repeats,
-    default_results_path,
-    execute,
-    settings_from,
-)
+from ..runner import RunOptions, RunSettings, default_results_path, execute, run_adaptive
 from ._cases import load_cases
 from ._evaluate import JudgeConfig
 from ._jobs import TOOL_CALL_EVALUATOR, TOOL_CALL_LEVELS, plan_judge_jobs
@@ -73,30 +64,15 @@ async def ajudge(
     *,
     systems: tuple[Any, Any] | None = None,
     both_orders: bool = True,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    repeats: int = 1,
-    out: str | Path | None = None,
     config: JudgeConfig | None = None,
     criteria: str | None = None,
-    label: str | None = None,
     seed: int | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    cache: bool = True,
-    cache_dir: str | Path | None = None,
-    retry_errors: bool = False,
-    progress: bool = True,
-    budget_usd: float | None = None,
-    budget_requests: int | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
+    **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """Async form of :func:`judge`."""
-    settings = settings_from(dict(locals()))
-    check_repeats(repeats)
+    settings = RunSettings.of(options)
+    adaptive = settings.adaptive_plan(metric="mean_score")
+    repeats = adaptive.max_repeats if adaptive else settings.repeats
     config = config or JudgeConfig()
     cases = _cases(evaluator, data, criteria, systems)
     if evaluator != TOOL_CALL_EVALUATOR and load_judge_prompt(evaluator).kind == "pairwise":
@@ -114,17 +90,16 @@ async def ajudge(
         jobs = plan_judge_jobs(
             evaluator, cases, model=model, repeats=repeats, config=config, seed=seed
         )
-    path = Path(out) if out else default_results_path(f"judge__{evaluator}", model, base_url)
-    return await execute(
-        jobs,
-        model=model,
-        out=path,
-        label=label,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        settings=settings,
-        description=f"judge {evaluator}",
+    out = settings.out
+    path = (
+        Path(out) if out else default_results_path(f"judge__{evaluator}", model, settings.base_url)
     )
+    description = f"judge {evaluator}"
+    if adaptive is not None:
+        return await run_adaptive(
+            jobs, adaptive, model=model, out=path, settings=settings, description=description
+        )
+    return await execute(jobs, model=model, out=path, settings=settings, description=description)
 
 
 def judge(
@@ -134,26 +109,10 @@ def judge(
     *,
     systems: tuple[Any, Any] | None = None,
     both_orders: bool = True,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    repeats: int = 1,
-    out: str | Path | None = None,
     config: JudgeConfig | None = None,
     criteria: str | None = None,
-    label: str | None = None,
     seed: int | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    cache: bool = True,
-    cache_dir: str | Path | None = None,
-    retry_errors: bool = False,
-    progress: bool = True,
-    budget_usd: float | None = None,
-    budget_requests: int | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
+    **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """Judge every case of ``data`` with ``evaluator``; rows in the runner's results format with
     ``probs``, ``expected_level``, ``verdict``, ``coverage``, ``method`` and ``gold``.
@@ -172,10 +131,13 @@ def judge(
         config: how to ask (:class:`JudgeConfig`: method, prompt style, samples, coverage).
         criteria: the rubric for ``llm_judge``.
         seed: sampling seeds start here (repeat r, sample i: ``seed + r * n_samples + i``).
-        base_url, api_key_env, repeats, out, label, concurrency, timeout, max_retries,
-            max_response_bytes, cache, cache_dir, retry_errors, progress, budget_usd,
-            budget_requests, price_in, price_out: as for :func:`jevalkit.run` (the same
-            defaults).
+        **options: the run options, as for :func:`jevalkit.run` (the same ones, the same
+            defaults: :class:`jevalkit.runner.RunOptions`). ``repeats="auto"`` judges in rounds
+            until the anytime-valid interval of the mean judge score over the cases (each case's
+            expected score; for a pairwise judge the preference for system_a, both orders
+            averaged) is ``target_half_width`` wide; ``adaptive`` sets every option (its
+            ``metric="pass_rate"`` uses the verdicts instead). The result is in
+            ``attrs["adaptive"]``.
 
     A judgment that cannot be trusted (no logprobs, coverage below the threshold) becomes an error
     row saying so, never a silent fallback to an integer.
@@ -186,5 +148,5 @@ def judge(
         >>> bool((df["verdict"] == df["gold"]).all())
         True
     """
-    options = {k: v for k, v in locals().items() if k not in ("evaluator", "data", "model")}
-    return run_sync(ajudge(evaluator, data, model, **options))
+    own = {k: v for k, v in locals().items() if k not in ("evaluator", "data", "model", "options")}
+    return run_sync(ajudge(evaluator, data, model, **own, **options))

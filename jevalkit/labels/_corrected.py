@@ -53,7 +53,14 @@ def label_scores_for(
     """The score of each label level: given, else from the judge's prompt file (the same scoring
     as the judge's own: a one-level distribution's score)."""
     if scores is not None:
-        return {str(k): float(v) for k, v in scores.items()}
+        given = {str(k): float(v) for k, v in scores.items()}
+        outside = {k: v for k, v in given.items() if not 0 <= v <= 1}
+        if outside:
+            raise StatsError(
+                f"label_scores {outside} are outside [0, 1], the judge's score scale: give each "
+                "level its score on [0, 1] (e.g. (grade - low) / (high - low))"
+            )
+        return given
     if levels is None:
         names = sorted(set(df["probe"].dropna().astype(str))) if "probe" in df else []
         if len(names) != 1 or names[0] not in EVALUATORS:
@@ -129,7 +136,12 @@ def _rows(
         raise StatsError("every judged item is labelled: there is nothing to correct with")
     weighted = not np.allclose(w, w[0])
     weights = w if weighted else None
-    how = "; labels weighted by 1 / sampling probability" if weighted else ""
+    how = (
+        "; Hajek form: the judge's mean over all judged items + the rectifier's mean weighted "
+        "by 1 / sampling probability"
+        if weighted
+        else ""
+    )
     all_judged = np.concatenate([yhat, yhat_unlabelled])
     mean = float(all_judged.mean())
     half = (
@@ -189,7 +201,22 @@ def _rows(
             )
         )
     if binary:
-        rows.append(_rogan_gladen(y, yhat, all_judged, w, confidence, math.sqrt(classical_var)))
+        try:
+            rows.append(_rogan_gladen(y, yhat, all_judged, w, confidence, math.sqrt(classical_var)))
+        except StatsError as exc:  # undefined for this system: say so, keep the other rows
+            rows.append(
+                _row(
+                    "Rogan-Gladen",
+                    n,
+                    all_judged.size,
+                    np.nan,
+                    np.nan,
+                    np.nan,
+                    None,
+                    None,
+                    f"not estimable: {exc}",
+                )
+            )
     return rows
 
 
@@ -212,17 +239,19 @@ def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str,
     rg = rogan_gladen_interval(y, yhat, all_judged, w, confidence=confidence)
     var = rg.variance
     effective = y.size * (classical_se / math.sqrt(var)) ** 2 if var > 0 else math.inf
+    clipped = not (0 <= rg.estimate <= 1 and rg.ci_low >= 0 and rg.ci_high <= 1)
     return _row(
         "Rogan-Gladen",
         y.size,
         all_judged.size,
-        rg.estimate,
-        rg.ci_low,
-        rg.ci_high,
+        float(np.clip(rg.estimate, 0, 1)),
+        float(np.clip(rg.ci_low, 0, 1)),
+        float(np.clip(rg.ci_high, 0, 1)),
         effective,
         None,
         f"(p + Sp - 1) / (Se + Sp - 1) with sensitivity {rg.sensitivity:.3f} and specificity "
-        f"{rg.specificity:.3f} from the labels; delta-method normal interval",
+        f"{rg.specificity:.3f} from the labels; delta-method normal interval"
+        + (f"; clipped to [0, 1] (unclipped estimate {rg.estimate:.3f})" if clipped else ""),
     )
 
 

@@ -89,6 +89,11 @@ def judged_items(df: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         raise StatsError("no judged rows with a score")
     score = pd.to_numeric(frame["score"], errors="coerce").astype(float)
+    if ((score < 0) | (score > 1)).any():
+        raise StatsError(
+            f"judge scores range from {score.min():g} to {score.max():g}, outside [0, 1]: "
+            "normalise them first (jevalkit.io readers do; e.g. (grade - 1) / 9 for 1-10 grades)"
+        )
     entropy = frame["probs"].map(_entropy) if "probs" in frame.columns else None
     uncertainty = (
         entropy if entropy is not None and entropy.notna().all() else 4 * score * (1 - score)

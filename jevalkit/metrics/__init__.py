@@ -14,6 +14,7 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
+from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import (
@@ -43,12 +44,16 @@ __all__ = [
     "BASELINE_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
+    "CHECKS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
+    "CONTRACT",
     "COST_COLUMNS",
+    "DATA_KINDS",
     "DEFAULT_MAX_ERROR_RATE",
     "GATE_COLUMNS",
     "GATE_METRICS",
+    "HELPERS",
     "LENGTH_COLUMNS",
     "POSITION_COLUMNS",
     "PREFERENCE_COLUMNS",
@@ -58,6 +63,7 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
+    "Estimator",
     "baseline_win_rates",
     "by_groups",
     "case_changes",
@@ -79,6 +85,7 @@ __all__ = [
     "position_bias",
     "quality",
     "rank",
+    "register",
     "release_gate",
     "reliability_curve",
     "require",

@@ -6,8 +6,16 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
-from ..stats import bootstrap_ci, krippendorff_alpha
-from ._frame import CASE_COLUMNS, CaseSpec, by_groups, columns_of, group_codes, require
+from ..stats import bootstrap_ci, krippendorff_alpha, no_spread_ci
+from ._frame import (
+    CASE_COLUMNS,
+    CaseSpec,
+    by_groups,
+    check_key_types,
+    columns_of,
+    group_codes,
+    require,
+)
 
 
 def _case_labels(frame: pd.DataFrame, case: CaseSpec) -> pd.Series:
@@ -92,19 +100,29 @@ def consistency(
         flips = as_text.groupby(kept["_case"], sort=True).nunique() > 1
         has_levels = level is not None and kept[level].notna().any()
         level_sd = float(runs[level].std(ddof=1).mean()) if has_levels else np.nan
-        ci = bootstrap_ci(shares.to_numpy(), confidence=confidence, seed=seed, method="percentile")
+        how = "percentile bootstrap over cases"
+        if len(shares) < 2:
+            low = high = np.nan
+            how = "one case: no interval over cases"
+        elif np.ptp(shares.to_numpy()) > 0:
+            ci = bootstrap_ci(
+                shares.to_numpy(), confidence=confidence, seed=seed, method="percentile"
+            )
+            low, high = ci.low, ci.high
+        else:  # every case equally consistent: the bounded-data floor, not a point
+            low, high = no_spread_ci(float(shares.mean()), len(shares), confidence=confidence)
+            how = f"Wilson floor over {len(shares)} cases (every case had the same share)"
         return {
             "n_cases": len(shares),
             "k": float(sizes[repeated].median()),
             "n_missing": int(everything["_missing"].sum()),
             "value": float(shares.mean()),
-            "ci_low": ci.low,
-            "ci_high": ci.high,
+            "ci_low": low,
+            "ci_high": high,
             "flip_rate": float(flips.mean()),
             "level_sd": level_sd,
             "alpha": _repeat_alpha(kept, level if has_levels else verdict, has_levels),
-            "method": "modal share per case, percentile bootstrap over cases; alpha matches "
-            f"runs by {matching}",
+            "method": f"modal share per case, {how}; alpha matches runs by {matching}",
         }
 
     return by_groups(frame, by, compute)
@@ -177,6 +195,7 @@ def win_rate(
         raise StatsError("give two systems a and b, or baseline= (every system against it)")
     require(data, system, "system", "which system a row belongs to")
     require(data, score, "score", "the scores compared")
+    check_key_types(data, columns_of(case), system)
     frame, _ = _usable(data, score)
     frame = frame.assign(_case=_case_labels(frame, case))
     names = sorted(frame[system].dropna().astype(str).unique())
@@ -201,17 +220,23 @@ def win_rate(
         both = x.notna() & y.notna()
         outcome = np.sign(x[both] - y[both]).to_numpy() * 0.5 + 0.5
         n = int(outcome.size)
-        ci = (
-            bootstrap_ci(
+        unit_name = "repeats of one case" if len(unit) == 2 else "cases"
+        how = f"percentile bootstrap over {unit_name}"
+        low = high = np.nan
+        if n >= 2 and np.ptp(outcome) > 0:
+            ci = bootstrap_ci(
                 outcome,
                 method="percentile",
                 confidence=confidence,
                 n_resamples=n_resamples,
                 seed=seed,
             )
-            if n
-            else None
-        )
+            low, high = ci.low, ci.high
+        elif n >= 2:  # five sweeps are not a certainty: the bounded-data floor
+            low, high = no_spread_ci(float(outcome.mean()), n, confidence=confidence)
+            how = f"Wilson floor over {n} {unit_name}: every one had the same outcome"
+        else:
+            how = f"n = {n} paired {unit_name}: no interval"
         rows.append(
             {
                 "a": left,
@@ -223,10 +248,9 @@ def win_rate(
                 "ties": int((outcome == 0.5).sum()),
                 "losses": int((outcome == 0).sum()),
                 "value": float(outcome.mean()) if n else np.nan,
-                "ci_low": ci.low if ci else np.nan,
-                "ci_high": ci.high if ci else np.nan,
-                "method": "percentile bootstrap over "
-                + ("repeats of one case" if len(unit) == 2 else "cases"),
+                "ci_low": low,
+                "ci_high": high,
+                "method": f"win rate (wins + ties / 2) / paired units; {how}",
             }
         )
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ..errors import StatsError
+from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 
 CHANGE_COLUMNS = [
     "status",
@@ -48,7 +49,7 @@ def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> p
         {
             "verdict": best["_v"],
             "seen": work.groupby("_c")["_v"].agg(frozenset),
-            "agreement": best["_n"] / runs,
+            "agreement": (best["_n"] / runs).where(runs > 1),  # one run cannot disagree
             "runs": runs,
             "score": pd.Series(values).groupby(codes).mean(),
         }
@@ -102,6 +103,11 @@ def case_changes(
             "case" if column in cols else ("system" if column == system else "verdict"),
             "needed to find changed cases",
         )
+    present = sorted(data[system].dropna().astype(str).unique())
+    for name in (a, b):
+        if name not in present:
+            raise StatsError(f"system {name!r} not found; systems: {present}")
+    check_key_types(data, cols, system)
     missing = data[verdict].isna()
     if "error" in data.columns:
         missing |= data["error"].notna()
@@ -118,7 +124,7 @@ def case_changes(
         [keys.loc[joined.index].reset_index(drop=True), joined.reset_index(drop=True)], axis=1
     )
     if joined.empty:
-        return pd.DataFrame(columns=[*cols, *CHANGE_COLUMNS])
+        raise StatsError(_why_nothing_pairs(usable, names, a, b, cols))
     changed = (joined["verdict_a"] != joined["verdict_b"]) | (joined["seen_a"] != joined["seen_b"])
     shaky = (joined["agreement_a"] < min_agreement) | (joined["agreement_b"] < min_agreement)
     shaky &= (joined["runs_a"] > 1) | (joined["runs_b"] > 1)
@@ -135,6 +141,33 @@ def case_changes(
     if not include_unchanged:
         out = out[out["status"] != "unchanged"]
     return out[[*cols, *CHANGE_COLUMNS]].reset_index(drop=True)
+
+
+def _why_nothing_pairs(
+    usable: pd.DataFrame, names: np.ndarray, a: str, b: str, cols: list[str]
+) -> str:
+    """One line: why no case of ``a`` pairs with a case of ``b``."""
+    head = f"no case pairs between {a!r} and {b!r}"
+    if not cols:
+        return f"{head}: case=None makes every row its own case; name the case column(s)"
+    for column in cols:
+        left = set(usable.loc[names == a, column].astype(str))
+        right = set(usable.loc[names == b, column].astype(str))
+        if left and right and not left & right:
+            shown = lambda v: sorted(v)[:3]  # noqa: E731
+            hint = (
+                " (two tables read with io.from_table each take their file's name unless "
+                "probe= is given)"
+                if column == "probe"
+                else ""
+            )
+            return (
+                f"{head}: column {column!r} holds {shown(left)} for {a!r} and {shown(right)} for "
+                f"{b!r}{hint}; pair on the columns they share (case=...)"
+            )
+    if usable.empty or not (names == a).any() or not (names == b).any():
+        return f"{head}: one of them has no usable {cols} rows (every verdict missing or an error)"
+    return f"{head}: no combination of {cols} occurs in both"
 
 
 def _rank(verdicts: pd.Series) -> pd.Series:

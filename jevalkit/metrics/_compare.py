@@ -14,8 +14,14 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from ..errors import StatsError
-from ..stats import bootstrap_ci, minimum_detectable_effect, paired_proportion_ci
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ..stats import (
+    bootstrap_ci,
+    minimum_detectable_effect,
+    no_spread_ci,
+    paired_proportion_ci,
+)
+from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
+from ._scores import _rescale
 
 COMPARE_METRICS = ("pass_rate", "mean_score", "win_rate")
 COMPARE_COLUMNS = [
@@ -46,9 +52,21 @@ EXACT_MCNEMAR_BELOW = 25  # discordant pairs: the exact binomial form below, chi
 
 
 def _case_means(
-    data: pd.DataFrame, value: str, *, case: CaseSpec, system: str, by: list[str]
-) -> pd.DataFrame:
-    """One column per system, one row per (group, case): the case's mean over its repeats."""
+    data: pd.DataFrame,
+    value: str,
+    *,
+    case: CaseSpec,
+    system: str,
+    by: list[str],
+    repeat: str | None,
+    metric: str,
+    scale: tuple[float, float] | None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One column per system, one row per (group, case): the case's mean over its repeats.
+
+    The values are checked first: verdicts must be 0/1, scores inside [0, 1] (or ``scale``),
+    and two rows of one case and system must be told apart by ``repeat`` (a duplicated row is
+    not a repeat)."""
     missing = data[value].isna()
     if "error" in data.columns:
         missing |= data["error"].notna()
@@ -58,19 +76,44 @@ def _case_means(
         codes, _ = group_codes(usable, cols)
     else:
         codes = np.arange(len(usable))
+    try:
+        values = usable[value].astype(float).to_numpy()
+    except (TypeError, ValueError):
+        raise StatsError(f"column {value!r} holds values that are not numbers") from None
+    if metric == "pass_rate":
+        odd = ~np.isin(values, (0.0, 1.0))
+        if odd.any():
+            raise StatsError(
+                f"column {value!r} must hold True/False (or 1/0) verdicts for pass_rate, found "
+                f"{values[odd][0]:g}: compare graded scores with metrics=['mean_score'] and scale="
+            )
+    else:
+        values = _rescale(values, scale, value)
     frame = pd.DataFrame(
         {
             **{c: usable[c].to_numpy() for c in by},
             "_case": codes,
             "_system": usable[system].astype(str).to_numpy(),
-            "_v": usable[value].astype(float).to_numpy(),
+            "_v": values,
         }
     )
-    wide = (
-        frame.groupby([*by, "_case", "_system"], sort=True, dropna=False)["_v"]
-        .mean()
-        .unstack("_system")
-    )
+    keys = [*by, "_case", "_system"]
+    if cols and len(frame) and frame.duplicated(keys).any():
+        if repeat is None or repeat not in usable.columns:
+            raise StatsError(
+                "several rows share a case and system, and there is no repeat column to tell "
+                "repeats from duplicated rows: pass repeat='<column>' or drop the duplicates"
+            )
+        frame["_r"] = usable[repeat].to_numpy()
+        twice = frame.duplicated([*keys, "_r"])
+        if twice.any():
+            at = frame.loc[twice].iloc[0]
+            raise StatsError(
+                f"{int(twice.sum())} row(s) repeat a case, system and {repeat!r} already seen "
+                f"(system {at['_system']!r}, {repeat} {at['_r']!r}): duplicated rows are not "
+                "repeats; drop them (DataFrame.drop_duplicates) or number the repeats"
+            )
+    wide = frame.groupby(keys, sort=True, dropna=False)["_v"].mean().unstack("_system")
     return wide, frame
 
 
@@ -142,6 +185,8 @@ def compare(
     metrics: Sequence[str] = ("pass_rate", "mean_score"),
     passed: str = "passed",
     score: str = "score",
+    repeat: str | None = "repeat",
+    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     alpha: float = 0.05,
     power: float = 0.8,
@@ -158,6 +203,10 @@ def compare(
         case, system, passed, score: the columns used (the data contract).
         metrics: any of ``pass_rate`` (verdicts), ``mean_score`` (scores), ``win_rate`` (which
             system scored higher on a case).
+        repeat: the column telling repeats of a case apart; several rows of one case and
+            system with the same (or no) repeat index are duplicates and refused, never averaged.
+        scale: ``(low, high)`` of raw scores for ``mean_score`` (normalised to [0, 1]); scores
+            outside [0, 1] without it, and verdicts other than 0/1 for ``pass_rate``, are refused.
         confidence: of the intervals.
         alpha, power: for the smallest detectable effect (``mde``).
         n_resamples, seed: of the bootstrap.
@@ -203,6 +252,7 @@ def compare(
         require(data, column, "by" if column != system else "system", "compared within or between")
     for column in columns_of(case):
         require(data, column, "case", "the unit of analysis")
+    check_key_types(data, columns_of(case), system)
     rows = []
     tables = {}
     for metric in metrics:
@@ -210,7 +260,16 @@ def compare(
         require(
             data, value, "passed" if metric == "pass_rate" else "score", f"the values of {metric}"
         )
-        tables[metric] = _case_means(data, value, case=case, system=system, by=by_cols)
+        tables[metric] = _case_means(
+            data,
+            value,
+            case=case,
+            system=system,
+            by=by_cols,
+            repeat=repeat,
+            metric=metric,
+            scale=scale,
+        )
     systems = sorted(data[system].dropna().astype(str).unique())
     for metric, (table, long) in tables.items():
         groups = (
@@ -232,6 +291,15 @@ def compare(
                     rows_of = long[long["_case"] == code]
                     x = rows_of.loc[rows_of["_system"] == left, "_v"].to_numpy(float)
                     y = rows_of.loc[rows_of["_system"] == right, "_v"].to_numpy(float)
+                if both.sum() == 1 and min(x.size, y.size) < 2:
+                    once = left if x.size < 2 else right
+                    x = y = np.array([])  # no estimate: one case, run once by one side
+                    reason = (
+                        f"not estimable: one shared case, run once by {once!r}; a comparison "
+                        "needs two or more paired cases, or repeats of the case on both sides"
+                    )
+                else:
+                    reason = "not estimable: no case ran by both"
                 row = {
                     **dict(zip(by_cols, key, strict=True)),
                     "system": left,
@@ -244,7 +312,9 @@ def compare(
                 estimate = (
                     _unpaired(metric, x, y, confidence, alpha, power)
                     if both.sum() == 1 and min(x.size, y.size) >= 2
-                    else _estimate(metric, x, y, confidence, alpha, power, n_resamples, seed)
+                    else _estimate(
+                        metric, x, y, confidence, alpha, power, n_resamples, seed, reason
+                    )
                 )
                 rows.append({**row, **estimate})
     out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS])
@@ -265,7 +335,10 @@ def _estimate(
     power: float,
     n_resamples: int,
     seed: int | None,
+    empty_reason: str = "not estimable: no case ran by both",
 ) -> dict:
+    if x.shape != y.shape:  # never broadcast one side's runs against the other's
+        raise StatsError(f"paired values differ in length ({x.size} and {y.size})")
     n = x.size
     if n == 0:
         return {
@@ -282,7 +355,7 @@ def _estimate(
             "effect_size_name": None,
             "sd_diff": np.nan,
             "mde": np.nan,
-            "method": "no case ran by both",
+            "method": empty_reason,
         }
     if metric == "win_rate":
         outcome = np.sign(x - y) * 0.5 + 0.5
@@ -303,8 +376,15 @@ def _estimate(
         ci = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed)
         low, high, how = ci.low, ci.high, f"BCa bootstrap over {n} paired cases"
     elif n >= 2:
-        low = high = float(diffs.mean())
-        how = f"every paired case differs by the same amount ({n} cases): no sampling spread"
+        # no spread in the sample is not a certainty: the bounded-data floor (Wilson)
+        bound = 0.5 if metric == "win_rate" else 1.0
+        low, high = no_spread_ci(
+            float(diffs.mean()), n, bounds=(-bound, bound), confidence=confidence
+        )
+        how = (
+            f"every paired case differs by the same amount ({n} cases): Wilson interval for a "
+            f"difference bounded by +-{bound:g} (no sample spread)"
+        )
     else:
         low, high, how = np.nan, np.nan, "n < 2: no interval"
     sd = float(np.std(diffs, ddof=1)) if n > 1 else np.nan
@@ -386,9 +466,11 @@ def _unpaired(
         statistic = float(welch.statistic)
         rank_p = float(sps.mannwhitneyu(x, y).pvalue)
     else:  # every run of each side scored the same: no spread to test against
-        low = high = base["delta"]
+        low, high = no_spread_ci(
+            base["delta"], min(x.size, y.size), bounds=(-1.0, 1.0), confidence=confidence
+        )
         p, rank_p = (1.0 if base["delta"] == 0 else np.nan), np.nan
-        how += "; no spread within either side"
+        how += "; no spread within either side: Wilson floor for a difference bounded by +-1"
     return {
         **base,
         "ci_low": low,

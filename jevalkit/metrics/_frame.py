@@ -172,6 +172,40 @@ def _floats(values: np.ndarray, name: str) -> np.ndarray:
     return out
 
 
+def check_key_types(frame: pd.DataFrame, columns: list[str], system: str) -> None:
+    """Refuse case keys whose type differs between systems (``1`` in one, ``"1"`` in the other):
+    such keys never pair, and the comparison would silently hold no case.
+
+    Example:
+        >>> f = pd.DataFrame({"case_id": [1, "1"], "system": ["a", "b"]})
+        >>> check_key_types(f, ["case_id"], "system")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: case column 'case_id' holds int for system 'a' but str for system 'b': such keys never pair; convert the column to one type (e.g. .astype(str))
+    """
+    if system not in frame.columns or frame.empty:
+        return
+    names = frame[system].astype(str)
+    for column in (c for c in columns if c in frame.columns):  # absent: require() says so
+        kinds = frame[column].map(lambda v: None if v is None or v != v else type(v).__name__)
+        kinds = kinds.replace({"int64": "int", "float64": "float", "str_": "str"})
+        seen = {
+            who: sorted(set(k.dropna()))
+            for who, k in kinds.groupby(names, sort=True)
+            if k.notna().any()
+        }
+        items = [(who, frozenset(k)) for who, k in seen.items()]
+        ref_name, ref = items[0] if items else (None, frozenset())
+        other = [(who, k) for who, k in items if k != ref]
+        if other:
+            other_name, kinds_other = other[0]
+            raise StatsError(
+                f"case column {column!r} holds {'/'.join(sorted(ref))} for system {ref_name!r} "
+                f"but {'/'.join(sorted(kinds_other))} for system {other_name!r}: such keys never "
+                "pair; convert the column to one type (e.g. .astype(str))"
+            )
+
+
 def group_codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Sorted integer codes of the combinations of ``columns`` (a missing value is a value),
     and the table of combinations, one row per code.

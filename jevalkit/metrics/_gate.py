@@ -132,13 +132,15 @@ def gate(
             decision, reason = "refused", too_many
         elif row["n"] == 0:
             decision, reason = "refused", f"{where}: no scored rows to decide on"
+        elif row["n"] < 2:
+            decision, reason = "refused", f"{where}: one scored run cannot decide"
         elif flip is not None and flip > max_flip_rate:
             decision = "refused"
             reason = (
                 f"{where}: verdicts flip between repeats in {flip:.0%} of cases (limit "
                 f"{max_flip_rate:.0%}); a flaky evaluator makes a flaky gate"
             )
-        elif math.isnan(row["ci_low"]):
+        elif math.isnan(row["ci_low"]) or not row["ci_high"] > row["ci_low"]:
             decision, reason = "refused", f"{where}: n = {row['n']} gives no interval"
         elif row["ci_low"] >= minimum:
             decision = "pass"
@@ -265,6 +267,15 @@ def release_gate(
     }
     if n == 0:
         decision, reason = "refused", "no case was run by both the baseline and the candidate"
+    elif n < 2:
+        decision = "refused"
+        reason = (
+            "one case was run by both the baseline and the candidate: a release decision needs "
+            "two or more paired cases"
+        )
+    elif not (low == low and high == high) or not high > low:
+        decision = "refused"
+        reason = f"no interval for the drop ({row['method']}): nothing to decide on"
     elif agreement == agreement and agreement < min_consistency:
         decision = "refused"
         reason = (

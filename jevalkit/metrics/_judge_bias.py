@@ -47,21 +47,36 @@ LENGTH_COLUMNS = [
 ]
 
 
+GAME_KEY = ("probe", "model", "case_id", "system_a", "system_b", "position", "repeat")
+
+
 def games_of(df: pd.DataFrame) -> pd.DataFrame:
-    """The usable pairwise games of a results frame (rows with a position and a verdict).
+    """The usable pairwise games of a results frame (rows with a verdict; ``position`` may be
+    missing when the source did not record which answer was shown first).
 
     Raises:
-        StatsError: there are none (the frame holds no pairwise rows).
+        StatsError: there are none (the frame holds no pairwise rows); two rows are the same
+            game (the same case, systems, position and repeat): a duplicated row is not a game.
     """
     for column in ("position", "verdict", "score", "system_a", "system_b", "case_id"):
         if column not in df.columns:
             raise StatsError(f"no {column!r} column: these are not pairwise games")
-    ok = df["position"].notna() & df["verdict"].notna() & df["score"].notna()
+    ok = df["verdict"].notna() & df["score"].notna()
     if "error" in df.columns:
         ok &= df["error"].isna()
     games = df[ok]
     if games.empty:
         raise StatsError("no pairwise games with a verdict (kind 'pairwise' rows)")
+    key = [c for c in GAME_KEY if c in games.columns]
+    twice = games[key].astype(str).duplicated()
+    if twice.any():
+        first = games.loc[twice.to_numpy()].iloc[0]
+        raise StatsError(
+            f"{int(twice.sum())} game row(s) repeat a game already seen (case "
+            f"{first['case_id']!r}, {first['system_a']} vs {first['system_b']}, the same "
+            "position and repeat): a duplicated row is not another game; drop the duplicates "
+            "or number the repeats"
+        )
     return games
 
 
@@ -85,6 +100,30 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
         (3, 4, 0.5)
     """
     games = games_of(df)
+    position = games["position"]
+    if position.isna().all():
+        raise StatsError(
+            "no game records which answer was shown first (position): position bias cannot be "
+            "estimated from these games (preference files such as AlpacaEval's do not say)"
+        )
+    games = games[position.notna()]
+    pair = pd.Series(
+        [
+            " / ".join(sorted(map(str, p)))
+            for p in zip(games["system_a"], games["system_b"], strict=True)
+        ],
+        index=games.index,
+    )
+    orders = games["position"].groupby(pair).nunique()
+    both_orders = orders[orders > 1].index
+    if both_orders.empty:
+        raise StatsError(
+            f"every pair of systems was shown in one order only ({sorted(set(games['position']))}):"
+            " the first-shown share would be the first system's win rate, not a position effect;"
+            " position bias needs games played in both orders"
+        )
+    n_one_order = int((~pair.isin(both_orders)).sum())
+    games = games[pair.isin(both_orders).to_numpy()]
     score = games["score"].astype(float).to_numpy()
     decisive = score != 0.5
     first_won = np.where(games["position"].to_numpy() == "a_first", score > 0.5, score < 0.5)
@@ -137,8 +176,14 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
             shift_p=np.nan,
         )
     row["method"] = (
-        "Wilson interval and binomial test on decisive games; swap consistency over cases "
-        "judged in both orders; level shift: paired t over those cases"
+        "first-shown share of decisive games between pairs of systems shown in both orders: "
+        "Wilson interval and binomial test; swap consistency over cases judged in both orders; "
+        "level shift: paired t over those cases"
+        + (
+            f"; {n_one_order} game(s) of pairs shown in one order only left out"
+            if n_one_order
+            else ""
+        )
     )
     return pd.DataFrame([row], columns=POSITION_COLUMNS)
 

@@ -24,9 +24,12 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ..errors import StatsError
 from ..judges import STYLE_FEATURES
+from ..stats import no_spread_ci
 from ._frame import group_codes
 from ._judge_bias import games_of
 
@@ -48,7 +51,16 @@ RANK_COLUMNS = [
 OUTCOMES = {"a>>b": 1.0, "a>b": 1.0, "a=b": 0.5, "b>a": 0.0, "b>>a": 0.0}
 
 
-def _games(df: pd.DataFrame, strong_weight: float) -> pd.DataFrame:
+ESTIMANDS = {
+    "verdicts": "verdicts counted (a win 1, a tie 1/2, a loss 0)",
+    "preference": "the preference strength of each game (its score: 1, 0.75, 0.5, 0.25, 0 on "
+    "five-way verdicts, or the annotator's preference)",
+}
+
+
+def _games(df: pd.DataFrame, strong_weight: float, estimand: str = "verdicts") -> pd.DataFrame:
+    if estimand not in ESTIMANDS:
+        raise StatsError(f"estimand must be one of {sorted(ESTIMANDS)}, got {estimand!r}")
     games = games_of(df)
     verdict = games["verdict"].astype(str).str.lower()
     unknown = ~verdict.isin(list(OUTCOMES))
@@ -57,7 +69,45 @@ def _games(df: pd.DataFrame, strong_weight: float) -> pd.DataFrame:
             f"verdict {games['verdict'][unknown].iloc[0]!r} is not one of {', '.join(OUTCOMES)}"
         )
     weight = np.where(verdict.str.contains(">>"), strong_weight, 1.0)
-    return games.assign(_y=verdict.map(OUTCOMES).to_numpy(float), _w=weight)
+    if estimand == "preference":
+        y = pd.to_numeric(games["score"], errors="coerce").to_numpy(float)
+        if np.isnan(y).any() or (y < 0).any() or (y > 1).any():
+            raise StatsError(
+                "estimand='preference' needs each game's score (system_a's preference) in [0, 1]"
+            )
+    else:
+        y = verdict.map(OUTCOMES).to_numpy(float)
+    return games.assign(_y=y, _w=weight)
+
+
+def _components(
+    games: pd.DataFrame, systems: list[str]
+) -> tuple[np.ndarray, np.ndarray, csr_matrix]:
+    """Per system: its connected component in the graph of games, and its strongly connected
+    component in the graph of wins (i -> j when i took some of the outcome against j)."""
+    index = {s: i for i, s in enumerate(systems)}
+    ia = games["system_a"].map(index).to_numpy()
+    ib = games["system_b"].map(index).to_numpy()
+    y = games["_y"].to_numpy()
+    n = len(systems)
+    met = csr_matrix((np.ones(ia.size), (ia, ib)), shape=(n, n))
+    _, connected = connected_components(met, directed=False)
+    took = np.concatenate([ia[y > 0], ib[y < 1]]), np.concatenate([ib[y > 0], ia[y < 1]])
+    wins = csr_matrix((np.ones(took[0].size), took), shape=(n, n))
+    _, strong = connected_components(wins, directed=True, connection="strong")
+    return connected, strong, wins
+
+
+def _refuse_disconnected(connected: np.ndarray, systems: list[str]) -> None:
+    if connected.max() > 0:
+        parts = [
+            "{" + ", ".join(s for s, c in zip(systems, connected, strict=True) if c == k) + "}"
+            for k in range(int(connected.max()) + 1)
+        ]
+        raise StatsError(
+            f"the systems form {len(parts)} groups that never play each other ({' and '.join(parts)}):"
+            " their strengths cannot be compared; rank each group on its own or add games between them"
+        )
 
 
 def _style_matrix(games: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -120,6 +170,7 @@ def rank(
     anchor: str | None = None,
     style: bool = False,
     strong_weight: float = 1.0,
+    estimand: str = "verdicts",
     resample: str = "cases",
     n_resamples: int = 1000,
     confidence: float = 0.95,
@@ -134,6 +185,10 @@ def rank(
         style: add style covariates (differences in length, Markdown headers, list items and bold
             spans, each (a - b) / (a + b), standardised) so strengths are net of style.
         strong_weight: the weight of a strong verdict (``a>>b``, ``b>>a``) against 1 for the rest.
+        estimand: what a game contributes: ``verdicts`` (a win 1, a tie 1/2, a loss 0: the
+            strength of who wins) or ``preference`` (the game's score, so a strong preference
+            counts more than a slight one: the strength of how much a judge prefers); ``method``
+            names it.
         resample: ``cases`` (all games of a case together; the honest default) or ``games``.
         n_resamples, confidence, seed: of the percentile bootstrap.
 
@@ -154,16 +209,55 @@ def rank(
     """
     if resample not in ("cases", "games"):
         raise StatsError(f"resample must be 'cases' or 'games', got {resample!r}")
-    games = _games(df, strong_weight)
-    systems = sorted(set(games["system_a"].astype(str)) | set(games["system_b"].astype(str)))
-    if len(systems) < 2:
-        raise StatsError("a ranking needs games between at least two systems")
-    anchor = anchor or systems[0]
-    if anchor not in systems:
-        raise StatsError(f"anchor {anchor!r} played no game; systems: {systems}")
+    games = _games(df, strong_weight, estimand)
     games = games.assign(
         system_a=games["system_a"].astype(str), system_b=games["system_b"].astype(str)
     )
+    everyone = sorted(set(games["system_a"]) | set(games["system_b"]))
+    if len(everyone) < 2:
+        raise StatsError("a ranking needs games between at least two systems")
+    anchor = anchor or everyone[0]
+    if anchor not in everyone:
+        raise StatsError(f"anchor {anchor!r} played no game; systems: {everyone}")
+    connected, strong, wins = _components(games, everyone)
+    _refuse_disconnected(connected, everyone)
+    # separation: only the anchor's strongly connected group of wins has finite strengths
+    group = strong == strong[everyone.index(anchor)]
+    systems = [s for s, inside in zip(everyone, group, strict=True) if inside]
+    outside = _unbounded(everyone, group, wins, everyone.index(anchor))
+    all_games = games
+    games = games[games["system_a"].isin(systems) & games["system_b"].isin(systems)]
+    if len(systems) == 1:  # the anchor won (or lost) every game: nothing finite to fit
+        games = all_games.iloc[:0]
+        n_games = pd.concat([all_games["system_a"], all_games["system_b"]]).value_counts()
+        table = pd.concat(
+            [
+                pd.DataFrame(
+                    [
+                        {
+                            "system": anchor,
+                            "rating": 1000.0,
+                            "ci_low": np.nan,
+                            "ci_high": np.nan,
+                            "strength": 0.0,
+                            "strength_se": np.nan,
+                            "win_prob_vs_anchor": 0.5,
+                            "win_prob_ci_low": np.nan,
+                            "win_prob_ci_high": np.nan,
+                            "n_games": int(n_games[anchor]),
+                            "method": "the anchor (strength 0 by definition)",
+                        }
+                    ]
+                ),
+                _unbounded_rows(outside, n_games, anchor),
+            ],
+            ignore_index=True,
+        ).sort_values("rating", ascending=False, kind="stable", na_position="last")
+        table["rank"] = np.arange(1, len(table) + 1)
+        table = table[RANK_COLUMNS].reset_index(drop=True)
+        table.attrs["separability"] = separability(table)
+        table.attrs["n_cases"] = int(group_codes(all_games, ["case_id"])[0].max()) + 1
+        return table
     pair_code, pair_design, keep = _pair_rows(games, systems, anchor)
     y, w = games["_y"].to_numpy(), games["_w"].to_numpy()
     if style:
@@ -201,12 +295,17 @@ def rank(
     boot_strengths[:, keep] = boot[:, : len(keep)]
     alpha = (1 - confidence) / 2
     low, high = np.quantile(boot_strengths, [alpha, 1 - alpha], axis=0)
-    n_games = pd.concat([games["system_a"], games["system_b"]]).value_counts()
+    n_games = pd.concat([all_games["system_a"], all_games["system_b"]]).value_counts()
     sigmoid = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     how = (
-        f"Bradley-Terry by weighted logistic regression, anchor {anchor}; percentile bootstrap over "
-        f"{n_units} {resample}, {n_resamples} resamples" + ("; net of style" if style else "")
+        f"Bradley-Terry by weighted logistic regression on {ESTIMANDS[estimand]}, anchor "
+        f"{anchor}; percentile bootstrap over {n_units} {resample}, {n_resamples} resamples"
+        + ("; net of style" if style else "")
     )
+    flat = (high - low <= 0) & (np.asarray(systems) != anchor)
+    low, high = np.where(flat, np.nan, low), np.where(flat, np.nan, high)
+    if flat.any():
+        how += f"; no interval where the resamples never varied ({n_units} {resample})"
     table = pd.DataFrame(
         {
             "system": systems,
@@ -221,16 +320,66 @@ def rank(
             "n_games": [int(n_games.get(s, 0)) for s in systems],
             "method": how,
         }
-    ).sort_values("rating", ascending=False, kind="stable")
+    )
+    if outside:
+        table = pd.concat([table, _unbounded_rows(outside, n_games, anchor)], ignore_index=True)
+    table = table.sort_values("rating", ascending=False, kind="stable", na_position="last")
     table["rank"] = np.arange(1, len(table) + 1)
     table = table[RANK_COLUMNS].reset_index(drop=True)
     table.attrs["separability"] = separability(table)
-    table.attrs["n_cases"] = int(group_codes(games, ["case_id"])[0].max()) + 1
+    table.attrs["n_cases"] = int(group_codes(all_games, ["case_id"])[0].max()) + 1
     if style:
         table.attrs["style_coefficients"] = dict(
             zip(style_names, beta[len(keep) :].tolist(), strict=True)
         )
     return table
+
+
+def _unbounded(
+    systems: list[str], group: np.ndarray, wins: csr_matrix, anchor: int
+) -> dict[str, float]:
+    """The systems outside the anchor's strongly connected group of wins: +inf when a chain of
+    wins leads from them to the anchor and none back (they won every game that links them),
+    -inf the other way round, NaN when neither (nothing orders them against the anchor)."""
+    below = set(breadth_first_order(wins, anchor, directed=True, return_predecessors=False))
+    above = set(
+        breadth_first_order(wins.T.tocsr(), anchor, directed=True, return_predecessors=False)
+    )
+    out = {}
+    for i, name in enumerate(systems):
+        if not group[i]:
+            out[name] = np.inf if i in above else (-np.inf if i in below else np.nan)
+    return out
+
+
+def _unbounded_rows(outside: dict[str, float], n_games: pd.Series, anchor: str) -> pd.DataFrame:
+    rows = []
+    for name, strength in outside.items():
+        if strength == np.inf:
+            why = f"not identified: won every game linking it to {anchor}'s group (separation)"
+            low, high, p = np.nan, np.inf, 1.0
+        elif strength == -np.inf:
+            why = f"not identified: lost every game linking it to {anchor}'s group (separation)"
+            low, high, p = -np.inf, np.nan, 0.0
+        else:
+            why = f"not identified: no chain of wins orders it against {anchor}"
+            low = high = p = np.nan
+        rows.append(
+            {
+                "system": name,
+                "rating": strength,
+                "ci_low": low,
+                "ci_high": high,
+                "strength": strength,
+                "strength_se": np.nan,
+                "win_prob_vs_anchor": p,
+                "win_prob_ci_low": np.nan,
+                "win_prob_ci_high": np.nan,
+                "n_games": int(n_games.get(name, 0)),
+                "method": why + "; its strength is unbounded, so no number is given",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def separability(table: pd.DataFrame) -> float:
@@ -267,12 +416,20 @@ def baseline_win_rates(
     df: pd.DataFrame,
     baseline: str,
     *,
+    estimand: str = "verdicts",
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> pd.DataFrame:
-    """Every system's win rate against one baseline in pairwise games ((wins + ties / 2) / games),
-    with a percentile bootstrap over cases (the games of a case resampled together).
+    """Every system's win rate against one baseline in pairwise games, with a percentile
+    bootstrap over cases (the games of a case resampled together).
+
+    ``estimand="verdicts"`` counts verdicts: (wins + ties / 2) / games. ``estimand="preference"``
+    averages each game's preference strength (its ``score``: 0.75 for a slight win, 1 for a strong
+    one, or an annotator's fractional preference), AlpacaEval's headline win rate. ``method``
+    names which. A system met on one case only gets no interval (one case cannot show how cases
+    vary); when every case gives the same share, the interval is the Wilson floor over cases
+    (:func:`jevalkit.stats.no_spread_ci`), never a point.
 
     Example:
         >>> from jevalkit import io
@@ -281,7 +438,7 @@ def baseline_win_rates(
         >>> sorted(table["system"]) == ["alpha", "bravo", "charlie", "echo", "foxtrot"]
         True
     """
-    games = _games(df, 1.0)
+    games = _games(df, 1.0, estimand)
     a, b = games["system_a"].astype(str), games["system_b"].astype(str)
     involved = (a == baseline) | (b == baseline)
     if not involved.any():
@@ -303,6 +460,13 @@ def baseline_win_rates(
         boot = totals[draws].sum(axis=1) / sizes[draws].sum(axis=1)
         low, high = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
         y = part["y"].to_numpy()
+        how = f"percentile bootstrap over {n_cases} cases"
+        if n_cases < 2:
+            low = high = np.nan
+            how = "one case: no interval (cases cannot be resampled)"
+        elif not high > low:
+            low, high = no_spread_ci(float(y.mean()), n_cases, confidence=confidence)
+            how = f"Wilson floor over {n_cases} cases (every resample gave the same share)"
         rows.append(
             {
                 "system": system,
@@ -315,7 +479,7 @@ def baseline_win_rates(
                 "value": float(y.mean()),
                 "ci_low": float(low),
                 "ci_high": float(high),
-                "method": f"percentile bootstrap over {n_cases} cases",
+                "method": f"win rate from {ESTIMANDS[estimand]}; {how}",
             }
         )
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)

@@ -11,8 +11,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
-from ..stats import bimodality as bimodality_test
-from ..stats import bootstrap_ci
+from ..stats import bimodality_groups, bootstrap_ci
 from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare, require
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
@@ -98,7 +97,10 @@ def mean_score(
         rows), ``n_missing`` (rows with an error or no score), ``value``, ``se``, ``ci_low``,
         ``ci_high``, ``method``, ``histogram`` (unit counts in ten bins over [0, 1]),
         ``bimodal``, ``bimodality_p``, ``bimodality_method`` (see
-        :func:`jevalkit.stats.bimodality`; a mean hides a split, look at the histogram).
+        :func:`jevalkit.stats.bimodality`; a mean hides a split, look at the histogram). With
+        ``scale`` and integer grades, cases' grades are averaged on the raw grid and tested on
+        the lattice of possible case means (19 values for two 1-10 grades per case); when that
+        lattice exceeds 50 values, ``method`` says "not tested" and why.
 
     Notes:
         Interval: Student's t over the units, clipped to [0, 1]. When the units have zero sample
@@ -151,7 +153,7 @@ def mean_score(
             methods.append(
                 f"t interval over {name}" + (", clipped to [0, 1]" if clipped[i] else "")
             )
-    checks = _bimodality(units, unit_group, raw, p, scale, g) if bimodality else None
+    checks = _bimodality(units, unit_group, raw, p, scale, one_case) if bimodality else None
     return attach(
         p.groups,
         {
@@ -173,24 +175,52 @@ def mean_score(
     )
 
 
+MAX_LATTICE_LEVELS = 50  # case means of k grades on L levels: k (L - 1) + 1 possible values
+
+
 def _bimodality(
     units: np.ndarray,
     unit_group: np.ndarray,
     raw: np.ndarray,
     p: Prepared,
     scale: tuple[float, float] | None,
-    n_groups: int,
+    one_case: np.ndarray,
 ) -> pd.DataFrame:
-    levels = None
-    if scale is not None and np.all(np.equal(np.mod(raw, 1), 0)):
-        low, high = (float(x) for x in scale)
-        levels = (np.arange(low, high + 1) - low) / (high - low)
-    rows = []
-    for i in range(n_groups):
-        x = units[unit_group == i]
-        grid = levels if levels is not None and np.isin(x, levels).all() else None
-        rows.append(bimodality_test(x, levels=grid).iloc[0])
-    return pd.DataFrame(rows).reset_index(drop=True)
+    """The bimodality check per group, on what the grades can be: raw integer grades on a scale
+    are averaged per case on the raw grid (integer sums, so equal means are equal), and tested
+    on the lattice of possible case means; other data as they come."""
+    n_groups = len(one_case)
+    samples: list[np.ndarray] = [units[unit_group == i] for i in range(n_groups)]
+    grids: list[np.ndarray | None] = [None] * n_groups
+    untested: dict[int, str] = {}
+    if scale is not None and raw.size and np.all(np.equal(np.mod(raw, 1), 0)):
+        low, high = (int(v) for v in scale)
+        width = high - low
+        k = np.bincount(p.case)
+        sums = np.bincount(p.case, raw - low).round().astype(np.int64)  # grade steps per case
+        present = k > 0
+        case_group = np.zeros(k.size, dtype=np.int64)
+        case_group[p.case] = p.group
+        for i in range(n_groups):
+            if one_case[i]:  # the units are the grades themselves
+                steps, per = (raw[p.group == i] - low).astype(np.int64), 1
+            else:
+                mine = present & (case_group == i)
+                per = int(np.lcm.reduce(k[mine])) if mine.any() else 1
+                steps = sums[mine] * (per // k[mine])
+            if per * width + 1 > MAX_LATTICE_LEVELS:
+                untested[i] = (
+                    f"not tested: cases hold {sorted(set(k[present & (case_group == i)].tolist()))} "
+                    f"grades, so their means lie on {per * width + 1} possible values (at most "
+                    f"{MAX_LATTICE_LEVELS} are tested)"
+                )
+                continue
+            samples[i] = steps / (per * width)
+            grids[i] = np.arange(per * width + 1) / (per * width)
+    checks = bimodality_groups(samples, levels=grids)
+    for i, why in untested.items():
+        checks.loc[i, ["statistic", "p_value", "bimodal", "method"]] = [np.nan, np.nan, False, why]
+    return checks
 
 
 def pass_rate(
@@ -322,6 +352,15 @@ def mean_absolute_error(
                 "ci_low": np.nan,
                 "ci_high": np.nan,
                 "method": "no gold",
+            }
+        if values.size < 2 or np.ptp(values) == 0:  # errors are unbounded: no floor to use
+            return {
+                "n": values.size,
+                "value": float(values.mean()),
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "method": f"no interval: {values.size} unit(s) without spread "
+                f"({_unit_name(p, bool(one_case[i]))})",
             }
         ci = bootstrap_ci(values, confidence=confidence, seed=seed)
         return {

@@ -13,17 +13,18 @@ from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, params_hash, row_key
 from ._drift import describe_drift, model_drift
 from ._dry_run import PLAN_COLUMNS, plan
-from ._execute import (
+from ._execute import execute, now
+from ._job import JOB_FIELDS, Job, Send
+from ._options import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
+    RUN_OPTIONS,
+    Option,
+    RunOptions,
     RunSettings,
-    build_row,
-    execute,
-    now,
-    settings_from,
+    repeats_value,
 )
-from ._job import JOB_FIELDS, Job, Send
 from ._plan import (
     ProbeJob,
     check_repeats,
@@ -33,6 +34,7 @@ from ._plan import (
     plan_jobs,
     score_fields,
 )
+from ._rounds import case_repeats, run_adaptive
 from ._run import arun, check_generation, run
 from ._store import (
     DTYPES,
@@ -59,17 +61,20 @@ __all__ = [
     "JOB_FIELDS",
     "KEY_COLUMNS",
     "PLAN_COLUMNS",
+    "RUN_OPTIONS",
     "AdaptiveRepeats",
     "Job",
+    "Option",
     "ProbeJob",
     "ResultRow",
     "ResultsWriter",
+    "RunOptions",
     "RunSettings",
     "Send",
     "Target",
     "arun",
     "best_half_width",
-    "build_row",
+    "case_repeats",
     "check_generation",
     "check_reachable",
     "check_repeats",
@@ -93,12 +98,13 @@ __all__ = [
     "plan_jobs",
     "read_results",
     "repair_torn_tail",
+    "repeats_value",
     "results_frame",
     "row_endpoint",
     "row_key",
     "run",
+    "run_adaptive",
     "score_fields",
-    "settings_from",
     "validate_row",
     "write_rows",
 ]

@@ -1,43 +1,33 @@
 """Adaptive repeats: send repeats in rounds until the headline's interval is as narrow as asked.
+This module is the policy (:class:`AdaptiveRepeats`: when to stop, what the next round sends);
+the rounds are executed by ``_rounds.py``.
 
-Each probe is a case. A round is one or more *sweeps*; a sweep sends one more repeat of every
-case, except that a *settled* case (its within-case variance at most ``settled_share`` of the
-largest, so more repeats of it barely move the answer) is sent only with probability
-``settled_probability`` and weighted back (see :mod:`jevalkit.stats._sequential`). Which settled
-cases a sweep sends is drawn from a generator seeded by the sweep's index, so a resumed run
-replays the same decisions and sends only what is missing.
+Each probe (or judge case) is a case. A round is one or more *sweeps*; a sweep sends one more
+repeat of every case, except that a *settled* case (its within-case variance at most
+``settled_share`` of the largest, so more repeats of it barely move the answer) is sent only
+with probability ``settled_probability`` and weighted back (see :class:`jevalkit.stats.SweepSequence`).
+Which settled cases a sweep sends is drawn from a generator seeded by the sweep's index, so a
+resumed run replays the same decisions and sends only what is missing.
 
 After every round the anytime-valid interval of the headline (the mean over these cases of
 each case's pass probability, or expected score) is computed; the run stops when its half-width
 is at most ``target_half_width``, when the interval clears ``decide_at`` (a gate's bar) either
-way, when every case has ``max_repeats`` repeats, when the budget is reached, or when a whole round
-scored nothing and nothing was scored before (an endpoint that only errors: sending on would
-spend ``max_repeats`` requests on errors), and says which; with nothing scored the value and
-interval are NaN, never the prior's [0, 1] around 0.5.
+way, when every case has ``max_repeats`` repeats, when the budget is reached, or when a whole
+round scored nothing and nothing was scored before (an endpoint that only errors: sending on
+would spend ``max_repeats`` requests on errors), and says which; with nothing scored the value
+and interval are NaN, never the prior's [0, 1] around 0.5.
 The interval is valid whatever the stopping rule (a confidence sequence), so stopping early is
 not peeking.
 """
 
 from __future__ import annotations
 
-import contextlib
-import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ..costs import Budget
 from ..errors import UsageError
-from ..local import is_local_model
-from ..probes import Probe
-from ..stats import SweepSequence, sequence_method
-from ._columns import finite
-from ._execute import RunSettings, execute
-from ._plan import probe_job, probe_parameters
-from ._target import open_target
+from ..stats import SweepSequence
 
 ADAPTIVE_METRICS = ("pass_rate", "mean_score")
 ADAPTIVE_COLUMNS = [
@@ -210,126 +200,3 @@ def check_reachable(plan: AdaptiveRepeats, n_cases: int) -> None:
         f"would be +/-{best:.3f}; raise --max-repeats to at least {needed} or widen "
         "--target-half-width"
     )
-
-
-def _case_score(row: dict[str, Any], metric: str) -> float:
-    if row.get("error"):
-        return math.nan
-    value = row.get("passed") if metric == "pass_rate" else finite(row.get("score"))
-    if value is None:
-        return math.nan
-    value = float(value)
-    if not 0.0 <= value <= 1.0:
-        raise UsageError(f"adaptive repeats need scores in [0, 1], got {value!r}")
-    return value
-
-
-async def run_adaptive(
-    probes: list[Probe],
-    overrides: dict[str, Any],
-    plan: AdaptiveRepeats,
-    *,
-    model: str,
-    out: Path,
-    label: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    settings: RunSettings,
-    constrained: bool = False,
-) -> pd.DataFrame:
-    """Run ``probes`` with adaptive repeats; return every row sent for them, with the result in
-    ``attrs["adaptive"]`` (a one-row DataFrame of :data:`ADAPTIVE_COLUMNS`)."""
-    n_cases = len(probes)
-    check_reachable(plan, n_cases)
-    params = [probe_parameters(p, overrides, constrained=constrained) for p in probes]
-    budget: Budget = settings.new_budget()
-    seq = plan.sequence(n_cases)
-    sweeps_per_round = max(1, math.ceil(settings.concurrency / n_cases))
-    next_repeat = np.zeros(n_cases, dtype=int)
-    sweep = rounds = dropped = 0
-    frames: list[pd.DataFrame] = []
-    reason = "max_repeats"
-    # keep the embedded model up across rounds (it is started once, not once per round)
-    local = is_local_model(model) and base_url is None
-    with open_target(model, base_url) if local else contextlib.nullcontext():
-        while sweep < plan.max_repeats:
-            n_sweeps, send_prob = plan.next_round(seq, rounds, sweep, sweeps_per_round)
-            draws = []
-            jobs = []
-            for k in range(n_sweeps):
-                chosen = plan.sweep_draw(sweep + k, send_prob)
-                draws.append(chosen)
-                for i in np.flatnonzero(chosen):
-                    jobs.append(
-                        (k, i, probe_job(probes[i], params[i], int(next_repeat[i]), rounds))
-                    )
-                    next_repeat[i] += 1
-            df = await execute(
-                [job for _, _, job in jobs],
-                model=model,
-                out=out,
-                label=label,
-                base_url=base_url,
-                api_key_env=api_key_env,
-                settings=settings,
-                description=f"round {rounds}",
-                budget=budget,
-            )
-            frames.append(df)
-            if df.attrs.get("stopped"):
-                reason = "budget"
-                break
-            by_key = {(r["probe"], r["version"], r["repeat"]): r for r in df.to_dict("records")}
-            scores = np.full((n_sweeps, n_cases), np.nan)
-            for k, i, job in jobs:
-                row = by_key[(job.probe, job.version, job.repeat)]
-                scores[k, i] = _case_score(row, plan.metric)
-            added = 0
-            for k in range(n_sweeps):
-                errored = draws[k] & np.isnan(scores[k])
-                if errored.any():
-                    dropped += 1  # left out whole: errors assumed unrelated to the answer
-                    continue
-                seq.add_sweep(scores[k], send_prob)
-                added += 1
-            sweep += n_sweeps
-            rounds += 1
-            if added == 0 and seq.n_sweeps == 0:
-                reason = "nothing scored"
-                break
-            stop = plan.stop_reason(seq)
-            if stop:
-                reason = stop
-                break
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    scored = seq.n_sweeps > 0
-    low, high = seq.interval() if scored else (np.nan, np.nan)
-    summary = pd.DataFrame(
-        [
-            {
-                "metric": plan.metric,
-                "n_cases": n_cases,
-                "n": int(seq.n.sum()),
-                "sweeps": seq.n_sweeps,
-                "rounds": rounds,
-                "value": seq.estimate() if scored else np.nan,
-                "ci_low": low,
-                "ci_high": high,
-                "half_width": (high - low) / 2,
-                "target_half_width": plan.target_half_width,
-                "stop_reason": reason,
-                "dropped_sweeps": dropped,
-                "method": (
-                    sequence_method(n_cases, plan.confidence)
-                    if scored
-                    else "not estimable: no request was scored (every sweep had an error row)"
-                )
-                + (f"; {budget.reached}" if budget.reached else ""),
-            }
-        ],
-        columns=ADAPTIVE_COLUMNS,
-    )
-    rows.attrs["adaptive"] = summary
-    rows.attrs["stopped"] = budget.reached
-    rows.attrs["budget_overrun"] = budget.overrun is not None
-    return rows

@@ -14,21 +14,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..costs import price_for, prompt_token_bound
+from ..costs import prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 from ..probes import Probe, load_probe
-from ._adaptive import AdaptiveRepeats, check_reachable
+from ._adaptive import check_reachable
 from ._columns import params_hash
-from ._execute import RunSettings
-from ._plan import check_repeats, default_results_path, probe_parameters
+from ._options import RunOptions, RunSettings
+from ._plan import default_results_path, probe_parameters
 from ._run import _as_list, check_generation
 from ._store import check_results_path, read_results
 from ._target import endpoint_identity
@@ -102,27 +102,19 @@ def plan(
     probes: str | Probe | Sequence[str | Probe],
     model: str,
     *,
-    repeats: int | str = 1,
-    out: str | Path | None = None,
-    base_url: str | None = None,
     temperature: float | None = None,
     seed: int | None = None,
     max_tokens: int | None = None,
     top_p: float | None = None,
-    label: str | None = None,
     constrained: bool = False,
-    adaptive: AdaptiveRepeats | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
     confidence: float = 0.95,
-    api_key_env: str | None = None,
-    settings: RunSettings | None = None,
+    **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
-
-    It refuses what ``run`` would refuse before sending: the generation parameters, the
-    results path (a folder, a device), the endpoint (a malformed or non-http(s) URL, a missing
-    key) and ``settings`` (validated when built), so a plan that prints is a run that starts.
+    Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
+    and refuses what ``run`` refuses before sending: the settings, the results path (a folder,
+    a device), the endpoint (a malformed or non-http(s) URL, a missing key), a dollar budget
+    without a price.
 
     Returns:
         One row per probe and a ``total`` row: ``probe``, ``requests`` (to send; fewest with
@@ -145,19 +137,21 @@ def plan(
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     check_generation(overrides)
-    auto = repeats == "auto" or adaptive is not None
-    if auto:
-        adaptive = adaptive or AdaptiveRepeats()
+    settings = RunSettings.of(options)
+    base_url, label, repeats = settings.base_url, settings.label, settings.repeats
+    adaptive = settings.adaptive_plan()
+    auto = adaptive is not None
+    if adaptive is not None:
         check_reachable(adaptive, len(probe_list))
-    else:
-        check_repeats(repeats)
     name = "+".join(sorted({p.id for p in probe_list}))
+    out = settings.out
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
-    endpoint_identity(model, base_url, api_key_env=api_key_env)  # resolves it: refuses as run does
-    if settings is not None and settings.budget_usd is not None:
+    endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
+    if settings.budget_usd is not None:
         settings.require_price(model)
-    price = price_for(model, price_in=price_in, price_out=price_out)
+    price = settings.price(model)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
     bodies = [{"messages": p.chat_messages(), **q} for p, q in zip(probe_list, params, strict=True)]
     if is_local_model(model) and base_url is None:

@@ -14,7 +14,7 @@ import math
 import uuid
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,20 +24,19 @@ from tqdm.auto import tqdm
 
 from .._version import __version__
 from ..client import (
-    DEFAULT_MAX_RESPONSE_BYTES,
     ChatClient,
     Completion,
     Request,
     ResponseCache,
     RetryPolicy,
     combine,
-    default_cache_dir,
 )
-from ..costs import Budget, BudgetMeter, BudgetReached, Price, price_for
+from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import ResultsError, UsageError
 from ._columns import ResultRow, row_key
 from ._drift import describe_drift, model_drift
 from ._job import JOB_FIELDS, Job
+from ._options import RunSettings
 from ._store import (
     ResultsWriter,
     check_results_path,
@@ -48,76 +47,34 @@ from ._store import (
 )
 from ._target import Target, endpoint_identity, open_target, row_endpoint
 
-DEFAULT_CONCURRENCY = 8
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MAX_RETRIES = 5
-
 
 @dataclass(frozen=True, kw_only=True)
-class RunSettings:
-    """How a run sends its requests: the one set of defaults for probes and judges alike.
+class RunContext:
+    """Everything one invocation of :func:`execute` shares across its jobs, fixed when it starts
+    (the target and client once they are open): the one thing the steps of a run hand on.
 
-    Example:
-        >>> RunSettings().concurrency, RunSettings().timeout, RunSettings().max_retries
-        (8, 60.0, 5)
-        >>> RunSettings(concurrency=0)
-        Traceback (most recent call last):
-        ...
-        jevalkit.errors.UsageError: concurrency must be a whole number of at least 1, got 0
+    Attributes:
+        model: the model to send to (None: deterministic jobs only).
+        asked: the model as the rows record it (``deterministic`` for None).
+        path: the results file.
+        settings: the run's options (label, endpoint, concurrency, cache, budget, ...).
+        description: the progress bar's label.
+        price: the model's price, when known.
+        budget: this invocation's budget (one per invocation, shared by its rounds).
+        run_id: recorded in every row this invocation writes.
+        target, client: the endpoint and its client, once open (None for deterministic jobs).
     """
 
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float = DEFAULT_TIMEOUT
-    max_retries: int = DEFAULT_MAX_RETRIES
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
-    cache: bool = True
-    cache_dir: str | Path | None = None
-    retry_errors: bool = False
-    progress: bool = True
-    budget_usd: float | None = None
-    budget_requests: int | None = None
-    price_in: float | None = None
-    price_out: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("concurrency", "max_response_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise UsageError(f"{name} must be a whole number of at least 1, got {value!r}")
-        t = self.timeout
-        if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
-            raise UsageError(f"timeout must be a positive number of seconds, got {t!r}")
-        RetryPolicy(max_retries=self.max_retries)  # validates it
-        self.new_budget()  # validates the limits
-        price_for("", price_in=self.price_in, price_out=self.price_out)  # validates the prices
-
-    def new_budget(self) -> Budget:
-        """A fresh budget with this run's limits (one per invocation)."""
-        return Budget(usd=self.budget_usd, requests=self.budget_requests)
-
-    def price(self, model: str) -> Price | None:
-        """The price of ``model``: the overrides, else the price table, else None."""
-        return price_for(model, price_in=self.price_in, price_out=self.price_out)
-
-    def require_price(self, model: str) -> Price:
-        """The price of ``model``, which a dollar budget needs; refused when unknown."""
-        price = self.price(model)
-        if price is None:
-            raise UsageError(
-                f"--budget-usd needs a price for {model!r}: it is not in data/prices.yaml; "
-                "give --price-in and --price-out (dollars per million tokens)"
-            )
-        return price
-
-    def cache_root(self) -> Path:
-        """Where responses are cached."""
-        return Path(self.cache_dir) if self.cache_dir else default_cache_dir() / "responses"
-
-
-def settings_from(options: dict[str, Any]) -> RunSettings:
-    """Pick the :class:`RunSettings` fields out of keyword arguments (the others stay)."""
-    names = {f.name for f in fields(RunSettings)}
-    return RunSettings(**{k: options.pop(k) for k in list(options) if k in names})
+    model: str | None
+    asked: str
+    path: Path
+    settings: RunSettings
+    description: str
+    price: Price | None
+    budget: Budget
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    target: Target | None = None
+    client: ChatClient | None = None
 
 
 def now() -> str:
@@ -130,9 +87,6 @@ async def execute(
     *,
     model: str | None,
     out: str | Path,
-    label: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
     settings: RunSettings | None = None,
     description: str = "requests",
     budget: Budget | None = None,
@@ -141,7 +95,9 @@ async def execute(
 
     Rows already in ``out`` are kept and their jobs skipped (resume); with
     ``settings.retry_errors`` error rows are sent again and replaced. ``model`` None runs only
-    deterministic jobs (nothing is sent). With a budget (``budget``, else one made from
+    deterministic jobs (nothing is sent). The label, endpoint and how requests are sent come from
+    ``settings`` (:class:`RunSettings`; ``settings.out`` is not used: ``out`` is the resolved
+    path). With a budget (``budget``, else one made from
     ``settings``) the run stops starting requests when it is reached: the rows of the jobs done
     are returned, ``attrs["stopped"]`` says why, and re-running resumes.
 
@@ -159,8 +115,8 @@ async def execute(
     price = settings.price(asked) if model is not None else None
     if budget.usd is not None:
         settings.require_price(asked)
-    endpoint = endpoint_identity(model, base_url, api_key_env=api_key_env)
-    keys = [job.key(asked, label) for job in jobs]
+    endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
+    keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
         existing, _ = latest_rows(path)
         _check_same_endpoint(path, existing, set(keys), endpoint)
@@ -171,20 +127,16 @@ async def execute(
                 existing = {k: v for k, v in existing.items() if k not in failed}
         pending = [job for job, key in zip(jobs, keys, strict=True) if key not in existing]
         if pending:
-            await _run_pending(
-                pending,
-                asked,
-                model,
-                label,
-                base_url,
-                api_key_env,
-                path,
-                settings,
-                description,
-                done=len(jobs) - len(pending),
+            run = RunContext(
+                model=model,
+                asked=asked,
+                path=path,
+                settings=settings,
+                description=description,
                 price=price,
                 budget=budget,
             )
+            await _run_pending(pending, run, done=len(jobs) - len(pending))
         results = read_results(path)
     wanted = set(keys)
     mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
@@ -211,24 +163,11 @@ def _check_same_endpoint(
             )
 
 
-async def _run_pending(
-    pending: list[Job],
-    asked: str,
-    model: str | None,
-    label: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    path: Path,
-    settings: RunSettings,
-    description: str,
-    *,
-    done: int,
-    price: Price | None,
-    budget: Budget,
-) -> None:
-    needs_target = model is not None and any(job.needs_model for job in pending)
+async def _run_pending(pending: list[Job], run: RunContext, *, done: int) -> None:
+    needs_target = run.model is not None and any(job.needs_model for job in pending)
+    settings = run.settings
     context = (
-        open_target(model, base_url, api_key_env=api_key_env)
+        open_target(run.model, settings.base_url, api_key_env=settings.api_key_env)
         if needs_target
         else contextlib.nullcontext()
     )
@@ -247,31 +186,17 @@ async def _run_pending(
                 retry=RetryPolicy(max_retries=settings.max_retries),
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
-                meter=BudgetMeter(budget, price) if budget.active else None,
+                meter=BudgetMeter(run.budget, run.price) if run.budget.active else None,
             )
-        await _send_all(
-            pending, client, target, asked, label, path, settings, description, done, price, budget
-        )
+        await _send_all(pending, replace(run, target=target, client=client), done)
 
 
-async def _send_all(
-    jobs: list[Job],
-    client: ChatClient | None,
-    target: Target | None,
-    asked: str,
-    label: str | None,
-    path: Path,
-    settings: RunSettings,
-    description: str,
-    done: int,
-    price: Price | None,
-    budget: Budget,
-) -> None:
-    run_id = uuid.uuid4().hex[:12]
+async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
+    client, budget, settings = run.client, run.budget, run.settings
     bar = tqdm(
         total=len(jobs) + done,
         initial=done,
-        desc=description,
+        desc=run.description,
         unit="req",
         disable=not settings.progress,
         dynamic_ncols=True,
@@ -287,7 +212,7 @@ async def _send_all(
     async with contextlib.AsyncExitStack() as stack:
         if client is not None:
             await stack.enter_async_context(client)
-        writer = await stack.enter_async_context(ResultsWriter(path))
+        writer = await stack.enter_async_context(ResultsWriter(run.path))
 
         # with a budget, at most `concurrency` jobs hold a reservation at a time
         gate = (
@@ -319,7 +244,7 @@ async def _send_all(
                     produced = {
                         "error": {"type": "internal", "message": message[:500], "status": None}
                     }
-            row = build_row(job, produced, sent, target, asked, label, run_id, started, price)
+            row = build_row(job, produced, sent, run, started)
             if client is not None:
                 row = ResultRow(**client.endpoint.redact_value(row.__dict__))
             counts["errors"] += row.error is not None
@@ -340,15 +265,7 @@ async def _send_all(
 
 
 def build_row(
-    job: Job,
-    produced: dict[str, Any],
-    sent: list[Completion],
-    target: Target | None,
-    asked: str,
-    label: str | None,
-    run_id: str,
-    started: str,
-    price: Price | None = None,
+    job: Job, produced: dict[str, Any], sent: list[Completion], run: RunContext, started: str
 ) -> ResultRow:
     """The row of one job, built once from keyword arguments: the job's identity, the target,
     the provenance of every completion it sent, and the fields it produced.
@@ -357,8 +274,10 @@ def build_row(
         >>> import jevalkit
         >>> from jevalkit.runner import plan_jobs
         >>> job = plan_jobs([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
-        >>> row = build_row(job, {"output": "[]", "score": 0.0, "passed": False}, [], None,
-        ...                 "m", None, "run1", "2026-11-30T00:00:00.000+00:00")
+        >>> run = RunContext(model="m", asked="m", path=Path("r.jsonl"), settings=RunSettings(),
+        ...                  description="requests", price=None, budget=RunSettings().new_budget())
+        >>> row = build_row(job, {"output": "[]", "score": 0.0, "passed": False}, [], run,
+        ...                 "2026-11-30T00:00:00.000+00:00")
         >>> row.key(), row.passed, row.attempts
         (('schema-ten-records', 2, None, 'm', '...', None, None, None, None, 0), False, None)
     """
@@ -378,24 +297,24 @@ def build_row(
             attempts=c.attempts,
             cached=c.cached,
         )
-        if price is not None:
-            cost = price.cost(c.prompt_tokens, c.completion_tokens)
+        if run.price is not None:
+            cost = run.price.cost(c.prompt_tokens, c.completion_tokens)
             provenance["cost_usd"] = cost if math.isfinite(cost) else None
     where = {}
-    if target is not None and job.needs_model:
-        where = dict(model_sha256=target.model_sha256, base_url=target.endpoint.base_url)
+    if run.target is not None and job.needs_model:
+        where = dict(model_sha256=run.target.model_sha256, base_url=run.target.endpoint.base_url)
     return ResultRow(
-        run_id=run_id,
+        run_id=run.run_id,
         kind=job.kind,
         probe=job.probe,
         version=job.version,
         probe_hash=job.probe_hash,
         case_id=job.case_id,
-        model=asked,
+        model=run.asked,
         repeat=job.repeat,
         parameters=job.parameters,
         params_hash=job.params_hash,
-        label=label,
+        label=run.settings.label,
         gold=job.gold,
         system_a=job.system_a,
         system_b=job.system_b,

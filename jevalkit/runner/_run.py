@@ -4,91 +4,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import pandas as pd
 
 from .._sync import run_sync
-from ..client import DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import UsageError
 from ..probes import Probe, load_probe
-from ._adaptive import AdaptiveRepeats, run_adaptive
-from ._execute import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    execute,
-    settings_from,
-)
+from ._execute import execute
+from ._options import RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
+from ._rounds import run_adaptive
 
 
 async def arun(
     probes: str | Probe | Sequence[str | Probe],
     model: str,
     *,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    repeats: int | str = 1,
-    out: str | Path | None = None,
     temperature: float | None = None,
     seed: int | None = None,
     max_tokens: int | None = None,
     top_p: float | None = None,
     extra_params: dict[str, Any] | None = None,
-    label: str | None = None,
     constrained: bool = False,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    cache: bool = True,
-    cache_dir: str | Path | None = None,
-    retry_errors: bool = False,
-    progress: bool = True,
-    target_half_width: float = 0.03,
-    min_repeats: int = 2,
-    max_repeats: int = 20,
-    adaptive: AdaptiveRepeats | None = None,
-    budget_usd: float | None = None,
-    budget_requests: int | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
+    **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
-    settings = settings_from(dict(locals()))
+    settings = RunSettings.of(options)
     probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})
     check_generation(overrides)
     name = "+".join(sorted({p.id for p in probe_list}))
-    path = Path(out) if out is not None else default_results_path(name, model, base_url)
-    if repeats == "auto" or adaptive is not None:
-        plan = adaptive or AdaptiveRepeats(
-            target_half_width=target_half_width, min_repeats=min_repeats, max_repeats=max_repeats
-        )
-        return await run_adaptive(
-            probe_list,
-            overrides,
-            plan,
-            model=model,
-            out=path,
-            label=label,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            settings=settings,
-            constrained=constrained,
-        )
+    out = settings.out
+    path = Path(out) if out is not None else default_results_path(name, model, settings.base_url)
+    adaptive = settings.adaptive_plan()
+    repeats = adaptive.max_repeats if adaptive else settings.repeats
     jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
-    return await execute(
-        jobs,
-        model=model,
-        out=path,
-        label=label,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        settings=settings,
-    )
+    if adaptive is not None:
+        return await run_adaptive(jobs, adaptive, model=model, out=path, settings=settings)
+    return await execute(jobs, model=model, out=path, settings=settings)
 
 
 def check_generation(overrides: dict[str, Any]) -> None:
@@ -121,33 +76,13 @@ def run(
     probes: str | Probe | Sequence[str | Probe],
     model: str,
     *,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    repeats: int | str = 1,
-    out: str | Path | None = None,
     temperature: float | None = None,
     seed: int | None = None,
     max_tokens: int | None = None,
     top_p: float | None = None,
     extra_params: dict[str, Any] | None = None,
-    label: str | None = None,
     constrained: bool = False,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_retries: int = DEFAULT_MAX_RETRIES,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    cache: bool = True,
-    cache_dir: str | Path | None = None,
-    retry_errors: bool = False,
-    progress: bool = True,
-    target_half_width: float = 0.03,
-    min_repeats: int = 2,
-    max_repeats: int = 20,
-    adaptive: AdaptiveRepeats | None = None,
-    budget_usd: float | None = None,
-    budget_requests: int | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
+    **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """Run probes against a model and return their results rows as a DataFrame.
 
@@ -158,32 +93,25 @@ def run(
     Args:
         probes: probe names (``"id@N"`` or ``"id"``) or :class:`Probe` objects.
         model: the model to ask (``"openai/gpt-4o-mini"``, ...; ``"local"`` for the embedded model).
-        base_url: the OpenAI-compatible endpoint (default ``$JEVALKIT_BASE_URL``, else OpenRouter).
-        api_key_env: the environment variable holding the key for ``base_url``.
-        repeats: requests per probe (k), or ``"auto"``: adaptive repeats in rounds until the
-            anytime-valid interval of the pass rate over the probes is at most
-            ``target_half_width`` wide on each side, with ``min_repeats`` to ``max_repeats`` per
-            probe (:class:`jevalkit.runner.AdaptiveRepeats`; ``adaptive`` sets every option).
-            The result is in ``attrs["adaptive"]``.
-        out: results path (default ``runs/<probes>__<model>[__<host>].jsonl``).
         temperature, seed, max_tokens, top_p: generation parameters overriding the probe's
             (repeat r is sent ``seed + r``).
         extra_params: more body fields (e.g. ``response_format``).
-        label: a name for this configuration (a "system" in comparisons).
         constrained: send each probe's schema as ``response_format`` (constrained decoding).
-        concurrency: requests in flight.
-        timeout: seconds one attempt may take in total.
-        max_retries: retries of 429, 5xx, timeouts and connection errors.
-        max_response_bytes: a larger answer is an error row.
-        cache, cache_dir: the response cache (one entry per request and repeat).
-        retry_errors: re-run error rows only.
-        progress: show a progress bar.
-        budget_usd, budget_requests: stop cleanly once this invocation has spent this much,
-            counted per HTTP attempt (retries included; rows so far are kept; re-running
-            resumes); ``attrs["stopped"]`` says so. An endpoint that bills beyond
-            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True
-            (see :mod:`jevalkit.costs`).
-        price_in, price_out: dollars per million tokens, overriding ``data/prices.yaml``.
+        **options: the run options shared with judges (:class:`jevalkit.runner.RunOptions`,
+            each with its default and help): ``base_url``, ``api_key_env``, ``out`` (default
+            ``runs/<probes>__<model>[__<host>].jsonl``), ``label``, ``repeats`` (k, or
+            ``"auto"``: adaptive repeats in rounds until the anytime-valid interval of the pass
+            rate over the probes is at most ``target_half_width`` wide on each side, with
+            ``min_repeats`` to ``max_repeats`` per probe, or as ``adaptive`` says; the result is
+            in ``attrs["adaptive"]``), ``concurrency``, ``timeout``, ``max_retries``,
+            ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
+            ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent
+            this much, counted per HTTP attempt, retries included; rows so far are kept,
+            re-running resumes, ``attrs["stopped"]`` says so; an endpoint that bills beyond
+            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True, see
+            :mod:`jevalkit.costs`),
+            ``price_in`` / ``price_out`` (dollars per million tokens, overriding
+            ``data/prices.yaml``).
 
     Returns:
         The rows of this run's (probe, repeat) keys, with the columns of
@@ -197,8 +125,8 @@ def run(
         >>> df.loc[0, "error"]["type"]
         'connection'
     """
-    options = {k: v for k, v in locals().items() if k not in ("probes", "model")}
-    return run_sync(arun(probes, model, **options))
+    generation = {k: v for k, v in locals().items() if k not in ("probes", "model", "options")}
+    return run_sync(arun(probes, model, **generation, **options))
 
 
 def _as_list(probes: str | Probe | Sequence[str | Probe]) -> list[str | Probe]:

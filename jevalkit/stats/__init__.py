@@ -7,7 +7,7 @@ Example:
 """
 
 from ._agreement import fleiss_kappa, krippendorff_alpha
-from ._bimodality import bimodality, least_favourable_null, unimodal_fit
+from ._bimodality import bimodality, bimodality_groups, least_favourable_null, unimodal_fit
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._error_bars import paired_difference, standard_error
 from ._ordinal import OrdinalSpacing, ordinal_spacing
@@ -19,7 +19,7 @@ from ._power import (
     variance_components,
 )
 from ._ppi import RoganGladen, ppi_interval, ppi_lambda, rogan_gladen_interval
-from ._proportion import paired_proportion_ci, wilson_ci
+from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
 from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
 from ._validate import as_clean_array, as_labels
 
@@ -32,6 +32,7 @@ __all__ = [
     "as_clean_array",
     "as_labels",
     "bimodality",
+    "bimodality_groups",
     "bootstrap_ci",
     "confidence_sequence",
     "fleiss_kappa",
@@ -39,6 +40,7 @@ __all__ = [
     "least_favourable_null",
     "margin_of_error_n",
     "minimum_detectable_effect",
+    "no_spread_ci",
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",

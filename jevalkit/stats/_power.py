@@ -46,6 +46,7 @@ def repeats_needed(
     max_repeats: int = 20,
     tolerance: float = 0.1,
     n_cases: int | None = None,
+    position: ArrayLike | None = None,
 ) -> pd.DataFrame:
     """Standard error of the mean score against the number of repeats K, from pilot data.
 
@@ -58,6 +59,11 @@ def repeats_needed(
         tolerance: repeats "stop paying" at the smallest K whose within-case term adds at most
             this share to the variance of K = infinity: E[sigma^2] / K <= tolerance * Var(x).
         n_cases: cases in the planned eval (default: as in the pilot).
+        position: for pairwise games played in both orders, which order each score comes from.
+            The difference between a case's two orders is then part of the case (every case is
+            played in both orders, so more repeats do not shrink it): the within-case variance
+            is measured between repeats of one case and order, and K counts repeats of each
+            order. Without it, the order effect would pass for repeat noise and inflate K.
 
     Returns:
         One row per K: ``repeats``, ``se``, ``se_infinite`` (the floor no K goes below),
@@ -72,7 +78,11 @@ def repeats_needed(
     """
     if max_repeats < 1:
         raise StatsError(f"max_repeats must be at least 1, got {max_repeats}")
-    vc = variance_components(scores, case)
+    vc = (
+        variance_components(scores, case)
+        if position is None
+        else _by_order_components(scores, case, position)
+    )
     n = n_cases or vc["n_cases"]
     ks = np.arange(1, max_repeats + 1)
     se = np.sqrt((vc["between"] + vc["within"] / ks) / n)
@@ -92,6 +102,28 @@ def repeats_needed(
     )
     curve.attrs["recommended_repeats"] = recommended
     return curve
+
+
+def _by_order_components(scores: ArrayLike, case: ArrayLike, position: ArrayLike) -> dict:
+    """Variance components when every case is played in each of several orders: within from
+    the repeats of one case and order, divided by the number of orders (each K repeats every
+    order); between from the cases' means over their orders."""
+    x = as_clean_array(scores, "scores", min_n=2)
+    codes = as_labels(case, x.size, "case")
+    order = as_labels(position, x.size, "position")
+    n_orders = int(order.max()) + 1
+    per_case = pd.Series(order).groupby(codes).nunique()
+    if (per_case != n_orders).any():
+        raise StatsError(
+            f"{int((per_case != n_orders).sum())} case(s) were not played in all {n_orders} "
+            "orders: give position only for games played in every order"
+        )
+    cell = variance_components(x, codes * n_orders + order)
+    case_means = pd.Series(x).groupby([codes, order]).mean().groupby(level=0).mean()
+    within = cell["within"] / n_orders
+    total = float(case_means.var(ddof=1)) if len(case_means) > 1 else 0.0
+    between = max(0.0, total - within / cell["k"])
+    return {"between": between, "within": within, "n_cases": len(case_means), "k": cell["k"]}
 
 
 def margin_of_error_n(

@@ -42,6 +42,14 @@ def ppi_interval(
     Caffo (2000) for proportions, so it cannot collapse when labels and judge disagree on only a
     few items; and the quantile is Student's t with n - 1 degrees of freedom.
 
+    Unequal ``weights`` (labels drawn with unequal probabilities, 1 / probability each) use the
+    Hajek form: lam x the judge's mean over all judged items (labelled and not) + the weighted
+    mean of y - lam yhat over the labelled items, its variance the linearised one,
+    sum w~_i^2 (r_i - r_w)^2 / (n (n + 1)) with w~ the weights scaled to mean 1 and r_w the
+    weighted mean (the same small-sample floor added). ppi-python's weighted point estimate
+    takes the judge's mean over the unlabelled items only, which a non-uniform plan leaves
+    unrepresentative (in simulation: bias z = -29, coverage 65% with a stratified plan).
+
     Returns:
         ``(estimate, ci_low, ci_high, judged_variance, rectifier_variance)``, the last two the
         variance terms of the estimate (the judged items' and the labelled items').
@@ -55,16 +63,27 @@ def ppi_interval(
     import ppi_py
 
     n, big_n = y.size, yhat_unlabelled.size
-    w = np.ones(n) if weights is None else weights / weights.sum() * n
-    kwargs = {"w": weights} if weights is not None else {}
-    estimate = float(
-        np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam, **kwargs))
-    )
-    values = w * (y - lam * yhat)
-    centre = values.mean()
-    spread = np.sum((values - centre) ** 2) + 0.5 * ((1 - centre) ** 2 + (-1 - centre) ** 2)
+    if weights is not None and not np.allclose(weights, weights[0]):
+        # Hajek form: the judge's mean over every judged item (the labelled ones are a
+        # probability sample of them, so the unlabelled rest is not representative) plus the
+        # weighted mean of the rectifier, whose variance is centred at that weighted mean
+        w = weights / weights.sum() * n  # mean 1
+        judged = np.concatenate([yhat, yhat_unlabelled])
+        rectifier = y - lam * yhat
+        centre = float(np.average(rectifier, weights=w))
+        estimate = float(lam * judged.mean() + centre)
+        deviations = w * (rectifier - centre)
+        judged_var = float(np.var(lam * judged, ddof=1)) / judged.size
+    else:
+        estimate = float(
+            np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam))
+        )
+        values = y - lam * yhat
+        centre = float(values.mean())
+        deviations = values - centre
+        judged_var = float(np.var(lam * yhat_unlabelled, ddof=1)) / big_n if big_n > 1 else 0.0
+    spread = np.sum(deviations**2) + 0.5 * ((1 - centre) ** 2 + (-1 - centre) ** 2)
     rectifier_var = spread / n / (n + 1)
-    judged_var = float(np.var(lam * yhat_unlabelled, ddof=1)) / big_n if big_n > 1 else 0.0
     half = stats.t.ppf(0.5 + confidence / 2, n - 1) * math.sqrt(judged_var + rectifier_var)
     return estimate, estimate - half, estimate + half, judged_var, rectifier_var
 

@@ -69,3 +69,31 @@ def paired_proportion_ci(
     low = d - ((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2)) ** 0.5
     high = d + ((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1)) ** 0.5
     return float(d), float(max(-1.0, low)), float(min(1.0, high))
+
+
+def no_spread_ci(
+    mean: float, n: int, *, bounds: tuple[float, float] = (0.0, 1.0), confidence: float = 0.95
+) -> tuple[float, float]:
+    """The interval for a mean of ``n`` values bounded by ``bounds`` when the sample shows no
+    spread (every value the same): the Wilson interval for the mean's position within the bounds
+    as a proportion of ``n`` trials, mapped back.
+
+    A t or bootstrap interval collapses to a point there (five passes of five give [1, 1]); yet a
+    bounded variable whose sample happens not to vary may still vary in the population, and the
+    widest variance a bounded variable with this mean can have is the Bernoulli one. So the
+    Wilson interval at the same mean is the honest floor, and every metric uses this one rule.
+
+    Example:
+        >>> [round(v, 3) for v in no_spread_ci(1.0, 5)]
+        [0.566, 1.0]
+        >>> [round(v, 3) for v in no_spread_ci(0.0, 5, bounds=(-1.0, 1.0))]
+        [-0.659, 0.659]
+    """
+    low, high = (float(b) for b in bounds)
+    if not high > low or not low <= mean <= high:
+        raise StatsError(f"need low <= mean <= high, got mean={mean}, bounds={bounds}")
+    if n < 1:
+        return (float("nan"), float("nan"))
+    share = (mean - low) / (high - low)
+    lo, hi = wilson_ci(share * n, n, confidence)
+    return (low + lo * (high - low), low + hi * (high - low))

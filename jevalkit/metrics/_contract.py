@@ -1,0 +1,175 @@
+"""The estimator contract: what every public statistic promises, and the registry that holds
+each one to it (``tests/metrics/test_contract.py`` runs every registered estimator through the
+same adversarial frames; ``benchmarks/calibration.py`` simulates every interval method).
+
+The promises:
+
+- **invariance**: permuting rows, or renaming systems and cases (keeping their order), changes
+  no number;
+- **unit, pairing and scale checked**: values outside the declared scale, verdicts that are not
+  0/1, case keys of different types in the two systems, and duplicated rows without a repeat
+  index are refused with one line naming the fix;
+- **identification**: what the data cannot determine (one case, no variation, a disconnected
+  or separated comparison graph, positions that never vary, one run where two are needed) is
+  refused, or reported as not estimable (NaN, ``method`` saying why), never as a number;
+- **honest intervals**: no interval narrower than the exact (Wilson) bound for bounded data, so
+  never zero width; a gate never passes on a missing or zero-width interval;
+- **named**: ``method`` names the estimand and the interval.
+
+How to join (one line per estimator): add a ``register(...)`` call below naming the public
+function (its dotted path, so this module imports nothing it registers), the frames it runs on
+(``data``, one of :data:`DATA_KINDS`), the keyword arguments the contract test passes
+(``call``), the estimand and the interval in a few words, which adversarial checks apply
+(``checks``, a subset of :data:`CHECKS`; leave one out only with the reason in ``note``), and
+the name of its simulation in ``benchmarks/calibration.py`` (``calibration``) when it has an
+interval. A public function of ``metrics``, ``labels``, ``stats`` (or ``items``) that is neither
+registered nor listed in :data:`HELPERS` fails ``test_every_public_statistic_is_registered``.
+
+Example:
+    >>> CONTRACT["jevalkit.metrics.mean_score"].data
+    'results'
+    >>> "one_case" in CONTRACT["jevalkit.metrics.compare"].checks
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+DATA_KINDS = ("results", "two_runs", "games", "labels", "arrays")
+CHECKS = (
+    "order",  # shuffled rows: the same numbers
+    "rename",  # systems and cases renamed (order kept): the same numbers
+    "scale",  # values outside [0, 1] / verdicts not 0/1: refused in one line
+    "keys",  # int case ids in one system, str in the other: refused
+    "duplicates",  # the same case, system and repeat twice: refused
+    "one_case",  # a single case: no interval (NaN) or refused, never a number with a CI
+    "no_spread",  # no variation: an interval of positive width, or none (never zero width)
+    "gate",  # a decision never passes on a missing or zero-width interval
+    "graph",  # games: disconnected refused, separation reported as unbounded
+    "one_order",  # games shown in one order: position effects refused
+    "method",  # ``method`` names the estimand and the interval
+)
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """One public statistic and the contract checks it is held to."""
+
+    name: str
+    data: str
+    estimand: str
+    interval: str
+    call: Mapping[str, Any] = field(default_factory=dict)
+    checks: tuple[str, ...] = ()
+    calibration: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.data not in DATA_KINDS:
+            raise ValueError(f"{self.name}: data must be one of {DATA_KINDS}, got {self.data!r}")
+        unknown = set(self.checks) - set(CHECKS)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown checks {sorted(unknown)}; see CHECKS")
+
+
+_REGISTRY: dict[str, Estimator] = {}
+CONTRACT = MappingProxyType(_REGISTRY)
+
+
+def register(name: str, data: str, estimand: str, interval: str, **options: Any) -> Estimator:
+    """Add a public estimator to the contract (see the module docstring).
+
+    Example:
+        >>> register("jevalkit.metrics.mean_score", "results", "x", "y")
+        Traceback (most recent call last):
+        ...
+        ValueError: jevalkit.metrics.mean_score is registered twice
+    """
+    if name in _REGISTRY:
+        raise ValueError(f"{name} is registered twice")
+    entry = Estimator(name, data, estimand, interval, **options)
+    _REGISTRY[name] = entry
+    return entry
+
+
+ALL = ("order", "rename", "method")
+M = "jevalkit.metrics."
+L = "jevalkit.labels."
+S = "jevalkit.stats."
+SYS = {"by": "system", "case": "case_id"}
+
+# fmt: off
+register(M + "mean_score", "results", "mean of case means (repeats averaged within a case)", "t over cases; Wilson floor without spread", call=SYS, checks=(*ALL, "scale", "one_case", "no_spread"), calibration="mean_score")
+register(M + "pass_rate", "results", "share of passing runs", "Wilson, case-clustered by design effect", call=SYS, checks=(*ALL, "scale", "no_spread"), calibration="pass_rate", note="one case: the Wilson interval over its repeats, said in method")
+register(M + "mean_absolute_error", "results", "mean |prediction - gold| over cases", "BCa bootstrap over cases; none without spread", call=SYS, checks=(*ALL, "one_case", "no_spread"), calibration="mean_absolute_error")
+register(M + "win_rate", "results", "(wins + ties / 2) / paired cases", "percentile bootstrap over cases; Wilson floor", call={"baseline": "A", "case": "case_id"}, checks=(*ALL, "keys", "one_case", "no_spread"), calibration="win_rate")
+register(M + "consistency", "results", "modal verdict share per case, averaged", "percentile bootstrap over cases; Wilson floor", call={"by": "system", "case": "case_id", "level": None}, checks=(*ALL, "one_case", "no_spread"), calibration="consistency")
+register(M + "compare", "results", "paired difference of case means (system - baseline)", "Newcombe paired (0/1) or BCa over paired cases", call={"baseline": "A", "by": None, "case": "case_id"}, checks=(*ALL, "scale", "keys", "duplicates", "one_case", "no_spread"), calibration="compare")
+register(M + "case_changes", "results", "cases whose modal verdict changed", "none (a list of cases)", call={"a": "A", "b": "B", "case": "case_id"}, checks=("order", "rename", "keys"))
+register(M + "gate", "results", "is the lower interval end at or above the minimum", "that of pass_rate / mean_score", call={"minimum": 0.5, "by": "system", "case": "case_id"}, checks=("order", "rename", "one_case", "gate"))
+register(M + "release_gate", "two_runs", "non-inferiority of the candidate (drop < max_drop)", "that of compare", call={"max_drop": 0.1, "case": "case_id"}, checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate"))
+register(M + "rank", "games", "Bradley-Terry strengths (verdicts counted, or preference strength)", "percentile bootstrap over cases", call={"anchor": "A", "n_resamples": 200}, checks=(*ALL, "graph"), calibration="rank")
+register(M + "baseline_win_rates", "games", "win rate against the baseline (verdicts or preference)", "percentile bootstrap over cases; Wilson floor", call={"baseline": "A", "n_resamples": 500}, checks=(*ALL, "one_case", "no_spread"), calibration="baseline_win_rates")
+register(M + "position_bias", "games", "share of decisive games won by the answer shown first", "Wilson; paired t for the level shift", checks=(*ALL, "one_order"), calibration="position_bias")
+register(M + "length_bias", "games", "share of decisive games won by the longer answer", "Wilson; logistic-model Wald interval", checks=("order", "rename", "method"), note="needs recorded lengths: the games frame carries them")
+register(L + "corrected_mean", "labels", "mean human score (PPI, PPI++, Rogan-Gladen; Hajek form when weighted)", "t with a small-sample floor; delta method", call={"levels": ["fail", "pass"]}, checks=(*ALL, "scale", "one_case"), calibration="corrected_mean")
+register(L + "corrected_difference", "labels", "paired difference in mean human score", "t with a small-sample floor", call={"baseline": "A", "candidate": "B", "levels": ["fail", "pass"]}, checks=ALL, calibration="corrected_mean")
+register(L + "label_budget", "labels", "labels needed for a target half-width", "none (a planning number)", call={"target_half_width": 0.1, "levels": ["fail", "pass"]}, checks=ALL)
+register(M + "quality", "arrays", "a judge's agreement with gold labels", "Wilson / bootstrap per measure", note="judge-specific frames (a judge prompt file); pinned in tests/metrics/test_judge_quality.py")
+register(M + "reliability_curve", "arrays", "observed rate per bin of predicted probability", "Wilson per bin", note="judge-specific frames; pinned in tests/metrics/test_judge_quality.py")
+register(M + "pairwise_preferences", "arrays", "one preference per case: the mean of its games", "none (a per-case table)", note="a per-case table, no estimate across cases")
+register(L + "label_agreement", "arrays", "agreement between labellers (Krippendorff's alpha)", "bootstrap over items", note="labeller frames; pinned in tests/labels")
+register(S + "wilson_ci", "arrays", "a proportion", "Wilson score", calibration="pass_rate")
+register(S + "no_spread_ci", "arrays", "a bounded mean whose sample shows no spread", "Wilson at the same mean", calibration="no_spread_ci")
+register(S + "paired_proportion_ci", "arrays", "a difference of paired proportions", "Newcombe square-and-add", calibration="compare")
+register(S + "bootstrap_ci", "arrays", "a statistic of a sample", "BCa / percentile bootstrap", calibration="mean_absolute_error")
+register(S + "standard_error", "arrays", "the standard error of a mean, cluster-aware", "normal / t", calibration="pass_rate")
+register(S + "paired_difference", "arrays", "a paired mean difference", "t over pairs", calibration="compare")
+register(S + "confidence_sequence", "arrays", "a running mean, valid at every look", "anytime-valid confidence sequence", note="calibrated by benchmarks/bench_adaptive.py")
+register(S + "ppi_interval", "arrays", "a prediction-powered mean (Hajek form when weighted)", "t with a small-sample floor", calibration="corrected_mean")
+register(S + "rogan_gladen_interval", "arrays", "a prevalence corrected for Se and Sp", "delta method", calibration="rogan_gladen")
+register(S + "bimodality", "arrays", "is a distribution split in two", "a test: sequential parametric bootstrap / dip", calibration="bimodality")
+register(S + "bimodality_groups", "arrays", "bimodality of several samples", "as bimodality", calibration="bimodality")
+register(S + "fleiss_kappa", "arrays", "chance-corrected agreement of raters", "none (a point statistic)", note="a point statistic (no interval); pinned to statsmodels in tests/stats")
+register(S + "krippendorff_alpha", "arrays", "chance-corrected agreement, any level of measurement", "none (a point statistic)", note="a point statistic (no interval); pinned to the krippendorff package in tests/stats")
+register(S + "ordinal_spacing", "arrays", "the spacing of ordinal levels", "none", note="a descriptive fit; pinned in tests/stats")
+register(S + "variance_components", "arrays", "between- and within-case variance", "none (inputs to repeats_needed)", note="moment estimates feeding repeats_needed; pinned in tests/stats")
+register(S + "repeats_needed", "arrays", "standard error against repeats per case", "none (a planning curve)", note="a planning curve; pinned in tests/stats")
+# fmt: on
+
+HELPERS = MappingProxyType(
+    {
+        M + "by_groups": "applies a metric per group",
+        M + "columns_of": "column names of a spec",
+        M + "group_codes": "integer codes of groups",
+        M + "require": "column check",
+        M + "system_names": "the system column",
+        M + "has_repeats": "does a frame hold repeats",
+        M + "games_of": "the usable games of a frame",
+        M + "judge_kind": "reads a judge file",
+        M + "separability": "share of non-overlapping intervals of a rank table",
+        M + "summarize": "composes mean_score, pass_rate and consistency",
+        M + "run_summary": "composes pass_rate",
+        M + "cost": "token and cost totals: no sampling estimate",
+        M + "register": "this registry",
+        L + "append_label": "writes a label",
+        L + "judged_items": "one row per judged item",
+        L + "label_plan": "draws items to label",
+        L + "label_record": "builds a label record",
+        L + "label_scores_for": "the score of each label level",
+        L + "read_labels": "reads a labels file",
+        S + "as_clean_array": "input check",
+        S + "as_labels": "input check",
+        S + "least_favourable_null": "part of the bimodality test",
+        S + "unimodal_fit": "part of the bimodality test",
+        S + "margin_of_error_n": "sample size planning",
+        S + "minimum_detectable_effect": "power planning",
+        S + "sample_size": "power planning",
+        S + "ppi_lambda": "PPI++'s tuning weight",
+        S + "sequence_method": "describes a confidence sequence",
+    }
+)

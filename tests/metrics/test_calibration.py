@@ -1,0 +1,29 @@
+"""A small, seeded run of every calibration in benchmarks/calibration.py (issue 23), with loose
+bounds: the benchmark prints the full-size numbers."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+calibration = importlib.import_module("calibration")
+sys.path.pop(0)
+
+REPS = {"compare": 12, "rank": 10, "corrected_mean": 15}
+
+
+@pytest.mark.parametrize("name", sorted(calibration.SIMULATIONS))
+def test_every_interval_method_covers_and_every_test_holds_its_level(name):
+    rows = calibration.SIMULATIONS[name](REPS.get(name, 40), 7)
+    assert rows
+    for row in rows:
+        if row["kind"] == "coverage":
+            assert row["observed"] >= 0.7, row  # nominal 0.95; a few dozen draws
+        elif row["kind"] == "false positives":
+            assert row["observed"] <= 0.2, row  # nominal 0.05
+        else:
+            assert row["observed"] == 1.0, row

@@ -1,0 +1,374 @@
+"""The estimator contract (issue 23): every registered public statistic through the same
+adversarial frames. See ``jevalkit/metrics/_contract.py`` for the promises and how to register."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jevalkit.errors import JevalkitError
+from jevalkit.metrics import CHECKS, CONTRACT, HELPERS
+
+PACKAGES = ("jevalkit.metrics", "jevalkit.labels", "jevalkit.stats", "jevalkit.items")
+SYSTEMS = ("A", "B", "C")
+
+
+def resolve(name: str):
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def public_functions() -> set[str]:
+    names = set()
+    for package in PACKAGES:
+        try:
+            module = importlib.import_module(package)
+        except ModuleNotFoundError:
+            continue
+        for attr in module.__all__:
+            if inspect.isfunction(getattr(module, attr)):
+                names.add(f"{package}.{attr}")
+    return names
+
+
+def test_every_public_statistic_is_registered():
+    unregistered = sorted(public_functions() - set(CONTRACT) - set(HELPERS))
+    assert unregistered == [], (
+        f"public functions neither registered nor listed as helpers: {unregistered}; "
+        "register them in jevalkit/metrics/_contract.py (one line each)"
+    )
+
+
+def test_every_registered_name_exists_and_every_check_is_exercised():
+    for name in [*CONTRACT, *HELPERS]:
+        assert callable(resolve(name)), name
+    used = {check for entry in CONTRACT.values() for check in entry.checks}
+    assert used == set(CHECKS)
+    for entry in CONTRACT.values():
+        assert entry.estimand and entry.interval
+        if not entry.checks:
+            assert entry.note or entry.calibration, f"{entry.name}: no check, no note"
+
+
+def test_every_calibration_named_in_the_registry_exists():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
+    try:
+        calibration = importlib.import_module("calibration")
+    finally:
+        sys.path.pop(0)
+    names = {e.calibration for e in CONTRACT.values() if e.calibration}
+    assert names <= set(calibration.SIMULATIONS), names - set(calibration.SIMULATIONS)
+
+
+# ---- the frames ----------------------------------------------------------------------------
+
+
+def results_frame(seed: int = 0, n_cases: int = 12, repeats: int = 2) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s, shift in zip(SYSTEMS, (0.0, 0.1, -0.1), strict=True):
+        for c in range(n_cases):
+            for r in range(repeats):
+                score = float(np.clip(np.round((0.5 + shift + rng.normal(0, 0.3)) * 4) / 4, 0, 1))
+                rows.append(
+                    {
+                        "probe": "p",
+                        "version": 1,
+                        "case_id": f"q{c:02d}",
+                        "system": s,
+                        "repeat": r,
+                        "score": score,
+                        "passed": score >= 0.5,
+                        "expected_level": score,
+                        "gold": float(rng.random() < 0.5),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def games_frame(seed: int = 0, n_cases: int = 20, systems=("A", "B", "C", "D")) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    strength = dict(zip(systems, np.linspace(0.4, -0.4, len(systems)), strict=True))
+    rows = []
+    for c in range(n_cases):
+        for i, a in enumerate(systems):
+            for b in systems[i + 1 :]:
+                for position in ("a_first", "b_first"):
+                    p = 1 / (1 + math.exp(-(strength[a] - strength[b])))
+                    u = rng.random()
+                    verdict = "a>b" if u < p * 0.9 else ("a=b" if u < p * 0.9 + 0.1 else "b>a")
+                    score = {"a>b": 1.0, "a=b": 0.5, "b>a": 0.0}[verdict]
+                    rows.append(
+                        {
+                            "kind": "pairwise",
+                            "probe": "pw",
+                            "model": "judge",
+                            "case_id": f"g{c:02d}",
+                            "system_a": a,
+                            "system_b": b,
+                            "position": position,
+                            "repeat": 0,
+                            "verdict": verdict,
+                            "score": score,
+                            "source": {
+                                "a": {"length": int(rng.integers(50, 500))},
+                                "b": {"length": int(rng.integers(50, 500))},
+                            },
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def labels_frames(seed: int = 0, n_items: int = 200, n_labels: int = 40):
+    rng = np.random.default_rng(seed)
+    judged, labels = [], []
+    for s, rate in (("A", 0.5), ("B", 0.65)):
+        truth = rng.random(n_items) < rate
+        call = np.where(truth, rng.random(n_items) > 0.1, rng.random(n_items) < 0.25)
+        for i in range(n_items):
+            judged.append({"system": s, "case_id": f"c{i:03d}", "score": float(call[i])})
+        for i in range(n_labels):
+            labels.append(
+                {"system": s, "case_id": f"c{i:03d}", "level": "pass" if truth[i] else "fail"}
+            )
+    return pd.DataFrame(judged), pd.DataFrame(labels)
+
+
+def frames_for(kind: str, seed: int = 0):
+    if kind in ("results", "two_runs"):
+        return (results_frame(seed),)
+    if kind == "games":
+        return (games_frame(seed),)
+    return labels_frames(seed)
+
+
+def run(entry, frames, call=None):
+    fn = resolve(entry.name)
+    call = dict(entry.call if call is None else call)
+    if entry.data == "two_runs":
+        (frame,) = frames
+        systems = frame["system"].astype(str)
+        return fn(frame[systems == "A"], frame[systems == "B"], **call)
+    return fn(*frames, **call)
+
+
+def numeric(table: pd.DataFrame) -> pd.DataFrame:
+    return table.select_dtypes(include=["number", "bool"]).reset_index(drop=True).astype(float)
+
+
+def interval_pairs(table: pd.DataFrame) -> list[tuple[str, str]]:
+    return [
+        (c, c.replace("ci_low", "ci_high"))
+        for c in table.columns
+        if c.endswith("ci_low") and c.replace("ci_low", "ci_high") in table.columns
+    ]
+
+
+def entries(check: str):
+    return [
+        pytest.param(e, id=e.name.rsplit(".", 1)[1]) for e in CONTRACT.values() if check in e.checks
+    ]
+
+
+# ---- invariance -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", entries("order"))
+def test_row_order_changes_no_number(entry):
+    frames = frames_for(entry.data)
+    shuffled = tuple(f.sample(frac=1.0, random_state=7).reset_index(drop=True) for f in frames)
+    pd.testing.assert_frame_equal(numeric(run(entry, frames)), numeric(run(entry, shuffled)))
+
+
+def renamed(kind: str, frames):
+    system = {s: f"sys-{s}" for s in ("A", "B", "C", "D")}  # order kept
+    out = []
+    for f in frames:
+        f = f.copy()
+        for column in ("system", "system_a", "system_b"):
+            if column in f:
+                f[column] = f[column].map(system)
+        if "case_id" in f:
+            f["case_id"] = "case-" + f["case_id"].astype(str)
+        out.append(f)
+    return tuple(out), system
+
+
+@pytest.mark.parametrize("entry", entries("rename"))
+def test_renaming_systems_and_cases_changes_no_number(entry):
+    frames = frames_for(entry.data)
+    moved, system = renamed(entry.data, frames)
+    call = {k: (system.get(v, v) if isinstance(v, str) else v) for k, v in entry.call.items()}
+    if entry.data == "two_runs":  # the sides are picked by name
+        (frame,) = moved
+        fn = resolve(entry.name)
+        names = frame["system"]
+        again = fn(frame[names == "sys-A"], frame[names == "sys-B"], **call)
+    else:
+        again = run(entry, moved, call)
+    pd.testing.assert_frame_equal(numeric(run(entry, frames)), numeric(again))
+
+
+# ---- unit, pairing and scale ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", entries("scale"))
+def test_values_outside_the_scale_are_refused(entry):
+    frames = frames_for(entry.data)
+    first = frames[0].copy()
+    first["score"] = first["score"] * 10
+    if "passed" in first:
+        first["passed"] = (first["score"]).round()
+    with pytest.raises(JevalkitError, match=r"outside|True/False|verdicts"):
+        run(entry, (first, *frames[1:]))
+
+
+@pytest.mark.parametrize("entry", entries("keys"))
+def test_case_keys_of_different_types_are_refused(entry):
+    (frame,) = frames_for(entry.data)
+    frame = frame.copy()
+    numbers = frame["case_id"].str[1:].astype(int)
+    frame["case_id"] = np.where(frame["system"] == "A", numbers, frame["case_id"]).astype(object)
+    frame["case_id"] = [
+        int(v) if s == "A" else v for v, s in zip(frame["case_id"], frame["system"], strict=True)
+    ]
+    with pytest.raises(JevalkitError, match="never pair"):
+        run(entry, (frame,))
+
+
+@pytest.mark.parametrize("entry", entries("duplicates"))
+def test_duplicated_rows_are_refused(entry):
+    (frame,) = frames_for(entry.data)
+    doubled = pd.concat([frame, frame.iloc[:3]], ignore_index=True)
+    with pytest.raises(JevalkitError, match=r"duplicated rows are not repeats|duplicate"):
+        run(entry, (doubled,))
+
+
+# ---- identification ------------------------------------------------------------------------
+
+
+def one_case(kind: str, frames):
+    if kind in ("results", "two_runs"):
+        (f,) = frames
+        return (f[(f["case_id"] == "q00") & (f["repeat"] == 0)],)
+    if kind == "games":
+        (f,) = frames
+        return (f[f["case_id"] == "g00"],)
+    judged, labels = frames
+    return judged, labels[labels["case_id"] == "c000"]
+
+
+def no_spread(kind: str, frames):
+    if kind in ("results", "two_runs"):
+        (f,) = frames
+        return (f.assign(score=1.0, passed=True, expected_level=1.0, gold=1.0),)
+    if kind == "games":
+        (f,) = frames
+        # the baseline A loses every game; the others play each other evenly
+        loses = (f["system_a"] == "A") | (f["system_b"] == "A")
+        verdict = np.where(f["system_a"] == "A", "b>a", "a>b")
+        f = f.assign(
+            verdict=np.where(loses, verdict, f["verdict"]),
+            score=np.where(loses, np.where(f["system_a"] == "A", 0.0, 1.0), f["score"]),
+        )
+        return (f,)
+    return frames
+
+
+def no_interval_or_refused(entry, frames) -> pd.DataFrame | None:
+    try:
+        return run(entry, frames)
+    except JevalkitError as exc:
+        assert "\n" not in str(exc)  # one line
+        return None
+
+
+@pytest.mark.parametrize("entry", entries("one_case"))
+def test_one_case_gives_no_interval(entry):
+    table = no_interval_or_refused(entry, one_case(entry.data, frames_for(entry.data)))
+    if table is None:
+        return
+    if "decision" in table:  # a gate reports the metric's interval and refuses to decide
+        assert (table["decision"] == "refused").all(), table["reason"].tolist()
+        return
+    for low, high in interval_pairs(table):
+        assert table[low].isna().all() and table[high].isna().all(), (low, table["method"].tolist())
+
+
+@pytest.mark.parametrize("entry", entries("no_spread"))
+def test_no_variation_never_gives_a_zero_width_interval(entry):
+    table = no_interval_or_refused(entry, no_spread(entry.data, frames_for(entry.data)))
+    if table is None:
+        return
+    for low, high in interval_pairs(table):
+        both = table[low].notna() & table[high].notna()
+        assert (table.loc[both, high] > table.loc[both, low]).all(), table.loc[
+            both, "method"
+        ].tolist()
+
+
+@pytest.mark.parametrize("entry", entries("gate"))
+def test_a_gate_never_passes_on_a_missing_or_zero_width_interval(entry):
+    base = frames_for(entry.data)
+    for frames in (base, one_case(entry.data, base), no_spread(entry.data, base)):
+        table = no_interval_or_refused(entry, frames)
+        if table is None:
+            continue
+        passed = table[table["decision"] == "pass"]
+        for low, high in interval_pairs(passed):
+            assert (passed[high] > passed[low]).all() and passed[low].notna().all()
+
+
+@pytest.mark.parametrize("entry", entries("graph"))
+def test_a_disconnected_graph_is_refused_and_separation_is_unbounded(entry):
+    apart = pd.concat(
+        [games_frame(1, systems=("A", "B")), games_frame(2, systems=("C", "D"))], ignore_index=True
+    )
+    with pytest.raises(JevalkitError, match=r"\{A, B\} and \{C, D\}"):
+        run(entry, (apart,))
+    (games,) = frames_for("games")
+    sweep = games_frame(3, systems=("W", "A")).assign(verdict="a>b", score=1.0)
+    table = run(entry, (pd.concat([games, sweep], ignore_index=True),)).set_index("system")
+    assert table.loc["W", "rating"] == np.inf and "not identified" in table.loc["W", "method"]
+
+
+@pytest.mark.parametrize("entry", entries("one_order"))
+def test_games_shown_in_one_order_are_refused(entry):
+    (games,) = frames_for("games")
+    numbered = games.assign(repeat=(games["position"] == "b_first").astype(int))
+    for variant in (numbered.assign(position="a_first"), numbered.assign(position=None)):
+        with pytest.raises(JevalkitError, match=r"one order|shown first"):
+            run(entry, (variant,))
+
+
+# ---- named ----------------------------------------------------------------------------------
+
+INTERVAL_WORDS = (
+    "interval",
+    "bootstrap",
+    "Wilson",
+    "Newcombe",
+    "delta",
+    " t ",
+    "t with",
+    "no interval",
+    "not estimable",
+    "not identified",
+)
+
+
+@pytest.mark.parametrize("entry", entries("method"))
+def test_method_names_the_estimand_and_the_interval(entry):
+    table = run(entry, frames_for(entry.data))
+    assert "method" in table and table["method"].map(lambda m: isinstance(m, str) and m != "").all()
+    if interval_pairs(table):
+        for method in table["method"]:
+            assert any(word in method for word in INTERVAL_WORDS), method
