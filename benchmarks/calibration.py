@@ -234,7 +234,7 @@ def sim_baseline_win_rates(reps: int, seed: int) -> list[dict]:
     for _ in range(reps):
         table = baseline_win_rates(games(rng, {"A": 0.0, "B": 0.6}, 30), "A").iloc[0]
         hits.append(covered(table["ci_low"], table["ci_high"], 1 / (1 + math.exp(-0.6))))
-    return [row("baseline_win_rates: percentile bootstrap over 30 cases", hits)]
+    return [row("baseline_win_rates: t, standard error clustered by case (30 cases)", hits)]
 
 
 def sim_position_bias(reps: int, seed: int) -> list[dict]:

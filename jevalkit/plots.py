@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-__all__ = ["STYLE", "histogram", "interval_plot", "line_plot"]
+__all__ = ["STYLE", "histogram", "interval_plot", "item_map", "line_plot", "rank_interval_plot"]
 
 STYLE = {
     "figure.figsize": (7, 3.6),
@@ -87,5 +87,56 @@ def line_plot(
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title} (n = {n})")
+        fig.tight_layout()
+    return fig
+
+
+def item_map(
+    abilities: Sequence[float], difficulties: Sequence[float], *, title: str
+) -> plt.Figure:
+    """A Wright map: systems' abilities above, items' difficulties below, on one logit axis
+    (an item separates the systems whose abilities sit near its difficulty).
+
+    Example:
+        >>> item_map([0.1, -0.5], [0.0, 1.2, -2.0], title="t").axes[0].get_title()
+        't (2 systems, 3 items)'
+    """
+    a = np.asarray(abilities, float)
+    d = np.asarray(difficulties, float)
+    d = d[np.isfinite(d)]
+    with plt.rc_context(STYLE):
+        fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 4.2))
+        edges = np.linspace(
+            min(a.min(), d.min(initial=0)) - 0.5, max(a.max(), d.max(initial=0)) + 0.5, 30
+        )
+        top.hist(a, bins=edges, color="#2c6fbb", edgecolor="white")
+        top.set_ylabel("systems")
+        top.set_title(f"{title} ({a.size} systems, {d.size} items)")
+        bottom.hist(d, bins=edges, color="#d98c2b", edgecolor="white")
+        bottom.invert_yaxis()
+        bottom.set_ylabel("items")
+        bottom.set_xlabel("ability / difficulty (logits; systems ~ N(0, 1))")
+        fig.tight_layout()
+    return fig
+
+
+def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0.95) -> plt.Figure:
+    """Each system's simultaneous rank interval as a bar, its point rank as a dot, best on top.
+
+    Example:
+        >>> t = pd.DataFrame({"system": ["a", "b"], "rank": [1, 2], "rank_low": [1, 1],
+        ...                   "rank_high": [2, 2]})
+        >>> rank_interval_plot(t, title="t").axes[0].get_xlabel()
+        'rank (simultaneous 95% interval)'
+    """
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(7, 0.6 + 0.32 * len(table)))
+        y = np.arange(len(table))[::-1]
+        low, high = table["rank_low"].to_numpy(float), table["rank_high"].to_numpy(float)
+        ax.hlines(y, low - 0.3, high + 0.3, lw=6, color="#9bb8d9")
+        ax.plot(table["rank"].to_numpy(float), y, "o", color="#2c6fbb")
+        ax.set_yticks(y, table["system"].astype(str).tolist())
+        ax.set_xlabel(f"rank (simultaneous {confidence:.0%} interval)")
+        ax.set_title(f"{title} (n = {len(table)} systems)")
         fig.tight_layout()
     return fig

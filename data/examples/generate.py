@@ -16,6 +16,13 @@ project (no model was run):
   unsafe) on 600 answers of each of two assistants, and human labels on 60 cases (both
   assistants' answers) drawn by ``label_plan(strategy="random")``. The simulated judge over-flags:
   it calls 15% of safe answers unsafe and misses 10% of unsafe ones.
+- benchmark.jsonl: jevalkit results rows of 24 systems on an 80-item benchmark (probe
+  ``sim-bench``), each item run twice, pass/fail drawn once per system and item from a 2PL item
+  response model (abilities and difficulties N(0, 1), discriminations lognormal(0, 0.3)), each
+  repeat flipping it with probability 0.03, with planted defects for the item
+  analysis to find: items 70-75 every system passes (dead), items 76-77 mis-keyed (difficulty 0, discrimination
+  1.5, the verdict inverted: negative discrimination), items 66-69 a coin flip on every run (flaky), and one
+  system (sys-05) whose last 8 items errored (no score: the leaderboard bounds them).
 """
 
 from __future__ import annotations
@@ -144,6 +151,43 @@ def judged_and_labels(rng: np.random.Generator) -> tuple[list[dict], list[dict]]
     return rows, labels
 
 
+def benchmark(rng: np.random.Generator) -> list[dict]:
+    n_systems, n_items = 24, 80
+    theta = rng.normal(size=n_systems)
+    b = rng.normal(size=n_items)
+    a = rng.lognormal(0.0, 0.3, size=n_items)
+    b[76:78], a[76:78] = 0.0, 1.5  # the mis-keyed items: middling and sharp, before inversion
+    p = 1 / (1 + np.exp(-a * (theta[:, None] - b)))
+    rows = []
+    for s in range(n_systems):
+        for j in range(n_items):
+            verdict = bool(rng.random() < p[s, j])
+            for repeat in range(2):
+                passed = verdict if rng.random() > 0.03 else not verdict
+                if 70 <= j <= 75:
+                    passed = True
+                elif j in (76, 77):
+                    passed = not passed
+                elif 66 <= j <= 69:
+                    passed = bool(rng.random() < 0.5)
+                errored = s == 5 and j >= 72
+                row = ResultRow(
+                    run_id="example-benchmark",
+                    kind="probe",
+                    probe="sim-bench",
+                    version=1,
+                    model=f"sys-{s:02d}",
+                    repeat=repeat,
+                    case_id=f"item-{j:02d}",
+                    score=None if errored else float(passed),
+                    passed=None if errored else passed,
+                    error={"type": "timeout", "message": "simulated timeout"} if errored else None,
+                )
+                fields = {k: v for k, v in row.__dict__.items() if v not in (None, [], {}, "")}
+                rows.append(fields)
+    return rows
+
+
 def main() -> None:
     rng = np.random.default_rng(20261130)
     for name, rows in (("grades.jsonl", grades(rng)), ("pairwise.jsonl", pairwise(rng))):
@@ -151,6 +195,8 @@ def main() -> None:
     judged, labels = judged_and_labels(np.random.default_rng(20261201))
     for name, rows in (("judged.jsonl", judged), ("labels.jsonl", labels)):
         (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows = benchmark(np.random.default_rng(20261202))
+    (HERE / "benchmark.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 if __name__ == "__main__":

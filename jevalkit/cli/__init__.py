@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
 from .. import errors
-from . import compare, imports, judge, local, metrics, probes, report, run, score
+from . import compare, imports, items, judge, local, metrics, probes, report, run, score
 
 __all__ = ["GROUPS", "OneLineParser", "build_parser", "main", "printable"]
 
-GROUPS = [probes, score, run, local, metrics, compare, judge, imports, report]
+GROUPS = [probes, score, run, local, metrics, items, compare, judge, imports, report]
 
 
 class OneLineParser(argparse.ArgumentParser):

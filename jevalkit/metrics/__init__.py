@@ -36,6 +36,8 @@ from ._judge_bias import (
     position_bias,
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
+from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
+from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
@@ -54,6 +56,7 @@ __all__ = [
     "GATE_COLUMNS",
     "GATE_METRICS",
     "HELPERS",
+    "LEADERBOARD_COLUMNS",
     "LENGTH_COLUMNS",
     "POSITION_COLUMNS",
     "PREFERENCE_COLUMNS",
@@ -64,6 +67,8 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
     "Estimator",
+    "ScoreColumns",
+    "ScoreMatrix",
     "baseline_win_rates",
     "by_groups",
     "case_changes",
@@ -77,6 +82,7 @@ __all__ = [
     "group_codes",
     "has_repeats",
     "judge_kind",
+    "leaderboard",
     "length_bias",
     "mean_absolute_error",
     "mean_score",
@@ -85,11 +91,15 @@ __all__ = [
     "position_bias",
     "quality",
     "rank",
+    "rank_sets",
     "register",
     "release_gate",
     "reliability_curve",
     "require",
+    "require_connected",
+    "require_systems",
     "run_summary",
+    "score_matrix",
     "separability",
     "summarize",
     "system_names",

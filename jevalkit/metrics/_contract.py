@@ -100,6 +100,7 @@ ALL = ("order", "rename", "method")
 M = "jevalkit.metrics."
 L = "jevalkit.labels."
 S = "jevalkit.stats."
+IT = "jevalkit.items."
 SYS = {"by": "system", "case": "case_id"}
 
 # fmt: off
@@ -113,7 +114,7 @@ register(M + "case_changes", "results", "cases whose modal verdict changed", "no
 register(M + "gate", "results", "is the lower interval end at or above the minimum", "that of pass_rate / mean_score", call={"minimum": 0.5, "by": "system", "case": "case_id"}, checks=("order", "rename", "one_case", "gate"))
 register(M + "release_gate", "two_runs", "non-inferiority of the candidate (drop < max_drop)", "that of compare", call={"max_drop": 0.1, "case": "case_id"}, checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate"))
 register(M + "rank", "games", "Bradley-Terry strengths (verdicts counted, or preference strength)", "percentile bootstrap over cases", call={"anchor": "A", "n_resamples": 200}, checks=(*ALL, "graph"), calibration="rank")
-register(M + "baseline_win_rates", "games", "win rate against the baseline (verdicts or preference)", "percentile bootstrap over cases; Wilson floor", call={"baseline": "A", "n_resamples": 500}, checks=(*ALL, "one_case", "no_spread"), calibration="baseline_win_rates")
+register(M + "baseline_win_rates", "games", "win rate against the baseline (verdicts or preference)", "t with a case-clustered SE (or percentile bootstrap); Wilson floor", call={"baseline": "A", "n_resamples": 500}, checks=(*ALL, "one_case", "no_spread"), calibration="baseline_win_rates")
 register(M + "position_bias", "games", "share of decisive games won by the answer shown first", "Wilson; paired t for the level shift", checks=(*ALL, "one_order"), calibration="position_bias")
 register(M + "length_bias", "games", "share of decisive games won by the longer answer", "Wilson; logistic-model Wald interval", checks=("order", "rename", "method"), note="needs recorded lengths: the games frame carries them")
 register(L + "corrected_mean", "labels", "mean human score (PPI, PPI++, Rogan-Gladen; Hajek form when weighted)", "t with a small-sample floor; delta method", call={"levels": ["fail", "pass"]}, checks=(*ALL, "scale", "one_case"), calibration="corrected_mean")
@@ -139,6 +140,13 @@ register(S + "krippendorff_alpha", "arrays", "chance-corrected agreement, any le
 register(S + "ordinal_spacing", "arrays", "the spacing of ordinal levels", "none", note="a descriptive fit; pinned in tests/stats")
 register(S + "variance_components", "arrays", "between- and within-case variance", "none (inputs to repeats_needed)", note="moment estimates feeding repeats_needed; pinned in tests/stats")
 register(S + "repeats_needed", "arrays", "standard error against repeats per case", "none (a planning curve)", note="a planning curve; pinned in tests/stats")
+register(M + "leaderboard", "results", "mean case score per system; its rank among all systems", "mean_score's; simultaneous rank intervals (max-t bootstrap over pairs, step-down)", call={"case": "case_id", "n_resamples": 200}, checks=(*ALL, "scale", "keys", "duplicates", "one_case", "no_spread"), note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards); kind='pairwise' goes through rank (graph checks there)")
+register(M + "rank_sets", "arrays", "each system's rank, all systems at once", "max-t bootstrap over pairwise differences, step-down", note="the core of leaderboard; simulated in benchmarks/bench_items.py")
+register(IT + "analysis", "results", "per item: mean score, corrected item-total r; Cronbach's alpha", "Feldt F interval for alpha (attrs); t-test p for r", call={"case": "case_id"}, checks=(*ALL, "scale", "keys", "duplicates", "one_case", "no_spread"), note="pinned to pingouin.cronbach_alpha and scipy.stats.pearsonr in tests/items")
+register(IT + "cronbach_alpha", "arrays", "Cronbach's alpha of a systems x items matrix", "Feldt F interval", note="pinned to pingouin in tests/items")
+register(IT + "fit_irt", "results", "1PL/2PL item parameters; EAP abilities", "posterior SD of each ability", note="returns an IrtFit, not a table; parameter recovery and girth's fit in tests/items/test_irt.py, refusals there")
+register(IT + "estimate", "arrays", "a new system's full-benchmark score from anchor items", "design-based stratified t (model-assisted or plain)", note="needs a fit and anchors; leave-systems-out coverage in benchmarks/bench_items.py (93-100%)")
+register(IT + "leave_systems_out", "results", "error and coverage of estimate per k", "none (it measures other intervals)", note="a validation loop over fit_irt, select and estimate")
 # fmt: on
 
 HELPERS = MappingProxyType(
@@ -156,6 +164,11 @@ HELPERS = MappingProxyType(
         M + "run_summary": "composes pass_rate",
         M + "cost": "token and cost totals: no sampling estimate",
         M + "register": "this registry",
+        M + "score_matrix": "the system x item matrix of the item statistics",
+        M + "require_connected": "refuses systems that share no items",
+        M + "require_systems": "refuses too few systems",
+        IT + "select": "draws anchor items",
+        IT + "simulate_2pl": "simulated data for tests and benchmarks",
         L + "append_label": "writes a label",
         L + "judged_items": "one row per judged item",
         L + "label_plan": "draws items to label",

@@ -30,7 +30,8 @@ from ._execute import (
     run_report,
     save_headline,
 )
-from ._html import distribution_html, highlight_differences, interval_svg
+from ._html import distribution_html, highlight_differences, interval_svg, write_page
+from ._leaderboard_page import leaderboard_page, rank_svg, write_leaderboard_page
 from ._notebook import escape_markdown, example_path, open_results
 from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
 from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
@@ -56,6 +57,7 @@ __all__ = [
     "highlight_differences",
     "interval_svg",
     "json_for_script",
+    "leaderboard_page",
     "load_batch",
     "open_results",
     "out_dir_for",
@@ -63,6 +65,7 @@ __all__ = [
     "probe_page",
     "probe_runs",
     "probe_summary_markdown",
+    "rank_svg",
     "resolve_value",
     "run_batch",
     "run_report",
@@ -70,6 +73,8 @@ __all__ = [
     "static_root",
     "write_batch_summary",
     "write_compare_page",
+    "write_leaderboard_page",
+    "write_page",
     "write_probe_page",
     "write_probe_summary",
 ]

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import ReportError
 from ..metrics import CHANGE_COLUMNS
-from ._html import distribution_html, highlight_differences, interval_svg
+from ._html import distribution_html, highlight_differences, interval_svg, write_page
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
@@ -88,12 +87,4 @@ def write_compare_page(
     table: pd.DataFrame, changes: pd.DataFrame, out: str | Path, *, title: str = "Comparison"
 ) -> Path:
     """Write :func:`compare_page` to ``out``; return the path."""
-    path = Path(out)
-    if path.is_dir():
-        raise ReportError(f"{path} is a folder; give --html a file name such as diff.html")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(compare_page(table, changes, title=title), encoding="utf-8")
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot write the page ({exc.strerror})") from None
-    return path
+    return write_page(compare_page(table, changes, title=title), out)

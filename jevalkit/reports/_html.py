@@ -6,8 +6,31 @@ import difflib
 import html
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
-__all__ = ["distribution_html", "highlight_differences", "interval_svg"]
+from ..errors import ReportError
+
+__all__ = ["distribution_html", "highlight_differences", "interval_svg", "write_page"]
+
+
+def write_page(page: str, out: str | Path, *, option: str = "--html", what: str = "page") -> Path:
+    """Write a page to ``out`` (its folder made as needed); return the path. A folder or an
+    unwritable place is a :class:`ReportError` naming it (and the ``option`` that set it).
+
+    Example:
+        >>> import tempfile
+        >>> write_page("<p>hi</p>", Path(tempfile.mkdtemp()) / "p.html").read_text()
+        '<p>hi</p>'
+    """
+    path = Path(out)
+    if path.is_dir():
+        raise ReportError(f"{path} is a folder; give {option} a file name such as page.html")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot write the {what} ({exc.strerror})") from None
+    return path
 
 
 def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 from ..errors import ReportError
 from ..probes import Probe, curl_command
 from ..runner import read_results
+from ._html import write_page
 from ._probe_summary import headline
 
 _CSS = """body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -42,16 +43,9 @@ def write_probe_page(probe: Probe, results: Sequence[str | Path], out: str | Pat
     Raises:
         ReportError: ``out`` is a folder, or cannot be written.
     """
-    path = Path(out)
-    if path.is_dir():
-        raise ReportError(f"{path} is a folder; give --out a file name such as page.html")
-    text = probe_page(probe, results)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot write the probe page ({exc.strerror})") from None
-    return path
+    if Path(out).is_dir():  # refuse before the work
+        raise ReportError(f"{out} is a folder; give --out a file name such as page.html")
+    return write_page(probe_page(probe, results), out, option="--out", what="probe page")
 
 
 def probe_runs(probe: Probe, results: Sequence[str | Path]) -> pd.DataFrame:

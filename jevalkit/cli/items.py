@@ -1,0 +1,125 @@
+"""``jevalkit items RESULTS`` (which items measure anything) and ``jevalkit leaderboard RESULTS``
+(scores, simultaneous rank intervals, tie classes); the numbers are :mod:`jevalkit.items`' and
+:func:`jevalkit.metrics.leaderboard`'s."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pandas as pd
+
+from ..errors import UsageError
+from ..items import analysis, fit_irt
+from ..metrics import CASE_COLUMNS, leaderboard
+from ..reports import write_leaderboard_page
+from ._args import split_list
+from .imports import add_source_options, load_source
+
+__all__ = ["register", "scale_value"]
+
+
+def scale_value(text: str) -> tuple[float, float]:
+    """``--scale LOW,HIGH``.
+
+    Example:
+        >>> scale_value("1,10")
+        (1.0, 10.0)
+    """
+    try:
+        low, high = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH such as 1,10, got {text!r}") from None
+    return low, high
+
+
+def _columns(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--system", default="system", help="the system column (default: system)")
+    cmd.add_argument(
+        "--case",
+        help="comma-separated case columns (default: probe,version,case_id)",
+    )
+    cmd.add_argument("--score", default="score", help="the score column (default: score)")
+    cmd.add_argument("--scale", type=scale_value, metavar="LOW,HIGH", help="range of raw grades")
+    cmd.add_argument("--json", action="store_true", help="print JSON records instead of a table")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``items`` and ``leaderboard`` commands."""
+    cmd = sub.add_parser(
+        "items", help="item analysis: dead, negatively discriminating and flaky items; alpha"
+    )
+    cmd.add_argument("results", metavar="RESULTS", help="results of many systems (or see --from)")
+    add_source_options(cmd)
+    _columns(cmd)
+    cmd.add_argument(
+        "--irt", choices=["1pl", "2pl"], help="also fit an item response model and show its items"
+    )
+    cmd.add_argument("--all", action="store_true", help="list every item, not only flagged ones")
+    cmd.set_defaults(handler=_items)
+    lb = sub.add_parser(
+        "leaderboard", help="scores with intervals, simultaneous rank intervals and tie classes"
+    )
+    lb.add_argument("results", metavar="RESULTS", help="results of many systems (or see --from)")
+    add_source_options(lb)
+    _columns(lb)
+    lb.add_argument("--pairwise", action="store_true", help="rank pairwise games (Bradley-Terry)")
+    lb.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    lb.add_argument("--html", metavar="FILE", help="also write the leaderboard page")
+    lb.set_defaults(handler=_leaderboard)
+
+
+def _spec(args: argparse.Namespace) -> dict:
+    case = split_list(args.case) if args.case else CASE_COLUMNS
+    return {"system": args.system, "case": case, "score": args.score, "scale": args.scale}
+
+
+def _show(table: pd.DataFrame, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(table.to_dict("records"), indent=2, default=str))
+    else:
+        with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
+            print(table.to_string(index=False))
+
+
+def _items(args: argparse.Namespace) -> int:
+    df = load_source(args, args.results)
+    table = analysis(df, **_spec(args))
+    a = table.attrs
+    low, high = a["alpha_ci"]
+    print(
+        f"{a['n_items']} items, {a['n_systems']} systems; Cronbach's alpha {a['alpha']:.3f} "
+        f"(95% CI {low:.3f} to {high:.3f}, {a['n_complete']} complete systems); "
+        f"{int(table['dead'].sum())} dead, {int(table['negative'].sum())} negative, "
+        f"{int(table['flaky'].sum())} flaky"
+    )
+    shown = table if args.all else table[table["status"] != "ok"]
+    if args.irt:
+        fit = fit_irt(df, model=args.irt, **_spec(args))
+        keys = list(fit.matrix.items.columns)
+        irt = fit.items[[*keys, "difficulty", "discrimination", "infit", "outfit"]]
+        shown = shown.merge(irt, on=keys, how="left", suffixes=("", "_irt"))
+        print(f"{fit.method}; log-likelihood {fit.loglik:.1f}, converged {fit.converged}")
+    _show(shown, args.json)
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    if args.resamples < 100:
+        raise UsageError(f"--resamples must be at least 100, got {args.resamples}")
+    df = load_source(args, args.results)
+    if args.pairwise:
+        table = leaderboard(df, kind="pairwise", n_resamples=args.resamples)
+    else:
+        table = leaderboard(df, n_resamples=args.resamples, **_spec(args))
+    a = table.attrs
+    print(
+        f"{len(table)} systems over {a['n_cases']} cases; could be first: "
+        f"{', '.join(map(str, a['could_be_first']))}; signal-to-noise {a['signal_to_noise']:.2f}"
+    )
+    _show(table.drop(columns=["method"]) if not args.json else table, args.json)
+    if not args.json:
+        print(table["method"].iloc[0])
+    if args.html:
+        print(write_leaderboard_page(table, args.html))
+    return 0

@@ -1,0 +1,194 @@
+"""Classical item analysis: which items separate systems, which are dead, mis-keyed or flaky.
+
+Per item (systems are the respondents): ``difficulty`` is the mean score over systems (higher
+is easier, as in classical test theory); ``discrimination`` the corrected item-total
+correlation (Pearson, item score against the mean of the system's other items, so the item
+does not correlate with itself); Cronbach's alpha over the benchmark and alpha if the item were
+deleted. Alpha uses the systems scored on every item (listwise deletion, as pingouin's
+``cronbach_alpha`` does) and its interval is Feldt's F interval; the tests pin both to pingouin
+and the correlations and p-values to ``scipy.stats.pearsonr``.
+"""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from ..errors import StatsError
+from ..metrics import ScoreColumns, require_connected, require_systems, score_matrix
+
+ANALYSIS_COLUMNS = [
+    "n_systems",
+    "difficulty",
+    "discrimination",
+    "discrimination_p",
+    "share_differ",
+    "flip_share",
+    "alpha_if_deleted",
+    "dead",
+    "negative",
+    "flaky",
+    "status",
+    "method",
+]
+
+
+def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Cronbach's alpha of a complete systems x items matrix, with Feldt's interval.
+
+    Example:
+        >>> x = np.array([[1, 1, 1], [1, 0, 1], [0, 0, 1], [0, 0, 0.0]])
+        >>> [round(v, 3) for v in cronbach_alpha(x)]
+        [0.75, -0.65, 0.983]
+    """
+    n, k = scores.shape
+    if n < 2 or k < 2:
+        raise StatsError(f"alpha needs 2+ systems and 2+ items, got {n} x {k}")
+    total_var = scores.sum(axis=1).var(ddof=1)
+    if total_var == 0:
+        return float("nan"), float("nan"), float("nan")
+    alpha = k / (k - 1) * (1 - scores.var(axis=0, ddof=1).sum() / total_var)
+    df1, df2 = n - 1, (n - 1) * (k - 1)
+    low = 1 - (1 - alpha) * sps.f.isf((1 - confidence) / 2, df1, df2)
+    high = 1 - (1 - alpha) * sps.f.isf((1 + confidence) / 2, df1, df2)
+    return float(alpha), float(low), float(high)
+
+
+def _alpha_if_deleted(scores: np.ndarray) -> np.ndarray:
+    n, k = scores.shape
+    if n < 2 or k < 3:
+        return np.full(k, np.nan)
+    var = scores.var(axis=0, ddof=1)
+    total = scores.sum(axis=1, keepdims=True)
+    rest_var = (total - scores).var(axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (k - 1) / (k - 2) * (1 - (var.sum() - var) / rest_var)
+    return np.where(rest_var > 0, out, np.nan)
+
+
+def analysis(
+    df: pd.DataFrame,
+    *,
+    flaky_at: float = 0.2,
+    confidence: float = 0.95,
+    **columns: Unpack[ScoreColumns],
+) -> pd.DataFrame:
+    """Item analysis of a benchmark from many systems' results.
+
+    Args:
+        df: results, one row per system x case x repeat.
+        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (see
+            :class:`jevalkit.metrics.ScoreColumns`; scores in [0, 1] or rescaled by ``scale``).
+        flaky_at: an item is flaky when at least this share of the systems that ran it more
+            than once gave it different scores across repeats.
+        confidence: of alpha's interval.
+
+    Returns:
+        One row per item, sorted by its case columns, then: ``n_systems`` (systems scored on
+        it), ``difficulty`` (mean score over systems), ``discrimination`` (corrected item-total
+        r; NaN for a dead item), ``discrimination_p`` (two-sided p of r = 0), ``share_differ``
+        (share of systems whose score differs from the item's most common score),
+        ``flip_share`` (share of systems whose repeats disagree), ``alpha_if_deleted``,
+        ``dead`` (every system scored it alike), ``negative`` (r < 0 with p < 0.05: likely
+        mis-keyed or ambiguous), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
+        flags joined by ``+``), ``method``. ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
+        alpha), ``n_systems``, ``n_items``, ``method``.
+
+    Refuses (StatsError) with fewer than 3 systems, when systems share no items, and when no
+    item varies across systems.
+
+    Example:
+        >>> from jevalkit.items import simulate_2pl
+        >>> table = analysis(simulate_2pl(n_systems=30, n_items=40, seed=0), case="case_id")
+        >>> round(table.attrs["alpha"], 3), int(table["dead"].sum())
+        (0.791, 0)
+    """
+    if not 0 < flaky_at <= 1:
+        raise StatsError(f"flaky_at must be in (0, 1], got {flaky_at!r}")
+    m = score_matrix(df, **columns)
+    require_systems(m, 3, "item analysis (a correlation across systems)")
+    require_connected(m)
+    x, seen = m.scores, m.observed
+    n_sys = seen.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        difficulty = np.nanmean(np.where(seen, x, np.nan), axis=0)
+    low = np.where(seen, x, np.inf).min(axis=0)
+    high = np.where(seen, x, -np.inf).max(axis=0)
+    dead = (high <= low) | (n_sys < 2)
+    if dead.all():
+        raise StatsError(
+            "no item varies across systems (each item was scored alike by every system): "
+            "nothing here separates the systems"
+        )
+    # rest score: the mean of the system's other scored items
+    filled = np.where(seen, x, 0.0)
+    tot, cnt = filled.sum(axis=1, keepdims=True), seen.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rest = (tot - filled) / (cnt - seen)
+    r = np.full(x.shape[1], np.nan)
+    p = np.full(x.shape[1], np.nan)
+    for j in np.flatnonzero(~dead):
+        ok = seen[:, j] & np.isfinite(rest[:, j])
+        xi, ri = x[ok, j], rest[ok, j]
+        if ok.sum() < 3 or xi.std() == 0 or ri.std() == 0:
+            continue
+        r[j] = np.corrcoef(xi, ri)[0, 1]
+        t = r[j] * np.sqrt((ok.sum() - 2) / max(1 - r[j] ** 2, 1e-300))
+        p[j] = 2 * sps.t.sf(abs(t), ok.sum() - 2)
+    share_differ = np.zeros(x.shape[1])
+    for j in range(x.shape[1]):
+        values = x[seen[:, j], j]
+        if values.size:
+            _, counts = np.unique(values, return_counts=True)
+            share_differ[j] = 1 - counts.max() / values.size
+    multi = m.weight >= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        flip_share = np.where(
+            multi.any(axis=0), (m.flips & multi).sum(axis=0) / multi.sum(axis=0), np.nan
+        )
+    complete = seen.all(axis=1)
+    n_complete = int(complete.sum())
+    if n_complete >= 2 and x.shape[1] >= 2:
+        alpha = cronbach_alpha(x[complete], confidence)
+        alpha_del = _alpha_if_deleted(x[complete])
+    else:
+        alpha, alpha_del = (np.nan, np.nan, np.nan), np.full(x.shape[1], np.nan)
+    negative = (r < 0) & (p < 0.05)
+    flaky = np.nan_to_num(flip_share) >= flaky_at
+    status = []
+    for flags in zip(dead, negative, flaky, strict=True):
+        names = [n for n, f in zip(("dead", "negative", "flaky"), flags, strict=True) if f]
+        status.append("+".join(names) or "ok")
+    table = m.items.copy()
+    for name, values in {
+        "n_systems": n_sys.astype(int),
+        "difficulty": difficulty,
+        "discrimination": r,
+        "discrimination_p": p,
+        "share_differ": share_differ,
+        "flip_share": flip_share,
+        "alpha_if_deleted": alpha_del,
+        "dead": dead,
+        "negative": negative,
+        "flaky": flaky,
+        "status": status,
+    }.items():
+        table[name] = values
+    method = (
+        f"classical item analysis over {len(m.systems)} systems ({m.case_label} as items); "
+        f"corrected item-total Pearson r with its t-test p; Cronbach's alpha on the "
+        f"{n_complete} systems scored on every item, Feldt {confidence:.0%} interval"
+    )
+    table["method"] = method
+    table.attrs.update(
+        alpha=alpha[0],
+        alpha_ci=(alpha[1], alpha[2]),
+        n_complete=n_complete,
+        n_systems=len(m.systems),
+        n_items=x.shape[1],
+        method=method,
+    )
+    return table.reset_index(drop=True)

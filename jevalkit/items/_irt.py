@@ -1,0 +1,319 @@
+"""Item response models (1PL, 2PL) fitted by marginal maximum likelihood (Bock-Aitkin EM).
+
+Why our own fit: no maintained, lightweight implementation exists. ``girth`` (MIT, numpy and
+scipy only) had its last release in 2021 and ``py-irt`` needs torch and pyro; the tests use
+``girth``'s ``twopl_mml`` as the reference fit (item parameters agree to within 0.05 on 2,000
+simulated systems) and recover the true parameters of simulated 2PL data.
+
+The model: system s answers item j with probability sigmoid(a_j theta_s + c_j), the difficulty
+is b_j = -c_j / a_j and the discrimination a_j (one a shared by every item in the 1PL).
+Identification: abilities follow a standard normal over the systems (fixing location and scale);
+the sign is fixed so that the mean discrimination is positive. The abilities are integrated out
+on 41 quadrature points over [-5, 5]; each EM step updates every item by Newton's method on its
+expected counts. Weak normal priors, a ~ N(1, 2.5^2) and c ~ N(0, 5^2), keep the items that all
+but one system solve finite (penalised MML; on 60 systems the penalty is what separates a large
+slope from an infinite one). Proportion scores (averaged repeats, partial credit in [0, 1])
+enter as fractional binomial outcomes weighted by their number of repeats.
+
+Each system's ability is its posterior mean (EAP) with the posterior SD as standard error, so a
+system that solved everything still has a finite ability with a wide interval. Items every
+system scored alike (or seen by fewer than two systems) cannot be calibrated: they stay in the
+table with NaN parameters and a ``status`` saying why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Unpack
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, log_expit
+
+from ..errors import StatsError
+from ..metrics import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
+
+NODES = np.linspace(-5.0, 5.0, 41)
+PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()
+SLOPE_PRIOR = (1.0, 2.5)
+INTERCEPT_SD = 5.0
+MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
+ITEM_COLUMNS = [
+    "difficulty",
+    "discrimination",
+    "intercept",
+    "n_systems",
+    "mean_score",
+    "infit",
+    "outfit",
+    "status",
+]
+SYSTEM_COLUMNS = ["system", "ability", "ability_se", "n_items", "mean_score"]
+
+
+@dataclass(frozen=True)
+class IrtFit:
+    """A fitted item response model.
+
+    Attributes:
+        model: ``1pl`` or ``2pl``.
+        items: one row per item: the case columns, ``difficulty`` (b), ``discrimination`` (a),
+            ``intercept`` (c = -a b), ``n_systems``, ``mean_score``, ``infit`` and ``outfit``
+            (mean-square residuals at the systems' abilities; near 1 when the item fits, above
+            1.3 noisy, below 0.7 too predictable), ``status`` (``ok``, or why not estimable).
+        systems: one row per system: ``system``, ``ability`` (EAP, standard-normal scale),
+            ``ability_se`` (posterior SD), ``n_items`` scored, ``mean_score``.
+        loglik, aic, bic: the marginal log-likelihood and information criteria.
+        converged, n_iter: of the EM.
+        matrix: the system x item scores the model was fitted to.
+        method: what was fitted, and how.
+    """
+
+    model: str
+    items: pd.DataFrame
+    systems: pd.DataFrame
+    loglik: float
+    aic: float
+    bic: float
+    converged: bool
+    n_iter: int
+    matrix: ScoreMatrix = field(repr=False)
+    method: str = ""
+
+    def posterior(self, scores: np.ndarray, weight: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Posterior weights over the quadrature nodes of abilities, one row per system, given
+        scores on the item ``columns`` (indices into ``items``).
+
+        Example:
+            >>> fit = fit_irt(simulate_2pl(n_systems=50, n_items=10, seed=0), case="case_id")
+            >>> post = fit.posterior(np.ones((1, 3)), np.ones((1, 3)), np.array([0, 1, 2]))
+            >>> post.shape, bool(post[0] @ NODES > 0)
+            ((1, 41), True)
+        """
+        a = self.items["discrimination"].to_numpy()[columns]
+        c = self.items["intercept"].to_numpy()[columns]
+        return _posterior(np.nan_to_num(scores), weight, a, c)
+
+
+def _posterior(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    eta = np.outer(a, NODES) + c[:, None]  # items x nodes
+    loglik = (w * y) @ log_expit(eta) + (w * (1 - y)) @ log_expit(-eta)
+    loglik += np.log(PRIOR)
+    loglik -= loglik.max(axis=1, keepdims=True)
+    post = np.exp(loglik)
+    return post / post.sum(axis=1, keepdims=True)
+
+
+def _marginal_loglik(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
+    eta = np.outer(a, NODES) + c[:, None]
+    loglik = (w * y) @ log_expit(eta) + (w * (1 - y)) @ log_expit(-eta) + np.log(PRIOR)
+    top = loglik.max(axis=1, keepdims=True)
+    return float((top[:, 0] + np.log(np.exp(loglik - top).sum(axis=1))).sum())
+
+
+def _m_step_2pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
+    mu_a, sd_a = SLOPE_PRIOR
+    for _ in range(3):
+        p = expit(np.outer(a, NODES) + c[:, None])
+        resid = r - n * p
+        info = n * p * (1 - p)
+        g_a = resid @ NODES - (a - mu_a) / sd_a**2
+        g_c = resid.sum(axis=1) - c / INTERCEPT_SD**2
+        h_aa = info @ NODES**2 + 1 / sd_a**2
+        h_ac = info @ NODES
+        h_cc = info.sum(axis=1) + 1 / INTERCEPT_SD**2
+        det = h_aa * h_cc - h_ac**2
+        step_a = (h_cc * g_a - h_ac * g_c) / det
+        step_c = (h_aa * g_c - h_ac * g_a) / det
+        a, c = a + np.clip(step_a, -1, 1), c + np.clip(step_c, -2, 2)
+    return a, c
+
+
+def _m_step_1pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
+    mu_a, sd_a = SLOPE_PRIOR
+    for _ in range(3):
+        p = expit(np.outer(a, NODES) + c[:, None])
+        resid, info = r - n * p, n * p * (1 - p)
+        c = c + np.clip(
+            (resid.sum(axis=1) - c / INTERCEPT_SD**2) / (info.sum(axis=1) + 1 / INTERCEPT_SD**2),
+            -2,
+            2,
+        )
+        p = expit(np.outer(a, NODES) + c[:, None])
+        resid, info = r - n * p, n * p * (1 - p)
+        g = (resid @ NODES).sum() - (a[0] - mu_a) / sd_a**2
+        h = (info @ NODES**2).sum() + 1 / sd_a**2
+        a = a + np.clip(g / h, -1, 1)
+    return a, c
+
+
+def fit_irt(
+    df: pd.DataFrame,
+    *,
+    model: Literal["1pl", "2pl"] = "2pl",
+    max_iter: int = 500,
+    tol: float = 1e-4,
+    **columns: Unpack[ScoreColumns],
+) -> IrtFit:
+    """Fit a 1PL or 2PL item response model to systems' scores (binary or proportions in [0, 1]).
+
+    Args:
+        df: results, one row per system x case x repeat (repeats are averaged per cell).
+        model: ``2pl`` (a difficulty and a discrimination per item) or ``1pl`` (one shared
+            discrimination).
+        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (see
+            :class:`jevalkit.metrics.ScoreColumns`).
+        max_iter, tol: EM stops when no parameter moves more than ``tol``.
+
+    Returns:
+        An :class:`IrtFit`. Refuses (StatsError, one line) with fewer than 5 systems (1PL) or
+        10 (2PL), when systems share no items, or when no item varies across systems.
+
+    Example:
+        >>> from jevalkit.items import simulate_2pl
+        >>> fit = fit_irt(simulate_2pl(n_systems=200, n_items=20, seed=1), case="case_id")
+        >>> bool(fit.items["status"].eq("ok").all()), abs(round(float(fit.systems["ability"].mean()), 1))
+        (True, 0.0)
+    """
+    if model not in MIN_SYSTEMS:
+        raise StatsError(f"model must be '1pl' or '2pl', got {model!r}")
+    matrix = score_matrix(df, **columns)
+    require_systems(matrix, MIN_SYSTEMS[model], f"a {model.upper()} fit (to calibrate items)")
+    require_connected(matrix)
+    y_all, w_all = np.nan_to_num(matrix.scores), matrix.weight.astype(float)
+    seen = matrix.observed
+    n_sys = seen.sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        low = np.where(seen, matrix.scores, np.inf).min(axis=0)
+        high = np.where(seen, matrix.scores, -np.inf).max(axis=0)
+    status = np.where(
+        n_sys < 2,
+        "not estimable: scored by fewer than 2 systems",
+        np.where(
+            high <= low,
+            np.char.add("not estimable: every system scored ", np.char.mod("%g", low)),
+            "ok",
+        ),
+    ).astype(object)
+    use = status == "ok"
+    if not use.any():
+        raise StatsError(
+            "no item varies across systems (every system scored each item alike): nothing "
+            "separates the systems, so no item can be calibrated"
+        )
+    y, w = y_all[:, use], w_all[:, use]
+    mean = (w * y).sum(axis=0) / w.sum(axis=0)
+    c = np.log(np.clip(mean, 0.02, 0.98) / (1 - np.clip(mean, 0.02, 0.98)))
+    a = np.ones(use.sum())
+    step = _m_step_2pl if model == "2pl" else _m_step_1pl
+    converged, it = False, 0
+    while it < max_iter:
+        it += 1
+        post = _posterior(y, w, a, c)
+        n, r = w.T @ post, (w * y).T @ post
+        a_new, c_new = step(r, n, a, c)
+        moved = max(np.abs(a_new - a).max(), np.abs(c_new - c).max())
+        a, c = a_new, c_new
+        if moved < tol:
+            converged = True
+            break
+    if a.mean() < 0:  # the reflection theta -> -theta gives the same likelihood
+        a = -a
+    post = _posterior(y, w, a, c)
+    ability = post @ NODES
+    ability_se = np.sqrt(np.maximum(post @ NODES**2 - ability**2, 0))
+    p = expit(np.outer(ability, a) + c)
+    var = np.where(w > 0, p * (1 - p), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z2 = np.where(w > 0, w * (y - p) ** 2 / var, np.nan)
+        outfit = np.nanmean(z2, axis=0)
+        infit = np.nansum(w * (y - p) ** 2, axis=0) / np.nansum(w * var, axis=0)
+    loglik = _marginal_loglik(y, w, a, c)
+    k = (2 * a.size) if model == "2pl" else (a.size + 1)
+    n_obs = int((w > 0).sum())
+    full = lambda v: _spread(v, use)  # noqa: E731
+    items = matrix.items.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        items["difficulty"] = full(-c / a)
+        items["discrimination"] = full(a)
+    items["intercept"] = full(c)
+    items["n_systems"] = n_sys.astype(int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        items["mean_score"] = np.where(
+            n_sys > 0, (w_all * y_all).sum(axis=0) / np.maximum(w_all.sum(axis=0), 1e-300), np.nan
+        )
+    items["infit"] = full(infit)
+    items["outfit"] = full(outfit)
+    items["status"] = status
+    with np.errstate(invalid="ignore"):
+        sys_mean = (w_all * y_all).sum(axis=1) / w_all.sum(axis=1)
+    systems = pd.DataFrame(
+        {
+            "system": matrix.systems,
+            "ability": ability,
+            "ability_se": ability_se,
+            "n_items": seen[:, use].sum(axis=1).astype(int),
+            "mean_score": sys_mean,
+        }
+    )
+    method = (
+        f"{model.upper()} by marginal maximum likelihood (EM, 41 quadrature points, abilities "
+        f"N(0, 1); weak priors a ~ N(1, 2.5^2), c ~ N(0, 5^2)); {int(use.sum())} of {use.size} "
+        f"items calibrated on {len(matrix.systems)} systems; abilities EAP with posterior SD"
+    )
+    return IrtFit(
+        model=model,
+        items=items.reset_index(drop=True),
+        systems=systems,
+        loglik=loglik,
+        aic=2 * k - 2 * loglik,
+        bic=k * np.log(n_obs) - 2 * loglik,
+        converged=converged,
+        n_iter=it,
+        matrix=matrix,
+        method=method,
+    )
+
+
+def _spread(values: np.ndarray, use: np.ndarray) -> np.ndarray:
+    out = np.full(use.size, np.nan)
+    out[use] = values
+    return out
+
+
+def simulate_2pl(
+    *,
+    n_systems: int = 60,
+    n_items: int = 200,
+    repeats: int = 1,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """Results drawn from a known 2PL model (for tests, benchmarks and the example data).
+
+    Abilities ~ N(0, 1), difficulties ~ N(0, 1), discriminations ~ lognormal(0, 0.3). The true
+    parameters are in ``attrs`` (``ability``, ``difficulty``, ``discrimination``).
+
+    Example:
+        >>> df = simulate_2pl(n_systems=3, n_items=4, seed=0)
+        >>> df.columns.tolist(), len(df)
+        (['system', 'case_id', 'repeat', 'score'], 12)
+    """
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_systems)
+    b = rng.normal(size=n_items)
+    a = rng.lognormal(0.0, 0.3, size=n_items)
+    p = expit(a * (theta[:, None] - b))
+    y = rng.random((repeats, n_systems, n_items)) < p
+    width = len(str(n_systems - 1))
+    r, s, j = np.indices(y.shape).reshape(3, -1)
+    df = pd.DataFrame(
+        {
+            "system": [f"sys{v:0{width}d}" for v in s],
+            "case_id": [f"q{v:04d}" for v in j],
+            "repeat": r,
+            "score": y.reshape(-1).astype(float),
+        }
+    )
+    # lists, not arrays: pandas compares attrs when frames are concatenated
+    df.attrs.update(ability=theta.tolist(), difficulty=b.tolist(), discrimination=a.tolist())
+    return df

@@ -1,0 +1,95 @@
+"""Leave-systems-out validation of anchor-based estimates: how many items are enough."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Unpack
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..errors import StatsError
+from ..metrics import ScoreColumns, score_matrix
+from ._estimate import estimate
+from ._irt import fit_irt
+from ._select import select
+
+VALIDATION_COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
+
+
+def leave_systems_out(
+    df: pd.DataFrame,
+    ks: Sequence[int],
+    *,
+    methods: Sequence[str] = ("irt", "stratified", "random"),
+    model: str = "2pl",
+    confidence: float = 0.95,
+    max_systems: int | None = None,
+    seed: int | None = 0,
+    **columns: Unpack[ScoreColumns],
+) -> pd.DataFrame:
+    """Hold out each system in turn (those scored on every item, so their full score is known),
+    fit on all the others, choose k anchors, estimate the held-out
+    system's full-benchmark score from its anchor results, and compare with its true score.
+
+    Args:
+        ks: the anchor counts to try.
+        methods: :func:`select` methods (``irt`` estimates by the model, the others by the
+            stratified sample mean).
+        max_systems: hold out only this many systems (the first by name), to bound the time.
+
+    Returns:
+        One row per k x method: ``k``, ``method``, ``n_systems`` (held out), ``mae`` (mean
+        absolute error of the estimate), ``coverage`` (share of intervals that hold the true
+        score), ``mean_width`` (of the intervals).
+
+    Example:
+        >>> from jevalkit.items import simulate_2pl
+        >>> df = simulate_2pl(n_systems=20, n_items=100, seed=4)
+        >>> table = leave_systems_out(df, [20], methods=["random"], model="1pl",
+        ...                           case="case_id", max_systems=3)
+        >>> table[["k", "method", "n_systems"]].values.tolist()
+        [[20, 'random', 3]]
+    """
+    full = score_matrix(df, **columns)
+    complete = full.observed.all(axis=1)
+    if not complete.any():
+        raise StatsError(
+            "leave-systems-out needs systems scored on every item (their true full score); "
+            "no system is"
+        )
+    truth = dict(zip(full.systems, full.scores.mean(axis=1), strict=True))
+    held = [s for s, ok in zip(full.systems, complete, strict=True) if ok]
+    held = held[:max_systems] if max_systems else held
+    names = df[full.columns["system"]].astype(str)
+    records = []
+    for i, name in enumerate(tqdm(held, desc="leave-systems-out", leave=False)):
+        fit = fit_irt(df[names != name], model=model, **columns)
+        new = df[names == name]
+        for k in ks:
+            for method in methods:
+                anchors = select(
+                    fit, int(k), method=method, seed=None if seed is None else seed + i
+                )
+                row = estimate(fit, anchors, new, confidence=confidence).iloc[0]
+                records.append(
+                    {
+                        "k": int(k),
+                        "method": method,
+                        "error": abs(row["value"] - truth[name]),
+                        "covered": row["ci_low"] <= truth[name] <= row["ci_high"],
+                        "width": row["ci_high"] - row["ci_low"],
+                    }
+                )
+    frame = pd.DataFrame(records)
+    out = (
+        frame.groupby(["k", "method"], sort=False)
+        .agg(
+            n_systems=("error", "size"),
+            mae=("error", "mean"),
+            coverage=("covered", "mean"),
+            mean_width=("width", "mean"),
+        )
+        .reset_index()
+    )
+    return out[VALIDATION_COLUMNS]

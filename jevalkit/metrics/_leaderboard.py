@@ -1,0 +1,318 @@
+"""Honest leaderboards: scores with intervals, and rank intervals that hold for all systems at once.
+
+Rank intervals follow Mogstad, Romano, Shaikh and Wilhelm (2024, "Inference for ranks with
+applications to mobility across neighbourhoods and academic achievement across countries",
+Review of Economic Studies): for every pair of systems j, k the difference d_jk of their scores
+gets a simultaneous confidence interval d_jk +- c s_jk, where s_jk is the bootstrap SE of the
+difference and c the (1 - alpha) quantile of the bootstrap max over pairs of
+|d*_jk - d_jk| / s_jk. System k is *surely better* than j when d_kj - c s_kj > 0. Then
+
+    rank_low_j = 1 + #{k surely better than j},   rank_high_j = S - #{k surely worse than j},
+
+and all S rank intervals hold together with probability at least 1 - alpha (asymptotically).
+As in their paper, the step-down refinement (Romano and Wolf) then recomputes c over the pairs
+not yet separated, until no further pair is: shorter intervals, the same familywise guarantee.
+
+The bootstrap resamples cases jointly across systems, so systems scored on the same cases are
+compared pairwise (their case-level correlation is kept). When every shared case differs alike
+(the bootstrap SE is 0), s_jk comes from the Wilson interval of the difference mapped to [0, 1],
+as :func:`mean_score` does for zero sample variance: one system passing 3 cases the other fails
+is not "surely" better, 50 such cases are. The critical value is never below the one-pair
+normal quantile.
+
+Pairwise games use Bradley-Terry strengths from :func:`rank` and its case bootstrap instead of
+case means; the comparison graph must be connected.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Unpack
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from ..errors import StatsError
+from ._matrix import ScoreColumns, require_connected, score_matrix
+from ._rank import ELO_SCALE, rank_with_draws
+from ._scores import mean_score
+
+LEADERBOARD_COLUMNS = [
+    "system",
+    "rank",
+    "value",
+    "ci_low",
+    "ci_high",
+    "se",
+    "n",
+    "rank_low",
+    "rank_high",
+    "could_be_first",
+    "tie_class",
+    "n_missing",
+    "value_worst",
+    "value_best",
+    "method",
+]
+
+
+def rank_sets(
+    value: np.ndarray, draws: np.ndarray, n_shared: np.ndarray, confidence: float = 0.95
+) -> dict:
+    """Simultaneous rank intervals from point estimates and joint bootstrap draws (higher is
+    better; see the module docstring), with the step-down refinement.
+
+    Args:
+        value: the S point estimates.
+        draws: B x S bootstrap draws of them (resampled jointly).
+        n_shared: S x S counts of the cases each pair shares (for pairs whose bootstrap SE is
+            zero; ``inf`` where that cannot happen).
+
+    Returns:
+        ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row surely better than
+        column), ``critical`` (c).
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> value = np.array([0.9, 0.5, 0.49])
+        >>> draws = value + rng.normal(0, 0.02, (500, 3))
+        >>> out = rank_sets(value, draws, np.full((3, 3), 100))
+        >>> out["rank_low"].tolist(), out["rank_high"].tolist()
+        ([1, 2, 2], [1, 3, 3])
+    """
+    s = len(value)
+    diff = value[:, None] - value[None, :]
+    boot = draws[:, :, None] - draws[:, None, :]
+    with np.errstate(invalid="ignore"):
+        se = np.nan_to_num(np.nanstd(boot, axis=0, ddof=1))
+    z = float(sps.norm.ppf((1 + confidence) / 2))
+    flat = (se <= 1e-12) & np.isfinite(n_shared)
+    if flat.any():
+        # every shared case differs alike: the bootstrap sees no noise. As mean_score does for
+        # zero sample variance, take the Wilson interval of the difference mapped to [0, 1]
+        n = np.maximum(n_shared[flat], 1)
+        share = np.clip((diff[flat] + 1) / 2, 0, 1)
+        low, high = proportion_confint(share * n, n, alpha=1 - confidence, method="wilson")
+        se[flat] = 2 * np.maximum(share - low, high - share) / z
+    iu = np.triu_indices(s, 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / se[iu]
+    t = np.where(np.isfinite(t), t, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = np.abs(diff[iu]) / se[iu]
+    # Romano-Wolf step-down (MRSW's refinement): the critical value is recomputed over the
+    # pairs not yet separated, until no further pair is; never below one pair's own quantile
+    separated = np.zeros(iu[0].size, dtype=bool)
+    critical = z
+    while iu[0].size and not separated.all():
+        critical = max(float(np.quantile(t[:, ~separated].max(axis=1), confidence)), z)
+        new = ~separated & (observed > critical)
+        if not new.any():
+            break
+        separated |= new
+    better = np.zeros((s, s), dtype=bool)
+    j, k = iu[0][separated], iu[1][separated]
+    better[j, k] = diff[j, k] > 0
+    better[k, j] = diff[k, j] > 0
+    rank_low = 1 + better.sum(axis=0)
+    rank_high = s - better.sum(axis=1)
+    return {"rank_low": rank_low, "rank_high": rank_high, "better": better, "critical": critical}
+
+
+def _tie_classes(order: np.ndarray, better: np.ndarray) -> np.ndarray:
+    """Walk down the ranking: a system joins the current class unless the class's first system
+    is surely better than it, in which case it starts the next class."""
+    classes = np.zeros(len(order), dtype=int)
+    leader, current = order[0], 1
+    for i in order:
+        if better[leader, i]:
+            leader, current = i, current + 1
+        classes[i] = current
+    return classes
+
+
+def _case_draws(matrix, n_resamples: int, rng) -> np.ndarray:
+    seen = matrix.observed.astype(float)
+    y = np.nan_to_num(matrix.scores) * seen
+    n_items = y.shape[1]
+    out = np.empty((n_resamples, y.shape[0]))
+    for start in range(0, n_resamples, 250):
+        b = min(250, n_resamples - start)
+        counts = rng.multinomial(n_items, np.full(n_items, 1 / n_items), size=b).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + b] = (counts @ y.T) / (counts @ seen.T)
+    return out
+
+
+def leaderboard(
+    df: pd.DataFrame,
+    *,
+    kind: Literal["pointwise", "pairwise"] = "pointwise",
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    **columns: Unpack[ScoreColumns],
+) -> pd.DataFrame:
+    """A leaderboard that says which rank differences are real.
+
+    Args:
+        df: results: one row per system x case x repeat (``pointwise``: a ``score`` in [0, 1],
+            or pass ``scale``), or pairwise games (``pairwise``: rows :func:`rank` reads).
+        kind: ``pointwise`` (mean case score) or ``pairwise`` (Bradley-Terry strength).
+        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (pointwise; see
+            :class:`ScoreColumns`).
+        confidence: of every interval, and the simultaneous level of the rank intervals.
+        n_resamples, seed: of the case bootstrap.
+
+    Returns:
+        One row per system, best first: ``system``, ``rank`` (by the point estimate),
+        ``value`` (mean score; pairwise: the Elo-like rating) with ``ci_low``, ``ci_high``,
+        ``se``, ``n`` (cases; pairwise: games), ``rank_low``, ``rank_high`` (simultaneous rank
+        interval), ``could_be_first`` (rank_low is 1), ``tie_class`` (1, 2, ...: walking down
+        the ranking, a new class starts at the first system the class's top system is surely
+        better than), ``n_missing`` (benchmark cases the system has no score for: errored,
+        ungraded or not run), ``value_worst`` and ``value_best`` (the score if every missing
+        case had scored 0 or 1; pairwise: NaN), ``method``. ``attrs``: ``signal_to_noise``
+        (SD of the systems' values over the root mean square of their SEs), ``critical``,
+        ``could_be_first`` (list), ``n_cases``, ``kind``.
+
+    Notes:
+        A system's ``value`` is its mean over the cases it has a score for. When systems miss
+        different cases, their values average different cases: read ``value_worst`` and
+        ``value_best``, which bound the mean over every case of the benchmark, before trusting
+        an order that a few missing cases could reverse.
+
+    Refuses (StatsError, one line) with fewer than two systems, when two systems share fewer
+    than two cases, or (pairwise) when the games do not connect all systems.
+
+    Example:
+        >>> from jevalkit.items import simulate_2pl
+        >>> board = leaderboard(simulate_2pl(n_systems=5, n_items=300, seed=1), case="case_id")
+        >>> board[["system", "rank_low", "rank_high"]].values.tolist()
+        [['sys4', 1, 2], ['sys1', 1, 4], ['sys2', 2, 4], ['sys0', 2, 4], ['sys3', 5, 5]]
+    """
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
+    if n_resamples < 100:
+        raise StatsError(f"n_resamples must be at least 100 for a max-statistic, got {n_resamples}")
+    rng = np.random.default_rng(seed)
+    if kind == "pairwise":
+        return _pairwise(df, confidence, n_resamples, seed)
+    if kind != "pointwise":
+        raise StatsError(f"kind must be 'pointwise' or 'pairwise', got {kind!r}")
+    matrix = score_matrix(df, **columns)
+    spec = matrix.columns
+    names = np.asarray(matrix.systems)
+    if len(names) < 2:
+        raise StatsError(f"a leaderboard needs at least two systems, got {len(names)}")
+    require_connected(matrix)
+    seen = matrix.observed.astype(int)
+    shared = seen @ seen.T
+    few = np.argwhere(np.triu(shared < 2, 1))
+    if few.size:
+        j, k = few[0]
+        raise StatsError(
+            f"systems {names[j]!r} and {names[k]!r} share {shared[j, k]} scored case(s); a "
+            "paired comparison needs at least 2: score them on common cases"
+        )
+    summary = mean_score(
+        df.assign(_system=df[spec["system"]].astype(str)),
+        by="_system",
+        case=spec["case"],
+        score=spec["score"],
+        scale=spec["scale"],
+        confidence=confidence,
+        bimodality=False,
+    ).set_index("_system")
+    summary = summary.loc[names]
+    draws = _case_draws(matrix, n_resamples, rng)
+    value = summary["value"].to_numpy(float)
+    sets = rank_sets(value, draws, shared, confidence)
+    n_items = matrix.scores.shape[1]
+    total = np.nansum(matrix.scores, axis=1)
+    n_seen = seen.sum(axis=1)
+    table = pd.DataFrame(
+        {
+            "system": names,
+            "value": value,
+            "ci_low": summary["ci_low"].to_numpy(float),
+            "ci_high": summary["ci_high"].to_numpy(float),
+            "se": summary["se"].to_numpy(float),
+            "n": summary["n"].to_numpy(int),
+            "n_missing": n_items - n_seen,
+            "value_worst": total / n_items,
+            "value_best": (total + n_items - n_seen) / n_items,
+            "method": [
+                f"{m}; simultaneous {confidence:.0%} rank intervals (Mogstad-Romano-Shaikh-"
+                f"Wilhelm, max-t over pairs, case bootstrap x{n_resamples})"
+                for m in summary["method"]
+            ],
+        }
+    )
+    return _finish(table, sets, confidence, n_items, "pointwise")
+
+
+def _finish(table, sets, confidence, n_cases, kind) -> pd.DataFrame:
+    table["rank_low"] = sets["rank_low"].astype(int)
+    table["rank_high"] = sets["rank_high"].astype(int)
+    table["could_be_first"] = table["rank_low"] == 1
+    order = np.lexsort((table["system"].to_numpy(), -table["value"].to_numpy()))
+    table["tie_class"] = _tie_classes(order, sets["better"])
+    table["rank"] = (
+        table["value"].rank(ascending=False, method="min", na_option="bottom").astype(int)
+    )
+    table = table.iloc[order][LEADERBOARD_COLUMNS].reset_index(drop=True)
+    placed = np.isfinite(table["value"].to_numpy(float))  # unbounded strengths say nothing here
+    se = table["se"].to_numpy(float)[placed]
+    spread = table["value"][placed].std(ddof=1) if placed.sum() >= 2 else float("nan")
+    noise = np.sqrt(np.nanmean(se**2)) if np.isfinite(se).any() else float("nan")
+    table.attrs.update(
+        signal_to_noise=float(spread / noise) if noise > 0 else float("nan"),
+        critical=sets["critical"],
+        could_be_first=table.loc[table["could_be_first"], "system"].tolist(),
+        n_cases=int(n_cases),
+        kind=kind,
+        confidence=confidence,
+    )
+    return table
+
+
+def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd.DataFrame:
+    # rank refuses a disconnected graph (naming its groups) and reports separated systems as
+    # +-inf (or NaN): those cannot be placed, so their rank interval is every rank
+    table, draws = rank_with_draws(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    finite = np.isfinite(table["strength"].to_numpy())
+    n_out = int((~finite).sum())
+    names = table["system"][finite]
+    sets = rank_sets(
+        table["strength"].to_numpy()[finite],
+        draws[names].to_numpy(),
+        np.full((finite.sum(), finite.sum()), np.inf),  # log-odds: no Wilson fallback
+        confidence,
+    )
+    size = len(table)
+    better = np.zeros((size, size), dtype=bool)
+    better[np.ix_(finite, finite)] = sets["better"]
+    rank_low = np.ones(size, dtype=int)
+    rank_high = np.full(size, size)
+    rank_low[finite] = sets["rank_low"]
+    rank_high[finite] = sets["rank_high"] + n_out
+    out = pd.DataFrame(
+        {
+            "system": table["system"],
+            "value": table["rating"],
+            "ci_low": table["ci_low"],
+            "ci_high": table["ci_high"],
+            "se": ELO_SCALE * table["strength_se"],
+            "n": table["n_games"],
+            "n_missing": 0,
+            "value_worst": np.nan,
+            "value_best": np.nan,
+            "method": table["method"]
+            + f"; simultaneous {confidence:.0%} rank intervals (max-t over pairs, step-down)"
+            + (f"; {n_out} system(s) not placed (unbounded strength): every rank" if n_out else ""),
+        }
+    )
+    sets = {**sets, "rank_low": rank_low, "rank_high": rank_high, "better": better}
+    return _finish(out, sets, confidence, table.attrs["n_cases"], "pairwise")

@@ -1,0 +1,130 @@
+"""A self-contained HTML leaderboard: scores with intervals, and each system's simultaneous rank
+interval drawn as a bar over the ranks, tie classes shaded alike. Every name is escaped."""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import ReportError
+from ..metrics import LEADERBOARD_COLUMNS
+from ._html import interval_svg, write_page
+
+_CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.25rem .5rem;text-align:left}
+tr.c0{background:#fff}tr.c1{background:#f3f6fb}.first{font-weight:600}"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: object, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def rank_svg(low: int, high: int, rank: int, n: int) -> str:
+    """A bar over ranks 1..n from ``low`` to ``high`` with a dot at ``rank``.
+
+    Example:
+        >>> rank_svg(1, 3, 2, 5).count("<rect")
+        1
+    """
+    width, height, pad = 240, 18, 6
+    step = (width - 2 * pad) / max(n - 1, 1)
+
+    def x(r: float) -> float:
+        return pad + (r - 1) * step
+
+    return (
+        f"<svg width='{width}' height='{height}' role='img' aria-label='ranks {low} to {high}'>"
+        f"<line x1='{pad}' y1='9' x2='{width - pad}' y2='9' stroke='#ddd'/>"
+        f"<rect x='{x(low) - 4:.1f}' y='4' width='{x(high) - x(low) + 8:.1f}' height='10' "
+        f"rx='5' fill='#9bb8d9'/><circle cx='{x(rank):.1f}' cy='9' r='4' fill='#2c6fbb'/></svg>"
+    )
+
+
+def leaderboard_page(table: pd.DataFrame, *, title: str = "Leaderboard") -> str:
+    """The page for :func:`jevalkit.metrics.leaderboard`'s table.
+
+    Example:
+        >>> t = pd.DataFrame([{"system": "<script>x</script>", "rank": 1, "value": 0.5,
+        ...     "ci_low": 0.4, "ci_high": 0.6, "se": 0.05, "n": 10, "rank_low": 1, "rank_high": 1,
+        ...     "could_be_first": True, "tie_class": 1, "n_missing": 0, "value_worst": 0.5,
+        ...     "value_best": 0.5, "method": "m"}])
+        >>> page = leaderboard_page(t)
+        >>> "<script>x" in page, "&lt;script&gt;x" in page
+        (False, True)
+    """
+    missing = [c for c in LEADERBOARD_COLUMNS if c not in table.columns]
+    if missing:
+        raise ReportError(f"not a leaderboard table: no {missing} column(s)")
+    n = len(table)
+    pairwise = table.attrs.get("kind") == "pairwise"
+    lo, hi = (
+        (0.0, 1.0)
+        if not pairwise
+        else (float(table["ci_low"].min()) - 10, float(table["ci_high"].max()) + 10)
+    )
+    rows = []
+    for r in table.to_dict("records"):
+        bounds = (
+            ""
+            if pairwise
+            else f"<td>{_num(r['value_worst'])} to {_num(r['value_best'])} "
+            f"({int(r['n_missing'])} missing)</td>"
+        )
+        digits = 0 if pairwise else 3
+        rows.append(
+            f"<tr class='c{int(r['tie_class']) % 2}'><td>{int(r['rank'])}</td>"
+            f"<td class='{'first' if r['could_be_first'] else ''}'>{_e(r['system'])}</td>"
+            f"<td>{_num(r['value'], digits)} [{_num(r['ci_low'], digits)}, {_num(r['ci_high'], digits)}]</td>"
+            f"<td>{interval_svg(r['value'], r['ci_low'], r['ci_high'], lo=lo, hi=hi)}</td>"
+            f"<td>{int(r['rank_low'])}-{int(r['rank_high'])}</td>"
+            f"<td>{rank_svg(int(r['rank_low']), int(r['rank_high']), int(r['rank']), n)}</td>"
+            f"<td>{int(r['tie_class'])}</td><td>{int(r['n'])}</td>{bounds}</tr>"
+        )
+    attrs = table.attrs
+    level = attrs.get("confidence", 0.95)
+    first = ", ".join(_e(s) for s in attrs.get("could_be_first", []))
+    snr = attrs.get("signal_to_noise", float("nan"))
+    method = _e(table["method"].iloc[0]) if n else ""
+    parts = [
+        f"<h1>{_e(title)}</h1>",
+        f"<p>{n} systems; could be first: <b>{first}</b>. Signal-to-noise (spread of the "
+        f"scores over their standard errors): {_num(snr, 2)}. Rank intervals hold for all "
+        f"systems together with {level:.0%} confidence; rows shaded alike share a tie class.</p>",
+        "<table><tr><th>rank</th><th>system</th><th>"
+        + ("rating" if pairwise else "score")
+        + f" [{level:.0%} CI]</th><th></th><th>rank interval</th><th></th><th>tie class</th>"
+        + ("<th>games</th>" if pairwise else "<th>cases</th><th>worst to best if missing</th>")
+        + "</tr>",
+        *rows,
+        "</table>",
+        f"<p><small>{method}</small></p>",
+    ]
+    head = f"<meta charset=utf-8><title>{_e(title)}</title><style>{_CSS}</style>"
+    return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>\n"
+
+
+def write_leaderboard_page(
+    table: pd.DataFrame, out: str | Path, *, title: str = "Leaderboard"
+) -> Path:
+    """Write :func:`leaderboard_page` to ``out``; return the path.
+
+    Example:
+        >>> import tempfile
+        >>> from jevalkit.metrics import leaderboard
+        >>> df = pd.DataFrame({"system": list("ab") * 5, "case_id": sorted(range(5)) * 2,
+        ...                    "score": [1, 0, 1, 1, 0, 0, 1, 0, 1, 1.0]})
+        >>> path = write_leaderboard_page(leaderboard(df, case="case_id", n_resamples=200),
+        ...                               Path(tempfile.mkdtemp()) / "board.html")
+        >>> path.read_text().count("<svg")
+        4
+    """
+    return write_page(leaderboard_page(table, title=title), out)

@@ -1,0 +1,117 @@
+"""Item analysis pinned to pingouin and scipy; the planted defects of the example data found."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pingouin
+import pytest
+from scipy import stats as sps
+
+from jevalkit import io
+from jevalkit._paths import data_dir
+from jevalkit.errors import StatsError
+from jevalkit.items import analysis, cronbach_alpha, simulate_2pl
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_2pl(n_systems=40, n_items=25, seed=11)
+
+
+def wide(df):
+    return df.pivot_table(index="system", columns="case_id", values="score", aggfunc="mean")
+
+
+def test_alpha_and_its_interval_match_pingouin(sim):
+    table = analysis(sim, case="case_id")
+    alpha, ci = pingouin.cronbach_alpha(wide(sim))
+    assert table.attrs["alpha"] == pytest.approx(alpha, abs=1e-12)
+    # pingouin rounds its interval to 3 decimals
+    assert table.attrs["alpha_ci"] == pytest.approx(tuple(ci), abs=5e-4)
+
+
+def test_alpha_if_deleted_matches_pingouin_on_the_reduced_matrix(sim):
+    table = analysis(sim, case="case_id")
+    matrix = wide(sim)
+    for j in [0, 7, 24]:
+        item = matrix.columns[j]
+        expected = pingouin.cronbach_alpha(matrix.drop(columns=item))[0]
+        assert table["alpha_if_deleted"][j] == pytest.approx(expected, abs=1e-12)
+
+
+def test_discrimination_is_the_corrected_item_total_pearson_r(sim):
+    table = analysis(sim, case="case_id")
+    matrix = wide(sim).to_numpy()
+    for j in [0, 3, 12]:
+        rest = np.delete(matrix, j, axis=1).sum(axis=1)
+        r, p = sps.pearsonr(matrix[:, j], rest)
+        assert table["discrimination"][j] == pytest.approx(r, abs=1e-12)
+        assert table["discrimination_p"][j] == pytest.approx(p, rel=1e-9)
+
+
+def test_difficulty_and_share_differ():
+    df = pd.DataFrame(
+        {
+            "system": list("abcd") * 2,
+            "case_id": [1] * 4 + [2] * 4,
+            "score": [1, 1, 1, 0, 0, 1, 1, 0.0],
+        }
+    )
+    table = analysis(df, case="case_id")
+    assert table["difficulty"].tolist() == [0.75, 0.5]
+    assert table["share_differ"].tolist() == [0.25, 0.5]
+
+
+def test_the_example_benchmarks_planted_defects_are_found():
+    table = analysis(io.read(data_dir() / "examples" / "benchmark.jsonl"))
+    flagged = lambda col: set(table.loc[table[col], "case_id"])  # noqa: E731
+    assert flagged("dead") == {f"item-{j}" for j in range(70, 76)}
+    assert "item-77" in flagged("negative")
+    assert flagged("flaky") == {f"item-{j}" for j in range(66, 70)}
+    assert table.attrs["n_complete"] == 23  # sys-05 errored on 8 items
+    assert table.loc[table["case_id"] == "item-72", "n_systems"].item() == 23
+
+
+def test_refusals_are_one_line():
+    few = pd.DataFrame(
+        {"system": ["a", "a", "b", "b"], "case_id": [1, 2, 1, 2], "score": [1, 0, 0, 1.0]}
+    )
+    with pytest.raises(StatsError, match="at least 3 systems"):
+        analysis(few, case="case_id")
+    dead = pd.DataFrame(
+        {"system": list("abc") * 2, "case_id": [1] * 3 + [2] * 3, "score": [1.0] * 6}
+    )
+    with pytest.raises(StatsError, match="no item varies"):
+        analysis(dead, case="case_id")
+    apart = pd.DataFrame(
+        {"system": list("aabbcc"), "case_id": [1, 2, 1, 2, 3, 4], "score": [1, 0, 0, 1, 1, 0.0]}
+    )
+    with pytest.raises(
+        StatsError, match=r"share no items across 2 groups \(\['a', 'b'\] and \['c'\]\)"
+    ):
+        analysis(apart, case="case_id")
+    with pytest.raises(StatsError, match="outside \\[0, 1\\]: pass scale"):
+        analysis(dead.assign(score=7.0), case="case_id")
+
+
+def test_order_and_renaming_do_not_change_the_numbers(sim):
+    base = analysis(sim, case="case_id")
+    shuffled = sim.sample(frac=1, random_state=3).assign(system=lambda f: "x" + f["system"])
+    again = analysis(shuffled, case="case_id")
+    pd.testing.assert_frame_equal(base, again)
+
+
+def test_cronbach_alpha_of_a_constant_total_is_not_a_number():
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    assert all(np.isnan(cronbach_alpha(x)))
+
+
+def test_duplicated_rows_are_refused_not_averaged(sim):
+    copied = pd.concat([sim, sim.iloc[:1]])
+    with pytest.raises(StatsError, match=r"2 duplicated rows share .*the same repeat twice"):
+        analysis(copied, case="case_id")
+    coarse = sim.drop(columns="repeat")
+    coarse = pd.concat([coarse, coarse.iloc[:1]])
+    with pytest.raises(StatsError, match="no 'repeat' column tells them apart"):
+        analysis(coarse, case="case_id")

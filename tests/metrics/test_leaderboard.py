@@ -1,0 +1,145 @@
+"""metrics.leaderboard: simultaneous rank intervals that cover, tie classes, bounds for missing
+cases, pairwise strengths, refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jevalkit import io
+from jevalkit._paths import data_dir
+from jevalkit.errors import StatsError
+from jevalkit.metrics import LEADERBOARD_COLUMNS, leaderboard, mean_score, rank_sets
+
+
+def simulate(seed, n_systems=6, n_cases=200, spread=0.2):
+    rng = np.random.default_rng(seed)
+    mu = np.linspace(0.5 - spread / 2, 0.5 + spread / 2, n_systems)
+    item = rng.normal(0, 1, n_cases)
+    p = 1 / (1 + np.exp(-(np.log(mu / (1 - mu))[:, None] + item)))
+    y = (rng.random(p.shape) < p).astype(float)
+    s, j = np.indices(y.shape).reshape(2, -1)
+    truth = p.mean(axis=1)
+    ranks = {f"s{i}": int((truth > truth[i]).sum()) + 1 for i in range(n_systems)}
+    frame = pd.DataFrame({"system": [f"s{v}" for v in s], "case_id": j, "score": y.ravel()})
+    return frame, ranks
+
+
+def test_rank_intervals_cover_the_true_ranking_simultaneously():
+    # small and seeded; benchmarks/bench_items.py runs the full simulation
+    hits = []
+    for seed in range(30):
+        df, truth = simulate(seed)
+        board = leaderboard(df, case="case_id", n_resamples=300, seed=seed)
+        hits.append(all(r.rank_low <= truth[r.system] <= r.rank_high for r in board.itertuples()))
+    assert np.mean(hits) >= 0.9
+
+
+def test_clearly_separated_systems_get_single_ranks():
+    df, _truth = simulate(0, n_systems=4, n_cases=2000, spread=0.6)
+    board = leaderboard(df, case="case_id", n_resamples=300)
+    assert (board["rank_low"] == board["rank_high"]).all()
+    assert board["tie_class"].tolist() == [1, 2, 3, 4]
+    assert board.attrs["could_be_first"] == ["s3"]
+
+
+def test_values_and_intervals_are_mean_score_s():
+    df, _ = simulate(1)
+    board = leaderboard(df, case="case_id", n_resamples=200).set_index("system")
+    ref = mean_score(df, by="system", case="case_id", bimodality=False).set_index("system")
+    for col in ("value", "ci_low", "ci_high", "se", "n"):
+        assert board.loc[ref.index, col].tolist() == pytest.approx(ref[col].tolist())
+    assert list(leaderboard(df, case="case_id", n_resamples=200).columns) == LEADERBOARD_COLUMNS
+
+
+def test_missing_cases_are_bounded_worst_to_best():
+    df, _ = simulate(2, n_systems=3, n_cases=50)
+    gone = (df["system"] == "s0") & (df["case_id"] >= 40)
+    df.loc[gone, "score"] = None
+    row = leaderboard(df, case="case_id", n_resamples=200).set_index("system").loc["s0"]
+    kept = df.loc[(df["system"] == "s0") & ~gone, "score"]
+    assert row["n_missing"] == 10 and row["value"] == pytest.approx(kept.mean())
+    assert row["value_worst"] == pytest.approx(kept.sum() / 50)
+    assert row["value_best"] == pytest.approx((kept.sum() + 10) / 50)
+
+
+def test_identical_systems_are_never_separated():
+    df, _ = simulate(3, n_systems=2)
+    twin = df[df["system"] == "s0"].assign(system="t0")
+    board = leaderboard(pd.concat([df, twin]), case="case_id", n_resamples=200)
+    rows = board.set_index("system")
+    assert rows.loc["s0", "tie_class"] == rows.loc["t0", "tie_class"]
+    assert rows.loc["s0", "rank_high"] >= 2 and rows.loc["t0", "rank_high"] >= 2
+
+
+def test_a_difference_on_three_cases_is_not_certain():
+    # every case differs alike, so the bootstrap SE is 0: the Wilson bound keeps 3 cases open
+    value = np.array([1.0, 0.0])
+    draws = np.tile(value, (200, 1))
+    out = rank_sets(value, draws, np.full((2, 2), 3))
+    assert out["rank_high"].tolist() == [2, 2] and out["critical"] == pytest.approx(1.96, abs=0.01)
+    assert rank_sets(value, draws, np.full((2, 2), 50))["rank_high"].tolist() == [1, 2]
+    df = pd.DataFrame(
+        {"system": ["a"] * 3 + ["b"] * 3, "case_id": [1, 2, 3] * 2, "score": [1.0] * 3 + [0.0] * 3}
+    )
+    board = leaderboard(df, case="case_id", n_resamples=200)
+    assert board["rank_low"].tolist() == [1, 1] and board["rank_high"].tolist() == [2, 2]
+
+
+def test_order_and_renaming_do_not_change_the_board():
+    df, _ = simulate(4)
+    base = leaderboard(df, case="case_id", n_resamples=200)
+    again = leaderboard(df.sample(frac=1, random_state=1), case="case_id", n_resamples=200)
+    pd.testing.assert_frame_equal(base, again)
+
+
+def test_pairwise_games_rank_by_bradley_terry():
+    games = io.read(data_dir() / "examples" / "pairwise.jsonl")
+    board = leaderboard(games, kind="pairwise", n_resamples=300)
+    assert board["system"].iloc[0] == "alpha" and board.attrs["kind"] == "pairwise"
+    assert (board["rank_low"] <= board["rank"]).all() and (
+        board["rank"] <= board["rank_high"]
+    ).all()
+    assert board["value_best"].isna().all()
+
+
+def test_refusals():
+    df, _ = simulate(5, n_systems=3)
+    with pytest.raises(StatsError, match="at least two systems"):
+        leaderboard(df[df["system"] == "s0"], case="case_id")
+    split = df.assign(case_id=np.where(df["system"] == "s2", df["case_id"] + 10_000, df["case_id"]))
+    with pytest.raises(StatsError, match=r"share no items .*\['s2'\]"):
+        leaderboard(split, case="case_id")
+    one = pd.DataFrame(
+        {
+            "system": ["a", "a", "b", "b", "c", "c"],
+            "case_id": [1, 2, 2, 3, 3, 1],
+            "score": [1, 0, 1, 0, 1, 0.0],
+        }
+    )
+    with pytest.raises(StatsError, match="share 1 scored case"):
+        leaderboard(one, case="case_id")
+    games = io.read(data_dir() / "examples" / "pairwise.jsonl")
+    ab = games["system_a"].isin(["alpha", "bravo"]) & games["system_b"].isin(["alpha", "bravo"])
+    cd = games["system_a"].isin(["charlie", "delta"]) & games["system_b"].isin(["charlie", "delta"])
+    with pytest.raises(
+        StatsError,
+        match=r"2 groups that never play each other \(\{alpha, bravo\} and \{charlie, delta\}\)",
+    ):
+        leaderboard(games[ab | cd], kind="pairwise")
+    with pytest.raises(StatsError, match="outside \\[0, 1\\]"):
+        leaderboard(df.assign(score=df["score"] * 10), case="case_id")
+
+
+def test_a_separated_system_is_not_placed():
+    games = io.read(data_dir() / "examples" / "pairwise.jsonl")
+    sweep = games.head(6).assign(system_a="winner", system_b="alpha", verdict="a>b", score=1.0)
+    sweep = sweep.drop_duplicates(["case_id", "position", "repeat"])
+    board = leaderboard(
+        pd.concat([games, sweep], ignore_index=True), kind="pairwise", n_resamples=200
+    )
+    row = board.set_index("system").loc["winner"]
+    assert (row["rank_low"], row["rank_high"]) == (1, len(board)) and row["could_be_first"]
+    assert "not placed" in row["method"]
+    assert (board.set_index("system").drop("winner")["rank_high"] >= 2).all()

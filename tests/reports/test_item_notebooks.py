@@ -1,0 +1,47 @@
+"""The benchmark_health and leaderboard notebooks run under papermill on the bundled simulated
+benchmark, and their headlines carry the planted defects and the rank intervals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jevalkit._paths import data_dir
+from jevalkit.reports import run_report
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    return tmp_path_factory.mktemp("item-reports")
+
+
+def test_benchmark_health_finds_the_planted_defects(out):
+    report = run_report("benchmark_health", out=out, parameters={"ks": [10, 20], "max_systems": 6})
+    numbers = json.loads(report.headline.read_text())
+    assert (numbers["dead"], numbers["flaky"], numbers["n_items"]) == (6, 4, 80)
+    assert numbers["irt"]["n_calibrated"] == 74
+    check = numbers["leave_systems_out"]
+    assert {r["k"] for r in check} == {10, 20} and all(r["n_systems"] == 6 for r in check)
+
+
+def test_leaderboard_report_and_page(out):
+    report = run_report("leaderboard", out=out, parameters={"n_resamples": 300})
+    numbers = json.loads(report.headline.read_text())
+    assert numbers["n_systems"] == 24 and "sys-02" in numbers["could_be_first"]
+    rows = {r["system"]: r for r in numbers["board"]}
+    assert rows["sys-05"]["n_missing"] == 8
+    assert all(r["rank_low"] <= r["rank"] <= r["rank_high"] for r in rows.values())
+    page = (out / "leaderboard.page.html").read_text()
+    assert page.count("<svg") >= 48  # a score interval and a rank interval per system
+
+
+def test_leaderboard_report_on_pairwise_games(tmp_path):
+    report = run_report(
+        "leaderboard",
+        results=data_dir() / "examples" / "pairwise.jsonl",
+        out=tmp_path,
+        parameters={"kind": "pairwise", "results_format": "pairwise", "n_resamples": 200},
+    )
+    numbers = json.loads(report.headline.read_text())
+    assert numbers["kind"] == "pairwise" and numbers["could_be_first"][0] == "alpha"
