@@ -36,6 +36,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "content_hash",
     "field_path",
+    "json_line",
     "load_yaml",
     "nested_deeper_than",
     "read_lock",
@@ -125,6 +126,30 @@ def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
     if nested_deeper_than(data, MAX_DEPTH):
         raise error(f"{path}: nested deeper than {MAX_DEPTH} levels; not a jevalkit data file")
     return data
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_line(line: str, where: str, error: Callable[[str], Exception]) -> Any:
+    """Parse one line of a JSONL data file as strict JSON (no NaN or Infinity); any problem
+    raises ``error`` with one line naming ``where`` (file and line).
+
+    Example:
+        >>> json_line('{"id": 1}', "cases.jsonl:1", ValueError)
+        {'id': 1}
+        >>> json_line('{"x": NaN}', "cases.jsonl:2", ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: cases.jsonl:2: not JSON (NaN is not valid JSON)
+    """
+    try:
+        return json.loads(line, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise error(f"{where}: nested too deeply") from None
+    except ValueError as exc:
+        raise error(f"{where}: not JSON ({str(exc).split(':')[0]})") from None
 
 
 def schema_validator(schema: dict[str, Any]) -> jsonschema_rs.Validator:

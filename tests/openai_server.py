@@ -6,7 +6,8 @@ fail that way, then it answers normally. Fault names:
 
 ``429`` (with ``Retry-After``), ``500``, ``503``, ``hang`` (answers after ``hang_s``),
 ``malformed`` (200 with a body that is not JSON), ``no_choices`` (200, ``{}``), ``error_object``
-(200 with an ``error`` object), ``drop`` (closes the connection without answering).
+(200 with an ``error`` object), ``drop`` (closes the connection without answering), ``length``
+(the answer cut in half with ``finish_reason`` ``length``, as when ``max_tokens`` runs out).
 
 Hostile answers (a well-formed HTTP exchange with a body no client should trust):
 ``usage_list`` (``usage`` is a list), ``tokens_text`` / ``tokens_nan`` / ``tokens_inf``
@@ -215,6 +216,18 @@ class OpenAIServer:
                     self._send(200, b"{}")
                 elif fault == "error_object":
                     self._send(200, b'{"error": {"message": "model overloaded", "code": 529}}')
+                elif fault == "length":
+                    answer = server.answer(self.path, body)
+                    choice = answer["choices"][0]
+                    key = "message" if "message" in choice else None
+                    text = choice["message"]["content"] if key else choice["text"]
+                    cut = text[: len(text) // 2]
+                    if key:
+                        choice["message"]["content"] = cut
+                    else:
+                        choice["text"] = cut
+                    choice["finish_reason"] = "length"
+                    self._send(200, json.dumps(answer).encode())
                 elif fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,14 @@ from .. import io
 from ..errors import ImportFormatError
 from ..runner import read_results
 
-__all__ = ["add_reader_options", "add_source_options", "load_source", "reader_options", "register"]
+__all__ = [
+    "add_reader_options",
+    "add_source_options",
+    "load_source",
+    "reader_options",
+    "register",
+    "sniffed_format",
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--format", choices=io.FORMATS, help="default: detected from the content")
     cmd.add_argument("--out", required=True, metavar="PATH", help="the results JSONL to write")
     cmd.add_argument("--overwrite", action="store_true", help="replace --out when it exists")
+    cmd.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the system name of each PATH, in order (two logs of one task and model)",
+    )
     add_reader_options(cmd)
     cmd.set_defaults(handler=_import)
 
@@ -51,12 +65,29 @@ def add_source_options(cmd: argparse.ArgumentParser, what: str = "RESULTS") -> N
     add_reader_options(cmd)
 
 
+def sniffed_format(path: str) -> str | None:
+    """The format of the file at ``path`` told by its content, as ``import`` tells it; None
+    when no format fits a text file (it is then read as jevalkit results, whose reader names
+    the field at fault). An archive no format fits is refused as such, never "not UTF-8"."""
+    try:
+        return io.detect_format(path)
+    except ImportFormatError:
+        if zipfile.is_zipfile(path):
+            raise
+        return None
+
+
 def load_source(args: argparse.Namespace, path: str) -> pd.DataFrame:
-    """The results at ``path``: a results file, or another tool's log with ``--from``."""
-    if args.source_format is None:
-        return read_results(path)
+    """The results at ``path``: a jevalkit results file, or another tool's log, told by its
+    content as ``import`` does (``--from FORMAT`` names it instead)."""
     fmt = None if args.source_format == "auto" else args.source_format
+    if args.source_format is None:
+        fmt = sniffed_format(path)
+        if fmt is None:
+            return read_results(path)  # its own errors name the results field at fault
     fmt = fmt or io.detect_format(path)
+    if fmt == "jevalkit":
+        return read_results(path)
     return io.read(path, format=fmt, **reader_options(args, fmt))
 
 
@@ -71,9 +102,14 @@ def reader_options(args: argparse.Namespace, fmt: str | None) -> dict:
 
 def _import(args: argparse.Namespace) -> int:
     frames = []
-    for path in args.paths:
+    labels = args.label or [None] * len(args.paths)
+    if len(labels) != len(args.paths):
+        raise ImportFormatError(
+            f"{len(labels)} --label for {len(args.paths)} files; give one --label per file, in order"
+        )
+    for path, label in zip(args.paths, labels, strict=True):
         fmt = args.format or io.detect_format(path)
-        frame = io.read(path, format=fmt, **reader_options(args, fmt))
+        frame = io.read(path, format=fmt, label=label, **reader_options(args, fmt))
         unusable = frame["error"].notna()
         reasons = frame.loc[unusable, "error"].map(lambda e: e.get("message", "")).value_counts()
         detail = "; ".join(f"{n} {reason}" for reason, n in reasons.items())

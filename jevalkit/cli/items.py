@@ -100,6 +100,9 @@ def _items(args: argparse.Namespace) -> int:
         irt = fit.items[[*keys, "difficulty", "discrimination", "infit", "outfit"]]
         shown = shown.merge(irt, on=keys, how="left", suffixes=("", "_irt"))
         print(f"{fit.method}; log-likelihood {fit.loglik:.1f}, converged {fit.converged}")
+    if not args.json:
+        print(table.attrs["method"])
+        shown = shown.drop(columns="method")
     _show(shown, args.json)
     return 0
 

@@ -113,7 +113,9 @@ def detect_format(path: str | Path) -> str:
     return fits[0]
 
 
-def read(path: str | Path, format: str | None = None, **options: Any) -> pd.DataFrame:
+def read(
+    path: str | Path, format: str | None = None, *, label: str | None = None, **options: Any
+) -> pd.DataFrame:
     """Read an evaluation log into the results frame (:data:`jevalkit.COLUMNS`, then ``system``).
 
     Args:
@@ -121,6 +123,9 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> pd.Data
         format: one of ``jevalkit``, ``inspect``, ``promptfoo``, ``lm_eval``, ``grades``,
             ``pairwise``, ``verdicts``, ``preferences``; default: detected from the content
             (refused when two fit).
+        label: the system name for every row (its ``label`` and ``system``; ``label · system``
+            when the log holds several), so two logs of the same task and model stay apart;
+            refused for pairwise games, whose rows name two systems each.
         **options: for the format's reader: ``baseline=`` (``verdicts``), ``model=`` and
             ``task=`` (``lm_eval``), ``scale=`` (``grades``), ``engine=`` (``inspect``).
 
@@ -164,7 +169,7 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> pd.Data
             f"{path}: no {fmt} records found in it (0 rows); check --format and that the file "
             "is a complete log"
         )
-    return frame
+    return frame if label is None else labelled(frame, label, path)
 
 
 # What a field of the wrong type, a number too large or a structure too deep raises in a reader
@@ -186,6 +191,28 @@ def _malformed(path: Path, fmt: str, exc: BaseException) -> ImportFormatError:
         f"{path}: not a valid {fmt} log: a field has a value of the wrong type or size "
         f"({type(exc).__name__}: {reason})"
     )
+
+
+def labelled(frame: pd.DataFrame, label: str, path: Path) -> pd.DataFrame:
+    """``frame`` with every row's ``label`` and ``system`` set to ``label`` (``label · system``
+    when the log holds several systems, so they stay apart).
+
+    Example:
+        >>> labelled(pd.DataFrame({"kind": ["import"], "label": [None], "system": ["m"]}), "v2",
+        ...          Path("x.eval"))["system"].tolist()
+        ['v2']
+    """
+    if not isinstance(label, str) or not label.strip():
+        raise ImportFormatError(f"{path}: label must be a non-empty name, got {label!r}")
+    if "kind" in frame and frame["kind"].eq("pairwise").any():
+        raise ImportFormatError(
+            f"{path}: holds pairwise games (two systems per row); a label names one system"
+        )
+    systems = frame["system"].astype(str) if "system" in frame else pd.Series("", frame.index)
+    # several systems in one log (promptfoo's prompts) stay apart under the label
+    several = systems.nunique() > 1
+    name = label + " · " + systems if several else pd.Series(label, index=frame.index)
+    return frame.assign(label=name, system=name)
 
 
 def _read_jevalkit(path: Path) -> pd.DataFrame:

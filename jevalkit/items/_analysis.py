@@ -16,6 +16,7 @@ from typing import Unpack
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
 
 from ..errors import StatsError
 from ..metrics import ScoreColumns, require_connected, require_systems, score_matrix
@@ -25,6 +26,7 @@ ANALYSIS_COLUMNS = [
     "difficulty",
     "discrimination",
     "discrimination_p",
+    "discrimination_q",
     "share_differ",
     "flip_share",
     "alpha_if_deleted",
@@ -89,11 +91,13 @@ def analysis(
     Returns:
         One row per item, sorted by its case columns, then: ``n_systems`` (systems scored on
         it), ``difficulty`` (mean score over systems), ``discrimination`` (corrected item-total
-        r; NaN for a dead item), ``discrimination_p`` (two-sided p of r = 0), ``share_differ``
+        r; NaN for a dead item), ``discrimination_p`` (two-sided p of r = 0), ``discrimination_q``
+        (Benjamini-Hochberg adjusted over the items), ``share_differ``
         (share of systems whose score differs from the item's most common score),
         ``flip_share`` (share of systems whose repeats disagree), ``alpha_if_deleted``,
         ``dead`` (every system scored it alike), ``negative`` (r < 0 with p < 0.05: likely
-        mis-keyed or ambiguous), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
+        mis-keyed or ambiguous; a screen, unadjusted: on many items some clean ones are flagged
+        by chance, so sort by ``discrimination_q``), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
         flags joined by ``+``), ``method``. ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
         alpha), ``n_systems``, ``n_items``, ``method``.
 
@@ -157,6 +161,10 @@ def analysis(
     else:
         alpha, alpha_del = (np.nan, np.nan, np.nan), np.full(x.shape[1], np.nan)
     negative = (r < 0) & (p < 0.05)
+    tested = np.isfinite(p)
+    q = np.full(p.size, np.nan)
+    if tested.any():
+        q[tested] = multipletests(p[tested], method="fdr_bh")[1]
     flaky = np.nan_to_num(flip_share) >= flaky_at
     status = []
     for flags in zip(dead, negative, flaky, strict=True):
@@ -168,6 +176,7 @@ def analysis(
         "difficulty": difficulty,
         "discrimination": r,
         "discrimination_p": p,
+        "discrimination_q": q,
         "share_differ": share_differ,
         "flip_share": flip_share,
         "alpha_if_deleted": alpha_del,

@@ -164,6 +164,7 @@ HELPERS = MappingProxyType(
         M + "run_summary": "composes pass_rate",
         M + "cost": "token and cost totals: no sampling estimate",
         M + "error_share": "counts error rows (the gates' error rule)",
+        M + "per_case": "each case's repeats described, worst first: no sampling estimate",
         M + "register": "this registry",
         M + "score_matrix": "the system x item matrix of the item statistics",
         M + "require_connected": "refuses systems that share no items",

@@ -11,7 +11,7 @@ from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of
+from ._frame import CASE_COLUMNS, CaseSpec, columns_of, require
 from ._scores import mean_score, pass_rate
 from ._summary import has_repeats
 
@@ -73,26 +73,35 @@ def gate(
     metric: str = "pass_rate",
     by: CaseSpec = None,
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     max_flip_rate: float = 0.1,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> pd.DataFrame:
-    """Decide whether every group clears ``minimum`` on ``metric``: ``pass`` only when the lower
-    end of the 95% interval is at or above it, ``fail`` when it is below, ``refused`` when the
-    data cannot decide (no scored rows; more than ``max_error_rate`` of the group's rows are
-    errors, so the verdict would rest on the rows that happened to succeed; or verdicts that
-    flip between repeats in more than ``max_flip_rate`` of cases: a flaky evaluator makes a
-    flaky gate). Pairwise games (rows with ``system_a``) are refused: gate on ``win_rate`` or
-    ``compare`` instead.
+    """Decide whether each system (and each ``by`` group) clears ``minimum`` on ``metric``:
+    ``pass`` only when the lower end of the 95% interval is at or above it, ``fail`` when it is
+    below, ``refused`` when the data cannot decide (no scored rows; more than ``max_error_rate``
+    of the group's rows are errors, so the verdict would rest on the rows that happened to
+    succeed; or verdicts that flip between repeats in more than ``max_flip_rate`` of cases: a
+    flaky evaluator makes a flaky gate). Pairwise games (rows with ``system_a``) are refused:
+    gate on ``win_rate`` or ``compare`` instead.
+
+    Systems are never pooled: a file with three systems gets three decisions (pooled, their
+    different pass rates on one case look like verdicts that flip, and the gate called the
+    evaluator flaky). ``system=None`` says the rows are one system.
 
     Returns:
-        One row per group: the ``by`` columns, ``metric``, ``decision`` (``pass``, ``fail``,
-        ``refused``), ``n`` (scored rows), ``n_errors`` (error rows left out), ``value``,
+        One row per system and group: ``system`` (unless ``system=None``), the ``by`` columns,
+        ``metric``, ``decision`` (``pass``, ``fail``, ``refused``), ``n`` (scored rows),
+        ``n_errors`` (error rows left out), ``value``,
         ``ci_low``, ``ci_high``, ``threshold``, ``reason`` (one sentence).
 
     Example:
         >>> df = pd.DataFrame({"case_id": list("abcdefghij"), "passed": [True] * 9 + [False]})
-        >>> gate(df, minimum=0.5, case="case_id")[["decision", "n"]].values.tolist()
+        >>> gate(df, minimum=0.5, case="case_id", system=None)[["decision", "n"]].values.tolist()
         [['pass', 10]]
+        >>> two = pd.concat([df.assign(system="a"), df.assign(system="b", passed=False)])
+        >>> gate(two, minimum=0.5, case="case_id")[["system", "decision"]].values.tolist()
+        [['a', 'pass'], ['b', 'fail']]
     """
     if metric not in GATE_METRICS:
         raise StatsError(f"metric must be one of {sorted(GATE_METRICS)}, got {metric!r}")
@@ -105,12 +114,14 @@ def gate(
             "these are pairwise games (system_a vs system_b): a gate on one score would pool "
             "both sides' preferences; use metrics.win_rate or compare"
         )
-    cols = columns_of(by)
-    table = GATE_METRICS[metric](results, by=by, case=case)
+    if system is not None:
+        require(results, system, "system", "each system gets its own decision")
+    cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
+    table = GATE_METRICS[metric](results, by=cols or None, case=case)
     flips = None
-    if "passed" in results.columns and has_repeats(results, case=case, system=None):
+    if "passed" in results.columns and has_repeats(results, case=case, system=system):
         try:
-            flips = consistency(results, by=by, case=case, level=None)
+            flips = consistency(results, by=cols or None, case=case, level=None)
         except StatsError:
             flips = None
     rows = []
@@ -161,6 +172,21 @@ def gate(
                 "threshold": minimum,
                 "reason": reason
                 + (f" ({n_errors} error rows left out)" if n_errors and not too_many else ""),
+            }
+        )
+    if not rows:  # no system at all: nothing to decide on, said once
+        rows.append(
+            {
+                **dict.fromkeys(cols),
+                "metric": metric,
+                "decision": "refused",
+                "n": 0,
+                "n_errors": error_share(results)[0],
+                "value": np.nan,
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "threshold": minimum,
+                "reason": "all results: no scored rows to decide on",
             }
         )
     return pd.DataFrame(rows, columns=[*cols, *GATE_COLUMNS])

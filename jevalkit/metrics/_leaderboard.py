@@ -198,6 +198,11 @@ def leaderboard(
         raise StatsError(f"n_resamples must be at least 100 for a max-statistic, got {n_resamples}")
     rng = np.random.default_rng(seed)
     if kind == "pairwise":
+        if columns:
+            raise StatsError(
+                f"pairwise games name their systems in system_a / system_b and their cases in "
+                f"case_id: drop {', '.join(f'{k}=' for k in sorted(columns))}"
+            )
         return _pairwise(df, confidence, n_resamples, seed)
     if kind != "pointwise":
         raise StatsError(f"kind must be 'pointwise' or 'pairwise', got {kind!r}")

@@ -131,9 +131,13 @@ def score_matrix(
     else:
         low, high = 0.0, 1.0
     if values.size and (values.min() < low or values.max() > high):
+        fix = (
+            f"outside scale={scale!r}: give the range the scores are on (or no scale for 0-1 scores)"
+            if scale is not None
+            else "outside [0, 1]: pass scale=(low, high) (e.g. scale=(1, 10) for 1-10 grades)"
+        )
         raise StatsError(
-            f"column {score!r} ranges from {values.min():g} to {values.max():g}, outside "
-            f"[{low:g}, {high:g}]: pass scale=(low, high) (e.g. scale=(1, 10) for 1-10 grades)"
+            f"column {score!r} ranges from {values.min():g} to {values.max():g}, {fix}"
         )
     values = (values - low) / (high - low)
     _refuse_duplicates(usable, system, case_cols)

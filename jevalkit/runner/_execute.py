@@ -279,7 +279,7 @@ def build_row(
         >>> row = build_row(job, {"output": "[]", "score": 0.0, "passed": False}, [], run,
         ...                 "2026-11-30T00:00:00.000+00:00")
         >>> row.key(), row.passed, row.attempts
-        (('schema-ten-records', 2, None, 'm', '...', None, None, None, None, 0), False, None)
+        (('schema-ten-records', 3, None, None, 'm', '...', None, None, None, None, 0), False, None)
     """
     unknown = set(produced) - JOB_FIELDS
     if unknown:
@@ -310,6 +310,8 @@ def build_row(
         version=job.version,
         probe_hash=job.probe_hash,
         case_id=job.case_id,
+        variant=job.variant,
+        subset=job.subset,
         model=run.asked,
         repeat=job.repeat,
         parameters=job.parameters,

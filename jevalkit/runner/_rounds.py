@@ -2,7 +2,8 @@
 stop and what the next round sends, is :class:`~jevalkit.runner.AdaptiveRepeats`).
 
 The jobs come planned for ``max_repeats`` repeats; a *case* is what one job per repeat (two for
-a pairwise game played in both orders) evaluates: a probe, or a judge's case. Each round sends
+a pairwise game played in both orders) evaluates: a probe's case in one wording (variant), or a
+judge's case. Each round sends
 the repeats the policy asks for through the one execution path, scores each case's repeat (its
 rows' mean verdict or score; an error row leaves the repeat out), and feeds the anytime-valid
 interval.
@@ -44,7 +45,7 @@ def case_repeats(jobs: Sequence[Job]) -> list[list[list[Job]]]:
     """
     cases: dict[tuple, dict[int, list[Job]]] = {}
     for job in jobs:
-        case = (job.probe, job.version, job.case_id, job.system_a, job.system_b)
+        case = (job.probe, job.version, job.case_id, job.variant, job.system_a, job.system_b)
         cases.setdefault(case, {}).setdefault(job.repeat, []).append(job)
     return [[by_repeat[r] for r in sorted(by_repeat)] for by_repeat in cases.values()]
 

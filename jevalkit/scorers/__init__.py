@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ._constraints import CONSTRAINTS, constraints
 from ._json_schema import JsonSchemaScorer, compile_schema, json_schema
 from ._json_similarity import json_similarity, similarity
 from ._rubric import Condition, RubricCheck, Violation
@@ -20,6 +21,7 @@ from ._strict_json import StrictJSONError, parse_strict_json
 from ._text import exact_match, levenshtein, levenshtein_similarity
 
 __all__ = [
+    "CONSTRAINTS",
     "SCORERS",
     "Check",
     "Condition",
@@ -29,6 +31,7 @@ __all__ = [
     "StrictJSONError",
     "Violation",
     "compile_schema",
+    "constraints",
     "exact_match",
     "get_scorer",
     "json_schema",
@@ -44,6 +47,7 @@ SCORERS: dict[str, Callable[..., Score]] = {
     "json_similarity": json_similarity,
     "levenshtein": levenshtein,
     "exact_match": exact_match,
+    "constraints": constraints,
 }
 
 

@@ -115,3 +115,12 @@ def test_duplicated_rows_are_refused_not_averaged(sim):
     coarse = pd.concat([coarse, coarse.iloc[:1]])
     with pytest.raises(StatsError, match="no 'repeat' column tells them apart"):
         analysis(coarse, case="case_id")
+
+
+def test_discrimination_q_is_benjamini_hochberg_over_the_tested_items(sim):
+    from statsmodels.stats.multitest import multipletests
+
+    table = analysis(sim, case="case_id")
+    tested = table["discrimination_p"].notna()
+    expected = multipletests(table.loc[tested, "discrimination_p"], method="fdr_bh")[1]
+    assert table.loc[tested, "discrimination_q"].tolist() == pytest.approx(expected.tolist())

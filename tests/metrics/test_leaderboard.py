@@ -128,6 +128,8 @@ def test_refusals():
         match=r"2 groups that never play each other \(\{alpha, bravo\} and \{charlie, delta\}\)",
     ):
         leaderboard(games[ab | cd], kind="pairwise")
+    with pytest.raises(StatsError, match="drop case=, scale="):
+        leaderboard(games, kind="pairwise", case="question_id", scale=(1, 10))
     with pytest.raises(StatsError, match="outside \\[0, 1\\]"):
         leaderboard(df.assign(score=df["score"] * 10), case="case_id")
 

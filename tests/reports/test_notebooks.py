@@ -175,3 +175,40 @@ def test_judge_correction_notebook_matches_the_library(reports):
     assert got == pytest.approx(want)
     assert numbers["labels_used"] == 120 and numbers["judged_items"] == 1200
     assert numbers["difference"][0]["system"] == "assistant-b - assistant-a"
+
+
+def test_probe_report_on_a_probe_with_cases_and_variants(tmp_path, openai_server):
+    from probe_folders import write_probe
+
+    import jevalkit
+
+    root = tmp_path / "probes"
+    variants = [{"id": "terse", "messages": [{"role": "user", "content": "2*{{x}}="}]}]
+    write_probe(root, variants=variants)
+    probe = jevalkit.load_probe("double", root=root)
+
+    def reply(body):  # base wording: right on even numbers; terse wording: always right
+        text = body["messages"][-1]["content"]
+        terse = text.startswith("2*")
+        n = int(text[2:-1] if terse else text.removeprefix("What is twice ").removesuffix("?"))
+        return str(2 * n) if terse or n % 2 == 0 else "0"
+
+    openai_server.reply = reply
+    out = tmp_path / "r.jsonl"
+    jevalkit.run(
+        probe,
+        "test/m",
+        base_url=openai_server.base_url,
+        repeats=2,
+        variants="all",
+        cases="1-10",
+        out=out,
+        progress=False,
+    )
+    report = run_report("probe_report", results=out, parameters={"probe": "double@1"}, out=tmp_path)
+    numbers = report.numbers()
+    assert numbers["n_cases"] == 10 and numbers["n"] == 40
+    by_variant = {r["variant"]: r["value"] for r in numbers["pass_rate_by_variant"]}
+    assert by_variant == {"base": 0.5, "terse": 1.0}
+    assert [r["pass_rate"] for r in numbers["worst_cases"]] == [0.5] * 5  # odd cases, worst first
+    assert {r["case_id"] for r in numbers["worst_cases"]} == {"c01", "c03", "c05", "c07", "c09"}
