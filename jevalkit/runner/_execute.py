@@ -113,11 +113,8 @@ async def execute(
     if model is None and any(job.needs_model for job in jobs):
         raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
     price = settings.price(asked) if model is not None else None
-    if budget.usd is not None and price is None:
-        raise UsageError(
-            f"--budget-usd needs a price for {asked!r}: it is not in data/prices.yaml; "
-            "give --price-in and --price-out (dollars per million tokens)"
-        )
+    if budget.usd is not None:
+        settings.require_price(asked)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
