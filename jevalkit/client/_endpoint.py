@@ -202,14 +202,17 @@ class Endpoint:
 
 
 def mask_credentials(url: str) -> str:
-    """``url`` with anything between ``scheme://`` and ``@`` masked, for messages: it works on URLs
-    too malformed to parse.
+    """``url`` with anything between ``scheme://`` and the last ``@`` masked, for messages: it
+    works on URLs too malformed to parse, and on a password holding an unencoded ``/``, ``?``,
+    ``#`` or ``@`` (an ``@`` in the path masks the host too: safe rather than sorry).
 
     Example:
         >>> mask_credentials("http://ann:s3cret@exa mple.com:99999/v1")
         'http://***@exa mple.com:99999/v1'
+        >>> mask_credentials("http://ann:p/ss#w@rd@host/v1")
+        'http://***@host/v1'
     """
-    return re.sub(r"^([^:/?#]*://)[^/?#]*@", r"\1***@", url)
+    return re.sub(r"^([^:/?#]*://).*@", r"\1***@", url, flags=re.DOTALL)
 
 
 def _check_url(url: str) -> None:
@@ -219,7 +222,13 @@ def _check_url(url: str) -> None:
         parts.port  # noqa: B018 - raises ValueError on a bad port
         host = parts.hostname
     except ValueError as exc:
-        reason = mask_credentials(str(exc)) if "@" in str(exc) else exc
+        # urllib quotes pieces of the URL (a 'port' cut from a password holding a '/'): with
+        # credentials in it, say only what to fix.
+        reason = (
+            "credentials in it must percent-encode / ? # @ and :"
+            if "@" in url.partition("://")[2]
+            else exc
+        )
         raise ClientError(
             f"base URL {shown!r} cannot be parsed ({reason}); pass e.g. --base-url "
             "http://127.0.0.1:8080/v1"

@@ -123,3 +123,14 @@ def test_a_key_and_url_credentials_together_are_refused_not_silently_chosen(monk
     monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
     with pytest.raises(ClientError, match=r"carries credentials and \$JEVALKIT_API_KEY is set"):
         resolve_endpoint("https://ann:pass-123456789@gateway.example/v1")
+
+
+@pytest.mark.parametrize("password", ["p/ss0rdXYZ", "pa#ss0rdXYZ", "pa?ss0rdXYZ", "pa@ss0rdXYZ"])
+def test_an_unencoded_password_never_reaches_the_parse_error(password):
+    """A password with a character that ends the authority (/, #, ?) or an extra @ makes the URL
+    unparsable; the message must not show any of it (not even the 'port' urllib cut from it)."""
+    with pytest.raises(ClientError) as caught:
+        resolve_endpoint(f"http://ann:{password}@127.0.0.1:99999/v1")
+    message = str(caught.value)
+    assert "cannot be parsed" in message
+    assert "ss0rdXYZ" not in message and "'p'" not in message and "'pa'" not in message
