@@ -29,7 +29,7 @@ def head_lines(path: Path, limit: int = 5, max_bytes: int = 1 << 20) -> list[str
     """The first non-empty lines of a text file (for format detection)."""
     with path.open("rb") as fh:
         chunk = fh.read(max_bytes)
-    lines = [line.strip() for line in chunk.decode("utf-8", errors="replace").splitlines()]
+    lines = [line.strip() for line in chunk.decode("utf-8-sig", errors="replace").splitlines()]
     return [line for line in lines if line][:limit]
 
 
@@ -66,7 +66,7 @@ def load_jsonl(path: Path) -> pd.DataFrame:
     except (ValueError, TypeError):
         pass
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     rows = []

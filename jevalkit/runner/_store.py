@@ -185,6 +185,8 @@ def iter_rows(path: str | Path) -> Iterable[dict[str, Any]]:
             data = fh.read()
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
+    if data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows editors save UTF-8
+        data = data[3:]
     lines = data.split(b"\n")
     complete, tail = lines[:-1], lines[-1]
     for lineno, line in enumerate(complete, 1):

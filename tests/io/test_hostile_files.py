@@ -143,3 +143,15 @@ def test_a_json_log_too_large_to_parse_whole_is_refused_before_reading(tmp_path)
     for engine in ("builtin", "inspect"):
         with pytest.raises(ImportFormatError, match="larger than 256 MB is not read"):
             io.read(log, format="inspect", engine=engine)
+
+
+@pytest.mark.parametrize("name", ["pairwise.jsonl", "benchmark.jsonl"])
+def test_a_file_saved_with_a_byte_order_mark_reads(tmp_path, name):
+    """A JSONL file saved by a Windows editor starts with a UTF-8 BOM: it reads as without it,
+    not 'not a JSON row (Expecting value)' or 'not a format jevalkit reads'."""
+    from jevalkit.reports import example_path
+
+    original = example_path(name)
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + original.read_bytes())
+    assert io.read(path).equals(io.read(original))
