@@ -22,7 +22,7 @@ function (its dotted path, so this module imports nothing it registers), the fra
 (``call``), the estimand and the interval in a few words, which adversarial checks apply
 (``checks``, a subset of :data:`CHECKS`; leave one out only with the reason in ``note``), and
 the name of its simulation in ``benchmarks/calibration.py`` (``calibration``) when it has an
-interval. A public function of ``metrics``, ``labels``, ``stats`` (or ``items``) that is neither
+interval. A public function or class of ``metrics``, ``labels``, ``stats`` (or ``items``) that is neither
 registered nor listed in :data:`HELPERS` fails ``test_every_public_statistic_is_registered``.
 
 Example:
@@ -131,6 +131,7 @@ register(S + "bootstrap_ci", "arrays", "a statistic of a sample", "BCa / percent
 register(S + "standard_error", "arrays", "the standard error of a mean, cluster-aware", "normal / t", calibration="pass_rate")
 register(S + "paired_difference", "arrays", "a paired mean difference", "t over pairs", calibration="compare")
 register(S + "confidence_sequence", "arrays", "a running mean, valid at every look", "anytime-valid confidence sequence", note="calibrated by benchmarks/bench_adaptive.py")
+register(S + "SweepSequence", "arrays", "the mean over cases of each case's expected score, at every sweep", "anytime-valid confidence sequence (betting)", note="the adaptive runner's stopping rule; calibrated by benchmarks/bench_adaptive.py")
 register(S + "ppi_interval", "arrays", "a prediction-powered mean (Hajek form when weighted)", "t with a small-sample floor", calibration="corrected_mean")
 register(S + "rogan_gladen_interval", "arrays", "a prevalence corrected for Se and Sp", "delta method", calibration="rogan_gladen")
 register(S + "bimodality", "arrays", "is a distribution split in two", "a test: sequential parametric bootstrap / dip", calibration="bimodality")
@@ -152,6 +153,13 @@ register(IT + "leave_systems_out", "results", "error and coverage of estimate pe
 HELPERS = MappingProxyType(
     {
         M + "by_groups": "applies a metric per group",
+        M + "Estimator": "a registry entry",
+        M + "ScoreColumns": "the column keywords of the item statistics",
+        M + "ScoreMatrix": "the system x item matrix (a container)",
+        S + "BootstrapResult": "bootstrap_ci's result (a container)",
+        S + "OrdinalSpacing": "ordinal_spacing's result (a container)",
+        S + "RoganGladen": "rogan_gladen_interval's result (a container)",
+        IT + "IrtFit": "fit_irt's result (a container)",
         M + "columns_of": "column names of a spec",
         M + "group_codes": "integer codes of groups",
         M + "require": "column check",
