@@ -239,12 +239,19 @@ def sim_baseline_win_rates(reps: int, seed: int) -> list[dict]:
 
 def sim_position_bias(reps: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
-    flagged, share, refused = [], [], []
+    flagged, share, refused, unbalanced = [], [], [], []
     for _ in range(reps):
         both = games(rng, {"A": 0.0, "B": 0.4, "C": -0.4}, 20)
         r = position_bias(both).iloc[0]
         flagged.append(r["p_value"] < 0.05)
         share.append(covered(r["ci_low"], r["ci_high"], 0.5))
+        # four in five games show the first-named (stronger) system first: the orders weighted
+        strong = {"A": 1.0, "B": 0.0}
+        mostly = games(rng, strong, 40, orders=("a_first",)).assign(
+            case_id=lambda f: "u" + f.case_id
+        )
+        r = position_bias(pd.concat([games(rng, strong, 10), mostly])).iloc[0]
+        unbalanced.append(r["p_value"] < 0.05)
         one = games(rng, {"A": 0.0, "B": 1.5}, 20, orders=("a_first",))
         try:
             position_bias(one)
@@ -259,6 +266,12 @@ def sim_position_bias(reps: int, seed: int) -> list[dict]:
             0.05,
         ),
         row("position_bias: Wilson interval of the first-shown share", share),
+        row(
+            "position_bias: orders unbalanced 4:1 within a pair, no position effect",
+            unbalanced,
+            "false positives",
+            0.05,
+        ),
         row("position_bias on one-order games: refused", refused, "refusals", 1.0),
     ]
 
