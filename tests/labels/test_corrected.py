@@ -239,3 +239,29 @@ def test_labels_file_round_trip_and_errors(tmp_path):
         UsageError, match=r"labels.jsonl: line 4: sampling_probability must be in \(0, 1\]"
     ):
         read_labels(path)
+
+
+def test_corrected_difference_refuses_labels_with_and_without_sampling_probability():
+    # corrected_mean refused this mix; corrected_difference silently dropped the weights of the
+    # half that recorded them and answered as if every label were a simple random draw
+    rng = np.random.default_rng(1)
+    truth = {s: rng.random(300) < p for s, p in (("a", 0.5), ("b", 0.7))}
+    rows = [
+        {"system": s, "case_id": f"c{i}", "score": float(t[i] ^ (rng.random() < 0.1))}
+        for s, t in truth.items()
+        for i in range(300)
+    ]
+    labels = pd.DataFrame(
+        [
+            {
+                "system": s,
+                "case_id": f"c{i}",
+                "level": str(int(t[i])),
+                "sampling_probability": 0.1 if i % 2 else None,
+            }
+            for s, t in truth.items()
+            for i in range(80)
+        ]
+    )
+    with pytest.raises(StatsError, match="some labels record a sampling_probability"):
+        corrected_difference(pd.DataFrame(rows), labels, "a", "b", levels=["0", "1"])
