@@ -300,6 +300,19 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
                 out.setdefault(
                     f"corrected_mean {estimator}, {strategy} plan (100 of 1,000)", []
                 ).append(covered(r["ci_low"], r["ci_high"], 0.6))
+    tiny = (
+        "corrected_mean PPI, stratified plan, a tiny stratum (16 of 300 labelled, 5% judged pass)"
+    )
+    for _ in range(reps):
+        judge = rng.random(300) < 0.05  # true pass 70% where judged pass, else 30%
+        truth = np.where(judge, rng.random(300) < 0.7, rng.random(300) < 0.3)
+        df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(300)]})
+        df["score"] = judge * 1.0
+        plan = label_plan(df, 16, strategy="stratified", seed=int(rng.integers(1 << 30)))
+        index = plan["case_id"].str[1:].astype(int).to_numpy()
+        labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
+        r = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator").loc["PPI"]
+        out.setdefault(tiny, []).append(covered(r["ci_low"], r["ci_high"], 0.05 * 0.7 + 0.95 * 0.3))
     return [row(name, hits) for name, hits in out.items()]
 
 
