@@ -315,3 +315,27 @@ def test_mean_score_warns_where_its_interval_under_covers():
     with pytest.warns(UserWarning, match=r"1 group\(s\) have fewer than 20 units"):
         row = mean_score(scores, bimodality=False).iloc[0]
     assert row["method"].endswith("few units near a bound: may cover less than nominal")
+
+
+# 4, in a variation: a cycle of single games (A beat B, B beat C, C beat A) identifies equal
+# strengths and no order; rank numbered them 1, 2, 3 by name, and one case gave a bootstrap
+# standard error of 0.0 beside a missing interval
+def test_rank_gives_tied_strengths_one_rank_and_no_zero_standard_error():
+    cycle = [("A", "B"), ("B", "C"), ("C", "A")]
+    for cases in (["c0", "c1", "c2"], ["c0", "c0", "c0"]):
+        games = pd.DataFrame(
+            {
+                "case_id": cases,
+                "system_a": [a for a, _ in cycle],
+                "system_b": [b for _, b in cycle],
+                "repeat": 0,
+                "position": "a_first",
+                "verdict": "a>b",
+                "score": 1.0,
+            }
+        )
+        table = rank(games, anchor="A", n_resamples=100).set_index("system")
+        assert table["rating"].tolist() == pytest.approx([1000.0] * 3)
+        assert table["rank"].tolist() == [1, 1, 1]
+        no_interval = table["ci_low"].isna()
+        assert table.loc[no_interval, "strength_se"].isna().all()
