@@ -339,3 +339,22 @@ def test_rank_gives_tied_strengths_one_rank_and_no_zero_standard_error():
         assert table["rank"].tolist() == [1, 1, 1]
         no_interval = table["ci_low"].isna()
         assert table.loc[no_interval, "strength_se"].isna().all()
+
+
+# 10, in a variation: compare refuses conflicting duplicate rows of a case, but win_rate and
+# consistency averaged them as repeats (B's 0.6 and 0.0 under one repeat index became a loss on
+# every case; a doubled run counted as agreement)
+def test_win_rate_and_consistency_refuse_duplicated_rows():
+    rows = []
+    for c in range(10):
+        rows.append({"system": "A", "case_id": f"c{c}", "repeat": 0, "score": 0.5})
+        rows.append({"system": "B", "case_id": f"c{c}", "repeat": 0, "score": 0.6})
+        rows.append({"system": "B", "case_id": f"c{c}", "repeat": 0, "score": 0.0})
+    frame = pd.DataFrame(rows)
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        win_rate(frame, baseline="A", case="case_id")
+    runs = pd.DataFrame(
+        {"case_id": ["a", "a", "b", "b", "a"], "repeat": [0, 1, 0, 1, 1], "passed": [1, 0, 1, 1, 1]}
+    )
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        consistency(runs, case="case_id", level=None)
