@@ -14,11 +14,25 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from .. import errors
-from . import compare, imports, items, judge, local, metrics, probes, report, run, score
+from .._version import __version__
+from . import (
+    compare,
+    imports,
+    items,
+    judge,
+    local,
+    merge,
+    metrics,
+    plan,
+    probes,
+    report,
+    run,
+    score,
+)
 
 __all__ = ["GROUPS", "OneLineParser", "build_parser", "main"]
 
-GROUPS = [probes, score, run, local, metrics, items, compare, judge, imports, report]
+GROUPS = [probes, score, run, merge, local, metrics, items, plan, compare, judge, imports, report]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -39,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="jevalkit", description="Evaluate language-model outputs with versioned probes."
     )
+    parser.add_argument("--version", action="version", version=f"jevalkit {__version__}")
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
     )

@@ -11,12 +11,30 @@ from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of
+from ._frame import CASE_COLUMNS, CaseSpec, columns_of, require
 from ._scores import mean_score, pass_rate
 from ._summary import has_repeats
 
 GATE_METRICS = {"pass_rate": pass_rate, "mean_score": mean_score}
 GATE_COLUMNS = ["metric", "decision", "n", "value", "ci_low", "ci_high", "threshold", "reason"]
+DECISIONS = ("pass", "fail", "undecided", "refused")
+
+
+def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
+    """The one rule that turns an interval and a bar into a decision: ``pass`` when the whole
+    interval is at or above ``minimum``, ``fail`` when it is wholly below, ``undecided`` when it
+    straddles the bar (the data cannot tell yet: more cases or repeats would). Used by
+    :func:`gate` and by the adaptive gate (``jevalkit gate --repeats auto``).
+
+    Example:
+        >>> gate_decision(0.82, 0.9, 0.8), gate_decision(0.6, 0.7, 0.8), gate_decision(0.7, 0.9, 0.8)
+        ('pass', 'fail', 'undecided')
+    """
+    if ci_low >= minimum:
+        return "pass"
+    if ci_high < minimum:
+        return "fail"
+    return "undecided"
 
 
 def gate(
@@ -26,22 +44,31 @@ def gate(
     metric: str = "pass_rate",
     by: CaseSpec = None,
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     max_flip_rate: float = 0.1,
 ) -> pd.DataFrame:
-    """Decide whether every group clears ``minimum`` on ``metric``: ``pass`` only when the lower
-    end of the 95% interval is at or above it, ``fail`` when it is below, ``refused`` when the
-    data cannot decide (no scored rows, or verdicts that flip between repeats in more than
+    """Decide whether each system (and each ``by`` group) clears ``minimum`` on ``metric``, by
+    :func:`gate_decision`: ``pass`` only when the 95% interval lies at or above it, ``fail`` when
+    it lies wholly below, ``undecided`` when it straddles the bar; ``refused`` when the data
+    cannot decide (no scored rows, or verdicts that flip between repeats in more than
     ``max_flip_rate`` of cases: a flaky evaluator makes a flaky gate).
 
+    Systems are never pooled: a file with three systems gets three decisions (pooled, their
+    different pass rates on one case look like verdicts that flip, and the gate called the
+    evaluator flaky). ``system=None`` says the rows are one system.
+
     Returns:
-        One row per group: the ``by`` columns, ``metric``, ``decision`` (``pass``, ``fail``,
-        ``refused``), ``n``, ``value``, ``ci_low``, ``ci_high``, ``threshold``, ``reason``
-        (one sentence).
+        One row per system and group: ``system`` (unless ``system=None``), the ``by`` columns,
+        ``metric``, ``decision`` (``pass``, ``fail``, ``undecided``, ``refused``), ``n``,
+        ``value``, ``ci_low``, ``ci_high``, ``threshold``, ``reason`` (one sentence).
 
     Example:
         >>> df = pd.DataFrame({"case_id": list("abcdefghij"), "passed": [True] * 9 + [False]})
-        >>> gate(df, minimum=0.5, case="case_id")[["decision", "n"]].values.tolist()
+        >>> gate(df, minimum=0.5, case="case_id", system=None)[["decision", "n"]].values.tolist()
         [['pass', 10]]
+        >>> two = pd.concat([df.assign(system="a"), df.assign(system="b", passed=False)])
+        >>> gate(two, minimum=0.5, case="case_id")[["system", "decision"]].values.tolist()
+        [['a', 'pass'], ['b', 'fail']]
     """
     if metric not in GATE_METRICS:
         raise StatsError(f"metric must be one of {sorted(GATE_METRICS)}, got {metric!r}")
@@ -49,12 +76,14 @@ def gate(
         raise StatsError(f"the minimum must be a number from 0 to 1, got {minimum!r}")
     if not 0 <= max_flip_rate <= 1:
         raise StatsError(f"max_flip_rate must be from 0 to 1, got {max_flip_rate!r}")
-    cols = columns_of(by)
-    table = GATE_METRICS[metric](results, by=by, case=case)
+    if system is not None:
+        require(results, system, "system", "each system gets its own decision")
+    cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
+    table = GATE_METRICS[metric](results, by=cols or None, case=case)
     flips = None
-    if "passed" in results.columns and has_repeats(results, case=case, system=None):
+    if "passed" in results.columns and has_repeats(results, case=case, system=system):
         try:
-            flips = consistency(results, by=by, case=case, level=None)
+            flips = consistency(results, by=cols or None, case=case, level=None)
         except StatsError:
             flips = None
     rows = []
@@ -79,12 +108,16 @@ def gate(
             )
         elif math.isnan(row["ci_low"]) or not row["ci_high"] > row["ci_low"]:
             decision, reason = "refused", f"{where}: n = {row['n']} gives no interval"
-        elif row["ci_low"] >= minimum:
-            decision = "pass"
-            reason = f"{where}: the interval's lower bound {row['ci_low']:.3f} clears {minimum:g}"
         else:
-            decision = "fail"
-            reason = f"{where}: the interval's lower bound {row['ci_low']:.3f} is below {minimum:g}"
+            decision = gate_decision(row["ci_low"], row["ci_high"], minimum)
+            reason = {
+                "pass": f"{where}: the interval's lower bound {row['ci_low']:.3f} clears {minimum:g}",
+                "fail": f"{where}: the interval's upper bound {row['ci_high']:.3f} is below "
+                f"{minimum:g}",
+                "undecided": f"{where}: the interval's lower bound {row['ci_low']:.3f} is below "
+                f"{minimum:g} and its upper bound {row['ci_high']:.3f} above it: more cases or "
+                "repeats would tell",
+            }[decision]
         rows.append(
             {
                 **key,
@@ -96,6 +129,20 @@ def gate(
                 "ci_high": row["ci_high"],
                 "threshold": minimum,
                 "reason": reason,
+            }
+        )
+    if not rows:  # no system at all: nothing to decide on, said once
+        rows.append(
+            {
+                **dict.fromkeys(cols),
+                "metric": metric,
+                "decision": "refused",
+                "n": 0,
+                "value": np.nan,
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "threshold": minimum,
+                "reason": "all results: no scored rows to decide on",
             }
         )
     return pd.DataFrame(rows, columns=[*cols, *GATE_COLUMNS])

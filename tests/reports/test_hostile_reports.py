@@ -64,15 +64,8 @@ def reports(tmp_path_factory):
     written = []
     for notebook in bundled_notebooks():
         results = inputs.get(notebook, judge_rows)
-        parameters = {"path": str(results)} if notebook == "imported_log" else {}
-        if notebook == "judge_correction":
-            parameters = {"results": str(judged), "labels": str(labels)}
-        report = run_report(
-            notebook,
-            results=None if parameters else results,
-            parameters=parameters,
-            out=root / notebook,
-        )
+        parameters = {"labels": str(labels)} if notebook == "judge_correction" else {}
+        report = run_report(notebook, results=results, parameters=parameters, out=root / notebook)
         written.append(report.html)
     return written
 
