@@ -148,11 +148,27 @@ register(IT + "cronbach_alpha", "arrays", "Cronbach's alpha of a systems x items
 register(IT + "fit_irt", "results", "1PL/2PL item parameters; EAP abilities", "posterior SD of each ability", note="returns an IrtFit, not a table; parameter recovery and girth's fit in tests/items/test_irt.py, refusals there")
 register(IT + "estimate", "arrays", "a new system's full-benchmark score from anchor items", "design-based stratified t (model-assisted or plain)", note="needs a fit and anchors; leave-systems-out coverage in benchmarks/bench_items.py (93-100%)")
 register(IT + "leave_systems_out", "results", "error and coverage of estimate per k", "none (it measures other intervals)", note="a validation loop over fit_irt, select and estimate")
+# the total-error (G-study) statistics that landed on main beside the contract
+register(M + "variance_components", "results", "variance of score split over random facets (G-study)", "none (components; REML / ANOVA estimates)", note="a decomposition, no interval; recovery in tests/metrics/test_facets.py, the core pinned to statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(M + "reliability", "results", "G and Phi coefficients of a design", "none (ratios of components)", note="computed from variance_components; pinned in tests/metrics/test_facets.py")
+register(M + "mean_error", "results", "standard error of the grand mean of a design", "t with Satterthwaite df", note="a predicted error of a design; pinned in tests/metrics/test_facets.py")
+register(M + "run_noise_floor", "results", "smallest run-to-run difference above the joint noise", "none (a threshold)", note="pinned in tests/metrics/test_facets.py")
+register(M + "judge_retest", "results", "test-retest agreement of a judge (case x occasion G-study)", "none (a coefficient)", note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py")
+register(M + "plan_design", "results", "the cheapest design reaching a target half-width", "none (a planning choice)", note="a planning search over mean_error; tested in tests/metrics/test_facets.py")
+register(S + "g_study", "arrays", "variance components of random facets", "none (components)", note="pinned in tests/stats/test_gstudy.py")
+register(S + "GStudy", "arrays", "a fitted G-study", "none (a container with components)", note="g_study's result; tests/stats/test_gstudy.py")
+register(S + "design_error", "arrays", "variance of the grand mean of a planned design", "Satterthwaite degrees of freedom", note="pinned in tests/stats/test_gstudy.py")
+register(S + "g_coefficients", "arrays", "G and Phi coefficients (Brennan's rules)", "none (ratios of components)", note="pinned in tests/stats/test_gstudy.py")
+register(S + "noise_floor", "arrays", "smallest difference between two single runs above their joint noise", "none (a threshold)", note="pinned in tests/stats/test_gstudy.py")
 # fmt: on
 
 HELPERS = MappingProxyType(
     {
         M + "by_groups": "applies a metric per group",
+        M + "error_summary": "counts of error types: no estimate",
+        M + "present_facets": "which facets vary in a frame",
+        M + "scored": "how many rows carry a verdict or score",
+        M + "truncated": "which rows hit max_tokens",
         M + "Estimator": "a registry entry",
         M + "ScoreColumns": "the column keywords of the item statistics",
         M + "ScoreMatrix": "the system x item matrix (a container)",
