@@ -71,7 +71,7 @@ def test_release_gate_does_not_pass_identical_cases_on_a_zero_width_interval():
 
 
 def test_gate_never_passes_on_a_zero_width_interval():  # a guard (held before the fixes too)
-    flat = pd.DataFrame({"case_id": ["x"] * 5, "score": [0.0] * 5})
+    flat = pd.DataFrame({"system": "A", "case_id": ["x"] * 5, "score": [0.0] * 5})
     row = gate(flat, minimum=0.0, metric="mean_score", case="case_id").iloc[0]
     assert row["ci_high"] > row["ci_low"]
 
