@@ -132,6 +132,21 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split on ``\\n`` only (a ``\\r`` before it dropped), never on
+    the other characters :meth:`str.splitlines` treats as breaks (U+2028, U+0085, ...), which
+    JSON allows unescaped inside a string.
+
+    Example:
+        >>> jsonl_lines('{"q": "a\\u2028b"}\\r\\n{"q": 2}\\n')
+        ['{"q": "a\\u2028b"}', '{"q": 2}']
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def json_line(line: str, where: str, error: Callable[[str], Exception]) -> Any:
     """Parse one line of a JSONL data file as strict JSON (no NaN or Infinity); any problem
     raises ``error`` with one line naming ``where`` (file and line).

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..datafiles import json_line
+from ..datafiles import json_line, jsonl_lines
 from ..errors import CaseFileError, UsageError
 
 __all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
@@ -134,7 +134,7 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
     seen: set[str] = set()
     cases: list[Case] = []
     if path.suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(jsonl_lines(text), 1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"

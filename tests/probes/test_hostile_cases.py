@@ -1,0 +1,20 @@
+"""Hostile inputs for probes with cases: case files, --cases specs, resume, subset labels."""
+
+from __future__ import annotations
+
+import json
+
+from jevalkit.probes._cases import read_case_file
+
+
+def test_a_jsonl_value_with_a_unicode_line_separator_is_one_case(tmp_path):
+    # JSON allows U+2028 / U+0085 unescaped inside a string; str.splitlines would tear the line
+    path = tmp_path / "cases.jsonl"
+    rows = [{"id": "a", "q": "x\u2028y"}, {"id": "b", "q": "p\x85q"}, {"id": "c", "q": "r"}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\r\n" for r in rows), "utf-8")
+    cases, _ = read_case_file(path)
+    assert [(c.id, c.fields["q"]) for c in cases] == [
+        ("a", "x\u2028y"),
+        ("b", "p\x85q"),
+        ("c", "r"),
+    ]
