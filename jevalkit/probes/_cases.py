@@ -144,6 +144,12 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
         reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
         if not reader.fieldnames or "id" not in reader.fieldnames:
             raise CaseFileError(f"{path}:1: the header has no `id` column")
+        repeated = sorted({n for n in reader.fieldnames if reader.fieldnames.count(n) > 1})
+        if repeated:
+            raise CaseFileError(
+                f"{path}:1: the header names the column {repeated[0]!r} more than once; "
+                "give every column its own name"
+            )
         for raw in reader:
             where = f"{path}:{reader.line_num}"
             if None in raw or any(v is None for v in raw.values()):

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
-from jevalkit.probes._cases import read_case_file
+import pytest
+
+from jevalkit.errors import CaseFileError
+from jevalkit.probes import read_case_file
 
 
 def test_a_jsonl_value_with_a_unicode_line_separator_is_one_case(tmp_path):
@@ -18,3 +21,11 @@ def test_a_jsonl_value_with_a_unicode_line_separator_is_one_case(tmp_path):
         ("b", "p\x85q"),
         ("c", "r"),
     ]
+
+
+def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path):
+    # csv.DictReader keeps the last of two same-named cells: the first would be dropped silently
+    path = tmp_path / "cases.csv"
+    path.write_text("id,question,question,expected\na,first,second,1\n")
+    with pytest.raises(CaseFileError, match=r"cases.csv:1: .*'question' more than once"):
+        read_case_file(path)
