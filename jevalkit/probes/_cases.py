@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,20 +167,26 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
     return tuple(cases), digest
 
 
+_RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$")
+
+
 def _positions(spec: str, n: int) -> list[int]:
     chosen: dict[int, None] = {}
     for part in spec.split(","):
-        part = part.strip()
-        low, _, high = part.partition("-")
-        try:
-            a = int(low)
-            b = int(high) if high else a
-        except ValueError:
+        match = _RANGE.match(part)
+        if match is None:
             raise UsageError(
-                f"--cases {spec!r}: expected positions like 1-50 or 1-10,20,30-40"
-            ) from None
+                f"--cases {spec!r}: {part.strip()!r} is not a position or range; expected "
+                "positions like 1-50 or 1-10,20,30-40"
+            )
+        a = int(match.group(1))
+        b = int(match.group(2)) if match.group(2) else a
+        if a > b:
+            raise UsageError(f"--cases {spec!r}: {a}-{b} runs backwards; write {b}-{a}")
         if not 1 <= a <= b <= n:
-            raise UsageError(f"--cases {spec!r}: {part} is outside 1-{n} (the probe has {n} cases)")
+            raise UsageError(
+                f"--cases {spec!r}: {part.strip()} is outside 1-{n} (the probe has {n} cases)"
+            )
         chosen.update(dict.fromkeys(range(a, b + 1)))
     return sorted(chosen)
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from jevalkit.errors import CaseFileError
-from jevalkit.probes import read_case_file
+from jevalkit.errors import CaseFileError, UsageError
+from jevalkit.probes import cases_from_list, read_case_file, select_cases
 
 
 def test_a_jsonl_value_with_a_unicode_line_separator_is_one_case(tmp_path):
@@ -29,3 +29,25 @@ def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path):
     path.write_text("id,question,question,expected\na,first,second,1\n")
     with pytest.raises(CaseFileError, match=r"cases.csv:1: .*'question' more than once"):
         read_case_file(path)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("1-", r"'1-' is not a position or range"),
+        ("2-", r"'2-' is not a position or range"),
+        ("1--2", r"'1--2' is not a position or range"),
+        ("-3", r"'-3' is not a position or range"),
+        ("1,,2", r"'' is not a position or range"),
+        ("5-3", r"5-3 runs backwards; write 3-5"),
+        ("0", r"0 is outside 1-10"),
+        ("9-11", r"9-11 is outside 1-10"),
+    ],
+)
+def test_malformed_or_reversed_case_ranges_are_refused(spec, message):
+    # "1-" was read as case 1 alone; "5-3" was called "outside 1-10"
+    cases = cases_from_list([{"id": f"c{i}"} for i in range(1, 11)], "p")
+    with pytest.raises(UsageError, match=message):
+        select_cases(cases, cases_spec=spec)
+    picked, _ = select_cases(cases, cases_spec=" 2 - 3 , 10")
+    assert [c.id for c in picked] == ["c2", "c3", "c10"]
