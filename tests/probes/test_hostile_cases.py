@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from probe_folders import write_probe
 
-from jevalkit.errors import CaseFileError, UsageError
-from jevalkit.probes import cases_from_list, read_case_file, select_cases
+from jevalkit.errors import CaseFileError, ProbeError, UsageError
+from jevalkit.probes import (
+    cases_from_list,
+    check_probes,
+    load_probe,
+    new_probe,
+    read_case_file,
+    select_cases,
+)
 
 
 def test_a_jsonl_value_with_a_unicode_line_separator_is_one_case(tmp_path):
@@ -51,3 +59,25 @@ def test_malformed_or_reversed_case_ranges_are_refused(spec, message):
         select_cases(cases, cases_spec=spec)
     picked, _ = select_cases(cases, cases_spec=" 2 - 3 , 10")
     assert [c.id for c in picked] == ["c2", "c3", "c10"]
+
+
+def test_a_user_probe_whose_id_shadows_a_bundled_one_is_refused(tmp_path, monkeypatch):
+    # `probes new` wrote it and `probes check --probes-dir` passed it, then every load through
+    # $JEVALKIT_PROBES refused it ("in both")
+    cases = tmp_path / "c.jsonl"
+    cases.write_text('{"id": "a", "x": 1, "expected": "2"}\n')
+    with pytest.raises(UsageError, match="'unit-conversion' is a bundled probe's"):
+        new_probe("unit-conversion", cases=cases, probes_dir=tmp_path / "mine")
+    assert not (tmp_path / "mine" / "unit-conversion").exists()
+    root = tmp_path / "probes"
+    write_probe(root, "unit-conversion")
+    write_probe(root, "double")
+    assert check_probes(root=root)["ok"].all()  # a folder of its own: no clash
+    report = check_probes(root=root, beside_bundled=True)
+    bad = report[~report["ok"]]
+    assert bad["probe"].tolist() == ["unit-conversion@1"]
+    assert "is also a bundled probe's" in bad["problem"].iloc[0]
+    monkeypatch.setenv("JEVALKIT_PROBES", str(root))
+    with pytest.raises(ProbeError, match="is in both"):
+        load_probe("unit-conversion")
+    assert load_probe("double").cases[0].id == "c01"
