@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 from probe_folders import write_probe
 
 from jevalkit.errors import CaseFileError, ProbeError, UsageError
@@ -81,3 +82,21 @@ def test_a_user_probe_whose_id_shadows_a_bundled_one_is_refused(tmp_path, monkey
     with pytest.raises(ProbeError, match="is in both"):
         load_probe("unit-conversion")
     assert load_probe("double").cases[0].id == "c01"
+
+
+def test_a_format_one_probe_keeps_literal_braces_in_its_messages(tmp_path):
+    # format 1 has no templates; its text with {{user.name}} (a Handlebars question) was refused
+    # as "not a placeholder" once format 2 arrived: published format 1 files must stay valid
+    source = load_probe("schema-ten-records@2")
+    raw = yaml.safe_load(source.path.read_text())
+    assert "format" not in raw
+    raw["id"] = "handlebars"
+    raw["messages"][-1]["content"] = "What do {{user.name}} and {{name}} print in Handlebars?"
+    (tmp_path / "handlebars").mkdir()
+    (tmp_path / "handlebars" / "v2.yaml").write_text(yaml.safe_dump(raw))
+    probe = load_probe("handlebars", root=tmp_path)
+    assert probe.chat_messages()[-1]["content"] == raw["messages"][-1]["content"]
+    raw["format"] = 2  # in format 2 the same text is a template, and refused
+    (tmp_path / "handlebars" / "v2.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(ProbeError, match=r"'\{\{user.name\}\}' is not a placeholder"):
+        load_probe("handlebars", root=tmp_path)
