@@ -230,6 +230,10 @@ def select_cases(
             raise UsageError(
                 "--sample needs a seed (--sample-seed, or --seed) so the draw can be repeated"
             )
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UsageError(
+                f"--sample-seed must be a whole number from 0 up (the draw's seed), got {seed!r}"
+            )
         picked = np.random.default_rng(seed).choice(len(chosen), size=sample, replace=False)
         where = f"of {len(chosen)}" if not parts else f"of these {len(chosen)}"
         chosen = [chosen[i] for i in sorted(picked)]

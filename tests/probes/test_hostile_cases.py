@@ -100,3 +100,26 @@ def test_a_format_one_probe_keeps_literal_braces_in_its_messages(tmp_path):
     (tmp_path / "handlebars" / "v2.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(ProbeError, match=r"'\{\{user.name\}\}' is not a placeholder"):
         load_probe("handlebars", root=tmp_path)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_a_sample_seed_numpy_cannot_take_is_refused_in_one_line(seed):
+    # a negative --sample-seed ended the CLI in numpy's ValueError traceback
+    cases = cases_from_list([{"id": f"c{i}"} for i in range(1, 11)], "p")
+    with pytest.raises(UsageError, match=r"--sample-seed must be a whole number from 0 up"):
+        select_cases(cases, sample=3, seed=seed)
+
+
+def test_the_cli_refuses_a_negative_sample_seed_with_exit_2():
+    import subprocess
+    import sys
+
+    args = ["run", "unit-conversion", "--model", "x", "--dry-run", "--sample", "3"]
+    done = subprocess.run(
+        [sys.executable, "-m", "jevalkit", *args, "--sample-seed", "-1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--sample-seed must be a whole number from 0 up" in done.stderr
