@@ -135,7 +135,7 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
     seen: set[str] = set()
     cases: list[Case] = []
     if path.suffix == ".jsonl":
-        for lineno, line in enumerate(jsonl_lines(text), 1):
+        for lineno, line in enumerate(jsonl_lines(text.removeprefix("\ufeff")), 1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"

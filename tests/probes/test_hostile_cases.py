@@ -123,3 +123,11 @@ def test_the_cli_refuses_a_negative_sample_seed_with_exit_2():
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--sample-seed must be a whole number from 0 up" in done.stderr
+
+
+def test_a_jsonl_case_file_with_a_utf8_bom_reads_like_a_csv_one(tmp_path):
+    # a CSV with a byte-order mark was read, the same JSONL was refused ("decode using utf-8-sig")
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "q": 1}\n{"id": "b", "q": 2}\n')
+    cases, digest = read_case_file(path)
+    assert [c.id for c in cases] == ["a", "b"] and len(digest) == 64
