@@ -15,11 +15,24 @@ from typing import NoReturn
 
 from .. import errors
 from .._version import __version__
-from . import compare, imports, items, judge, local, metrics, plan, probes, report, run, score
+from . import (
+    compare,
+    imports,
+    items,
+    judge,
+    local,
+    merge,
+    metrics,
+    plan,
+    probes,
+    report,
+    run,
+    score,
+)
 
 __all__ = ["GROUPS", "OneLineParser", "build_parser", "main"]
 
-GROUPS = [probes, score, run, local, metrics, items, plan, compare, judge, imports, report]
+GROUPS = [probes, score, run, merge, local, metrics, items, plan, compare, judge, imports, report]
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -9,15 +9,22 @@ import json
 import pandas as pd
 
 from ..errors import StatsError
-from ..metrics import GATE_METRICS, case_changes, gate, release_gate, summarize
+from ..metrics import (
+    GATE_METRICS,
+    case_changes,
+    combine_runs,
+    gate,
+    gate_decision,
+    release_gate,
+    summarize,
+)
 from ..runner import AdaptiveRepeats, run
 from ._args import add_run_arguments, generation_options, run_options, split_list
-from .compare import combine
 from .imports import add_source_options, load_source
 
 __all__ = ["EXIT", "register"]
 
-EXIT = {"pass": 0, "fail": 1, "refused": 2}
+EXIT = {"pass": 0, "fail": 1, "undecided": 2, "refused": 2}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,20 +91,14 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
     options = {**run_options(args), "out": args.results, "adaptive": plan}
     df = run(args.probe, args.source_model, **generation_options(args), **options)
     row = df.attrs["adaptive"].iloc[0]
-    decision = (
-        "pass"
-        if row["ci_low"] >= args.minimum
-        else "fail"
-        if row["ci_high"] < args.minimum
-        else "undecided"
-    )
+    decision = gate_decision(row["ci_low"], row["ci_high"], args.minimum)
     print(
         f"{decision.upper()}: {row['metric']} = {row['value']:.3f}, anytime-valid 95% CI "
         f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] against the bar {args.minimum:g}, "
         f"{row['n']} scored requests over {row['n_cases']} case(s); stopped: {row['stop_reason']}"
         + (f" ({df.attrs['stopped']})" if df.attrs.get("stopped") else "")
     )
-    return {"pass": 0, "fail": 1, "undecided": 2}[decision]
+    return EXIT[decision]
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -113,7 +114,7 @@ def _release(args: argparse.Namespace) -> int:
         f"to {row['drop_ci_high']:+.3f}), n = {row['n_paired']}; {row['reason']}"
     )
     if row["decision"] == "fail":
-        both, baseline = combine(base, head)
+        both, baseline = combine_runs(base, head)
         candidate = next(s for s in both["system"].unique() if s != baseline)
         changes = case_changes(both, baseline, candidate)
         regressed = changes[changes["status"] == "regressed"]

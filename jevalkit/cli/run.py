@@ -132,4 +132,5 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     _print_stop(df)
-    return report_outcome(df)
+    outcome = report_outcome(df)
+    return 1 if df.attrs.get("budget_overrun") else outcome  # billed beyond a hold

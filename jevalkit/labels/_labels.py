@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError, UsageError
+from ..runner import system_of
 from ..stats import krippendorff_alpha
 
 LABEL_COLUMNS = [
@@ -77,11 +78,12 @@ def judged_items(df: pd.DataFrame) -> pd.DataFrame:
             )
     frame = df.copy()
     if "system" not in frame.columns:
-        frame["system"] = (
-            frame["label"].where(frame["label"].notna(), frame["model"])
-            if "label" in frame
-            else "all"
-        )
+        if "model" not in frame.columns:
+            raise StatsError(
+                "no 'system' or 'model' column: say whose outputs these are "
+                "(e.g. df.assign(system='my-model'))"
+            )
+        frame["system"] = system_of(frame)
     if "error" in frame.columns:
         frame = frame[frame["error"].isna()]
     frame = frame[pd.to_numeric(frame["score"], errors="coerce").notna()]

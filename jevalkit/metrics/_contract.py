@@ -164,6 +164,8 @@ HELPERS = MappingProxyType(
         M + "run_summary": "composes pass_rate",
         M + "cost": "token and cost totals: no sampling estimate",
         M + "per_case": "each case's repeats described, worst first: no sampling estimate",
+        M + "gate_decision": "the decision rule of the gates, on a given interval",
+        M + "combine_runs": "two runs as one frame",
         M + "register": "this registry",
         M + "score_matrix": "the system x item matrix of the item statistics",
         M + "require_connected": "refuses systems that share no items",

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
+from ..runner import system_of
 
 CASE_COLUMNS = ("probe", "version", "case_id")
 CaseSpec = str | Sequence[str] | None
@@ -70,8 +71,7 @@ def system_names(frame: pd.DataFrame) -> pd.Series:
         ['m', 'T=1']
     """
     require(frame, "model", "system", "the system: label, else model")
-    label = frame["label"] if "label" in frame.columns else pd.Series(None, index=frame.index)
-    return label.astype(object).where(label.notna(), frame["model"]).astype(object)
+    return system_of(frame)
 
 
 @dataclass

@@ -17,6 +17,24 @@ from ._summary import has_repeats
 
 GATE_METRICS = {"pass_rate": pass_rate, "mean_score": mean_score}
 GATE_COLUMNS = ["metric", "decision", "n", "value", "ci_low", "ci_high", "threshold", "reason"]
+DECISIONS = ("pass", "fail", "undecided", "refused")
+
+
+def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
+    """The one rule that turns an interval and a bar into a decision: ``pass`` when the whole
+    interval is at or above ``minimum``, ``fail`` when it is wholly below, ``undecided`` when it
+    straddles the bar (the data cannot tell yet: more cases or repeats would). Used by
+    :func:`gate` and by the adaptive gate (``jevalkit gate --repeats auto``).
+
+    Example:
+        >>> gate_decision(0.82, 0.9, 0.8), gate_decision(0.6, 0.7, 0.8), gate_decision(0.7, 0.9, 0.8)
+        ('pass', 'fail', 'undecided')
+    """
+    if ci_low >= minimum:
+        return "pass"
+    if ci_high < minimum:
+        return "fail"
+    return "undecided"
 
 
 def gate(
@@ -29,10 +47,11 @@ def gate(
     system: str | None = "system",
     max_flip_rate: float = 0.1,
 ) -> pd.DataFrame:
-    """Decide whether each system (and each ``by`` group) clears ``minimum`` on ``metric``:
-    ``pass`` only when the lower end of the 95% interval is at or above it, ``fail`` when it is
-    below, ``refused`` when the data cannot decide (no scored rows, or verdicts that flip between
-    repeats in more than ``max_flip_rate`` of cases: a flaky evaluator makes a flaky gate).
+    """Decide whether each system (and each ``by`` group) clears ``minimum`` on ``metric``, by
+    :func:`gate_decision`: ``pass`` only when the 95% interval lies at or above it, ``fail`` when
+    it lies wholly below, ``undecided`` when it straddles the bar; ``refused`` when the data
+    cannot decide (no scored rows, or verdicts that flip between repeats in more than
+    ``max_flip_rate`` of cases: a flaky evaluator makes a flaky gate).
 
     Systems are never pooled: a file with three systems gets three decisions (pooled, their
     different pass rates on one case look like verdicts that flip, and the gate called the
@@ -40,8 +59,8 @@ def gate(
 
     Returns:
         One row per system and group: ``system`` (unless ``system=None``), the ``by`` columns,
-        ``metric``, ``decision`` (``pass``, ``fail``, ``refused``), ``n``, ``value``,
-        ``ci_low``, ``ci_high``, ``threshold``, ``reason`` (one sentence).
+        ``metric``, ``decision`` (``pass``, ``fail``, ``undecided``, ``refused``), ``n``,
+        ``value``, ``ci_low``, ``ci_high``, ``threshold``, ``reason`` (one sentence).
 
     Example:
         >>> df = pd.DataFrame({"case_id": list("abcdefghij"), "passed": [True] * 9 + [False]})
@@ -89,12 +108,16 @@ def gate(
             )
         elif math.isnan(row["ci_low"]) or not row["ci_high"] > row["ci_low"]:
             decision, reason = "refused", f"{where}: n = {row['n']} gives no interval"
-        elif row["ci_low"] >= minimum:
-            decision = "pass"
-            reason = f"{where}: the interval's lower bound {row['ci_low']:.3f} clears {minimum:g}"
         else:
-            decision = "fail"
-            reason = f"{where}: the interval's lower bound {row['ci_low']:.3f} is below {minimum:g}"
+            decision = gate_decision(row["ci_low"], row["ci_high"], minimum)
+            reason = {
+                "pass": f"{where}: the interval's lower bound {row['ci_low']:.3f} clears {minimum:g}",
+                "fail": f"{where}: the interval's upper bound {row['ci_high']:.3f} is below "
+                f"{minimum:g}",
+                "undecided": f"{where}: the interval's lower bound {row['ci_low']:.3f} is below "
+                f"{minimum:g} and its upper bound {row['ci_high']:.3f} above it: more cases or "
+                "repeats would tell",
+            }[decision]
         rows.append(
             {
                 **key,

@@ -7,9 +7,10 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import probes_dir
+from ..datafiles import publish_versions
 from ..errors import CaseFileError, ProbeError
 from ._loader import load_probe, probe_files, read_probe_file
-from ._lock import LOCK_NAME, read_lock, write_lock
+from ._lock import LOCK_NAME, read_lock
 
 CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem"]
 
@@ -104,20 +105,22 @@ def publish_probes(*, root: Path | None = None) -> list[str]:
 
     Versions already published are verified, never rewritten.
 
-    Example:
-        >>> publish_probes()  # everything bundled is already published
+    Example (on a copy of the bundled probes: a doctest must not write the real lock):
+        >>> import shutil, tempfile
+        >>> bundled = load_probe("schema-ten-records").path.parents[1]
+        >>> root = Path(shutil.copytree(bundled, Path(tempfile.mkdtemp()) / "probes"))
+        >>> publish_probes(root=root)  # everything bundled is already published
         []
+        >>> _ = (root / LOCK_NAME).write_text("")  # as if nothing were
+        >>> "schema-ten-records@2" in publish_probes(root=root)
+        True
     """
     root = probes_dir() if root is None else root
-    lock_path = root / LOCK_NAME
-    lock = read_lock(lock_path)
-    added = []
-    for f in probe_files(root):
-        probe = read_probe_file(f, lock)
-        home = probe.path.parent.parent if probe.path is not None else root
-        if probe.name not in read_lock(home / LOCK_NAME):
-            lock[probe.name] = probe.content_hash
-            added.append(probe.name)
-    if added:
-        write_lock(lock_path, lock)
-    return added
+    return publish_versions(
+        probe_files(root),
+        read_probe_file,
+        root / LOCK_NAME,
+        ProbeError,
+        what="probe",
+        command="probes",
+    )

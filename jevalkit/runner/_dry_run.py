@@ -52,7 +52,7 @@ PLAN_COLUMNS = [
 
 
 def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
-    with local_endpoint() as server, httpx.Client(timeout=30) as http:
+    with local_endpoint() as server, httpx.Client(timeout=30, headers=server.headers()) as http:
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:

@@ -31,7 +31,7 @@ from ..client import (
     RetryPolicy,
     combine,
 )
-from ..costs import Budget, BudgetReached, Price, prompt_token_bound
+from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import ResultsError, UsageError
 from ._columns import ResultRow, row_key
 from ._drift import describe_drift, model_drift
@@ -149,6 +149,7 @@ async def execute(
         warnings.warn(drift, stacklevel=2)
     mine = mine.reset_index(drop=True)
     mine.attrs["stopped"] = budget.reached
+    mine.attrs["budget_overrun"] = budget.overrun is not None
     return mine
 
 
@@ -206,12 +207,13 @@ async def _run_pending(pending: list[Job], run: RunContext, *, done: int) -> Non
                 retry=RetryPolicy(max_retries=settings.max_retries),
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
+                meter=BudgetMeter(run.budget, run.price) if run.budget.active else None,
             )
         await _send_all(pending, replace(run, target=target, client=client), done)
 
 
 async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
-    client, budget, price, settings = run.client, run.budget, run.price, run.settings
+    client, budget, settings = run.client, run.budget, run.settings
     bar = tqdm(
         total=len(jobs) + done,
         initial=done,
@@ -238,26 +240,6 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
             asyncio.Semaphore(settings.concurrency) if budget.active else contextlib.nullcontext()
         )
 
-        async def send_within_budget(request: Request) -> Completion:
-            assert client is not None
-            limit = request.body.get("max_tokens")
-            if budget.usd is not None and limit is None:
-                raise UsageError("--budget-usd needs max_tokens, to bound what a request can cost")
-            held = price.cost(prompt_token_bound(request.body), limit) if price else 0.0
-            await budget.reserve(held)
-            completion = None
-            try:
-                completion = await client.send(request)
-            finally:
-                cost = (
-                    price.cost(completion.prompt_tokens, completion.completion_tokens)
-                    if price and completion is not None
-                    else math.nan
-                )
-                fresh = completion is None or not completion.cached
-                await budget.settle(held, cost, sent=fresh)
-            return completion
-
         async def one(job: Job) -> None:
             started = now()
             sent: list[Completion] = []
@@ -265,10 +247,7 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
             async def send(request: Request) -> Completion:
                 if client is None:
                     raise UsageError(f"{job.probe} needs a model to send requests to")
-                if budget.active:
-                    completion = await send_within_budget(request)
-                else:
-                    completion = await client.send(request)
+                completion = await client.send(request)
                 sent.append(completion)
                 return completion
 

@@ -181,14 +181,20 @@ class RunOptions(TypedDict, total=False):
         float | None,
         Option(
             None,
-            "stop cleanly before this invocation spends more than D dollars",
+            "stop cleanly before this invocation spends more than D dollars (every attempt, "
+            "retries included, reserves its largest cost; exit 1 if the endpoint bills beyond it)",
             metavar="D",
             parse=float,
         ),
     ]
     budget_requests: Annotated[
         int | None,
-        Option(None, "stop cleanly after N requests reach the endpoint", metavar="N", parse=int),
+        Option(
+            None,
+            "stop cleanly after N HTTP attempts (retries included) reach the endpoint",
+            metavar="N",
+            parse=int,
+        ),
     ]
     price_in: Annotated[
         float | None,
@@ -197,6 +203,30 @@ class RunOptions(TypedDict, total=False):
     price_out: Annotated[
         float | None,
         Option(None, "dollars per million completion tokens", metavar="P", parse=float),
+    ]
+    scheduler: Annotated[
+        str | None,
+        Option(
+            None, "run on the Dask scheduler at this address, tcp://host:port", metavar="ADDRESS"
+        ),
+    ]
+    cluster: Annotated[
+        Any,
+        Option(None, "run on this Dask Client or cluster object (LocalCluster, ...)", flag=None),
+    ]
+    workers: Annotated[
+        int | None,
+        Option(
+            None, "run on a LocalCluster of N worker processes on 127.0.0.1", metavar="N", parse=int
+        ),
+    ]
+    shard: Annotated[
+        str | None,
+        Option(
+            None,
+            "run only shard I of N (from 0) into <out>.parts/I.jsonl; then `jevalkit merge`",
+            metavar="I/N",
+        ),
     ]
 
 

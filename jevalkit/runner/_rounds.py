@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -80,10 +80,12 @@ async def run_adaptive(
     out: Path,
     settings: RunSettings,
     description: str = "requests",
+    run_jobs: Callable[..., Awaitable[pd.DataFrame]] = execute,
 ) -> pd.DataFrame:
     """Run ``jobs`` (planned for ``plan.max_repeats`` repeats) with adaptive repeats; return
     every row sent for them, with the result in ``attrs["adaptive"]`` (a one-row DataFrame of
-    :data:`ADAPTIVE_COLUMNS`)."""
+    :data:`ADAPTIVE_COLUMNS`). Each round is one call of ``run_jobs`` (:func:`execute`, or a
+    Dask session's: the round's tasks run as a wave and the stopping rule sees its merged rows)."""
     cases = case_repeats(jobs)
     n_cases = len(cases)
     if n_cases == 0:
@@ -113,7 +115,7 @@ async def run_adaptive(
                     for job in cases[i][next_repeat[i]]:
                         sent.append((k, i, replace(job, round=rounds)))
                     next_repeat[i] += 1
-            df = await execute(
+            df = await run_jobs(
                 [job for _, _, job in sent],
                 model=model,
                 out=out,
@@ -169,4 +171,5 @@ async def run_adaptive(
     )
     rows_sent.attrs["adaptive"] = summary
     rows_sent.attrs["stopped"] = budget.reached
+    rows_sent.attrs["budget_overrun"] = budget.overrun is not None
     return rows_sent

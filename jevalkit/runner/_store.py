@@ -255,6 +255,20 @@ DTYPES = {
 }
 
 
+def system_of(frame: pd.DataFrame) -> pd.Series:
+    """The system of each results row: its ``label`` when set, else its ``model`` (the system a
+    comparison names; the derived ``system`` column of :func:`read_results`). The one place
+    this rule is written.
+
+    Example:
+        >>> system_of(pd.DataFrame({"model": ["m", "m"], "label": [None, "T=1"]})).tolist()
+        ['m', 'T=1']
+    """
+    label = frame["label"] if "label" in frame.columns else pd.Series(None, index=frame.index)
+    label = label.astype(object)
+    return label.where(label.notna(), frame["model"]).astype(object)
+
+
 def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows as a DataFrame with the documented columns, in order, and stable dtypes, then the
     derived ``system`` column (the row's ``label`` when set, else its ``model``: the system a
@@ -272,8 +286,7 @@ def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             frame[column] = None
     for column, dtype in DTYPES.items():
         frame[column] = frame[column].astype(dtype)
-    label = frame["label"].astype(object)
-    frame["system"] = label.where(label.notna(), frame["model"]).astype(object)
+    frame["system"] = system_of(frame)
     extra = [c for c in frame.columns if c not in COLUMNS and c != "system"]
     return frame[[*COLUMNS, "system", *extra]].reset_index(drop=True)
 
