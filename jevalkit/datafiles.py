@@ -38,6 +38,7 @@ __all__ = [
     "content_hash",
     "field_path",
     "json_line",
+    "jsonl_lines",
     "load_yaml",
     "nested_deeper_than",
     "publish_versions",
