@@ -147,6 +147,16 @@ register(IT + "cronbach_alpha", "arrays", "Cronbach's alpha of a systems x items
 register(IT + "fit_irt", "results", "1PL/2PL item parameters; EAP abilities", "posterior SD of each ability", note="returns an IrtFit, not a table; parameter recovery and girth's fit in tests/items/test_irt.py, refusals there")
 register(IT + "estimate", "arrays", "a new system's full-benchmark score from anchor items", "design-based stratified t (model-assisted or plain)", note="needs a fit and anchors; leave-systems-out coverage in benchmarks/bench_items.py (93-100%)")
 register(IT + "leave_systems_out", "results", "error and coverage of estimate per k", "none (it measures other intervals)", note="a validation loop over fit_irt, select and estimate")
+register(M + "variance_components", "results", "variance of the score over random facets (a G-study)", "Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)", call={"facets": ("case", "system"), "case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case", "no_spread"), note="any numeric score (no scale); pinned to Brennan (2001) and statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(M + "judge_retest", "results", "ICC of a judge's repeated judgments (absolute agreement, consistency)", "none (point coefficients)", call={"case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case"), note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py")
+register(M + "reliability", "arrays", "G and Phi coefficients of a design", "none (D-study coefficients)", note="takes variance components, not a frame; pinned to Brennan (2001) in tests/stats/test_gstudy.py")
+register(M + "mean_error", "arrays", "predicted standard error of the grand mean of a design", "t at the Satterthwaite df (a predicted half-width)", note="takes variance components; the planner's prediction checked by simulation in tests/metrics/test_facets.py and benchmarks/bench_total_error.py")
+register(M + "run_noise_floor", "arrays", "smallest difference of two single runs beyond their joint noise", "none (a threshold from the components)", note="takes variance components; pinned in tests/stats/test_gstudy.py")
+register(M + "plan_design", "arrays", "the cheapest design reaching a target half-width", "none (a planning table)", note="takes variance components; its predicted half-width simulated in tests/metrics/test_facets.py and benchmarks/bench_total_error.py")
+register(S + "g_study", "arrays", "variance components of crossed and nested random facets", "Satterthwaite chi-square per component", note="returns a GStudy; pinned to Brennan (2001) synthetic data and statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(S + "design_error", "arrays", "error variance of the grand mean of a design", "Satterthwaite df", note="D-study arithmetic; pinned in tests/stats/test_gstudy.py")
+register(S + "g_coefficients", "arrays", "G and Phi coefficients", "none (D-study coefficients)", note="pinned to Brennan (2001) in tests/stats/test_gstudy.py")
+register(S + "noise_floor", "arrays", "the noise floor of two runs", "none (a threshold)", note="pinned in tests/stats/test_gstudy.py")
 # fmt: on
 
 HELPERS = MappingProxyType(
@@ -165,6 +175,10 @@ HELPERS = MappingProxyType(
         M + "cost": "token and cost totals: no sampling estimate",
         M + "per_case": "each case's repeats described, worst first: no sampling estimate",
         M + "register": "this registry",
+        M + "present_facets": "which facet columns vary: no estimate",
+        M + "error_summary": "counts request errors by type: no sampling estimate",
+        M + "scored": "counts rows with a verdict or score: no sampling estimate",
+        M + "truncated": "flags rows cut off at max_tokens: no sampling estimate",
         M + "score_matrix": "the system x item matrix of the item statistics",
         M + "require_connected": "refuses systems that share no items",
         M + "require_systems": "refuses too few systems",

@@ -12,7 +12,15 @@ from scipy import stats as sps
 
 from ..errors import StatsError
 from ..stats import design_error, g_coefficients, g_study, noise_floor
-from ._frame import CASE_COLUMNS, CaseSpec, Prepared, columns_of, group_codes, require
+from ._frame import (
+    CASE_COLUMNS,
+    CaseSpec,
+    Prepared,
+    check_key_types,
+    columns_of,
+    group_codes,
+    require,
+)
 
 FACET_INTERVAL_COLUMNS = ["se_facets", "ci_low_facets", "ci_high_facets", "method_facets"]
 CASE_FACET = "case"
@@ -23,17 +31,22 @@ def _facet_frame(
     value: str,
     facets: Sequence[str],
     case: CaseSpec,
+    index: str | None = "repeat",
 ) -> tuple[pd.DataFrame, int]:
     """Integer-coded facet columns and the value, rows without a value dropped (counted).
 
     ``case`` (the facet named ``case``) is the results' case identity (several columns); any
-    other facet is a column of ``data``. A missing value in a facet column is a level.
+    other facet is a column of ``data``. A missing value in a facet column is a level. Case
+    keys of different types in two systems are refused (they never meet); so are rows that
+    repeat a case, system, facet level and ``index`` (the column numbering repeats, when
+    present): a copied row is not another observation.
     """
     require(data, value, "score", "the values to decompose")
     missing = data[value].isna().to_numpy().copy()
     if "error" in data.columns:
         missing |= data["error"].notna().to_numpy()
     usable = data.loc[~missing]
+    _refuse_copies(usable, facets, case, index)
     out = pd.DataFrame(index=range(len(usable)))
     for facet in facets:
         if facet == CASE_FACET:
@@ -50,6 +63,27 @@ def _facet_frame(
     except (TypeError, ValueError):
         raise StatsError(f"column {value!r} holds values that are not numbers") from None
     return out, int(missing.sum())
+
+
+def _refuse_copies(
+    usable: pd.DataFrame, facets: Sequence[str], case: CaseSpec, index: str | None
+) -> None:
+    case_cols = [c for c in columns_of(case) if c in usable.columns] if CASE_FACET in facets else []
+    if case_cols:
+        check_key_types(usable, case_cols, "system")
+    if index is None or index not in usable.columns:
+        return  # no column numbers the repeats: rows sharing a cell are its replicates
+    others = [f for f in facets if f != CASE_FACET and f in usable.columns]
+    keys = list(dict.fromkeys([*case_cols, *others, index]))
+    if "system" in usable.columns and "system" not in keys:
+        keys.insert(0, "system")
+    twice = usable[keys].astype(str).duplicated(keep=False)
+    if twice.any():
+        first = usable.loc[twice, keys].iloc[0].to_dict()
+        raise StatsError(
+            f"{int(twice.sum())} rows share {first}: duplicated rows are not repeats; drop "
+            f"them (DataFrame.drop_duplicates) or number the repeats in {index!r}"
+        )
 
 
 def present_facets(
@@ -385,7 +419,7 @@ def judge_retest(
         0.9631
     """
     require(data, occasion, "occasion", "which request of the same judgment a row is")
-    frame, _ = _facet_frame(data, score, [CASE_FACET, occasion], case)
+    frame, _ = _facet_frame(data, score, [CASE_FACET, occasion], case, index=occasion)
     k = frame[occasion].nunique()
     if k < 2:
         raise StatsError(f"test-retest needs two or more occasions in {occasion!r}, got {k}")

@@ -385,7 +385,7 @@ def _row(name, facets, v, ms, ms_df, levels, confidence) -> dict:
     terms = (v * ms) ** 2 / ms_df
     df = float(estimate**2 / terms.sum()) if estimate > 0 and terms.sum() > 0 else np.nan
     low, high = _interval(estimate, df, confidence)
-    how = "ANOVA (expected mean squares)"
+    how = "ANOVA (expected mean squares); Satterthwaite chi-square interval"
     if estimate < 0:
         how += f"; negative estimate {estimate:.4g} set to 0"
     return {
@@ -460,7 +460,7 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
             "ci_low": low,
             "ci_high": high,
             "n_levels": np.nan if has_residual else y.size,
-            "method": "REML (statsmodels MixedLM)",
+            "method": "REML (statsmodels MixedLM); interval: chi-square on the residual df",
         }
     )
     return _table(rows), {}, np.zeros(0), np.zeros(0)
