@@ -163,3 +163,20 @@ def test_planner_refuses_what_it_cannot_reach():
         jevalkit.plan_design(truth, target_half_width=0.001, budget_usd=100)
     cheap = jevalkit.plan_design(truth, budget_usd=100, cost_per_request=0.5).iloc[0]
     assert cheap["cost_usd"] <= 100 and cheap["repeats"] == 1
+
+
+def test_compare_over_variants_still_refuses_a_copied_row():
+    rng = np.random.default_rng(4)
+    a = simulate(rng)
+    b = a.assign(system="B", score=a["score"] + 0.02)
+    both = pd.concat([a, b, b.iloc[:1]], ignore_index=True)
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        metrics.compare(both, "A", by=None, metrics=["mean_score"], generalize=["case", "variant"])
+
+
+def test_variance_components_refuse_copied_rows_and_keep_replicates_without_a_repeat_column():
+    d = simulate(np.random.default_rng(8))
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        metrics.variance_components(pd.concat([d, d.iloc[:2]]), facets=["case", "variant"])
+    vc = metrics.variance_components(d.drop(columns="repeat"), facets=["case", "variant"])
+    assert vc.attrs["repeats"] == 2.0
