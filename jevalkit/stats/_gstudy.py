@@ -207,6 +207,15 @@ def g_study(
             raise StatsError(
                 f"facet {f!r} has one level: its variance is not estimable (drop it from facets)"
             )
+    for f, g in itertools.permutations(order, 2):
+        if nested.get(f) == g or _closure(frozenset([f]), nested) >= {g}:
+            continue
+        if frame.groupby(f)[g].nunique().max() == 1:  # every level of f meets one level of g
+            raise StatsError(
+                f"facet {f!r} is nested in {g!r} (each level of {f!r} occurs with one level "
+                f"of {g!r}), so {f!r} and {f!r} x {g!r} are not separately estimable: pass "
+                f"nested={{{f!r}: {g!r}}}, or drop one facet if they name the same thing"
+            )
     cell = pd.DataFrame(codes).groupby(order).size()
     full = int(np.prod([max(levels[f], 1) for f in order]))
     balanced = min(levels.values()) > 0 and len(cell) == full and cell.nunique() == 1
@@ -423,7 +432,12 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = model.fit(reml=True, method=["lbfgs", "powell"])
+        try:
+            fit = model.fit(reml=True, method=["lbfgs", "powell"])
+        except np.linalg.LinAlgError:
+            raise StatsError(
+                "the REML fit is singular: the facets are confounded in this design"
+            ) from None
     estimates = dict(zip(model.exog_vc.names, np.asarray(fit.vcomp, float), strict=True))
     rows = []
     for col, s in labels.items():

@@ -180,3 +180,17 @@ def test_variance_components_refuse_copied_rows_and_keep_replicates_without_a_re
         metrics.variance_components(pd.concat([d, d.iloc[:2]]), facets=["case", "variant"])
     vc = metrics.variance_components(d.drop(columns="repeat"), facets=["case", "variant"])
     assert vc.attrs["repeats"] == 2.0
+
+
+def test_an_undeclared_nested_or_confounded_facet_is_refused_not_split():
+    d = simulate(np.random.default_rng(9), n_cases=10)
+    own = d.assign(variant=d["case_id"] * 3 + d["variant"])  # each case its own variants
+    with pytest.raises(StatsError, match=r"nested in 'case'.*nested=\{'variant': 'case'\}"):
+        metrics.variance_components(own, facets=["case", "variant"])
+    vc = metrics.variance_components(own, facets=["case", "variant"], nested={"variant": "case"})
+    assert vc["component"].tolist() == ["case", "variant:case", "residual"]
+    same = d[d["variant"] == 0].assign(variant=lambda x: x["case_id"])  # variant is the case
+    row = metrics.mean_score(
+        same, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
+    ).iloc[0]
+    assert np.isnan(row["ci_low_facets"]) and row["method_facets"].startswith("not estimable")
