@@ -325,6 +325,16 @@ def reliability(
     )
 
 
+def _require_spread(components: pd.DataFrame) -> None:
+    """A pilot whose components are all 0 (every score equal) predicts a zero error for any
+    design: refuse rather than plan on it."""
+    if not pd.to_numeric(components["variance"], errors="coerce").fillna(0).sum() > 0:
+        raise StatsError(
+            "every variance component is 0 (the pilot's scores do not vary): it cannot predict "
+            "an error; run a pilot whose scores vary, or plan cases with a Wilson-bound rule"
+        )
+
+
 def _design(components: pd.DataFrame, design: Mapping[str, int] | None) -> dict[str, int]:
     levels = components.attrs.get("levels")
     if design is None and levels is None:
@@ -357,6 +367,7 @@ def run_noise_floor(
         >>> round(run_noise_floor(t)["noise_floor"], 3)
         0.125
     """
+    _require_spread(components)
     plan = _design(components, design)
     return noise_floor(
         components,
@@ -384,6 +395,7 @@ def mean_error(
         >>> round(mean_error(t, generalize=["case"])["half_width"], 4)
         0.0853
     """
+    _require_spread(components)
     plan = _design(components, design)
     var, df = design_error(components, plan, generalize, nested=components.attrs.get("nested"))
     se = float(np.sqrt(var))

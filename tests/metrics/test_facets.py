@@ -194,3 +194,15 @@ def test_an_undeclared_nested_or_confounded_facet_is_refused_not_split():
         same, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
     ).iloc[0]
     assert np.isnan(row["ci_low_facets"]) and row["method_facets"].startswith("not estimable")
+
+
+def test_a_pilot_without_spread_plans_nothing():
+    d = simulate(np.random.default_rng(10)).assign(score=0.0)
+    vc = metrics.variance_components(d, facets=["case", "variant"])
+    for plan in (
+        lambda: metrics.plan_design(vc, target_half_width=0.05),
+        lambda: metrics.mean_error(vc, generalize=["case"]),
+        lambda: metrics.run_noise_floor(vc),
+    ):
+        with pytest.raises(StatsError, match="every variance component is 0"):
+            plan()
