@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import zipfile
 
 import pandas as pd
 
 from .. import io
 from ..errors import ImportFormatError
-from ..runner import read_results
 
-__all__ = [
-    "add_reader_options",
-    "add_source_options",
-    "load_source",
-    "reader_options",
-    "register",
-    "sniffed_format",
-]
+__all__ = ["add_reader_options", "add_source_options", "load_source", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,39 +55,23 @@ def add_source_options(cmd: argparse.ArgumentParser, what: str = "RESULTS") -> N
     add_reader_options(cmd)
 
 
-def sniffed_format(path: str) -> str | None:
-    """The format of the file at ``path`` told by its content, as ``import`` tells it; None
-    when no format fits a text file (it is then read as jevalkit results, whose reader names
-    the field at fault). An archive no format fits is refused as such, never "not UTF-8"."""
-    try:
-        return io.detect_format(path)
-    except ImportFormatError:
-        if zipfile.is_zipfile(path):
-            raise
-        return None
-
-
-def load_source(args: argparse.Namespace, path: str) -> pd.DataFrame:
-    """The results at ``path``: a jevalkit results file, or another tool's log, told by its
-    content as ``import`` does (``--from FORMAT`` names it instead)."""
-    fmt = None if args.source_format == "auto" else args.source_format
-    if args.source_format is None:
-        fmt = sniffed_format(path)
-        if fmt is None:
-            return read_results(path)  # its own errors name the results field at fault
-    fmt = fmt or io.detect_format(path)
-    if fmt == "jevalkit":
-        return read_results(path)
-    return io.read(path, format=fmt, **reader_options(args, fmt))
-
-
-def reader_options(args: argparse.Namespace, fmt: str | None) -> dict:
-    """The reader keyword arguments the command line set, for the format being read."""
-    wanted = {
-        "verdicts": {"baseline": args.verdict_baseline},
-        "lm_eval": {"model": args.source_model, "task": args.task},
-    }.get(fmt or "", {})
-    return {k: v for k, v in wanted.items() if v is not None}
+def load_source(
+    args: argparse.Namespace, path: str, fmt: str | None = None, label: str | None = None
+) -> pd.DataFrame:
+    """The results at ``path``: a results file, or another tool's log told by its content as
+    ``import`` tells it (``--from FORMAT``, or ``fmt``, names it instead), read with the reader
+    options the command line set."""
+    fmt = fmt or args.source_format
+    if fmt is None and io.sniff_format(path) not in (None, "jevalkit"):
+        fmt = "auto"
+    return io.read_source(
+        path,
+        fmt,
+        label=label,
+        baseline=args.verdict_baseline,
+        model=args.source_model,
+        task=args.task,
+    )
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -108,7 +83,7 @@ def _import(args: argparse.Namespace) -> int:
         )
     for path, label in zip(args.paths, labels, strict=True):
         fmt = args.format or io.detect_format(path)
-        frame = io.read(path, format=fmt, label=label, **reader_options(args, fmt))
+        frame = load_source(args, path, fmt, label)
         unusable = frame["error"].notna()
         reasons = frame.loc[unusable, "error"].map(lambda e: e.get("message", "")).value_counts()
         detail = "; ".join(f"{n} {reason}" for reason, n in reasons.items())
@@ -117,29 +92,7 @@ def _import(args: argparse.Namespace) -> int:
             + (f"; {int(unusable.sum())} without a usable value ({detail})" if len(reasons) else "")
         )
         frames.append(frame)
-    combined = pd.concat(frames, ignore_index=True)
-    keys = [
-        c
-        for c in io.FRAME_COLUMNS
-        if c
-        in (
-            "probe",
-            "version",
-            "case_id",
-            "model",
-            "label",
-            "system_a",
-            "system_b",
-            "position",
-            "repeat",
-        )
-    ]
-    clashes = combined.duplicated(keys, keep=False)
-    if clashes.any():
-        raise ImportFormatError(
-            f"{int(clashes.sum())} rows from different files share a key (same probe, case, model and "
-            "repeat); import the files into separate results files"
-        )
+    combined = io.combine_imports(frames, list(args.paths))
     out = io.write_results(combined, args.out, overwrite=args.overwrite)
     print(f"wrote {len(combined)} rows to {out}")
     return 0

@@ -11,7 +11,6 @@ import pandas as pd
 from .. import io
 from ..errors import ReportError
 from ..reports import run_batch, run_report, write_batch_summary
-from .imports import sniffed_format
 
 __all__ = ["register"]
 
@@ -73,7 +72,7 @@ def _report(args: argparse.Namespace) -> int:
     params = {name: _literal(value) for name, value in args.p}
     if args.source_format:
         params["results_format"] = args.source_format
-    elif args.results is not None and sniffed_format(args.results) not in (None, "jevalkit"):
+    elif args.results is not None and io.sniff_format(args.results) not in (None, "jevalkit"):
         params["results_format"] = "auto"  # another tool's log: read it as `import` would
     report = run_report(
         args.notebook,

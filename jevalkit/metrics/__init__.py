@@ -27,7 +27,17 @@ from ._facets import (
 )
 from ._failures import ERROR_SUMMARY_COLUMNS, error_summary, scored, truncated
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
-from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._gate import (
+    DECISIONS,
+    DEFAULT_MAX_ERROR_RATE,
+    GATE_COLUMNS,
+    GATE_METRICS,
+    RELEASE_COLUMNS,
+    error_share,
+    gate,
+    gate_decision,
+    release_gate,
+)
 from ._judge_bias import (
     LENGTH_COLUMNS,
     POSITION_COLUMNS,
@@ -43,6 +53,7 @@ from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_syste
 from ._per_case import PER_CASE_COLUMNS, per_case
 from ._plan import PLAN_COLUMNS, plan_design
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
+from ._runs import combine_runs
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
@@ -56,6 +67,8 @@ __all__ = [
     "CONTRACT",
     "COST_COLUMNS",
     "DATA_KINDS",
+    "DECISIONS",
+    "DEFAULT_MAX_ERROR_RATE",
     "ERROR_SUMMARY_COLUMNS",
     "FACET_INTERVAL_COLUMNS",
     "GATE_COLUMNS",
@@ -80,12 +93,15 @@ __all__ = [
     "by_groups",
     "case_changes",
     "columns_of",
+    "combine_runs",
     "compare",
     "consistency",
     "cost",
+    "error_share",
     "error_summary",
     "games_of",
     "gate",
+    "gate_decision",
     "group_codes",
     "has_repeats",
     "judge_kind",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -11,11 +10,13 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ..errors import ProbeError
-from ..scorers import Condition, JsonSchemaScorer, RubricCheck, Score, get_scorer
+from ..scorers import Condition, RubricCheck, Score, Scorer, make_scorer
 from ._cases import Case
 from ._template import fill
 
 BASE_VARIANT = "base"
+# scorers that compare with an expected answer (the probe's, or each case's)
+NEEDS_EXPECTED = ("exact_match", "levenshtein", "json_similarity")
 
 
 @dataclass(frozen=True)
@@ -106,51 +107,32 @@ class Probe:
             False
         """
         case = self.case(case) if isinstance(case, str) else case
-        fields = case.fields if case is not None else {}
-        spec = self.scoring
-        kind = spec["type"]
-        if kind == "json_schema":
-            return self._schema_scorer(case)(output)
-        text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
-        if kind == "constraints":
-            return get_scorer(kind)(
-                text, {**spec.get("constraints", {}), **fields.get("constraints", {})}
-            )
-        expected = fields.get("expected", spec.get("expected"))
-        if expected is None:
-            raise ProbeError(
-                f"{self.name}: the expected answer is per case: name the case (--case ID)"
-            )
-        if not isinstance(expected, str):
-            expected = json.dumps(expected, ensure_ascii=False, separators=(",", ":"))
-        if spec.get("strip"):
-            text = text.strip()
-        if kind == "levenshtein":
-            return get_scorer(kind)(text, expected, threshold=spec.get("threshold", 1.0))
-        return get_scorer(kind)(text, expected)
+        return self._scorer_for(case)(output)
 
     @cached_property
-    def _json_schema_scorer(self) -> JsonSchemaScorer:
-        spec = self.scoring
-        return JsonSchemaScorer(
-            spec["schema"], bare_json=spec.get("bare_json", True), rubric=self.rubric
-        )
-
-    @cached_property
-    def _case_scorers(self) -> dict[str, JsonSchemaScorer]:
+    def _scorers(self) -> dict[str | None, Scorer]:
         return {}
 
-    def _schema_scorer(self, case: Case | None) -> JsonSchemaScorer:
-        if case is None or "schema" not in case.fields:
-            return self._json_schema_scorer
-        scorer = self._case_scorers.get(case.id)
+    def _scorer_for(self, case: Case | None) -> Scorer:
+        """The scorer ``scoring.type`` names, built from the probe's ``scoring`` with ``case``'s
+        own ``expected``, ``schema`` or ``constraints`` where it has them; built once per case
+        that has its own (a compiled schema is reused), once for all others."""
+        fields = case.fields if case is not None else {}
+        own = [name for name in ("expected", "schema", "constraints") if name in fields]
+        key = case.id if own else None
+        scorer = self._scorers.get(key)
         if scorer is None:
-            scorer = JsonSchemaScorer(
-                case.fields["schema"],
-                bare_json=self.scoring.get("bare_json", True),
-                rubric=self.rubric,
-            )
-            self._case_scorers[case.id] = scorer
+            spec = {**self.scoring, **{name: fields[name] for name in own}}
+            if "constraints" in own:
+                spec["constraints"] = {
+                    **self.scoring.get("constraints", {}),
+                    **fields["constraints"],
+                }
+            if spec["type"] in NEEDS_EXPECTED and spec.get("expected") is None:
+                raise ProbeError(
+                    f"{self.name}: the expected answer is per case: name the case (--case ID)"
+                )
+            scorer = self._scorers[key] = make_scorer(spec, self.rubric)
         return scorer
 
     def case(self, case_id: str) -> Case:

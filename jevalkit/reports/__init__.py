@@ -48,9 +48,21 @@ from ._notebook import (
     tidy_tables,
 )
 from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
-from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
+from ._probe_summary import (
+    FAILED_CHECK_COLUMNS,
+    FIRST_FAILING_COLUMNS,
+    failed_checks,
+    failing_outputs,
+    fenced,
+    first_failing_items,
+    headline,
+    probe_summary_markdown,
+    write_probe_summary,
+)
 
 __all__ = [
+    "FAILED_CHECK_COLUMNS",
+    "FIRST_FAILING_COLUMNS",
     "BatchError",
     "BatchSpec",
     "Report",
@@ -67,8 +79,11 @@ __all__ = [
     "expand",
     "expected_level",
     "export_html",
+    "failed_checks",
+    "failing_outputs",
     "fenced",
     "find_notebook",
+    "first_failing_items",
     "headline",
     "highlight_differences",
     "interval_svg",

@@ -170,7 +170,8 @@ def run_report(
     Raises:
         ReportError: an unknown notebook or parameter, an unusable output folder, or a failing
             cell (one line naming the cell and its exception; the partial executed notebook
-            stays at ``<out>/<name>.ipynb``).
+            stays at ``<out>/<name>.ipynb``, ``ReportError.cell`` is the failing cell's index
+            in it).
     """
     import nbformat
     import papermill
@@ -205,7 +206,9 @@ def run_report(
         first = exc.evalue.splitlines()[0] if exc.evalue else ""
         raise ReportError(
             f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {first} "
-            f"(partial notebook kept at {executed})"
+            f"(partial notebook kept at {executed})",
+            cell=_failing_cell(nbformat.read(executed, as_version=4), exc.cell_index),
+            notebook=executed,
         ) from None
     nb = nbformat.read(executed, as_version=4)
     nb.metadata["jevalkit"] = {
@@ -217,3 +220,12 @@ def run_report(
     with quiet_kernel():
         export_html(nb, html, shown, show_code=show_code)
     return Report(executed, html, headline)
+
+
+def _failing_cell(nb: Any, fallback: int) -> int:
+    """The index of the cell that raised in the kept notebook (papermill puts an error banner
+    cell at its top, so papermill's own index is off by one there)."""
+    for i, cell in enumerate(nb.cells):
+        if any(out.get("output_type") == "error" for out in cell.get("outputs", [])):
+            return i
+    return fallback

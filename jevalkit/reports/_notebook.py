@@ -15,8 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir, runs_dir
-from ..io import read
-from ..runner import read_results
+from ..io import read_source
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
 
@@ -44,9 +43,7 @@ def open_results(
         (True, True)
     """
     path = str(results) if results is not None else str(runs_dir() / default)
-    if format is not None:
-        return read(path, format=None if format == "auto" else format), path
-    return read_results(path), path
+    return read_source(path, format), path
 
 
 def shown_text(text: object, limit: int = 1200) -> str:

@@ -65,6 +65,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..datafiles import canonical_json
+
 
 @dataclass
 class ResultRow:
@@ -241,5 +243,6 @@ def params_hash(parameters: dict[str, Any]) -> str:
         >>> params_hash({"temperature": 0, "max_tokens": 5}) == params_hash({"max_tokens": 5, "temperature": 0})
         True
     """
-    canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+    # ASCII-escaped, as when results files were first written: the keys of existing rows stay
+    canonical = canonical_json(parameters, ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]

@@ -11,7 +11,7 @@ import pandas as pd
 from .._sync import run_sync
 from ..errors import UsageError
 from ..probes import Probe, load_probe
-from ._execute import execute
+from ._distributed import scaled_execute
 from ._options import RunOptions, RunSettings
 from ._plan import Selection, default_results_path, plan_jobs
 from ._rounds import run_adaptive
@@ -51,9 +51,12 @@ async def arun(
         variants=variants,
     )
     jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained, selection=selection)
-    if adaptive is not None:
-        return await run_adaptive(jobs, adaptive, model=model, out=path, settings=settings)
-    return await execute(jobs, model=model, out=path, settings=settings)
+    async with scaled_execute(settings) as run_jobs:  # here, on Dask, or one shard
+        if adaptive is not None:
+            return await run_adaptive(
+                jobs, adaptive, model=model, out=path, settings=settings, run_jobs=run_jobs
+            )
+        return await run_jobs(jobs, model=model, out=path, settings=settings)
 
 
 def check_generation(overrides: dict[str, Any]) -> None:
@@ -127,7 +130,10 @@ def run(
             in ``attrs["adaptive"]``), ``concurrency``, ``timeout``, ``max_retries``,
             ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
             ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent
-            this much; rows so far are kept, re-running resumes, ``attrs["stopped"]`` says so),
+            this much, counted per HTTP attempt, retries included; rows so far are kept,
+            re-running resumes, ``attrs["stopped"]`` says so; an endpoint that bills beyond
+            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True, see
+            :mod:`jevalkit.costs`),
             ``price_in`` / ``price_out`` (dollars per million tokens, overriding
             ``data/prices.yaml``).
 
