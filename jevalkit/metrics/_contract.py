@@ -148,18 +148,17 @@ register(IT + "cronbach_alpha", "arrays", "Cronbach's alpha of a systems x items
 register(IT + "fit_irt", "results", "1PL/2PL item parameters; EAP abilities", "posterior SD of each ability", note="returns an IrtFit, not a table; parameter recovery and girth's fit in tests/items/test_irt.py, refusals there")
 register(IT + "estimate", "arrays", "a new system's full-benchmark score from anchor items", "design-based stratified t (model-assisted or plain)", note="needs a fit and anchors; leave-systems-out coverage in benchmarks/bench_items.py (93-100%)")
 register(IT + "leave_systems_out", "results", "error and coverage of estimate per k", "none (it measures other intervals)", note="a validation loop over fit_irt, select and estimate")
-# the total-error (G-study) statistics that landed on main beside the contract
-register(M + "variance_components", "results", "variance of score split over random facets (G-study)", "none (components; REML / ANOVA estimates)", note="a decomposition, no interval; recovery in tests/metrics/test_facets.py, the core pinned to statsmodels MixedLM in tests/stats/test_gstudy.py")
-register(M + "reliability", "results", "G and Phi coefficients of a design", "none (ratios of components)", note="computed from variance_components; pinned in tests/metrics/test_facets.py")
-register(M + "mean_error", "results", "standard error of the grand mean of a design", "t with Satterthwaite df", note="a predicted error of a design; pinned in tests/metrics/test_facets.py")
-register(M + "run_noise_floor", "results", "smallest run-to-run difference above the joint noise", "none (a threshold)", note="pinned in tests/metrics/test_facets.py")
-register(M + "judge_retest", "results", "test-retest agreement of a judge (case x occasion G-study)", "none (a coefficient)", note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py")
-register(M + "plan_design", "results", "the cheapest design reaching a target half-width", "none (a planning choice)", note="a planning search over mean_error; tested in tests/metrics/test_facets.py")
-register(S + "g_study", "arrays", "variance components of random facets", "none (components)", note="pinned in tests/stats/test_gstudy.py")
+register(M + "variance_components", "results", "variance of the score over random facets (a G-study)", "Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)", call={"facets": ("case", "system"), "case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case", "no_spread"), note="any numeric score (no scale); pinned to Brennan (2001) and statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(M + "judge_retest", "results", "ICC of a judge's repeated judgments (absolute agreement, consistency)", "none (point coefficients)", call={"case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case"), note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py")
+register(M + "reliability", "arrays", "G and Phi coefficients of a design", "none (D-study coefficients)", note="takes variance components, not a frame; pinned to Brennan (2001) in tests/stats/test_gstudy.py")
+register(M + "mean_error", "arrays", "predicted standard error of the grand mean of a design", "t at the Satterthwaite df (a predicted half-width)", note="takes variance components; the planner's prediction checked by simulation in tests/metrics/test_facets.py and benchmarks/bench_total_error.py")
+register(M + "run_noise_floor", "arrays", "smallest difference of two single runs beyond their joint noise", "none (a threshold from the components)", note="takes variance components; pinned in tests/stats/test_gstudy.py")
+register(M + "plan_design", "arrays", "the cheapest design reaching a target half-width", "none (a planning table)", note="takes variance components; its predicted half-width simulated in tests/metrics/test_facets.py and benchmarks/bench_total_error.py")
+register(S + "g_study", "arrays", "variance components of crossed and nested random facets", "Satterthwaite chi-square per component", note="returns a GStudy; pinned to Brennan (2001) synthetic data and statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(S + "design_error", "arrays", "error variance of the grand mean of a design", "Satterthwaite df", note="D-study arithmetic; pinned in tests/stats/test_gstudy.py")
+register(S + "g_coefficients", "arrays", "G and Phi coefficients", "none (D-study coefficients)", note="pinned to Brennan (2001) in tests/stats/test_gstudy.py")
+register(S + "noise_floor", "arrays", "the noise floor of two runs", "none (a threshold)", note="pinned in tests/stats/test_gstudy.py")
 register(S + "GStudy", "arrays", "a fitted G-study", "none (a container with components)", note="g_study's result; tests/stats/test_gstudy.py")
-register(S + "design_error", "arrays", "variance of the grand mean of a planned design", "Satterthwaite degrees of freedom", note="pinned in tests/stats/test_gstudy.py")
-register(S + "g_coefficients", "arrays", "G and Phi coefficients (Brennan's rules)", "none (ratios of components)", note="pinned in tests/stats/test_gstudy.py")
-register(S + "noise_floor", "arrays", "smallest difference between two single runs above their joint noise", "none (a threshold)", note="pinned in tests/stats/test_gstudy.py")
 # fmt: on
 
 HELPERS = MappingProxyType(
@@ -192,6 +191,10 @@ HELPERS = MappingProxyType(
         M + "gate_decision": "the decision rule of the gates, on a given interval",
         M + "combine_runs": "two runs as one frame",
         M + "register": "this registry",
+        M + "present_facets": "which facet columns vary: no estimate",
+        M + "error_summary": "counts request errors by type: no sampling estimate",
+        M + "scored": "counts rows with a verdict or score: no sampling estimate",
+        M + "truncated": "flags rows cut off at max_tokens: no sampling estimate",
         M + "score_matrix": "the system x item matrix of the item statistics",
         M + "require_connected": "refuses systems that share no items",
         M + "require_systems": "refuses too few systems",
