@@ -5,7 +5,8 @@ scipy.stats.bootstrap(paired=True), Holm and Benjamini-Hochberg with statsmodels
 
 It also checks the paired pass-rate interval's coverage by simulation (2,000 data sets of
 30 cases with a true difference): the Newcombe interval jevalkit uses for one verdict per case,
-against the percentile bootstrap of the differences.
+against the percentile bootstrap of the differences; and with 5 cases, the paired t interval
+compare() uses below 30 cases against the BCa bootstrap.
 
 Target (issue 13): within 3x of the loop. Run: ``.venv/bin/python benchmarks/bench_compare.py``
 """
@@ -108,6 +109,28 @@ def coverage(sims: int = 2000, n: int = 30) -> tuple[float, float]:
     return hits_newcombe / sims, hits_boot / sims
 
 
+def few_case_coverage(sims: int = 2000, n: int = 5) -> tuple[float, float]:
+    """Coverage of the interval compare() gives with few paired cases (the paired t interval)
+    against the BCa bootstrap it replaced there, on normal case differences."""
+    rng = np.random.default_rng(2)
+    truth = 0.1
+    hits_t = hits_bca = 0
+    for _ in range(sims):
+        diffs = rng.normal(truth, 0.2, n)
+        df = pd.DataFrame(
+            {
+                "case_id": np.tile(np.arange(n), 2),
+                "system": ["new"] * n + ["base"] * n,
+                "score": np.concatenate([0.5 + diffs, np.full(n, 0.5)]),
+            }
+        )
+        row = compare(df, "base", by=None, case="case_id", metrics=["mean_score"]).iloc[0]
+        hits_t += row["ci_low"] <= truth <= row["ci_high"]
+        ci = bootstrap_ci(diffs, n_resamples=999, seed=int(rng.integers(1 << 30)))
+        hits_bca += ci.low <= truth <= ci.high
+    return hits_t / sims, hits_bca / sims
+
+
 def main() -> None:
     df = frame()
     base = "s00"
@@ -132,6 +155,11 @@ def main() -> None:
     print(
         f"paired pass-rate interval coverage, 30 cases, 2,000 data sets (nominal 0.95): Newcombe "
         f"{newcombe:.3f}, percentile bootstrap {boot:.3f}"
+    )
+    t_cover, bca_cover = few_case_coverage()
+    print(
+        f"paired score interval coverage, 5 cases, 2,000 data sets (nominal 0.95): the paired t "
+        f"interval compare() uses below 30 cases {t_cover:.3f}, BCa bootstrap {bca_cover:.3f}"
     )
 
 

@@ -47,9 +47,9 @@ def body(model: str) -> dict:
     }
 
 
-async def direct(base_url: str, model: str, concurrency: int) -> float:
+async def direct(base_url: str, model: str, concurrency: int, headers: dict | None = None) -> float:
     slots = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(timeout=900) as client:
+    async with httpx.AsyncClient(timeout=900, headers=headers) as client:
 
         async def one() -> int:
             async with slots:
@@ -81,13 +81,13 @@ def through_runner(concurrency: int) -> float:
         return int(df["completion_tokens"].sum()) / (time.perf_counter() - started)
 
 
-def judgment_seconds(base_url: str, model: str) -> float:
+def judgment_seconds(base_url: str, model: str, headers: dict | None = None) -> float:
     from jevalkit.judges import load_cases, load_judge_prompt
 
     prompt = load_judge_prompt("faithfulness")
     case = load_cases("faithfulness")[0]
     times = []
-    with httpx.Client(timeout=60) as client:
+    with httpx.Client(timeout=60, headers=headers) as client:
         for _ in range(20):
             started = time.perf_counter()
             client.post(
@@ -152,9 +152,11 @@ def main() -> None:
     print(f"{REQUESTS} requests x {MAX_TOKENS} tokens (ignore_eos), temperature 1, unseeded")
     rates = {}
     with local.local_endpoint() as server:
-        asyncio.run(direct(server.base_url, server.model_name, 1))  # warm up
+        asyncio.run(direct(server.base_url, server.model_name, 1, server.headers()))  # warm up
         for concurrency in (1, 2, 4):
-            rate_d = asyncio.run(direct(server.base_url, server.model_name, concurrency))
+            rate_d = asyncio.run(
+                direct(server.base_url, server.model_name, concurrency, server.headers())
+            )
             rate_r = through_runner(concurrency)
             rates[concurrency] = rate_d
             print(
@@ -162,7 +164,7 @@ def main() -> None:
                 f"jevalkit.run {rate_r:5.1f} tok/s, overhead {1 - rate_r / rate_d:+.1%} (target < 5%)"
             )
         print(f"llama-server, 4 concurrent against 1: {rates[4] / rates[1]:.2f}x (target 1.4x)")
-        judged = judgment_seconds(server.base_url, server.model_name)
+        judged = judgment_seconds(server.base_url, server.model_name, server.headers())
         print(f"one-token logprobs judgment: {judged * 1000:.0f} ms median of 20 (target 100 ms)")
     with llama_cpp_python_server() as old:
         if old is None:

@@ -27,6 +27,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .metrics import plan_design
     from .probes import Probe, check_probes, list_probes, load_probe
     from .runner import COLUMNS, arun, plan, read_results, run
     from .scorers import Score
@@ -39,6 +40,7 @@ _LAZY = {
     "COLUMNS": "runner",
     "arun": "runner",
     "plan": "runner",
+    "plan_design": "metrics",
     "read_results": "runner",
     "run": "runner",
     "Score": "scorers",
@@ -61,6 +63,7 @@ __all__ = [
     "list_probes",
     "load_probe",
     "plan",
+    "plan_design",
     "read_results",
     "run",
 ]

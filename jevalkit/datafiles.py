@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,14 @@ __all__ = [
     "LOCK_HEADER",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "canonical_json",
     "content_hash",
     "field_path",
+    "json_line",
+    "jsonl_lines",
     "load_yaml",
     "nested_deeper_than",
+    "publish_versions",
     "read_lock",
     "schema_validator",
     "validate_data",
@@ -127,6 +131,45 @@ def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
     return data
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split on ``\\n`` only (a ``\\r`` before it dropped), never on
+    the other characters :meth:`str.splitlines` treats as breaks (U+2028, U+0085, ...), which
+    JSON allows unescaped inside a string.
+
+    Example:
+        >>> jsonl_lines('{"q": "a\\u2028b"}\\r\\n{"q": 2}\\n')
+        ['{"q": "a\\u2028b"}', '{"q": 2}']
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def json_line(line: str, where: str, error: Callable[[str], Exception]) -> Any:
+    """Parse one line of a JSONL data file as strict JSON (no NaN or Infinity); any problem
+    raises ``error`` with one line naming ``where`` (file and line).
+
+    Example:
+        >>> json_line('{"id": 1}', "cases.jsonl:1", ValueError)
+        {'id': 1}
+        >>> json_line('{"x": NaN}', "cases.jsonl:2", ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: cases.jsonl:2: not JSON (NaN is not valid JSON)
+    """
+    try:
+        return json.loads(line, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise error(f"{where}: nested too deeply") from None
+    except ValueError as exc:
+        raise error(f"{where}: not JSON ({str(exc).split(':')[0]})") from None
+
+
 def schema_validator(schema: dict[str, Any]) -> jsonschema_rs.Validator:
     """A compiled, offline draft 2020-12 validator for a bundled format schema."""
     return jsonschema_rs.Draft202012Validator(schema, offline=True)
@@ -174,6 +217,17 @@ def validate_data(
         raise error(f"{source}: {field_path(problem.instance_path)}: {message}{hint}")
 
 
+def canonical_json(value: Any, *, ensure_ascii: bool = False) -> str:
+    """The canonical JSON text of ``value``: sorted keys, no spaces (what every content hash in
+    jevalkit is taken over).
+
+    Example:
+        >>> print(canonical_json({"b": 1, "a": "é"}), len(canonical_json({"a": "é"}, ensure_ascii=True)))
+        {"a":"é","b":1} 14
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ensure_ascii)
+
+
 def content_hash(raw: Any) -> str:
     """sha256 of the canonical JSON form (sorted keys, no spaces, UTF-8) of a file's content.
 
@@ -185,8 +239,7 @@ def content_hash(raw: Any) -> str:
         >>> content_hash({"a": 1})[:12]
         '015abd7f5cc5'
     """
-    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(raw).encode("utf-8")).hexdigest()
 
 
 LOCK_HEADER = (
@@ -200,9 +253,11 @@ def read_lock(path: Path, error: Callable[[str], Exception]) -> dict[str, str]:
     """Read a lock file into ``{"id@version": hexdigest}`` (a missing file is empty).
 
     Example:
-        >>> from jevalkit._paths import probes_dir
-        >>> "schema-ten-records@2" in read_lock(probes_dir() / "probes.lock", ValueError)
-        True
+        >>> import tempfile
+        >>> lock = Path(tempfile.mkdtemp()) / "x.lock"
+        >>> _ = lock.write_text("# a comment\\np@1 sha256:ab\\n")
+        >>> read_lock(lock, ValueError)
+        {'p@1': 'ab'}
     """
     if not path.exists():
         return {}
@@ -259,3 +314,40 @@ def verify_locked(
             "publish the change as the next version"
         )
     return True
+
+
+def publish_versions(
+    files: Iterable[Path],
+    read: Callable[[Path, dict[str, str]], Any],
+    lock_path: Path,
+    error: Callable[[str], Exception],
+    *,
+    what: str,
+    command: str,
+) -> list[str]:
+    """Record the hash of every version in ``files`` not yet in the lock at ``lock_path``;
+    return their names. ``read(path, lock)`` loads one file (verifying a published one against
+    the lock) into something with ``name`` and ``content_hash``. Versions already published are
+    verified, never rewritten; the lock is written only when something was added. Probes and
+    judge prompt files publish through this one function.
+
+    Example:
+        >>> import tempfile
+        >>> from types import SimpleNamespace
+        >>> lock = Path(tempfile.mkdtemp()) / "x.lock"
+        >>> read = lambda path, lock: SimpleNamespace(name=path.stem + "@1", content_hash="ab")
+        >>> publish_versions([Path("p.yaml")], read, lock, ValueError, what="x", command="x")
+        ['p@1']
+        >>> publish_versions([Path("p.yaml")], read, lock, ValueError, what="x", command="x")
+        []
+    """
+    lock = read_lock(lock_path, error)
+    added = []
+    for path in files:
+        item = read(path, lock)
+        if item.name not in lock:
+            lock[item.name] = item.content_hash
+            added.append(item.name)
+    if added:
+        write_lock(lock_path, lock, what=what, command=command)
+    return added

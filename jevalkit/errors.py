@@ -11,7 +11,10 @@ catch the subclass they care about.
     ├── ProbeError          a probe file is malformed, tampered with, or cannot be found
     ├── JudgeFileError      a judge prompt file is malformed, tampered with, or cannot be found
     ├── CaseFileError       a case file is unreadable or a case in it is invalid
-    ├── ScoringError        a scorer was given a spec it cannot use (not the output: the spec)
+    ├── ScoringError        a scorer was given a spec it cannot use (not the output: the spec),
+    │                       or no scorer has the name asked for
+    ├── StrictJSONError     a text is not strict RFC 8259 JSON (``reason`` says why; also a
+    │                       ValueError); scorers turn it into a failing score, never raise it
     ├── ClientError         an endpoint cannot be used (bad URL, missing or misplaced key, ...)
     ├── ResultsError        a results file cannot be read, written, resumed or shared
     ├── ImportFormatError   another tool's log or a table cannot be read as evaluation results
@@ -47,6 +50,7 @@ __all__ = [
     "ResultsError",
     "ScoringError",
     "StatsError",
+    "StrictJSONError",
     "UsageError",
 ]
 
@@ -73,6 +77,19 @@ class CaseFileError(JevalkitError):
 
 class ScoringError(JevalkitError):
     """A scorer specification is unusable (for example a schema with a remote ``$ref``)."""
+
+
+class StrictJSONError(JevalkitError, ValueError):
+    """A text is not strict JSON; ``reason`` says why in one line.
+
+    Example:
+        >>> StrictJSONError("$: duplicate object key 'a'").reason
+        "$: duplicate object key 'a'"
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class ClientError(JevalkitError):
@@ -111,7 +128,19 @@ class LocalModelError(JevalkitError):
 
 
 class ReportError(JevalkitError):
-    """A notebook failed; the message names the cell and the exception, the partial notebook is kept."""
+    """A notebook failed; the message names the cell and the exception, the partial notebook is
+    kept. ``cell`` is the failing cell's index in the notebook (None when no cell failed: the
+    report could not start), ``notebook`` the partial notebook's path.
+
+    Example:
+        >>> ReportError("x.ipynb: cell 3 raised ValueError: bad", cell=4, notebook="out/x.ipynb").cell
+        4
+    """
+
+    def __init__(self, message: str, *, cell: int | None = None, notebook: object = None) -> None:
+        super().__init__(message)
+        self.cell = cell
+        self.notebook = notebook
 
 
 class BatchError(ReportError):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -18,6 +19,20 @@ STYLE = {
     "axes.spines.right": False,
     "font.size": 10,
 }
+
+
+@contextmanager
+def _styled() -> Iterator[None]:
+    """Apply :data:`STYLE` and restore only its keys afterwards. ``plt.rc_context`` restores every
+    rcParam, ``interactive`` too: when the first figure of a Jupyter kernel resolves the inline
+    backend (which switches interactive mode on) inside it, leaving the context switched
+    interactive mode off again, and no later figure of the kernel was ever shown."""
+    saved = {key: plt.rcParams[key] for key in STYLE}
+    plt.rcParams.update(STYLE)
+    try:
+        yield
+    finally:
+        plt.rcParams.update(saved)
 
 
 def interval_plot(
@@ -37,7 +52,7 @@ def interval_plot(
         >>> interval_plot(t, label="system", title="Pass rate", xlabel="pass rate").axes[0].get_xlabel()
         'pass rate'
     """
-    with plt.rc_context(STYLE):
+    with _styled():
         fig, ax = plt.subplots(figsize=(7, 0.6 + 0.5 * len(table)))
         y = np.arange(len(table))
         v = table[value].to_numpy(float)
@@ -62,7 +77,7 @@ def histogram(
         >>> histogram([0, 1, 1], bins=3, title="t", xlabel="x").axes[0].get_ylabel()
         'count'
     """
-    with plt.rc_context(STYLE):
+    with _styled():
         fig, ax = plt.subplots()
         ax.hist(np.asarray(values, float), bins=bins, edgecolor="white")
         ax.set_xlabel(xlabel)
@@ -81,7 +96,7 @@ def line_plot(
         >>> line_plot([1, 2], [0.2, 0.1], title="t", xlabel="K", ylabel="SE", n=5).axes[0].get_title()
         't (n = 5)'
     """
-    with plt.rc_context(STYLE):
+    with _styled():
         fig, ax = plt.subplots()
         ax.plot(x, y, marker="o")
         ax.set_xlabel(xlabel)

@@ -6,7 +6,8 @@ fail that way, then it answers normally. Fault names:
 
 ``429`` (with ``Retry-After``), ``500``, ``503``, ``hang`` (answers after ``hang_s``),
 ``malformed`` (200 with a body that is not JSON), ``no_choices`` (200, ``{}``), ``error_object``
-(200 with an ``error`` object), ``drop`` (closes the connection without answering).
+(200 with an ``error`` object), ``drop`` (closes the connection without answering), ``length``
+(the answer cut in half with ``finish_reason`` ``length``, as when ``max_tokens`` runs out).
 
 Hostile answers (a well-formed HTTP exchange with a body no client should trust):
 ``usage_list`` (``usage`` is a list), ``tokens_text`` / ``tokens_nan`` / ``tokens_inf``
@@ -15,7 +16,9 @@ Hostile answers (a well-formed HTTP exchange with a body no client should trust)
 ``bigint`` (the content is a 5,000-digit integer), ``huge`` (the content is ``huge_bytes`` of
 ``[1,1,...]``), ``gzip_bomb`` (a small gzip body that inflates to ``huge_bytes``), ``drip`` (a
 valid answer sent one byte every ``drip_s`` seconds), ``echo_key_escaped`` (the Authorization
-key echoed back with every ``-`` written as ``\u002d``).
+key echoed back with every ``-`` written as ``\u002d``), ``echo_auth`` / ``echo_auth_cut`` (the content
+is the Authorization header as received / minus its last 4 characters), ``overbill`` (reports 1,000,000
+completion tokens whatever ``max_tokens`` said).
 
 Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
 """
@@ -130,6 +133,8 @@ class OpenAIServer:
                 "tokens_nan": float("nan"),
                 "tokens_inf": float("inf"),
             }[fault]
+        elif fault == "overbill":
+            answer["usage"]["completion_tokens"] = 1_000_000
         elif fault == "model_dict":
             answer["model"] = {"name": "m", "nested": [1, 2]}
         elif fault == "surrogate":
@@ -142,6 +147,9 @@ class OpenAIServer:
             message[key] = "9" * 5000
         elif fault == "huge":
             message[key] = "[" + ",".join(["1"] * (self.huge_bytes // 2)) + "]"
+        elif fault in ("echo_auth", "echo_auth_cut"):
+            auth = headers.get("Authorization", "")
+            message[key] = "you sent " + (auth[:-4] if fault == "echo_auth_cut" else auth)
         elif fault == "echo_key_escaped":
             auth = headers.get("Authorization", "")
             echoed = json.dumps(answer).replace('"stop"', json.dumps("stop " + auth))
@@ -208,6 +216,18 @@ class OpenAIServer:
                     self._send(200, b"{}")
                 elif fault == "error_object":
                     self._send(200, b'{"error": {"message": "model overloaded", "code": 529}}')
+                elif fault == "length":
+                    answer = server.answer(self.path, body)
+                    choice = answer["choices"][0]
+                    key = "message" if "message" in choice else None
+                    text = choice["message"]["content"] if key else choice["text"]
+                    cut = text[: len(text) // 2]
+                    if key:
+                        choice["message"]["content"] = cut
+                    else:
+                        choice["text"] = cut
+                    choice["finish_reason"] = "length"
+                    self._send(200, json.dumps(answer).encode())
                 elif fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
@@ -238,10 +258,15 @@ class OpenAIServer:
         return Handler
 
 
-async def serve_fast(port: int, latency: float) -> None:
+async def serve_fast(port: int, latency: float, reply_items: int = 0) -> None:
     """A minimal asyncio HTTP/1.1 keep-alive server answering every POST normally after
-    ``latency`` seconds: for benchmarks, where a thread per connection would be the bottleneck."""
+    ``latency`` seconds: for benchmarks, where a thread per connection would be the bottleneck.
+    ``reply_items`` > 0: every answer is a list of that many records (a large output to score),
+    rendered once."""
     import asyncio
+
+    big = json.dumps((GOOD * (reply_items // len(GOOD) + 1))[:reply_items]) if reply_items else None
+    rendered: dict[str, bytes] = {}
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -258,8 +283,14 @@ async def serve_fast(port: int, latency: float) -> None:
                     0,
                 )
                 body = json.loads(await reader.readexactly(length)) if length else {}
-                await asyncio.sleep(latency)
-                payload = json.dumps(server.answer(path, body)).encode()
+                if latency:
+                    await asyncio.sleep(latency)
+                if big is None:
+                    payload = json.dumps(server.answer(path, body)).encode()
+                elif path not in rendered:
+                    payload = rendered[path] = json.dumps(server.answer(path, body)).encode()
+                else:
+                    payload = rendered[path]
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + f"Content-Length: {len(payload)}\r\n\r\n".encode()
@@ -270,7 +301,8 @@ async def serve_fast(port: int, latency: float) -> None:
             writer.close()
 
     server = OpenAIServer.__new__(OpenAIServer)
-    server.identity, server.reply, server.logprobs = {}, default_reply, None
+    server.identity, server.logprobs = {}, None
+    server.reply = default_reply if big is None else (lambda body: big)
     listener = await asyncio.start_server(handle, "127.0.0.1", port)
     print(f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v1", flush=True)
     async with listener:
@@ -282,11 +314,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fast", action="store_true", help="asyncio server, no fault injection")
+    parser.add_argument("--reply-items", type=int, default=0, help="with --fast: answer N records")
     args = parser.parse_args()
     if args.fast:
         import asyncio
 
-        asyncio.run(serve_fast(args.port, args.latency))
+        asyncio.run(serve_fast(args.port, args.latency, args.reply_items))
         return
     with OpenAIServer(latency=args.latency, port=args.port) as server:
         print(server.base_url, flush=True)

@@ -10,6 +10,7 @@ import importlib
 import inspect
 import json
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,34 @@ def test_the_cli_prints_and_the_library_does_not():
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "print"
         ]
         assert calls == [], f"{path.relative_to(REPO)} prints"
+
+
+def test_doctests_use_only_what_users_can_import():
+    # a docstring example is user documentation: it imports public modules only
+    offences = []
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for line in node.value.splitlines():
+                    code = line.strip().removeprefix(">>>").removeprefix("...").strip()
+                    if line.strip().startswith((">>>", "...")) and (
+                        re.search(r"jevalkit(\.\w+)*\._", code)
+                        or (" import _" in code and "jevalkit" in code)
+                    ):
+                        offences.append(f"{path.relative_to(REPO)}: {code}")
+    assert offences == []
+
+
+def test_the_readme_describes_every_package():
+    # the project's description of its layout (README, "## Layout") names every package and
+    # public module that exists, and none that does not
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    named = set(re.findall(r"^  (\w+)(?:/|\.py)", block, re.MULTILINE))
+    present = {
+        p.name if p.is_dir() else p.stem
+        for p in PACKAGE.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"
+    }
+    present = {n for n in present if not n.startswith("_")}
+    assert named == present

@@ -8,12 +8,12 @@ import argparse
 import pandas as pd
 
 from ..errors import StatsError
-from ..metrics import COMPARE_METRICS, case_changes, compare
+from ..metrics import COMPARE_METRICS, case_changes, combine_runs, compare
 from ..reports import write_compare_page
 from ._args import split_list
 from .imports import add_source_options, load_source
 
-__all__ = ["TABLE_COLUMNS", "combine", "register"]
+__all__ = ["TABLE_COLUMNS", "register"]
 
 TABLE_COLUMNS = [
     "system",
@@ -58,33 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.set_defaults(handler=_compare)
 
 
-def combine(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """One frame of a base and a head run, and the baseline system's name: the base must hold one
-    system; names shared by both runs are told apart as ``base: <name>`` / ``head: <name>``.
-
-    Example:
-        >>> b = pd.DataFrame({"system": ["m"], "x": [1]})
-        >>> frame, name = combine(b, b)
-        >>> sorted(frame["system"]), name
-        (['base: m', 'head: m'], 'base: m')
-    """
-    base_systems = sorted(base["system"].dropna().astype(str).unique())
-    if len(base_systems) != 1:
-        raise StatsError(
-            f"the base run holds {len(base_systems)} systems ({', '.join(base_systems[:5])}); "
-            "compare within one file with --baseline SYSTEM"
-        )
-    shared = set(base_systems) & set(head["system"].dropna().astype(str))
-    if shared:
-        base = base.assign(system="base: " + base["system"].astype(str))
-        head = head.assign(system="head: " + head["system"].astype(str))
-    return pd.concat([base, head], ignore_index=True), str(base["system"].iloc[0])
-
-
 def _compare(args: argparse.Namespace) -> int:
     frames = [load_source(args, path) for path in args.files]
     if len(frames) == 2 and args.baseline_system is None:
-        data, baseline = combine(*frames)
+        data, baseline = combine_runs(*frames)
     elif len(frames) == 1 and args.baseline_system:
         data, baseline = frames[0], args.baseline_system
     else:

@@ -8,9 +8,8 @@ import pandas as pd
 
 from .. import io
 from ..errors import ImportFormatError
-from ..runner import read_results
 
-__all__ = ["add_reader_options", "add_source_options", "load_source", "reader_options", "register"]
+__all__ = ["add_reader_options", "add_source_options", "load_source", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--format", choices=io.FORMATS, help="default: detected from the content")
     cmd.add_argument("--out", required=True, metavar="PATH", help="the results JSONL to write")
     cmd.add_argument("--overwrite", action="store_true", help="replace --out when it exists")
+    cmd.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the system name of each PATH, in order (two logs of one task and model)",
+    )
     add_reader_options(cmd)
     cmd.set_defaults(handler=_import)
 
@@ -50,29 +55,35 @@ def add_source_options(cmd: argparse.ArgumentParser, what: str = "RESULTS") -> N
     add_reader_options(cmd)
 
 
-def load_source(args: argparse.Namespace, path: str) -> pd.DataFrame:
-    """The results at ``path``: a results file, or another tool's log with ``--from``."""
-    if args.source_format is None:
-        return read_results(path)
-    fmt = None if args.source_format == "auto" else args.source_format
-    fmt = fmt or io.detect_format(path)
-    return io.read(path, format=fmt, **reader_options(args, fmt))
-
-
-def reader_options(args: argparse.Namespace, fmt: str | None) -> dict:
-    """The reader keyword arguments the command line set, for the format being read."""
-    wanted = {
-        "verdicts": {"baseline": args.verdict_baseline},
-        "lm_eval": {"model": args.source_model, "task": args.task},
-    }.get(fmt or "", {})
-    return {k: v for k, v in wanted.items() if v is not None}
+def load_source(
+    args: argparse.Namespace, path: str, fmt: str | None = None, label: str | None = None
+) -> pd.DataFrame:
+    """The results at ``path``: a results file, or another tool's log told by its content as
+    ``import`` tells it (``--from FORMAT``, or ``fmt``, names it instead), read with the reader
+    options the command line set."""
+    fmt = fmt or args.source_format
+    if fmt is None and io.sniff_format(path) not in (None, "jevalkit"):
+        fmt = "auto"
+    return io.read_source(
+        path,
+        fmt,
+        label=label,
+        baseline=args.verdict_baseline,
+        model=args.source_model,
+        task=args.task,
+    )
 
 
 def _import(args: argparse.Namespace) -> int:
     frames = []
-    for path in args.paths:
+    labels = args.label or [None] * len(args.paths)
+    if len(labels) != len(args.paths):
+        raise ImportFormatError(
+            f"{len(labels)} --label for {len(args.paths)} files; give one --label per file, in order"
+        )
+    for path, label in zip(args.paths, labels, strict=True):
         fmt = args.format or io.detect_format(path)
-        frame = io.read(path, format=fmt, **reader_options(args, fmt))
+        frame = load_source(args, path, fmt, label)
         unusable = frame["error"].notna()
         reasons = frame.loc[unusable, "error"].map(lambda e: e.get("message", "")).value_counts()
         detail = "; ".join(f"{n} {reason}" for reason, n in reasons.items())
@@ -81,29 +92,7 @@ def _import(args: argparse.Namespace) -> int:
             + (f"; {int(unusable.sum())} without a usable value ({detail})" if len(reasons) else "")
         )
         frames.append(frame)
-    combined = pd.concat(frames, ignore_index=True)
-    keys = [
-        c
-        for c in io.FRAME_COLUMNS
-        if c
-        in (
-            "probe",
-            "version",
-            "case_id",
-            "model",
-            "label",
-            "system_a",
-            "system_b",
-            "position",
-            "repeat",
-        )
-    ]
-    clashes = combined.duplicated(keys, keep=False)
-    if clashes.any():
-        raise ImportFormatError(
-            f"{int(clashes.sum())} rows from different files share a key (same probe, case, model and "
-            "repeat); import the files into separate results files"
-        )
+    combined = io.combine_imports(frames, list(args.paths))
     out = io.write_results(combined, args.out, overwrite=args.overwrite)
     print(f"wrote {len(combined)} rows to {out}")
     return 0

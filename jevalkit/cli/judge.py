@@ -15,8 +15,9 @@ from ..judges import (
     publish_judges,
     read_judge_file,
 )
-from ..metrics import pairwise_preferences, position_bias, quality
+from ..metrics import pairwise_preferences, position_bias, quality, scored
 from ._args import add_model_argument, add_run_arguments, run_options
+from ._outcome import report_outcome
 from .run import _print_stop
 
 __all__ = ["register"]
@@ -79,33 +80,27 @@ def _judge(args: argparse.Namespace) -> int:
         seed=args.seed,
         **run_options(args),
     )
+    code = 1 if df.attrs.get("budget_overrun") else 0
+    if not len(df):  # a budget that stopped the run before its first row
+        print(f"no judgment made: {df.attrs.get('stopped') or 'nothing to judge'}")
+        return code
     if args.evaluator == "pairwise":
         _pairwise_report(df)
         _print_stop(df)
-        return 0
+        return report_outcome(df, unit="game") or code
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
-        errors = df["error"].dropna()
-        if len(errors):
-            print(
-                f"{len(errors)} case(s) without a trustworthy judgment, e.g.: "
-                f"{errors.iloc[0]['message']}"
-            )
-        print(quality(df).to_string(index=False))
+        if scored(df):
+            print(quality(df).to_string(index=False))
     _print_stop(df)
-    return 0
+    return report_outcome(df, unit="judgment") or code
 
 
 def _pairwise_report(df: pd.DataFrame) -> None:
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
         print(pairwise_preferences(df).to_string(index=False))
-        errors = df["error"].dropna()
-        if len(errors):
-            print(
-                f"{len(errors)} game(s) without a trustworthy verdict, e.g.: {errors.iloc[0]['message']}"
-            )
-        if len(errors) < len(df):
+        if scored(df):
             bias = position_bias(df).iloc[0]
             print(
                 f"answer shown first won {bias['first_win_share']:.0%} of {bias['n_decisive']} decisive "

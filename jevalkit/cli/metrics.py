@@ -9,15 +9,23 @@ import json
 import pandas as pd
 
 from ..errors import StatsError
-from ..metrics import GATE_METRICS, case_changes, gate, release_gate, summarize
+from ..metrics import (
+    DEFAULT_MAX_ERROR_RATE,
+    GATE_METRICS,
+    case_changes,
+    combine_runs,
+    gate,
+    gate_decision,
+    release_gate,
+    summarize,
+)
 from ..runner import AdaptiveRepeats, run
 from ._args import add_run_arguments, generation_options, run_options, split_list
-from .compare import combine
 from .imports import add_source_options, load_source
 
 __all__ = ["EXIT", "register"]
 
-EXIT = {"pass": 0, "fail": 1, "refused": 2}
+EXIT = {"pass": 0, "fail": 1, "undecided": 2, "refused": 2}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,6 +56,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--metric", choices=sorted(GATE_METRICS), default="pass_rate")
     g.add_argument("--min", type=float, dest="minimum", metavar="X")
     g.add_argument("--by", help="comma-separated columns; every group must clear the bar")
+    g.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=DEFAULT_MAX_ERROR_RATE,
+        metavar="E",
+        help="refuse to gate when more than this share of rows are errors (timeouts, refusals "
+        f"by the endpoint, ...; default {DEFAULT_MAX_ERROR_RATE:g})",
+    )
     g.add_argument(
         "--max-flip-rate",
         type=float,
@@ -84,20 +100,14 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
     options = {**run_options(args), "out": args.results, "adaptive": plan}
     df = run(args.probe, args.source_model, **generation_options(args), **options)
     row = df.attrs["adaptive"].iloc[0]
-    decision = (
-        "pass"
-        if row["ci_low"] >= args.minimum
-        else "fail"
-        if row["ci_high"] < args.minimum
-        else "undecided"
-    )
+    decision = gate_decision(row["ci_low"], row["ci_high"], args.minimum)
     print(
         f"{decision.upper()}: {row['metric']} = {row['value']:.3f}, anytime-valid 95% CI "
         f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] against the bar {args.minimum:g}, "
         f"{row['n']} scored requests over {row['n_cases']} case(s); stopped: {row['stop_reason']}"
         + (f" ({df.attrs['stopped']})" if df.attrs.get("stopped") else "")
     )
-    return {"pass": 0, "fail": 1, "undecided": 2}[decision]
+    return EXIT[decision]
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -105,7 +115,12 @@ def _release(args: argparse.Namespace) -> int:
         raise StatsError("a release gate needs --baseline BASE, --candidate HEAD and --max-drop D")
     base, head = load_source(args, args.baseline), load_source(args, args.candidate)
     row = release_gate(
-        base, head, max_drop=args.max_drop, metric=args.metric, min_consistency=args.min_consistency
+        base,
+        head,
+        max_drop=args.max_drop,
+        metric=args.metric,
+        min_consistency=args.min_consistency,
+        max_error_rate=args.max_error_rate,
     ).iloc[0]
     print(
         f"{row['decision'].upper()}: {row['metric']} {row['value_baseline']:.3f} -> "
@@ -113,7 +128,7 @@ def _release(args: argparse.Namespace) -> int:
         f"to {row['drop_ci_high']:+.3f}), n = {row['n_paired']}; {row['reason']}"
     )
     if row["decision"] == "fail":
-        both, baseline = combine(base, head)
+        both, baseline = combine_runs(base, head)
         candidate = next(s for s in both["system"].unique() if s != baseline)
         changes = case_changes(both, baseline, candidate)
         regressed = changes[changes["status"] == "regressed"]
@@ -152,6 +167,7 @@ def _gate(args: argparse.Namespace) -> int:
         metric=args.metric,
         by=split_list(args.by),
         max_flip_rate=args.max_flip_rate,
+        max_error_rate=args.max_error_rate,
     )
     for row in table.to_dict("records"):
         interval = (

@@ -1,8 +1,12 @@
-"""``jevalkit probes list | check | show | lock``."""
+"""``jevalkit probes list | check | show | page | lock | new``.
+
+Every subcommand works on the bundled probes, or on a user's probe folder given with
+``--probes-dir DIR`` or ``$JEVALKIT_PROBES`` (checked with the same rules)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .. import probes as api
 from ..reports import write_probe_page
@@ -10,16 +14,29 @@ from ..reports import write_probe_page
 __all__ = ["register"]
 
 
+def _add_dir(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--probes-dir",
+        metavar="DIR",
+        help="a folder of your own probes (<id>/v<N>.yaml + probes.lock); default "
+        "$JEVALKIT_PROBES, else the bundled probes",
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``probes`` command group."""
-    group = sub.add_parser("probes", help="list, check, show and publish probes")
+    group = sub.add_parser("probes", help="list, check, show, publish and create probes")
     cmds = group.add_subparsers(dest="probes_command", required=True, metavar="SUBCOMMAND")
-    cmds.add_parser("list", help="one line per probe version").set_defaults(handler=_list)
+    listing = cmds.add_parser("list", help="one line per probe version")
+    _add_dir(listing)
+    listing.set_defaults(handler=_list)
     check = cmds.add_parser("check", help="run every worked example through the real scorer")
     check.add_argument("probes", nargs="*", metavar="PROBE", help="id or id@N (default: all)")
+    _add_dir(check)
     check.set_defaults(handler=_check)
     show = cmds.add_parser("show", help="print a Markdown probe card")
     show.add_argument("probe", metavar="PROBE")
+    _add_dir(show)
     show.set_defaults(handler=_show)
     page = cmds.add_parser("page", help="a self-contained HTML probe page")
     page.add_argument("probe", metavar="PROBE")
@@ -27,19 +44,37 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--results", nargs="*", default=[], metavar="PATH", help="results files with real runs"
     )
     page.add_argument("--out", metavar="FILE", help="default: <probe>.html")
+    _add_dir(page)
     page.set_defaults(handler=_page)
     lock = cmds.add_parser("lock", help="publish new probe versions into probes.lock")
+    _add_dir(lock)
     lock.set_defaults(handler=_lock)
+    new = cmds.add_parser("new", help="write a skeleton probe for a case file, to edit")
+    new.add_argument("id", metavar="ID", help="the new probe's id (lowercase, digits, hyphens)")
+    new.add_argument("--cases", metavar="FILE", help="a JSONL or CSV case file (copied beside it)")
+    new.add_argument(
+        "--scoring",
+        default="exact_match",
+        choices=api.SKELETON_SCORERS,
+        help="the scorer (default exact_match)",
+    )
+    _add_dir(new)
+    new.set_defaults(handler=_new)
+
+
+def _root(args: argparse.Namespace) -> Path | None:
+    return api.user_probes_dir(args.probes_dir)
 
 
 def _list(args: argparse.Namespace) -> int:
-    table = api.list_probes()
+    table = api.list_probes(root=_root(args))
     print(table.drop(columns=["sha256"]).to_string(index=False))
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
-    report = api.check_probes(args.probes or None)
+    root = _root(args)
+    report = api.check_probes(args.probes or None, root=root, beside_bundled=root is not None)
     for row in report.itertuples():
         status = "ok  " if row.ok else "FAIL"
         what = f"{row.label} (must {row.expect})" if row.label else ""
@@ -51,18 +86,30 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _load(args: argparse.Namespace) -> api.Probe:
+    return api.load_probe(args.probe, root=Path(args.probes_dir) if args.probes_dir else None)
+
+
 def _show(args: argparse.Namespace) -> int:
-    print(api.probe_card(api.load_probe(args.probe)))
+    print(api.probe_card(_load(args)))
     return 0
 
 
 def _lock(args: argparse.Namespace) -> int:
-    added = api.publish_probes()
+    added = api.publish_probes(root=_root(args))
     print("published: " + ", ".join(added) if added else "nothing new to publish")
     return 0
 
 
 def _page(args: argparse.Namespace) -> int:
-    probe = api.load_probe(args.probe)
+    probe = _load(args)
     print(write_probe_page(probe, args.results, args.out or f"{probe.id}-v{probe.version}.html"))
+    return 0
+
+
+def _new(args: argparse.Namespace) -> int:
+    path = api.new_probe(
+        args.id, cases=args.cases, scoring=args.scoring, probes_dir=args.probes_dir
+    )
+    print(f"wrote {path}: edit every TODO, then `jevalkit probes check` and `jevalkit probes lock`")
     return 0

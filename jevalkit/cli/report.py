@@ -49,6 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="--results is another tool's log in this format (auto: detect it)",
     )
     cmd.add_argument("--out", default="reports", metavar="DIR")
+    cmd.add_argument(
+        "--show-code",
+        action="store_true",
+        help="keep the code cells in the HTML (hidden by default)",
+    )
     cmd.set_defaults(handler=_report)
 
 
@@ -67,7 +72,15 @@ def _report(args: argparse.Namespace) -> int:
     params = {name: _literal(value) for name, value in args.p}
     if args.source_format:
         params["results_format"] = args.source_format
-    report = run_report(args.notebook, results=args.results, parameters=params, out=args.out)
+    elif args.results is not None and io.sniff_format(args.results) not in (None, "jevalkit"):
+        params["results_format"] = "auto"  # another tool's log: read it as `import` would
+    report = run_report(
+        args.notebook,
+        results=args.results,
+        parameters=params,
+        out=args.out,
+        show_code=args.show_code,
+    )
     print(f"notebook: {report.notebook}\nhtml:     {report.html}\nheadline: {report.headline}")
     return 0
 

@@ -9,7 +9,14 @@ import pandas as pd
 from ..costs import Budget
 from ..metrics import run_summary
 from ..runner import plan, run
-from ._args import add_model_argument, add_run_arguments, generation_options, run_options
+from ._args import (
+    add_model_argument,
+    add_run_arguments,
+    generation_options,
+    run_options,
+    split_list,
+)
+from ._outcome import report_outcome
 
 __all__ = ["register"]
 
@@ -29,6 +36,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="constrain decoding to the probe's schema via response_format",
     )
+    cmd.add_argument(
+        "--cases",
+        metavar="RANGE",
+        help="for probes with cases: the 1-based positions to run, e.g. 1-50 or 1-10,20",
+    )
+    cmd.add_argument(
+        "--sample", type=int, metavar="N", help="then a random sample of N of those cases"
+    )
+    cmd.add_argument(
+        "--sample-seed",
+        type=int,
+        metavar="S",
+        help="seed of the --sample draw (default: --seed; one of them is required)",
+    )
+    cmd.add_argument(
+        "--variants",
+        type=_variants_value,
+        metavar="all|ID,...",
+        help="send every wording of each probe (all) or these variant ids (base = its own)",
+    )
     add_run_arguments(cmd)
     cmd.add_argument(
         "--dry-run",
@@ -36,6 +63,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the requests, tokens and cost it would take; send nothing",
     )
     cmd.set_defaults(handler=_run)
+
+
+def _variants_value(text: str) -> str | list[str]:
+    """``--variants``: ``all`` or a comma-separated list of variant ids."""
+    ids = split_list(text)
+    if not ids:
+        raise argparse.ArgumentTypeError("expected 'all' or variant ids separated by commas")
+    return "all" if ids == ["all"] else ids
+
+
+def _case_options(args: argparse.Namespace) -> dict:
+    """The case and variant selection the command line set (keywords of run and plan)."""
+    return {
+        "cases": args.cases,
+        "sample": args.sample,
+        "sample_seed": args.sample_seed,
+        "variants": args.variants,
+    }
 
 
 def _print_stop(df: pd.DataFrame) -> None:
@@ -58,7 +103,9 @@ def _run(args: argparse.Namespace) -> int:
     options = run_options(args)
     if args.dry_run:
         budget = Budget(usd=args.budget_usd, requests=args.budget_requests)
-        table = plan(args.probes, args.model, **generation_options(args), **options)
+        table = plan(
+            args.probes, args.model, **generation_options(args), **_case_options(args), **options
+        )
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
                 table.drop(columns=["prompt_tokens_method", "completion_tokens_method"]).to_string(
@@ -80,9 +127,12 @@ def _run(args: argparse.Namespace) -> int:
             )
         print("dry run: nothing was sent")
         return 0
-    df = run(args.probes, args.model, **generation_options(args), **options)
+    df = run(args.probes, args.model, **generation_options(args), **_case_options(args), **options)
     if len(df):
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     _print_stop(df)
-    return 0
+    code = report_outcome(df)
+    summary = df.attrs.get("adaptive")
+    nothing = summary is not None and summary.iloc[0]["stop_reason"] == "nothing scored"
+    return code or (1 if df.attrs.get("budget_overrun") or nothing else 0)

@@ -1,4 +1,4 @@
-"""``jevalkit score PROBE [--file PATH]``: score one output, print the Score as JSON."""
+"""``jevalkit score PROBE [--file PATH] [--case ID]``: score one output, print the Score as JSON."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd = sub.add_parser("score", help="score one output (stdin by default) with a probe")
     cmd.add_argument("probe", metavar="PROBE", help="id or id@N")
     cmd.add_argument("--file", metavar="PATH", help="read the output from PATH instead of stdin")
+    cmd.add_argument("--case", metavar="ID", help="for a probe with cases: the case answered")
     cmd.set_defaults(handler=_score)
 
 
@@ -36,6 +37,7 @@ def _score(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{args.file or 'stdin'}: more than {MAX_OUTPUT_BYTES // 2**20} MB; not a model output"
         )
-    result = probe.score(output).to_dict()
-    print(json.dumps({"probe": probe.name, **result}, indent=2, ensure_ascii=False))
+    result = probe.score(output, args.case).to_dict()
+    case = {"case_id": args.case} if args.case is not None else {}
+    print(json.dumps({"probe": probe.name, **case, **result}, indent=2, ensure_ascii=False))
     return 0

@@ -8,7 +8,7 @@ Example:
 """
 
 from ._cache import ResponseCache, cache_key, default_cache_dir
-from ._chat import CHAT, COMPLETIONS, DEFAULT_MAX_RESPONSE_BYTES, ChatClient, Request
+from ._chat import CHAT, COMPLETIONS, DEFAULT_MAX_RESPONSE_BYTES, AttemptMeter, ChatClient, Request
 from ._completion import (
     ERROR_TYPES,
     Completion,
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "ERROR_TYPES",
     "KEY_VARIABLES",
+    "AttemptMeter",
     "ChatClient",
     "Completion",
     "Endpoint",

@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..datafiles import content_hash
+
 
 def default_cache_dir() -> Path:
     """``$JEVALKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/jevalkit`` (``~/.cache/jevalkit``).
@@ -40,8 +42,7 @@ def cache_key(**parts: Any) -> str:
         >>> cache_key(model="m", repeat=0) == cache_key(model="m", repeat=1)
         False
     """
-    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return content_hash(parts)
 
 
 def _digest(value: Any) -> str:

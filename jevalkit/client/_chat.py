@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import httpx
 
@@ -58,6 +58,19 @@ class Request:
         return self.path == CHAT
 
 
+class AttemptMeter(Protocol):
+    """Counts every HTTP attempt (retries included) against a limit: ``reserve`` before an
+    attempt is sent (it may wait, or raise :class:`~jevalkit.errors.BudgetReached`), ``settle``
+    exactly once after it with the tokens the endpoint reported (None: unknown).
+    :class:`jevalkit.costs.BudgetMeter` is the one implementation."""
+
+    async def reserve(self, body: dict[str, Any]) -> float: ...
+
+    async def settle(
+        self, held: float, prompt_tokens: float | None, completion_tokens: float | None
+    ) -> None: ...
+
+
 class ChatClient:
     """Send requests to one endpoint with bounded concurrency, retries and caching.
 
@@ -72,6 +85,7 @@ class ChatClient:
         cache: responses by key, or None.
         max_response_bytes: a larger body (after decompression) is a ``too_large`` error.
         on_retry: called once per retry (the progress bar counts them).
+        meter: reserves and settles every HTTP attempt (a budget); None sends freely.
 
     Example:
         >>> import asyncio
@@ -95,6 +109,7 @@ class ChatClient:
         cache: ResponseCache | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         on_retry: Callable[[], None] | None = None,
+        meter: AttemptMeter | None = None,
     ) -> None:
         if concurrency < 1:
             raise UsageError(f"concurrency must be at least 1, got {concurrency}")
@@ -110,6 +125,7 @@ class ChatClient:
         self.cache = cache
         self.max_response_bytes = max_response_bytes
         self.on_retry = on_retry
+        self.meter = meter
         self.retries = 0
         self.cache_warning: str | None = None
         self._lanes: list[httpx.AsyncClient] = []
@@ -197,13 +213,7 @@ class ChatClient:
         attempt = 0
         assert self._idle is not None, "use `async with ChatClient(...)`"
         while True:
-            lane = await self._idle.get()
-            try:
-                started = time.perf_counter()
-                result, retry_after = await self._send_once(lane, path, body, chat=chat)
-                result.latency_s = time.perf_counter() - started
-            finally:
-                self._idle.put_nowait(lane)
+            result, retry_after = await self._attempt(path, body, chat=chat)
             result.attempts = attempt + 1
             retryable = result.error is not None and result.error["type"] in (
                 "http_status",
@@ -217,6 +227,29 @@ class ChatClient:
                 self.on_retry()
             await asyncio.sleep(self.retry.delay(attempt=attempt, retry_after=retry_after))
             attempt += 1
+
+    async def _attempt(
+        self, path: str, body: dict[str, Any], *, chat: bool
+    ) -> tuple[Completion, str | None]:
+        """One HTTP attempt, reserved and settled with the meter when there is one."""
+        meter = self.meter
+        held = await meter.reserve(body) if meter is not None else 0.0
+        try:
+            assert self._idle is not None
+            lane = await self._idle.get()
+            try:
+                started = time.perf_counter()
+                result, retry_after = await self._send_once(lane, path, body, chat=chat)
+                result.latency_s = time.perf_counter() - started
+            finally:
+                self._idle.put_nowait(lane)
+        except BaseException:
+            if meter is not None:  # cancelled mid-flight: it may have been billed in full
+                await asyncio.shield(meter.settle(held, None, None))
+            raise
+        if meter is not None:
+            await meter.settle(held, result.prompt_tokens, result.completion_tokens)
+        return result, retry_after
 
     async def _send_once(
         self, lane: httpx.AsyncClient, path: str, body: dict[str, Any], *, chat: bool

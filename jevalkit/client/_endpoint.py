@@ -13,14 +13,19 @@ Each key goes only to the endpoint it belongs to:
 
 A loopback server (127.0.0.0/8, ::1, localhost) needs no key; a remote one without its key is an
 error naming the variable to set. Credentials written into a URL (``https://user:pass@host``) are
-taken out of it (sent as HTTP basic auth, never written anywhere). Keys are read from the
+taken out of it (sent as HTTP basic auth, never written anywhere, masked in messages); with a
+key for the endpoint also set, the ambiguity is refused. Keys are read from the
 environment only, never appear in ``repr()``, and are redacted from everything an endpoint sends
-back, in the raw body and after JSON decoding. A key shorter than 8 characters cannot be redacted
+back, in the raw body and after JSON decoding, in every form jevalkit sends them (the key, the
+password, ``user:password`` and its base64), and so is any echoed run of 8 or more of a secret's
+leading characters (an echo that cut the end off). A key shorter than 8 characters cannot be redacted
 without corrupting ordinary text: it is refused for a remote endpoint and not redacted on loopback.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import ipaddress
 import os
 import re
@@ -92,16 +97,37 @@ def strip_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     return clean, (unquote(parts.username or ""), unquote(parts.password or ""))
 
 
+@functools.lru_cache(maxsize=64)
 def _escaped_pattern(secret: str) -> re.Pattern[str]:
-    """A regex matching ``secret`` with any of its characters written as a JSON ``\\uXXXX``
-    escape (or ``\\/`` for ``/``), as an endpoint may echo it JSON-encoded."""
+    """A regex matching a run of at least :data:`MIN_REDACTABLE` leading characters of ``secret``
+    with any of them written as a JSON ``\\uXXXX`` escape (or ``\\/`` for ``/``), as an
+    endpoint may echo it JSON-encoded."""
     parts = []
     for ch in secret:
         options = [re.escape(ch), f"\\\\u{ord(ch):04x}", f"\\\\u{ord(ch):04X}"]
         if ch == "/":
             options.append(r"\\/")
         parts.append("(?:" + "|".join(options) + ")")
-    return re.compile("".join(parts))
+    tail = ""
+    for part in reversed(parts[MIN_REDACTABLE:]):
+        tail = f"(?:{part}{tail})?"
+    return re.compile("".join(parts[:MIN_REDACTABLE]) + tail)
+
+
+def _redact_runs(text: str, secret: str) -> str:
+    """``text`` with every run of at least :data:`MIN_REDACTABLE` leading characters of
+    ``secret`` (the whole secret, or what is left of it when an echo cut its end) replaced."""
+    head = secret[:MIN_REDACTABLE]
+    if head not in text:
+        return text
+    out, i = [], 0
+    while (j := text.find(head, i)) != -1:
+        k = MIN_REDACTABLE
+        while k < len(secret) and j + k < len(text) and text[j + k] == secret[k]:
+            k += 1
+        out += [text[i:j], "***"]
+        i = j + k
+    return "".join([*out, text[i:]])
 
 
 @dataclass(frozen=True)
@@ -124,10 +150,19 @@ class Endpoint:
         return {}
 
     def secrets(self) -> list[str]:
-        """The secrets long enough to redact safely."""
+        """The secrets long enough to redact safely, in every form jevalkit puts on the wire: the
+        key (sent as ``Bearer KEY``), and the URL's password, ``user:password`` and its base64
+        (sent as ``Basic BASE64``; redacted even when the password alone is short).
+
+        Example:
+            >>> Endpoint("http://x", auth=("ann", "pw")).secrets()
+            ['YW5uOnB3']
+        """
         found = [self.api_key or ""]
         if self.auth is not None:
-            found.append(self.auth[1])
+            user, password = self.auth
+            pair = f"{user}:{password}"
+            found += [password, pair, base64.b64encode(pair.encode()).decode()]
         return [s for s in found if len(s) >= MIN_REDACTABLE]
 
     def redact(self, text: str) -> str:
@@ -137,12 +172,13 @@ class Endpoint:
             >>> ep = Endpoint("http://x", "sk-123456789")
             >>> ep.redact("bad key sk-123456789 / sk\\\\u002d123456789")
             'bad key *** / ***'
+            >>> ep.redact("an echo cut short: sk-1234567")  # 8+ leading characters of the key
+            'an echo cut short: ***'
             >>> Endpoint("http://x", "1").redact("version 1.0")  # too short to redact safely
             'version 1.0'
         """
-        for secret in self.secrets():
-            if secret in text:
-                text = text.replace(secret, "***")
+        for secret in sorted(self.secrets(), key=len, reverse=True):
+            text = _redact_runs(text, secret)
             if "\\" in text:
                 text = _escaped_pattern(secret).sub("***", text)
         return text
@@ -165,18 +201,32 @@ class Endpoint:
         return value
 
 
+def mask_credentials(url: str) -> str:
+    """``url`` with anything between ``scheme://`` and ``@`` masked, for messages: it works on URLs
+    too malformed to parse.
+
+    Example:
+        >>> mask_credentials("http://ann:s3cret@exa mple.com:99999/v1")
+        'http://***@exa mple.com:99999/v1'
+    """
+    return re.sub(r"^([^:/?#]*://)[^/?#]*@", r"\1***@", url)
+
+
 def _check_url(url: str) -> None:
+    shown = mask_credentials(url)
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
         host = parts.hostname
     except ValueError as exc:
+        reason = mask_credentials(str(exc)) if "@" in str(exc) else exc
         raise ClientError(
-            f"base URL {url!r} cannot be parsed ({exc}); pass e.g. --base-url http://127.0.0.1:8080/v1"
+            f"base URL {shown!r} cannot be parsed ({reason}); pass e.g. --base-url "
+            "http://127.0.0.1:8080/v1"
         ) from None
     if parts.scheme not in ("http", "https") or not host:
         raise ClientError(
-            f"base URL {url!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
+            f"base URL {shown!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
         )
 
 
@@ -200,6 +250,11 @@ def resolve_endpoint(base_url: str | None = None, *, api_key_env: str | None = N
     key = os.environ.get(variable) or None
     if key is not None and (key != key.strip() or any(c in key for c in "\r\n")):
         raise ClientError(f"${variable} has surrounding whitespace or a line break; fix its value")
+    if key is not None and auth is not None:
+        raise ClientError(
+            f"the base URL carries credentials and ${variable} is set: jevalkit will not choose "
+            f"which one to send; take the credentials out of the URL or unset ${variable}"
+        )
     local = is_loopback(url)
     if key is None and auth is None and not local:
         raise ClientError(f"no API key for {url}: set ${variable} in the environment")

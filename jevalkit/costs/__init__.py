@@ -7,12 +7,13 @@ Example:
 """
 
 from ..errors import BudgetReached
-from ._budget import Budget, prompt_token_bound
+from ._budget import Budget, BudgetMeter, prompt_token_bound
 from ._prices import PRICE_COLUMNS, Price, load_prices, price_for, price_table
 
 __all__ = [
     "PRICE_COLUMNS",
     "Budget",
+    "BudgetMeter",
     "BudgetReached",
     "Price",
     "load_prices",

@@ -25,16 +25,20 @@ from ._judge_files import (
 )
 from ._lm_eval import read_lm_eval
 from ._promptfoo import read_promptfoo
-from ._read import FORMATS, detect_format, read
+from ._read import FORMATS, READER_OPTIONS, detect_format, read, read_source, sniff_format
 from ._table import from_table, load_table
-from ._write import write_results
+from ._write import combine_imports, write_results
+from ._zip import MAX_INFLATED_BYTES, read_zip_member
 
 __all__ = [
     "FORMATS",
     "FRAME_COLUMNS",
+    "MAX_INFLATED_BYTES",
+    "READER_OPTIONS",
     "VERDICTS",
     "VERDICT_SCORES",
     "ImportFormatError",
+    "combine_imports",
     "detect_format",
     "from_table",
     "load_table",
@@ -45,7 +49,10 @@ __all__ = [
     "read_pairwise",
     "read_preferences",
     "read_promptfoo",
+    "read_source",
     "read_verdicts",
+    "read_zip_member",
     "results_from_columns",
+    "sniff_format",
     "write_results",
 ]

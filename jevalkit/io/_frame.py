@@ -9,7 +9,7 @@ import pandas as pd
 
 from .._version import __version__
 from ..errors import ImportFormatError
-from ..runner import COLUMNS, DTYPES
+from ..runner import COLUMNS, DTYPES, system_of
 
 FRAME_COLUMNS = [*COLUMNS, "system"]
 
@@ -54,8 +54,7 @@ def results_from_columns(n: int, columns: dict[str, Any], *, where: str) -> pd.D
                 f"{where}: field {column!r} holds values that are not numbers"
             ) from None
     if "system" not in frame:
-        label = frame["label"].astype(object)
-        frame["system"] = label.where(label.notna(), frame["model"]).astype(object)
+        frame["system"] = system_of(frame)
     score = frame["score"].astype("Float64")
     bad = score.notna() & ((score < 0) | (score > 1))
     if bad.any():

@@ -5,7 +5,11 @@ inspect_ai's own reader (``inspect_ai.log.read_eval_log`` for the header and
 ``read_eval_log_samples`` for the samples, streamed) is used when inspect_ai is installed (the
 ``inspect`` extra); without it, the documented layout is read directly (a zip holding
 ``header.json`` and ``samples/<id>_epoch_<n>.json``, or one JSON object with ``eval`` and
-``samples``). Either way the rows are the same.
+``samples``; zstd members, which inspect_ai writes, are inflated with ``zstandard``). Either way
+the rows are the same: both engines refuse an archive holding samples its header does not list,
+a member inflating past :data:`~jevalkit.io.MAX_INFLATED_BYTES`, and a field the rows are read
+from (id, epoch, output, scores, target, error, model_usage) of the wrong type; inspect_ai's
+reader also refuses damage in fields jevalkit does not read (messages, events, ...).
 
 Scores: numbers in [0, 1] are the score; inspect's letters are mapped as inspect's
 ``value_to_float`` does (``C`` correct 1.0, ``I`` incorrect 0.0, ``P`` partial 0.5, ``N`` no
@@ -27,7 +31,8 @@ import pandas as pd
 
 from ..errors import ImportFormatError
 from ._frame import results_from_columns
-from ._jsonl import load_json
+from ._jsonl import check_json_size, load_json
+from ._zip import check_archive, read_zip_member
 
 LETTERS = {"C": (1.0, True), "I": (0.0, False), "P": (0.5, False), "N": (0.0, False)}
 WORDS = {
@@ -55,41 +60,139 @@ def _plain(value: Any) -> Any:
 
 
 def _header_and_samples(path: Path, engine: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
-    if engine == "inspect":
-        from inspect_ai.log import read_eval_log, read_eval_log_samples
-
-        try:
-            header = read_eval_log(str(path), header_only=True)
-        except Exception as exc:  # inspect raises many types for a damaged log
-            raise ImportFormatError(
-                f"{path}: inspect_ai cannot read this log ({type(exc).__name__}: {str(exc)[:200]})"
-            ) from None
-        samples = (_plain(s) for s in read_eval_log_samples(str(path), all_samples_required=False))
-        return _plain(header), samples
     if zipfile.is_zipfile(path):
-        try:
-            archive = zipfile.ZipFile(path)
-            header = json.loads(archive.read("header.json"))
-        except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-            raise ImportFormatError(
-                f"{path}: not a readable inspect_ai .eval archive ({exc})"
-            ) from None
-        names = sorted(
-            n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json")
-        )
+        members = _sample_members(path)
+        if engine == "inspect":
+            return _with_inspect_reader(path, streamed=True)
+        header = _json_member(path, "header.json")
+        if not isinstance(header, dict):
+            raise ImportFormatError(f"{path}: header.json is not a JSON object")
 
         def samples() -> Iterator[dict[str, Any]]:
-            for name in names:
-                try:
-                    yield json.loads(archive.read(name))
-                except (zipfile.BadZipFile, ValueError, OSError) as exc:
-                    raise ImportFormatError(f"{path}: {name}: cannot be read ({exc})") from None
+            for name in members:
+                yield _json_member(path, name)
 
         return header, samples()
+    if engine == "inspect":
+        check_json_size(path)
+        return _with_inspect_reader(path, streamed=False)
     log = load_json(path)
-    if not isinstance(log, dict) or "eval" not in log:
+    if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
         raise ImportFormatError(f"{path}: not an inspect_ai log (no 'eval' header)")
-    return log, iter(log.get("samples") or [])
+    samples = log.get("samples") or []
+    if not isinstance(samples, list):
+        raise ImportFormatError(f"{path}: 'samples' is not a list")
+    return log, iter(samples)
+
+
+def _sample_members(path: Path) -> list[str]:
+    """The sample members of an archive; refused when it holds samples its header does not list
+    (inspect_ai's reader reads only the listed ones: both engines must read the same rows)."""
+    names = sorted(
+        m.filename
+        for m in check_archive(path)
+        if m.filename.startswith("samples/") and m.filename.endswith(".json")
+    )
+    header = _json_member(path, "header.json")
+    spec = header.get("eval") if isinstance(header, dict) else None
+    dataset = spec.get("dataset") if isinstance(spec, dict) else None
+    ids = dataset.get("sample_ids") if isinstance(dataset, dict) else None
+    if ids is None:
+        return names  # an older log: every sample member is read, by both engines
+    config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
+    epochs = config.get("epochs") or 1
+    if not isinstance(ids, list) or not isinstance(epochs, int) or isinstance(epochs, bool):
+        raise ImportFormatError(
+            f"{path}: header.json: eval.dataset.sample_ids or epochs is malformed"
+        )
+    listed = {f"samples/{i}_epoch_{e}.json" for i in ids for e in range(1, epochs + 1)}
+    unlisted = [n for n in names if n not in listed]
+    if unlisted:
+        raise ImportFormatError(
+            f"{path}: {len(unlisted)} sample member(s) not listed in header.json (e.g. "
+            f"{unlisted[0]}): a damaged or crafted log; re-write it with `inspect log convert`"
+        )
+    return names
+
+
+def _json_member(path: Path, name: str) -> Any:
+    try:
+        return json.loads(read_zip_member(path, name))
+    except RecursionError:
+        raise ImportFormatError(f"{path}: {name}: nested too deeply") from None
+    except ValueError as exc:  # not JSON, not UTF-8, or an integer of over 4,300 digits
+        raise ImportFormatError(f"{path}: {name}: not JSON ({str(exc)[:120]})") from None
+
+
+def _with_inspect_reader(
+    path: Path, *, streamed: bool
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """inspect_ai's own reader; whatever it raises on a damaged log becomes one line."""
+    from inspect_ai.log import read_eval_log, read_eval_log_samples
+
+    def refused(exc: BaseException) -> ImportFormatError:
+        reason = " ".join(str(exc).split())[:200]
+        return ImportFormatError(
+            f"{path}: inspect_ai cannot read this log ({type(exc).__name__}: {reason}); "
+            "engine='builtin' reads the documented layout without it"
+        )
+
+    try:
+        log = read_eval_log(str(path), header_only=streamed)
+    except Exception as exc:  # inspect raises many types for a damaged log
+        raise refused(exc) from None
+    if not streamed or log.eval.dataset.sample_ids is None:
+        if streamed:  # an older archive without sample ids: read it whole, as builtin does
+            try:
+                log = read_eval_log(str(path))
+            except Exception as exc:
+                raise refused(exc) from None
+        return _plain(log), (_plain(s) for s in (log.samples or []))
+
+    def samples() -> Iterator[dict[str, Any]]:
+        try:
+            for sample in read_eval_log_samples(str(path), all_samples_required=False):
+                yield _plain(sample)
+        except Exception as exc:  # pydantic errors for a sample of the wrong type, and more
+            raise refused(exc) from None
+
+    return _plain(log), samples()
+
+
+# The fields this reader uses, typed as inspect_ai's EvalSample types them: the builtin engine
+# refuses what inspect_ai's reader refuses in them, so the two engines read the same rows.
+_SAMPLE_FIELDS: dict[str, tuple[type, ...]] = {
+    "id": (str, int),
+    "epoch": (int,),
+    "output": (dict, type(None)),
+    "scores": (dict, type(None)),
+    "target": (str, list),
+    "error": (dict, str, type(None)),
+    "model_usage": (dict,),
+}
+_OUTPUT_FIELDS: dict[str, tuple[type, ...]] = {"completion": (str,), "model": (str,)}
+
+
+def _check_sample(sample: Any, path: Path) -> None:
+    if not isinstance(sample, dict):
+        raise ImportFormatError(f"{path}: a sample is {type(sample).__name__}, not an object")
+    where = f"{path}: sample {sample.get('id')!r:.40}"
+    checks = [(k, sample[k], t) for k, t in _SAMPLE_FIELDS.items() if k in sample]
+    if isinstance(sample.get("output"), dict):
+        output = sample["output"]
+        checks += [(f"output.{k}", output[k], t) for k, t in _OUTPUT_FIELDS.items() if k in output]
+    for scorer, score in (sample.get("scores") or {}).items():
+        checks.append((f"scores.{scorer}", score, (dict,)))
+    for model, usage in (sample.get("model_usage") or {}).items():
+        checks.append((f"model_usage.{model}", usage, (dict,)))
+    for field, value, types in checks:
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise ImportFormatError(
+                f"{where}: {field} is {type(value).__name__}, not "
+                + " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            )
+    if sample.get("epoch", 1) < 1:
+        raise ImportFormatError(f"{where}: epoch {sample['epoch']} is not 1 or more")
 
 
 def _value(value: Any, where: str) -> tuple[float, bool | None]:
@@ -143,7 +246,8 @@ def read_inspect(path: Path, *, engine: str | None = None) -> pd.DataFrame:
         )
     }
     for sample in samples:
-        sid, epoch = sample.get("id"), int(sample.get("epoch") or 1)
+        _check_sample(sample, path)
+        sid, epoch = sample.get("id"), sample.get("epoch", 1)
         where = f"{path}: sample {sid!r} epoch {epoch}"
         output = sample.get("output") or {}
         text = output.get("completion") if isinstance(output, dict) else None
@@ -206,7 +310,7 @@ def read_inspect(path: Path, *, engine: str | None = None) -> pd.DataFrame:
             "version": version,
             "model": model,
             "parameters": [config] * n,
-            "started_at": spec.get("created"),
+            "started_at": spec.get("created") if isinstance(spec.get("created"), str) else None,
         },
         where=str(path),
     )

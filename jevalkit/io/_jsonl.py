@@ -11,7 +11,8 @@ import pandas as pd
 
 from ..errors import ImportFormatError
 
-MAX_JSON_BYTES = 2 * 1024**3
+# A JSON document is parsed whole, at about 20 times its size in memory: larger ones are refused
+MAX_JSON_BYTES = 256 * 1024**2
 
 
 def check_file(path: str | Path) -> Path:
@@ -88,8 +89,7 @@ def load_jsonl(path: Path) -> pd.DataFrame:
 
 def load_json(path: Path) -> Any:
     """A whole JSON document (a log that is one object)."""
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise ImportFormatError(f"{path}: larger than 2 GB")
+    check_json_size(path)
     try:
         return json.loads(path.read_bytes())
     except RecursionError:
@@ -98,6 +98,16 @@ def load_json(path: Path) -> Any:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except ValueError as exc:
         raise ImportFormatError(f"{path}: not JSON ({str(exc).split(':')[0]})") from None
+
+
+def check_json_size(path: Path) -> None:
+    """Refuse a JSON document too large to parse whole."""
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise ImportFormatError(
+            f"{path}: a JSON document larger than {MAX_JSON_BYTES // 1024**2} MB is not read "
+            "(it is parsed whole, at about 20x its size in memory); split it, or for inspect_ai "
+            "convert it to .eval (`inspect log convert --to eval`), read one sample at a time"
+        )
 
 
 def require_fields(frame: pd.DataFrame, fields: tuple[str, ...], path: Path, what: str) -> None:

@@ -95,7 +95,10 @@ def read_lm_eval(path: Path, *, model: str | None = None, task: str | None = Non
             raise ImportFormatError(
                 f"{path}: record {i + 1}: field {metric!r}: {raw.iloc[i]!r:.60} is not a number"
             )
-        present = value.notna().to_numpy()
+        present = value.notna().to_numpy().copy()
+        if "metrics" in frame.columns:  # a listed metric reported as NaN is a missing value, kept
+            listed = frame["metrics"].map(lambda ms, m=metric: isinstance(ms, list) and m in ms)
+            present |= listed.to_numpy(dtype=bool)
         v = value.to_numpy(dtype=float)[present]
         inside = (v >= 0) & (v <= 1)
         binary = np.isin(v, (0.0, 1.0))
@@ -107,6 +110,7 @@ def read_lm_eval(path: Path, *, model: str | None = None, task: str | None = Non
                     "score": np.where(inside, v, np.nan),
                     "passed": np.where(binary, v == 1.0, None).astype(object),
                     "value": v,
+                    "missing": np.isnan(v),
                     "row": np.flatnonzero(present),
                 }
             )
@@ -147,6 +151,12 @@ def read_lm_eval(path: Path, *, model: str | None = None, task: str | None = Non
             "output": output.to_numpy(dtype=object)[table["row"]] if output is not None else None,
             "gold": gold.to_numpy(dtype=object)[table["row"]] if gold is not None else None,
             "source": source,
+            "error": [
+                {"type": "missing_value", "message": "lm-eval reported no value", "status": None}
+                if missing
+                else None
+                for missing in table["missing"]
+            ],
             "method": "lm_eval",
         },
         where=str(path),

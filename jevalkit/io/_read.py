@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ImportFormatError, ResultsError
+from ..errors import ImportFormatError, JevalkitError, ResultsError
 from ..runner import read_results
 from ._inspect import read_inspect
 from ._jsonl import check_file, first_records, head_lines, load_json
@@ -79,20 +79,35 @@ SNIFFERS: dict[str, Callable[[Path], bool]] = {
     "preferences": _is_preferences,
 }
 FORMATS = tuple(SNIFFERS)
+# the keyword options each format's reader takes (see :func:`read`)
+READER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "inspect": ("engine",),
+    "lm_eval": ("model", "task"),
+    "grades": ("scale",),
+    "verdicts": ("baseline",),
+}
+
+
+def _fits(sniff: Callable[[Path], bool], path: Path) -> bool:
+    """Whether a sniffer says ``path`` fits; a file it cannot even look at does not fit."""
+    try:
+        return bool(sniff(path))
+    except (ImportFormatError, ValueError, TypeError, RecursionError, OSError):
+        return False
 
 
 def detect_format(path: str | Path) -> str:
     """The format of ``path``, told by its content; refused when none or several fit.
 
     Example:
-        >>> from jevalkit._paths import data_dir
-        >>> detect_format(data_dir() / "examples" / "grades.jsonl")
+        >>> from jevalkit.reports import example_path
+        >>> detect_format(example_path("grades.jsonl"))
         'grades'
     """
     path = check_file(path)
     if not zipfile.is_zipfile(path) and not head_lines(path, 1):
         raise ImportFormatError(f"{path}: empty file")
-    fits = [name for name, sniff in SNIFFERS.items() if sniff(path)]
+    fits = [name for name, sniff in SNIFFERS.items() if _fits(sniff, path)]
     if not fits:
         raise ImportFormatError(
             f"{path}: not a format jevalkit reads ({', '.join(FORMATS)}); for any other table use "
@@ -105,7 +120,9 @@ def detect_format(path: str | Path) -> str:
     return fits[0]
 
 
-def read(path: str | Path, format: str | None = None, **options: Any) -> pd.DataFrame:
+def read(
+    path: str | Path, format: str | None = None, *, label: str | None = None, **options: Any
+) -> pd.DataFrame:
     """Read an evaluation log into the results frame (:data:`jevalkit.COLUMNS`, then ``system``).
 
     Args:
@@ -113,6 +130,9 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> pd.Data
         format: one of ``jevalkit``, ``inspect``, ``promptfoo``, ``lm_eval``, ``grades``,
             ``pairwise``, ``verdicts``, ``preferences``; default: detected from the content
             (refused when two fit).
+        label: the system name for every row (its ``label`` and ``system``; ``label · system``
+            when the log holds several), so two logs of the same task and model stay apart;
+            refused for pairwise games, whose rows name two systems each.
         **options: for the format's reader: ``baseline=`` (``verdicts``), ``model=`` and
             ``task=`` (``lm_eval``), ``scale=`` (``grades``), ``engine=`` (``inspect``).
 
@@ -120,8 +140,8 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> pd.Data
         ImportFormatError: one line naming the file, the record and the field.
 
     Example:
-        >>> from jevalkit._paths import data_dir
-        >>> df = read(data_dir() / "examples" / "pairwise.jsonl")
+        >>> from jevalkit.reports import example_path
+        >>> df = read(example_path("pairwise.jsonl"))
         >>> sorted(df["position"].unique()), len(df)
         (['a_first', 'b_first'], 480)
     """
@@ -140,13 +160,66 @@ def read(path: str | Path, format: str | None = None, **options: Any) -> pd.Data
     if fmt not in readers:
         raise ImportFormatError(f"format {fmt!r} is not one of {', '.join(readers)}")
     try:
-        return readers[fmt](path, **options)
+        frame = readers[fmt](path, **options)
+    except JevalkitError:
+        raise
     except TypeError as exc:
         if "unexpected keyword" in str(exc):
             raise ImportFormatError(
                 f"format {fmt!r} takes no option {str(exc).split()[-1]}"
             ) from None
-        raise
+        raise _malformed(path, fmt, exc) from None
+    except HOSTILE_FILE_ERRORS as exc:
+        raise _malformed(path, fmt, exc) from None
+    if frame.empty:
+        raise ImportFormatError(
+            f"{path}: no {fmt} records found in it (0 rows); check --format and that the file "
+            "is a complete log"
+        )
+    return frame if label is None else labelled(frame, label, path)
+
+
+# What a field of the wrong type, a number too large or a structure too deep raises in a reader
+# written for well-formed logs: the file is the user's, so it is refused in one line, never a
+# traceback (the fuzz corpus in tests/io/test_hostile_files.py holds every reader to this).
+HOSTILE_FILE_ERRORS = (
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    RecursionError,
+    OverflowError,
+)
+
+
+def _malformed(path: Path, fmt: str, exc: BaseException) -> ImportFormatError:
+    reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+    return ImportFormatError(
+        f"{path}: not a valid {fmt} log: a field has a value of the wrong type or size "
+        f"({type(exc).__name__}: {reason})"
+    )
+
+
+def labelled(frame: pd.DataFrame, label: str, path: Path) -> pd.DataFrame:
+    """``frame`` with every row's ``label`` and ``system`` set to ``label`` (``label · system``
+    when the log holds several systems, so they stay apart).
+
+    Example:
+        >>> labelled(pd.DataFrame({"kind": ["import"], "label": [None], "system": ["m"]}), "v2",
+        ...          Path("x.eval"))["system"].tolist()
+        ['v2']
+    """
+    if not isinstance(label, str) or not label.strip():
+        raise ImportFormatError(f"{path}: label must be a non-empty name, got {label!r}")
+    if "kind" in frame and frame["kind"].eq("pairwise").any():
+        raise ImportFormatError(
+            f"{path}: holds pairwise games (two systems per row); a label names one system"
+        )
+    systems = frame["system"].astype(str) if "system" in frame else pd.Series("", frame.index)
+    # several systems in one log (promptfoo's prompts) stay apart under the label
+    several = systems.nunique() > 1
+    name = label + " · " + systems if several else pd.Series(label, index=frame.index)
+    return frame.assign(label=name, system=name)
 
 
 def _read_jevalkit(path: Path) -> pd.DataFrame:
@@ -154,3 +227,48 @@ def _read_jevalkit(path: Path) -> pd.DataFrame:
         return read_results(path)
     except ResultsError as exc:
         raise ImportFormatError(str(exc)) from None
+
+
+def sniff_format(path: str | Path) -> str | None:
+    """The format of the file at ``path`` told by its content, as :func:`detect_format` tells
+    it; None when no format fits a text file (read it as jevalkit results, whose reader names the
+    field at fault). An archive no format fits is refused as such, never "not UTF-8".
+
+    Example:
+        >>> from jevalkit.reports import example_path
+        >>> sniff_format(example_path("grades.jsonl"))
+        'grades'
+    """
+    try:
+        return detect_format(path)
+    except ImportFormatError:
+        if zipfile.is_zipfile(path):
+            raise
+        return None
+
+
+def read_source(
+    path: str | Path, format: str | None = None, *, label: str | None = None, **options: Any
+) -> pd.DataFrame:
+    """The results at ``path``, whatever wrote them: a jevalkit results file (``format`` None),
+    or another tool's log in ``format`` (``"auto"``: detected), read by :func:`read` with those
+    of ``options`` its format takes (:data:`READER_OPTIONS`; None and the options of other
+    formats are left out, so one set of command-line options serves every format).
+
+    Example:
+        >>> from jevalkit.reports import example_path
+        >>> df = read_source(example_path("grades.jsonl"), "auto", baseline="gpt-4", scale=(1, 10))
+        >>> sorted(df["system"].unique())[:2], int(df["score"].between(0, 1).all())
+        (['alpha', 'bravo'], 1)
+    """
+    if format is None and label is None:
+        return read_results(path)
+    fmt = format or "jevalkit"
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    takes = READER_OPTIONS.get(fmt, ())
+    return read(
+        path,
+        format=fmt,
+        label=label,
+        **{k: v for k, v in options.items() if k in takes and v is not None},
+    )

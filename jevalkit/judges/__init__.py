@@ -44,6 +44,7 @@ from ._prompts import (
     read_judge_file,
 )
 from ._run import ajudge, judge
+from ._several import judge_models
 from ._tool_calls import equivalent, free_text_pairs, tool_call_accuracy
 
 EVALUATORS = (
@@ -84,6 +85,7 @@ __all__ = [
     "judge",
     "judge_case",
     "judge_files",
+    "judge_models",
     "judge_request",
     "judges_dir",
     "judgment_fields",

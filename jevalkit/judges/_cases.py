@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema_rs
 
 from .._paths import cases_dir
-from ..datafiles import schema_validator, validate_data
+from ..datafiles import json_line, jsonl_lines, schema_validator, validate_data
 from ..errors import CaseFileError
 
 CASE_FIELDS = (
@@ -85,7 +85,7 @@ def load_cases(path: str | Path, *, prompt: Any = None) -> list[dict[str, Any]]:
     except OSError as exc:
         raise CaseFileError(f"{p}: cannot read case file ({exc.strerror})") from None
     cases, seen = [], set()
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
         where = f"{p}:{lineno}"
@@ -96,12 +96,7 @@ def load_cases(path: str | Path, *, prompt: Any = None) -> list[dict[str, Any]]:
 
 
 def _parse_case(line: str, where: str, seen: set[str], prompt: Any) -> dict[str, Any]:
-    try:
-        case = json.loads(line, parse_constant=_refuse)
-    except RecursionError:
-        raise CaseFileError(f"{where}: nested too deeply") from None
-    except ValueError as exc:
-        raise CaseFileError(f"{where}: not JSON ({str(exc).split(':')[0]})") from None
+    case = json_line(line, where, CaseFileError)
     if not isinstance(case, dict):
         raise CaseFileError(f"{where}: a case must be a JSON object with an `id`")
     unknown = sorted(set(case) - set(CASE_FIELDS))
@@ -117,7 +112,3 @@ def _parse_case(line: str, where: str, seen: set[str], prompt: Any) -> dict[str,
     if prompt is not None:
         prompt.check_gold(case.get("gold"), where)
     return case
-
-
-def _refuse(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")

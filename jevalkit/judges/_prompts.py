@@ -33,11 +33,11 @@ from .._paths import judges_dir
 from ..datafiles import (
     content_hash,
     load_yaml,
+    publish_versions,
     read_lock,
     schema_validator,
     validate_data,
     verify_locked,
-    write_lock,
 )
 from ..errors import CaseFileError, JudgeFileError
 
@@ -263,14 +263,11 @@ def publish_judges(*, root: Path | None = None) -> list[str]:
     """Record the hash of every judge file version not yet in ``judges.lock``; return their names.
     Versions already published are verified, never rewritten."""
     root = judges_dir() if root is None else root
-    lock_path = root / LOCK_NAME
-    lock = read_lock(lock_path, JudgeFileError)
-    added = []
-    for f in judge_files(root):
-        prompt = read_judge_file(f, lock)
-        if prompt.name not in lock:
-            lock[prompt.name] = prompt.content_hash
-            added.append(prompt.name)
-    if added:
-        write_lock(lock_path, lock, what="judge", command="judges")
-    return added
+    return publish_versions(
+        judge_files(root),
+        read_judge_file,
+        root / LOCK_NAME,
+        JudgeFileError,
+        what="judge",
+        command="judges",
+    )

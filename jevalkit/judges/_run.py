@@ -10,7 +10,13 @@ import pandas as pd
 
 from .._sync import run_sync
 from ..errors import UsageError
-from ..runner import RunOptions, RunSettings, default_results_path, execute, run_adaptive
+from ..runner import (
+    RunOptions,
+    RunSettings,
+    default_results_path,
+    run_adaptive,
+    scaled_execute,
+)
 from ._cases import load_cases
 from ._evaluate import JudgeConfig
 from ._jobs import TOOL_CALL_EVALUATOR, TOOL_CALL_LEVELS, plan_judge_jobs
@@ -95,11 +101,15 @@ async def ajudge(
         Path(out) if out else default_results_path(f"judge__{evaluator}", model, settings.base_url)
     )
     description = f"judge {evaluator}"
-    if adaptive is not None:
-        return await run_adaptive(
-            jobs, adaptive, model=model, out=path, settings=settings, description=description
+    async with scaled_execute(settings) as run_jobs:  # here, on Dask, or one shard
+        if adaptive is not None:
+            return await run_adaptive(
+                jobs, adaptive, model=model, out=path, settings=settings,
+                description=description, run_jobs=run_jobs,
+            )  # fmt: skip
+        return await run_jobs(
+            jobs, model=model, out=path, settings=settings, description=description
         )
-    return await execute(jobs, model=model, out=path, settings=settings, description=description)
 
 
 def judge(

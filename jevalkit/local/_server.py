@@ -10,24 +10,36 @@ The GGUF carries no chat template, so Gemma's turn format is selected by name; t
 ``--no-jinja``: with the Jinja engine on (the default), ``--chat-template gemma`` is read as a
 template whose text is the word "gemma", and every chat prompt becomes that word.
 
-The server's pid, port, command and start time live in a small state file, so ``jevalkit local
-status`` / ``stop`` and other processes find it; ``stop`` signals only a process that is that
-server (same command line, same start time), never whatever pid a stale file names.
+The server's pid, port, command, start time and API key live in a small state file (mode 0600),
+so ``jevalkit local status`` / ``stop`` and other processes find it; ``stop`` signals only a
+process that is that server (same command line, same start time), never whatever pid a stale
+file names.
+
+Other web pages cannot use it: it starts with a random API key (every endpoint but ``/health``
+needs it; jevalkit sends it from the state file), CORS limited to its own origin, and no
+``/slots`` endpoint.
+
+Runs share it: each run that uses the embedded model holds a lease (a file naming its process)
+for as long as it sends requests. A server a run started is stopped when the last lease is
+released, so one run ending never stops it under another; a server started by ``jevalkit local
+serve`` is left running until ``jevalkit local stop``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx
@@ -71,11 +83,21 @@ class LocalServer:
     slots: int = DEFAULT_SLOTS
     threads: int = DEFAULT_THREADS
     start_time: int = 0  # the process's start time in clock ticks since boot (/proc/<pid>/stat)
+    api_key: str = field(default="", repr=False)
 
     @property
     def base_url(self) -> str:
         """The OpenAI-compatible base URL (always loopback)."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def headers(self) -> dict[str, str]:
+        """The Authorization header the server asks for (none for a server started without a key).
+
+        Example:
+            >>> LocalServer(pid=1, port=1, model_path="", model_sha256="", api_key="k").headers()
+            {'Authorization': 'Bearer k'}
+        """
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
 
 def state_dir() -> Path:
@@ -294,7 +316,12 @@ def serve(
         "gemma",
         "--no-webui",
         "--metrics",
+        "--no-slots",
+        "--cors-origins",
+        f"http://127.0.0.1:{port}",
+        "--no-cors-credentials",
     ]
+    api_key = secrets.token_urlsafe(24)
     with log.open("ab") as fh:
         proc = subprocess.Popen(
             cmd,
@@ -302,6 +329,7 @@ def serve(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            env={**os.environ, "LLAMA_API_KEY": api_key},  # not on the command line: ps shows that
         )
     server = LocalServer(
         pid=proc.pid,
@@ -312,6 +340,7 @@ def serve(
         slots=slots,
         threads=threads,
         start_time=process_start_time(proc.pid) or 0,
+        api_key=api_key,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -320,7 +349,7 @@ def serve(
                 f"the local server exited ({proc.returncode}): {_last_log_line()}"
             )
         if _healthy(port, timeout=1.0):
-            state_file().write_text(json.dumps(asdict(server)))
+            _write_private(state_file(), json.dumps(asdict(server)))
             return server
         time.sleep(0.2)
     proc.terminate()
@@ -360,19 +389,78 @@ def stop() -> bool:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(server.pid, os.WNOHANG)
     state_file().unlink(missing_ok=True)
+    _started_for_runs().unlink(missing_ok=True)
     return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by this user only (it holds the API key)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)
+
+
+def _leases() -> Path:
+    return state_dir() / "leases"
+
+
+def _started_for_runs() -> Path:
+    """Names the pid of a server a run started (stopped when the last lease goes)."""
+    return state_dir() / "started-for-runs"
+
+
+@contextlib.contextmanager
+def _state_lock() -> Iterator[None]:
+    """One process at a time decides to start, lease or stop the server."""
+    state_dir().mkdir(parents=True, exist_ok=True)
+    with (state_dir() / "server.lock").open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def live_leases() -> int:
+    """How many processes hold a lease on the embedded server now (dead holders' are removed)."""
+    count = 0
+    for path in sorted(_leases().glob("*.json")):
+        try:
+            held = json.loads(path.read_text())
+            alive = process_start_time(int(held["pid"])) == held["start_time"]
+        except (OSError, ValueError, TypeError, KeyError):
+            alive = False
+        if alive:
+            count += 1
+        else:
+            path.unlink(missing_ok=True)
+    return count
 
 
 @contextlib.contextmanager
 def local_endpoint(**serve_options: object) -> Iterator[LocalServer]:
-    """Use the embedded server: start it when it is not running, and stop it afterwards only if
-    this call started it (it leaves things as it found them)."""
-    running = status()
-    if running is not None:
-        yield running
-        return
-    server = serve(**serve_options)  # type: ignore[arg-type]
+    """Use the embedded server under a lease: start it when it is not running; when this run
+    ends, stop it only if a run started it and no other run still holds a lease (a server
+    started by ``jevalkit local serve`` stays up)."""
+    with _state_lock():
+        server = status()
+        if server is None:
+            server = serve(**serve_options)  # type: ignore[arg-type]
+            _started_for_runs().write_text(str(server.pid))
+        _leases().mkdir(parents=True, exist_ok=True)
+        lease = _leases() / f"{os.getpid()}-{secrets.token_hex(6)}.json"
+        pid = os.getpid()
+        lease.write_text(json.dumps({"pid": pid, "start_time": process_start_time(pid)}))
     try:
         yield server
     finally:
-        stop()
+        with _state_lock():
+            lease.unlink(missing_ok=True)
+            try:
+                ours = _started_for_runs().read_text().strip() == str(server.pid)
+            except OSError:
+                ours = False
+            if ours and live_leases() == 0:
+                stop()

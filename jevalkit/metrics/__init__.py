@@ -16,8 +16,28 @@ from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
 from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
+from ._facets import (
+    FACET_INTERVAL_COLUMNS,
+    judge_retest,
+    mean_error,
+    present_facets,
+    reliability,
+    run_noise_floor,
+    variance_components,
+)
+from ._failures import ERROR_SUMMARY_COLUMNS, error_summary, scored, truncated
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
-from ._gate import GATE_COLUMNS, GATE_METRICS, RELEASE_COLUMNS, gate, release_gate
+from ._gate import (
+    DECISIONS,
+    DEFAULT_MAX_ERROR_RATE,
+    GATE_COLUMNS,
+    GATE_METRICS,
+    RELEASE_COLUMNS,
+    error_share,
+    gate,
+    gate_decision,
+    release_gate,
+)
 from ._judge_bias import (
     LENGTH_COLUMNS,
     POSITION_COLUMNS,
@@ -30,7 +50,10 @@ from ._judge_bias import (
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
 from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
+from ._per_case import PER_CASE_COLUMNS, per_case
+from ._plan import PLAN_COLUMNS, plan_design
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
+from ._runs import combine_runs
 from ._scores import mean_absolute_error, mean_score, pass_rate
 from ._summary import RUN_SUMMARY_COLUMNS, SUMMARY_COLUMNS, has_repeats, run_summary, summarize
 
@@ -44,11 +67,17 @@ __all__ = [
     "CONTRACT",
     "COST_COLUMNS",
     "DATA_KINDS",
+    "DECISIONS",
+    "DEFAULT_MAX_ERROR_RATE",
+    "ERROR_SUMMARY_COLUMNS",
+    "FACET_INTERVAL_COLUMNS",
     "GATE_COLUMNS",
     "GATE_METRICS",
     "HELPERS",
     "LEADERBOARD_COLUMNS",
     "LENGTH_COLUMNS",
+    "PER_CASE_COLUMNS",
+    "PLAN_COLUMNS",
     "POSITION_COLUMNS",
     "PREFERENCE_COLUMNS",
     "QUALITY_COLUMNS",
@@ -64,34 +93,48 @@ __all__ = [
     "by_groups",
     "case_changes",
     "columns_of",
+    "combine_runs",
     "compare",
     "consistency",
     "cost",
+    "error_share",
+    "error_summary",
     "games_of",
     "gate",
+    "gate_decision",
     "group_codes",
     "has_repeats",
     "judge_kind",
+    "judge_retest",
     "leaderboard",
     "length_bias",
     "mean_absolute_error",
+    "mean_error",
     "mean_score",
     "pairwise_preferences",
     "pass_rate",
+    "per_case",
+    "plan_design",
     "position_bias",
+    "present_facets",
     "quality",
     "rank",
     "rank_sets",
     "register",
     "release_gate",
+    "reliability",
     "reliability_curve",
     "require",
     "require_connected",
     "require_systems",
+    "run_noise_floor",
     "run_summary",
     "score_matrix",
+    "scored",
     "separability",
     "summarize",
     "system_names",
+    "truncated",
+    "variance_components",
     "win_rate",
 ]

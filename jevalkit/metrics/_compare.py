@@ -20,6 +20,7 @@ from ..stats import (
     no_spread_ci,
     paired_proportion_ci,
 )
+from ._facets import FACET_INTERVAL_COLUMNS, difference_interval
 from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 from ._scores import _rescale
 
@@ -49,6 +50,27 @@ COMPARE_COLUMNS = [
     "method",
 ]
 EXACT_MCNEMAR_BELOW = 25  # discordant pairs: the exact binomial form below, chi-square at or above
+# Paired cases from which a case-difference interval is a BCa bootstrap; below it, the t interval
+# of the paired t test beside it. With 4-5 cases the BCa interval was [0, 0.167] beside p = 0.391:
+# a bootstrap over so few cases sees a handful of distinct resamples and comes out too narrow, and
+# an interval from another method family than the test contradicted it.
+BOOTSTRAP_FROM = 30
+# The range of each metric's difference: a t interval is clipped to it, and says so.
+DELTA_RANGE = {"pass_rate": (-1.0, 1.0), "win_rate": (-0.5, 0.5)}
+
+
+def _t_interval(metric: str, diffs: np.ndarray, confidence: float) -> tuple[float, float, str]:
+    """The interval of the one-sample t test on the case differences (the paired t test the
+    row reports: it excludes 0 exactly when that test's p < 1 - confidence)."""
+    ci = sps.ttest_1samp(diffs, 0.0).confidence_interval(confidence)
+    low, high = float(ci.low), float(ci.high)
+    how = f"paired t interval over {diffs.size} cases (fewer than {BOOTSTRAP_FROM}: no bootstrap)"
+    if metric in DELTA_RANGE:
+        floor, ceiling = DELTA_RANGE[metric]
+        if low < floor or high > ceiling:
+            low, high = max(low, floor), min(high, ceiling)
+            how += f", clipped to [{floor:g}, {ceiling:g}]"
+    return low, high, how
 
 
 def _case_means(
@@ -192,6 +214,7 @@ def compare(
     power: float = 0.8,
     n_resamples: int = 9999,
     seed: int | None = 0,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Compare systems case by case: every system against ``baseline`` (or, without one, every
     pair), per group and metric, on the cases both ran.
@@ -210,6 +233,10 @@ def compare(
         confidence: of the intervals.
         alpha, power: for the smallest detectable effect (``mde``).
         n_resamples, seed: of the bootstrap.
+        generalize: facet columns the claim generalises over (e.g. ``["case", "variant"]``):
+            adds ``se_facets``, ``ci_low_facets``, ``ci_high_facets``, ``method_facets``, the
+            interval of ``delta`` from the variance components of the differences paired by
+            case and the other facets (shared facets cancel; win_rate: not estimable).
 
     Returns:
         One row per (group, system, metric): the ``by`` columns, ``system``, ``baseline``,
@@ -227,9 +254,11 @@ def compare(
         which keeps its coverage with few discordant pairs. A group whose systems
         share a single case (one probe run k times) compares that case's repeats as two samples
         instead: Fisher's exact test and the Newcombe interval on pass rates, Welch's t-test
-        and interval on scores, and ``method`` says so. Otherwise the interval is a BCa
-        bootstrap over the paired cases' differences, so it is cluster-aware: a case and its
-        repeats are resampled together. Tests: McNemar on pass/fail when every case has one
+        and interval on scores, and ``method`` says so. Otherwise, with fewer than 30 paired
+        cases, the interval is the paired t interval of the t test in the same row (one method
+        family: the interval excludes 0 exactly when p < 1 - confidence; clipped to the
+        metric's range and said so); from 30 cases it is a BCa bootstrap over the paired
+        cases' differences. Both treat a case and its repeats as one unit. Tests: McNemar on pass/fail when every case has one
         verdict per system (exact binomial below 25 discordant pairs, else chi-square with
         continuity correction; statsmodels), else the paired t-test on case pass shares; the
         paired t-test on scores with the Wilcoxon signed-rank beside it (scipy); the sign test on
@@ -253,8 +282,11 @@ def compare(
     for column in columns_of(case):
         require(data, column, "case", "the unit of analysis")
     check_key_types(data, columns_of(case), system)
+    if generalize is not None and (isinstance(generalize, str) or not len(generalize)):
+        raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
     rows = []
     tables = {}
+    value_of = {m: passed if m == "pass_rate" else score for m in metrics}
     for metric in metrics:
         value = passed if metric == "pass_rate" else score
         require(
@@ -316,8 +348,26 @@ def compare(
                         metric, x, y, confidence, alpha, power, n_resamples, seed, reason
                     )
                 )
+                if generalize is not None:
+                    estimate.update(
+                        difference_interval(
+                            data,
+                            by_cols,
+                            key,
+                            metric,
+                            value_of[metric],
+                            system,
+                            left,
+                            right,
+                            generalize,
+                            case,
+                            estimate["delta"],
+                            confidence,
+                        )
+                    )
                 rows.append({**row, **estimate})
-    out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS])
+    extra = FACET_INTERVAL_COLUMNS if generalize is not None else []
+    out = pd.DataFrame(rows, columns=[*by_cols, *COMPARE_COLUMNS, *extra])
     ok = out["p_value"].notna().to_numpy()
     out["p_holm"], out["p_bh"] = np.nan, np.nan
     if ok.any():
@@ -372,6 +422,8 @@ def _estimate(
         ]
         _, low, high = paired_proportion_ci(*counts, confidence=confidence)
         how = f"Newcombe paired interval over {n} cases"
+    elif n >= 2 and np.ptp(diffs) > 0 and n < BOOTSTRAP_FROM:
+        low, high, how = _t_interval(metric, diffs, confidence)
     elif n >= 2 and np.ptp(diffs) > 0:
         ci = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed)
         low, high, how = ci.low, ci.high, f"BCa bootstrap over {n} paired cases"

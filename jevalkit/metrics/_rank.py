@@ -203,8 +203,8 @@ def rank(
 
     Example:
         >>> from jevalkit import io
-        >>> from jevalkit._paths import data_dir
-        >>> table = rank(io.read(data_dir() / "examples" / "pairwise.jsonl"), anchor="delta", n_resamples=200)
+        >>> from jevalkit.reports import example_path
+        >>> table = rank(io.read(example_path("pairwise.jsonl")), anchor="delta", n_resamples=200)
         >>> table["system"].tolist()[0], float(table.set_index("system").loc["delta", "rating"])
         ('alpha', 1000.0)
     """
@@ -239,8 +239,8 @@ def rank_with_draws(
 
     Example:
         >>> from jevalkit import io
-        >>> from jevalkit._paths import data_dir
-        >>> table, draws = rank_with_draws(io.read(data_dir() / "examples" / "pairwise.jsonl"),
+        >>> from jevalkit.reports import example_path
+        >>> table, draws = rank_with_draws(io.read(example_path("pairwise.jsonl")),
         ...                                n_resamples=50)
         >>> draws.shape, sorted(draws.columns) == sorted(table["system"])
         ((50, 6), True)
@@ -475,8 +475,8 @@ def baseline_win_rates(
 
     Example:
         >>> from jevalkit import io
-        >>> from jevalkit._paths import data_dir
-        >>> table = baseline_win_rates(io.read(data_dir() / "examples" / "pairwise.jsonl"), "delta")
+        >>> from jevalkit.reports import example_path
+        >>> table = baseline_win_rates(io.read(example_path("pairwise.jsonl")), "delta")
         >>> sorted(table["system"]) == ["alpha", "bravo", "charlie", "echo", "foxtrot"]
         True
     """

@@ -13,6 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
 from ..stats import bimodality_groups, bootstrap_ci
+from ._facets import with_facets
 from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare, require
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
@@ -75,6 +76,7 @@ def mean_score(
     scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     bimodality: bool = True,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Mean of normalised 0-1 scores, one row per group, with n and an interval.
 
@@ -93,6 +95,9 @@ def mean_score(
         confidence: of the interval.
         bimodality: run the bimodality check per group (a bootstrap for graded data; set False
             when only the mean and its interval are wanted).
+        generalize: the facets the claim generalises over, as column names (``"case"`` or a
+            case column for the case; e.g. ``["case", "variant", "judge_sample"]``): adds the
+            interval that counts each as a random facet (see below).
 
     Returns:
         Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
@@ -103,6 +108,8 @@ def mean_score(
         ``scale`` and integer grades, cases' grades are averaged on the raw grid and tested on
         the lattice of possible case means (19 values for two 1-10 grades per case); when that
         lattice exceeds 50 values, ``method`` says "not tested" and why.
+        With ``generalize``: ``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
+        ``method_facets`` beside the case-only interval.
 
     Notes:
         Interval: Student's t over the units, clipped to [0, 1]. When the units have zero sample
@@ -113,6 +120,12 @@ def mean_score(
         of 0.6, but 91.3% at 10 cases with a mean of 0.9: with fewer than 20 units and a mean
         within 0.15 of a bound, ``method`` says the interval may cover less than nominal and a
         ``UserWarning`` is issued.
+
+        Facet-aware interval: the variance components of [case, the generalised facets]
+        (:func:`variance_components`; what varies within a cell, such as repeats, is the
+        residual) give the variance of the mean from every component that involves a
+        generalised facet, plus the residual; t interval with Satterthwaite degrees of
+        freedom. A facet with one level in a group is "not estimable", never ignored.
 
     Example:
         >>> mean_score([0.2, 0.4, 0.9, 0.5])[["n", "value"]].to_dict("records")
@@ -148,7 +161,7 @@ def mean_score(
     low[small], high[small], se[small] = np.nan, np.nan, np.nan
     bins = np.minimum((units * 10).astype(np.int64), 9)
     hist = np.bincount(unit_group * 10 + bins, minlength=g * 10).reshape(g, 10)
-    methods = []
+    methods, n_near = [], 0
     for i in range(g):
         name = _unit_name(p, bool(one_case[i]))
         if small[i]:
@@ -162,16 +175,17 @@ def mean_score(
                 + (", clipped to [0, 1]" if clipped[i] else "")
                 + ("; few units near a bound: may cover less than nominal" if near else "")
             )
-            if near:
-                warnings.warn(
-                    f"mean_score: {n[i]} units with a mean of {mean[i]:.2f}: the t interval "
-                    "covers less than nominal this close to a bound (91% at 10 cases, mean 0.9, "
-                    "in benchmarks/calibration.py)",
-                    UserWarning,
-                    stacklevel=2,
-                )
+            n_near += near
+    if n_near:
+        warnings.warn(
+            f"mean_score: {n_near} group(s) have fewer than {FEW_CASES} units and a mean within "
+            f"{BOUND_MARGIN} of a bound, where the t interval covers less than nominal (91% at 10 "
+            "cases, mean 0.9, in benchmarks/calibration.py); their method says so",
+            UserWarning,
+            stacklevel=2,
+        )
     checks = _bimodality(units, unit_group, raw, p, scale, one_case) if bimodality else None
-    return attach(
+    out = attach(
         p.groups,
         {
             "n": n,
@@ -190,6 +204,7 @@ def mean_score(
             "bimodality_method": checks["method"] if checks is not None else "not checked",
         },
     )
+    return with_facets(out, p, generalize, case, mean, confidence)
 
 
 MAX_LATTICE_LEVELS = 50  # case means of k grades on L levels: k (L - 1) + 1 possible values
@@ -247,8 +262,13 @@ def pass_rate(
     passed: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
+    generalize: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """passed / total with a Wilson interval, case-clustered when cases have repeats.
+
+    ``generalize`` (facet columns, e.g. ``["case", "variant"]``) adds the interval that counts
+    each as a random facet (``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
+    ``method_facets``; as in :func:`mean_score`).
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
     design effect deff = (clustered SE / iid SE)^2 (:func:`jevalkit.stats.standard_error`,
@@ -302,7 +322,7 @@ def pass_rate(
             methods.append(f"Wilson over repeats of one case ({p.case_label})")
         else:
             methods.append("Wilson")
-    return attach(
+    out = attach(
         p.groups,
         {
             "n": n,
@@ -316,6 +336,7 @@ def pass_rate(
             "method": methods,
         },
     )
+    return with_facets(out, p, generalize, case, mean, confidence)
 
 
 def mean_absolute_error(

@@ -6,6 +6,7 @@ import pandas as pd
 
 from ..errors import StatsError
 from ._agreement import consistency
+from ._failures import truncated
 from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 from ._scores import mean_score, pass_rate
 
@@ -17,6 +18,7 @@ RUN_SUMMARY_COLUMNS = [
     "n_cases",
     "passed",
     "errors",
+    "truncated",
     "pass_rate",
     "ci_low",
     "ci_high",
@@ -86,17 +88,24 @@ def summarize(
 def run_summary(results: pd.DataFrame) -> pd.DataFrame:
     """What ``jevalkit run`` prints: per probe version and system, the pass rate with its
     case-clustered Wilson interval (the same numbers as :func:`pass_rate`), the requests that
-    ended in an error, and the cases behind them.
+    ended in an error, the answers cut off at ``max_tokens`` (``truncated``: they are scored,
+    as the incomplete output they are) and the cases behind them.
 
     Example:
         >>> df = pd.DataFrame({"probe": ["p"] * 3, "version": [1] * 3, "case_id": [None] * 3,
         ...                    "system": ["m"] * 3, "passed": [True, False, None],
-        ...                    "error": [None, None, {"type": "timeout"}]})
-        >>> run_summary(df)[["probe", "n", "passed", "errors", "pass_rate"]].values.tolist()
-        [['p@1', 2, 1, 1, 0.5]]
+        ...                    "error": [None, None, {"type": "timeout"}],
+        ...                    "finish_reason": [None, "length", None]})
+        >>> run_summary(df)[["probe", "n", "passed", "errors", "truncated", "pass_rate"]].values.tolist()
+        [['p@1', 2, 1, 1, 1, 0.5]]
     """
-    frame = results.assign(_probe=results["probe"] + "@" + results["version"].astype(str))
+    frame = results.assign(
+        _probe=results["probe"] + "@" + results["version"].astype(str),
+        _truncated=truncated(results).astype(int),
+    )
     table = pass_rate(frame, by=["_probe", "system"])
+    cut = frame.groupby(["_probe", "system"], sort=False, dropna=False)["_truncated"].sum()
+    keys = pd.MultiIndex.from_arrays([table["_probe"], table["system"]])
     return pd.DataFrame(
         {
             "probe": table["_probe"],
@@ -105,6 +114,7 @@ def run_summary(results: pd.DataFrame) -> pd.DataFrame:
             "n_cases": table["n_cases"],
             "passed": table["passed"],
             "errors": table["n_missing"],
+            "truncated": cut.reindex(keys).fillna(0).astype(int).to_numpy(),
             "pass_rate": table["value"],
             "ci_low": table["ci_low"],
             "ci_high": table["ci_high"],

@@ -11,7 +11,8 @@ DEFAULT_CURL_URL = "https://openrouter.ai/api/v1/chat/completions"
 
 
 def request_body(probe: Probe, model: str) -> dict:
-    """The exact chat-completions body a model receives for this probe.
+    """The exact chat-completions body a model receives for this probe (for a probe with
+    cases, for its first case).
 
     Example:
         >>> import jevalkit
@@ -19,7 +20,8 @@ def request_body(probe: Probe, model: str) -> dict:
         >>> sorted(body)
         ['max_tokens', 'messages', 'model', 'temperature']
     """
-    return {"model": model, "messages": probe.chat_messages(), **dict(probe.parameters)}
+    case = probe.cases[0] if probe.cases else None
+    return {"model": model, "messages": probe.chat_messages(case), **dict(probe.parameters)}
 
 
 def curl_command(
@@ -41,6 +43,36 @@ def curl_command(
     )
 
 
+def case_lines(probe: Probe, shown: int = 5) -> list[str]:
+    """The Markdown ``Cases`` section of a probe card: how many, where they come from (with the
+    case file's sha256), and the first ``shown`` of them.
+
+    Example:
+        >>> import jevalkit
+        >>> case_lines(jevalkit.load_probe("unit-conversion"))[2]
+        '40 cases, from `cases.csv` (sha256 ...); the first 5:'
+    """
+    n = len(probe.cases)
+    where = (
+        f"from `{probe.cases_file}` (sha256 {probe.cases_sha256[:12]}...)"
+        if probe.cases_file and probe.cases_sha256
+        else "listed in the probe file"
+    )
+    lines = ["## Cases", "", f"{n} cases, {where}; the first {min(shown, n)}:", ""]
+    names = list(dict.fromkeys(k for c in probe.cases[:shown] for k in c.fields))
+    lines += ["| id | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for c in probe.cases[:shown]:
+        cells = [_cell(c.fields.get(k, "")) for k in names]
+        lines.append(f"| {_cell(c.id)} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _cell(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def probe_card(probe: Probe) -> str:
     """A Markdown probe card: messages, parameters, rubric, scoring, examples, history, curl.
 
@@ -53,6 +85,12 @@ def probe_card(probe: Probe) -> str:
     lines = [f"# {probe.name}: {probe.title}", "", probe.description.strip(), "", "## Messages", ""]
     for m in probe.messages:
         lines += [f"**{m.role}**", "", "```text", m.content, "```", ""]
+    for v in probe.variants:
+        lines += [f"### Variant `{v.id}`" + (f": {v.note}" if v.note else ""), ""]
+        for m in v.messages:
+            lines += [f"**{m.role}**", "", "```text", m.content, "```", ""]
+    if probe.cases:
+        lines += case_lines(probe)
     lines += ["## Parameters", ""]
     lines += [f"- `{k}`: {json.dumps(v)}" for k, v in probe.parameters.items()]
     lines += ["", "## Rubric", ""]
@@ -70,8 +108,9 @@ def probe_card(probe: Probe) -> str:
         ex = result.example
         verdict = "must score 1" if ex.expect == "pass" else "must not score 1"
         status = "ok" if result.ok else "BROKEN"
+        on = f"case `{ex.case}`; " if ex.case is not None else ""
         lines += [
-            f"### {ex.label} ({verdict}; scores {result.score.value:g}, {status})",
+            f"### {ex.label} ({on}{verdict}; scores {result.score.value:g}, {status})",
             "",
             "```json",
             ex.output,

@@ -7,41 +7,48 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import probes_dir
-from ..errors import ProbeError
+from ..datafiles import publish_versions
+from ..errors import CaseFileError, ProbeError
 from ._loader import load_probe, probe_files, read_probe_file
-from ._lock import LOCK_NAME, read_lock, write_lock
+from ._lock import LOCK_NAME, read_lock
 
 CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem"]
 
 
-def check_probes(refs: list[str] | None = None, *, root: Path | None = None) -> pd.DataFrame:
+def check_probes(
+    refs: list[str] | None = None, *, root: Path | None = None, beside_bundled: bool = False
+) -> pd.DataFrame:
     """Check probes (all of them by default); one row per worked example or problem.
 
     A probe fails its check when a ``pass`` example scores below 1, a ``fail`` example scores 1,
     it has no passing or no failing example, it is not published in the lock, or its file fails to
-    load (bad format, changed content). Columns: ``probe``, ``label``, ``expect``, ``score``,
-    ``ok``, ``problem`` (why a row is not ok, else empty).
+    load (bad format, changed content). With ``beside_bundled`` (``root`` is a user's folder looked
+    up beside the bundled probes, as ``$JEVALKIT_PROBES`` is), a probe whose id is also bundled
+    fails: loading it by name would be refused. Columns: ``probe``, ``label``, ``expect``,
+    ``score``, ``ok``, ``problem`` (why a row is not ok, else empty).
 
     Example:
         >>> report = check_probes(["schema-ten-records@2"])
         >>> len(report), bool(report["ok"].all())
         (5, True)
     """
+    given = root
     root = probes_dir() if root is None else root
     rows: list[dict] = []
     if refs:
-        targets = [(ref, lambda ref=ref: load_probe(ref, root=root)) for ref in refs]
+        targets = [(ref, lambda ref=ref: load_probe(ref, root=given)) for ref in refs]
     else:
         lock = read_lock(root / LOCK_NAME)
         targets = [
             (f"{f.parent.name}@{f.stem[1:]}", lambda f=f: read_probe_file(f, lock))
             for f in probe_files(root)
         ]
-    lock = read_lock(root / LOCK_NAME)
+    if not targets:
+        rows.append(_problem(str(root), "no probes here (expected <id>/v<N>.yaml files)"))
     for name, load in targets:
         try:
             probe = load()
-        except ProbeError as exc:
+        except (ProbeError, CaseFileError) as exc:
             rows.append(_problem(name, str(exc)))
             continue
         for result in probe.check_examples():
@@ -66,7 +73,16 @@ def check_probes(refs: list[str] | None = None, *, root: Path | None = None) -> 
         for kind in ("pass", "fail") if len(expects) < 2 else ():
             if kind not in expects:
                 rows.append(_problem(probe.name, f"has no worked example that must {kind}"))
-        if probe.name not in lock:
+        home = probe.path.parent.parent if probe.path is not None else root
+        if beside_bundled and (probes_dir() / probe.id).is_dir():
+            rows.append(
+                _problem(
+                    probe.name,
+                    f"{home / probe.id}: the id {probe.id!r} is also a bundled probe's, so "
+                    "`jevalkit run` and load_probe refuse it; rename the folder and the id",
+                )
+            )
+        if probe.name not in read_lock(home / LOCK_NAME):
             rows.append(
                 _problem(probe.name, "not published in probes.lock; run `jevalkit probes lock`")
             )
@@ -89,19 +105,22 @@ def publish_probes(*, root: Path | None = None) -> list[str]:
 
     Versions already published are verified, never rewritten.
 
-    Example:
-        >>> publish_probes()  # everything bundled is already published
+    Example (on a copy of the bundled probes: a doctest must not write the real lock):
+        >>> import shutil, tempfile
+        >>> bundled = load_probe("schema-ten-records").path.parents[1]
+        >>> root = Path(shutil.copytree(bundled, Path(tempfile.mkdtemp()) / "probes"))
+        >>> publish_probes(root=root)  # everything bundled is already published
         []
+        >>> _ = (root / LOCK_NAME).write_text("")  # as if nothing were
+        >>> "schema-ten-records@2" in publish_probes(root=root)
+        True
     """
     root = probes_dir() if root is None else root
-    lock_path = root / LOCK_NAME
-    lock = read_lock(lock_path)
-    added = []
-    for f in probe_files(root):
-        probe = read_probe_file(f, lock)
-        if probe.name not in lock:
-            lock[probe.name] = probe.content_hash
-            added.append(probe.name)
-    if added:
-        write_lock(lock_path, lock)
-    return added
+    return publish_versions(
+        probe_files(root),
+        read_probe_file,
+        root / LOCK_NAME,
+        ProbeError,
+        what="probe",
+        command="probes",
+    )

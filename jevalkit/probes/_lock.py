@@ -22,8 +22,9 @@ def read_lock(path: Path) -> dict[str, str]:
     """Read ``probes.lock`` into ``{"id@version": hexdigest}`` (missing file: empty).
 
     Example:
-        >>> from jevalkit._paths import probes_dir
-        >>> "schema-ten-records@2" in read_lock(probes_dir() / LOCK_NAME)
+        >>> import jevalkit
+        >>> bundled = jevalkit.load_probe("schema-ten-records").path.parents[1]
+        >>> "schema-ten-records@2" in read_lock(bundled / LOCK_NAME)
         True
     """
     return datafiles.read_lock(path, ProbeError)

@@ -9,7 +9,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..scorers import Condition, JsonSchemaScorer, RubricCheck, Score, get_scorer
+from ..errors import ProbeError
+from ..scorers import Condition, RubricCheck, Score, Scorer, make_scorer
+from ._cases import Case
+from ._template import fill
+
+BASE_VARIANT = "base"
+# scorers that compare with an expected answer (the probe's, or each case's)
+NEEDS_EXPECTED = ("exact_match", "levenshtein", "json_similarity")
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,16 @@ class Example:
     label: str
     output: str
     expect: Literal["pass", "fail"]
+    case: str | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A paraphrase of a probe's messages (the same task and scoring, other wording)."""
+
+    id: str
+    messages: tuple[Message, ...]
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,34 +85,83 @@ class Probe:
     history: tuple[tuple[int, str], ...]
     content_hash: str
     path: Path | None = field(default=None, compare=False)
+    format: int = 1
+    cases: tuple[Case, ...] = ()
+    cases_file: str | None = None
+    cases_sha256: str | None = None
+    variants: tuple[Variant, ...] = ()
 
     @property
     def name(self) -> str:
         """``id@version``, the probe's name everywhere (CLI, results rows, reports)."""
         return f"{self.id}@{self.version}"
 
-    def score(self, output: str | bytes) -> Score:
-        """Score one output with the probe's deterministic scorer and rubric.
+    def score(self, output: str | bytes, case: Case | str | None = None) -> Score:
+        """Score one output with the probe's deterministic scorer and rubric; for a probe with
+        cases, with the scoring inputs of ``case`` (a :class:`Case` or its id): its
+        ``expected``, ``schema`` or ``constraints`` where it has them, else the probe's own.
 
         Example:
             >>> import jevalkit
             >>> jevalkit.load_probe("schema-ten-records").score("```json\\n[]\\n```").checks[0].passed
             False
         """
-        spec = self.scoring
-        kind = spec["type"]
-        if kind == "json_schema":
-            return self._json_schema_scorer(output)
-        text = output.decode("utf-8", "replace") if isinstance(output, bytes) else output
-        if kind == "levenshtein":
-            return get_scorer(kind)(text, spec["expected"], threshold=spec.get("threshold", 1.0))
-        return get_scorer(kind)(text, spec["expected"])
+        case = self.case(case) if isinstance(case, str) else case
+        return self._scorer_for(case)(output)
 
     @cached_property
-    def _json_schema_scorer(self) -> JsonSchemaScorer:
-        spec = self.scoring
-        return JsonSchemaScorer(
-            spec["schema"], bare_json=spec.get("bare_json", True), rubric=self.rubric
+    def _scorers(self) -> dict[str | None, Scorer]:
+        return {}
+
+    def _scorer_for(self, case: Case | None) -> Scorer:
+        """The scorer ``scoring.type`` names, built from the probe's ``scoring`` with ``case``'s
+        own ``expected``, ``schema`` or ``constraints`` where it has them; built once per case
+        that has its own (a compiled schema is reused), once for all others."""
+        fields = case.fields if case is not None else {}
+        own = [name for name in ("expected", "schema", "constraints") if name in fields]
+        key = case.id if own else None
+        scorer = self._scorers.get(key)
+        if scorer is None:
+            spec = {**self.scoring, **{name: fields[name] for name in own}}
+            if "constraints" in own:
+                spec["constraints"] = {
+                    **self.scoring.get("constraints", {}),
+                    **fields["constraints"],
+                }
+            if spec["type"] in NEEDS_EXPECTED and spec.get("expected") is None:
+                raise ProbeError(
+                    f"{self.name}: the expected answer is per case: name the case (--case ID)"
+                )
+            scorer = self._scorers[key] = make_scorer(spec, self.rubric)
+        return scorer
+
+    def case(self, case_id: str) -> Case:
+        """The case with id ``case_id``.
+
+        Example:
+            >>> import jevalkit
+            >>> jevalkit.load_probe("unit-conversion").case("km-to-m-1").fields["amount"]
+            '3'
+        """
+        for case in self.cases:
+            if case.id == str(case_id):
+                return case
+        raise ProbeError(f"{self.name} has no case {case_id!r}")
+
+    @property
+    def variant_ids(self) -> tuple[str, ...]:
+        """``base`` (the probe's own messages) and the id of every declared variant."""
+        return (BASE_VARIANT, *(v.id for v in self.variants))
+
+    def variant_messages(self, variant: str | None = None) -> tuple[Message, ...]:
+        """The messages of ``variant`` (None or ``base``: the probe's own)."""
+        if variant is None or variant == BASE_VARIANT:
+            return self.messages
+        for v in self.variants:
+            if v.id == variant:
+                return v.messages
+        raise ProbeError(
+            f"{self.name} has no variant {variant!r}; it has {', '.join(self.variant_ids)}"
         )
 
     def check_examples(self) -> tuple[ExampleResult, ...]:
@@ -106,15 +172,41 @@ class Probe:
             >>> all(r.ok for r in jevalkit.load_probe("schema-ten-records@2").check_examples())
             True
         """
-        return tuple(ExampleResult(ex, self.score(ex.output)) for ex in self.examples)
+        return tuple(ExampleResult(ex, self.score(ex.output, ex.case)) for ex in self.examples)
 
-    def chat_messages(self) -> list[dict[str, str]]:
-        """The messages as the OpenAI chat API takes them."""
-        return [{"role": m.role, "content": m.content} for m in self.messages]
+    def chat_messages(
+        self, case: Case | None = None, variant: str | None = None
+    ) -> list[dict[str, str]]:
+        """The messages as the OpenAI chat API takes them: ``variant``'s wording (default the
+        probe's own), its placeholders filled from ``case``.
+
+        Example:
+            >>> import jevalkit
+            >>> probe = jevalkit.load_probe("unit-conversion")
+            >>> "3 kilometres" in probe.chat_messages(probe.cases[0])[-1]["content"]
+            True
+        """
+        messages = self.variant_messages(variant)
+        if case is None:
+            return [{"role": m.role, "content": m.content} for m in messages]
+        fields = case.template_fields()
+        where = f"{self.name}: case {case.id!r}"
+        return [{"role": m.role, "content": fill(m.content, fields, where)} for m in messages]
 
 
-def probe_from_dict(raw: dict[str, Any], content_hash: str, path: Path | None) -> Probe:
-    """Build a :class:`Probe` from a probe file's validated content."""
+def _messages(items: list[dict[str, Any]]) -> tuple[Message, ...]:
+    return tuple(Message(m["role"], m["content"]) for m in items)
+
+
+def probe_from_dict(
+    raw: dict[str, Any],
+    content_hash: str,
+    path: Path | None,
+    cases: tuple[Case, ...] = (),
+    cases_sha256: str | None = None,
+) -> Probe:
+    """Build a :class:`Probe` from a probe file's validated content (and its cases, read by
+    the loader)."""
     rubric = tuple(
         RubricCheck(
             id=line["id"],
@@ -123,17 +215,34 @@ def probe_from_dict(raw: dict[str, Any], content_hash: str, path: Path | None) -
         )
         for line in raw["rubric"]
     )
+    examples = tuple(
+        Example(
+            e["label"],
+            e["output"],
+            e["expect"],
+            None if e.get("case") is None else str(e["case"]),
+        )
+        for e in raw["examples"]
+    )
     return Probe(
         id=raw["id"],
         version=raw["version"],
         title=raw["title"],
         description=raw["description"],
-        messages=tuple(Message(m["role"], m["content"]) for m in raw["messages"]),
+        messages=_messages(raw["messages"]),
         parameters=MappingProxyType(dict(raw["parameters"])),
         rubric=rubric,
         scoring=MappingProxyType(dict(raw["scoring"])),
-        examples=tuple(Example(e["label"], e["output"], e["expect"]) for e in raw["examples"]),
+        examples=examples,
         history=tuple((h["version"], h["note"]) for h in raw["history"]),
         content_hash=content_hash,
         path=path,
+        format=raw.get("format", 1),
+        cases=cases,
+        cases_file=raw["cases"] if isinstance(raw.get("cases"), str) else None,
+        cases_sha256=cases_sha256,
+        variants=tuple(
+            Variant(v["id"], _messages(v["messages"]), v.get("note", ""))
+            for v in raw.get("variants", ())
+        ),
     )

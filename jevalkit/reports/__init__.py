@@ -30,13 +30,39 @@ from ._execute import (
     run_report,
     save_headline,
 )
-from ._html import distribution_html, highlight_differences, interval_svg, write_page
+from ._export import export_html, parameters_html, report_cells
+from ._html import (
+    distribution_html,
+    expected_level,
+    highlight_differences,
+    interval_svg,
+    write_page,
+)
 from ._leaderboard_page import leaderboard_page, rank_svg, write_leaderboard_page
-from ._notebook import escape_markdown, example_path, open_results
+from ._notebook import (
+    escape_markdown,
+    example_path,
+    open_results,
+    shown_text,
+    table_html,
+    tidy_tables,
+)
 from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
-from ._probe_summary import fenced, headline, probe_summary_markdown, write_probe_summary
+from ._probe_summary import (
+    FAILED_CHECK_COLUMNS,
+    FIRST_FAILING_COLUMNS,
+    failed_checks,
+    failing_outputs,
+    fenced,
+    first_failing_items,
+    headline,
+    probe_summary_markdown,
+    write_probe_summary,
+)
 
 __all__ = [
+    "FAILED_CHECK_COLUMNS",
+    "FIRST_FAILING_COLUMNS",
     "BatchError",
     "BatchSpec",
     "Report",
@@ -51,8 +77,13 @@ __all__ = [
     "escape_markdown",
     "example_path",
     "expand",
+    "expected_level",
+    "export_html",
+    "failed_checks",
+    "failing_outputs",
     "fenced",
     "find_notebook",
+    "first_failing_items",
     "headline",
     "highlight_differences",
     "interval_svg",
@@ -62,15 +93,20 @@ __all__ = [
     "open_results",
     "out_dir_for",
     "output_folder",
+    "parameters_html",
     "probe_page",
     "probe_runs",
     "probe_summary_markdown",
     "rank_svg",
+    "report_cells",
     "resolve_value",
     "run_batch",
     "run_report",
     "save_headline",
+    "shown_text",
     "static_root",
+    "table_html",
+    "tidy_tables",
     "write_batch_summary",
     "write_compare_page",
     "write_leaderboard_page",

@@ -23,6 +23,7 @@ unchanged (so a batch resumes after a crash) unless ``force``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -36,11 +37,11 @@ import pandas as pd
 from .._version import __version__
 from ..datafiles import load_yaml
 from ..errors import BatchError, ReportError
+from ..runner import check_cluster_options, dask_client
 from ._execute import check_parameters, find_notebook, run_report
 
 STATUS_COLUMNS = ["out", "status", "error", "parameters"]
 SUMMARY_NAME = "batch_summary.csv"
-SCHEDULER_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -199,8 +200,9 @@ def _task(
 def run_batch(
     path: str | Path,
     *,
-    workers: int = 2,
+    workers: int | None = 2,
     scheduler: str | None = None,
+    cluster: Any = None,
     force: bool = False,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -208,12 +210,15 @@ def run_batch(
     ``status`` (``done``, ``skipped``, ``failed``), ``error`` and ``out``.
 
     A failing notebook does not stop the batch: its partial output is kept and it is reported.
+    The cluster options are the runner's (:func:`jevalkit.runner.dask_client`): ``scheduler``
+    (an address), ``cluster`` (a Client or cluster object), else a LocalCluster of ``workers``.
     """
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import as_completed
     from tqdm.auto import tqdm
 
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise BatchError(f"workers must be a whole number of at least 1, got {workers!r}")
+    if scheduler is not None or cluster is not None:
+        workers = None
+    check_cluster_options(scheduler=scheduler, cluster=cluster, workers=workers)
     spec = load_batch(path)
     tasks, rows = [], []
     for params in expand(spec):
@@ -224,28 +229,21 @@ def run_batch(
             rows.append({"out": str(out), "status": "skipped", "error": None, "parameters": params})
         else:
             tasks.append((str(spec.notebook), params, str(out), inputs))
-    bar = tqdm(
-        total=len(tasks) + len(rows), initial=len(rows), desc="reports", disable=not progress
-    )
     counts = {"done": 0, "failed": 0, "skipped": len(rows)}
-    if tasks:
-        cluster = (
-            None
-            if scheduler
-            else LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+    with contextlib.ExitStack() as stack:
+        if tasks:  # connect first: an unreachable scheduler is one line, with no bar drawn
+            client = stack.enter_context(
+                dask_client(scheduler=scheduler, cluster=cluster, workers=workers)
+            )
+        bar = stack.enter_context(
+            tqdm(
+                total=len(tasks) + len(rows),
+                initial=len(rows),
+                desc="reports",
+                disable=not progress,
             )
         )
-        try:
-            client = Client(scheduler or cluster, timeout=f"{SCHEDULER_TIMEOUT_S}s")
-        except (OSError, TimeoutError, ValueError) as exc:
-            if cluster is not None:
-                cluster.close()
-            raise BatchError(
-                f"cannot reach the Dask scheduler {scheduler or 'LocalCluster'} within "
-                f"{SCHEDULER_TIMEOUT_S} s ({type(exc).__name__}); check the address"
-            ) from None
-        try:
+        if tasks:
             futures = [client.submit(_task, *t, pure=False) for t in tasks]
             for future in as_completed(futures):
                 result = future.result()
@@ -253,11 +251,6 @@ def run_batch(
                 counts[result["status"]] += 1
                 bar.set_postfix(counts, refresh=False)
                 bar.update(1)
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    bar.close()
     return pd.DataFrame(rows, columns=STATUS_COLUMNS)
 
 

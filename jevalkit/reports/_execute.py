@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,8 +15,29 @@ from .._paths import notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
 from ..runner import json_ready
+from ._export import export_html
 
 ALWAYS_INJECTED = ("headline_path",)
+
+
+@contextmanager
+def quiet_kernel() -> Iterator[None]:
+    """Silence what papermill and jupyter_client log while a report runs: the parameters were
+    checked already (:func:`check_parameters`), and a kernel on 127.0.0.1 over TCP without
+    encryption is how every local Jupyter kernel runs, not news to the reader (the kernel's own
+    warning is silenced by its ``--IPKernelApp.log_level=CRITICAL``)."""
+    names = ("papermill", "traitlets", "jupyter_client", "nbclient")
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 @dataclass(frozen=True)
@@ -135,44 +160,55 @@ def run_report(
     out: str | Path = "reports",
     metadata: dict[str, Any] | None = None,
     progress: bool = False,
+    show_code: bool = False,
 ) -> Report:
     """Execute ``notebook`` with papermill (its ``parameters`` cell gets ``results``,
     ``headline_path`` and ``parameters``), write ``<out>/<name>.ipynb``, ``<name>.html`` and
-    ``<name>.headline.json``.
+    ``<name>.headline.json``. The HTML shows the parameters once and hides code cells unless
+    ``show_code``; it loads nothing from the network.
 
     Raises:
         ReportError: an unknown notebook or parameter, an unusable output folder, or a failing
             cell (one line naming the cell and its exception; the partial executed notebook
-            stays at ``<out>/<name>.ipynb``).
+            stays at ``<out>/<name>.ipynb``, ``ReportError.cell`` is the failing cell's index
+            in it).
     """
     import nbformat
     import papermill
-    from nbconvert import HTMLExporter
 
     source = find_notebook(notebook)
     params = dict(parameters or {})
+    if results is not None:
+        params["results"] = str(Path(results).resolve())
     check_parameters(source, params)
     out_dir = output_folder(out)
     executed = out_dir / f"{source.stem}.ipynb"
     html = out_dir / f"{source.stem}.html"
     headline = out_dir / f"{source.stem}.headline.json"
-    if results is not None:
-        params["results"] = str(Path(results).resolve())
+    shown = {
+        name: repr(params[name]) if name in params else spec["default"]
+        for name, spec in declared_parameters(source).items()
+        if name not in ALWAYS_INJECTED
+    }
     params["headline_path"] = str(headline.resolve())
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(executed),
-            parameters=params,
-            kernel_name="python3",
-            progress_bar=progress,
-            cwd=str(out_dir),
-        )
+        with quiet_kernel():
+            papermill.execute_notebook(
+                str(source),
+                str(executed),
+                parameters=params,
+                kernel_name="python3",
+                progress_bar=progress,
+                cwd=str(out_dir),
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            )
     except papermill.PapermillExecutionError as exc:
         first = exc.evalue.splitlines()[0] if exc.evalue else ""
         raise ReportError(
             f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {first} "
-            f"(partial notebook kept at {executed})"
+            f"(partial notebook kept at {executed})",
+            cell=_failing_cell(nbformat.read(executed, as_version=4), exc.cell_index),
+            notebook=executed,
         ) from None
     nb = nbformat.read(executed, as_version=4)
     nb.metadata["jevalkit"] = {
@@ -181,8 +217,15 @@ def run_report(
         **(metadata or {}),
     }
     nbformat.write(nb, executed)
-    exporter = HTMLExporter()
-    exporter.exclude_input_prompt = True
-    body, _ = exporter.from_notebook_node(nb)
-    html.write_text(body, encoding="utf-8")
+    with quiet_kernel():
+        export_html(nb, html, shown, show_code=show_code)
     return Report(executed, html, headline)
+
+
+def _failing_cell(nb: Any, fallback: int) -> int:
+    """The index of the cell that raised in the kept notebook (papermill puts an error banner
+    cell at its top, so papermill's own index is off by one there)."""
+    for i, cell in enumerate(nb.cells):
+        if any(out.get("output_type") == "error" for out in cell.get("outputs", [])):
+            return i
+    return fallback

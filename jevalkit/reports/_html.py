@@ -10,7 +10,13 @@ from pathlib import Path
 
 from ..errors import ReportError
 
-__all__ = ["distribution_html", "highlight_differences", "interval_svg", "write_page"]
+__all__ = [
+    "distribution_html",
+    "expected_level",
+    "highlight_differences",
+    "interval_svg",
+    "write_page",
+]
 
 
 def write_page(page: str, out: str | Path, *, option: str = "--html", what: str = "page") -> Path:
@@ -33,6 +39,30 @@ def write_page(page: str, out: str | Path, *, option: str = "--html", what: str 
     return path
 
 
+def expected_level(levels: Sequence[str], probs: Sequence[float]) -> tuple[float, str]:
+    """The mean of a distribution over levels, and what it is measured in: on the labels' own
+    scale when every label is a number (labels 1-5 give a value in 1..5), else on the levels'
+    positions 0..k-1, said so.
+
+    Example:
+        >>> expected_level(["1", "2", "3", "4", "5"], [0.02, 0.05, 0.13, 0.30, 0.50])
+        (4.21, 'expected level')
+        >>> expected_level(["no", "yes"], [0.25, 0.75])
+        (0.75, "expected position (0 = 'no', 1 = 'yes')")
+    """
+    try:
+        values = [float(label) for label in levels]
+    except (TypeError, ValueError):
+        values = []
+    if values and all(math.isfinite(v) for v in values):
+        return round(math.fsum(v * p for v, p in zip(values, probs, strict=True)), 12), (
+            "expected level"
+        )
+    position = round(math.fsum(i * p for i, p in enumerate(probs)), 12)
+    scale = f"0 = {levels[0]!r}, {len(levels) - 1} = {levels[-1]!r}" if levels else "no levels"
+    return position, f"expected position ({scale})"
+
+
 def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
     """Static HTML bars over a judgment's levels, marking the integer verdict and the expected
     level (also the fallback when no widget frontend is present).
@@ -41,7 +71,7 @@ def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
         >>> "expected level 3.21" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50])
         True
     """
-    expected = math.fsum(i * p for i, p in enumerate(probs))
+    expected, measure = expected_level(levels, probs)
     verdict = max(range(len(probs)), key=lambda i: (probs[i], -i)) if probs else -1
     rows = []
     for i, (label, p) in enumerate(zip(levels, probs, strict=True)):
@@ -54,7 +84,7 @@ def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
         )
     marker = (
         f"<div style='margin-top:.4em'>integer verdict <b>{html.escape(str(levels[verdict]))}</b> · "
-        f"expected level {expected:.2f}</div>"
+        f"{html.escape(measure)} {expected:.2f}</div>"
         if probs
         else ""
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ReportError
+from ..metrics import pass_rate, per_case
 from ..probes import Probe, curl_command
 from ..runner import read_results
 from ._html import write_page
@@ -57,6 +58,15 @@ def probe_runs(probe: Probe, results: Sequence[str | Path]) -> pd.DataFrame:
     return df[(df["probe"] == probe.id) & (df["version"] == probe.version)].reset_index(drop=True)
 
 
+_TECHNIQUE = {
+    "json_schema": "JSON Schema draft 2020-12, bare JSON required",
+    "exact_match": "exact match against the expected text",
+    "levenshtein": "normalised Levenshtein similarity to the expected text",
+    "json_similarity": "structural JSON similarity to the expected value",
+    "constraints": "deterministic checks of instruction-following constraints",
+}
+
+
 def dataset_jsonld(probe: Probe, runs: pd.DataFrame) -> dict:
     """schema.org Dataset describing real runs of the probe (only ever built from real rows).
 
@@ -74,12 +84,80 @@ def dataset_jsonld(probe: Probe, runs: pd.DataFrame) -> dict:
         "description": probe.description,
         "version": str(probe.version),
         "identifier": f"sha256:{probe.content_hash}",
-        "variableMeasured": "pass rate (JSON Schema validity of the whole response)",
-        "measurementTechnique": "JSON Schema draft 2020-12, bare JSON required",
+        "variableMeasured": f"pass rate ({probe.scoring['type']} scorer)",
+        "measurementTechnique": _TECHNIQUE.get(probe.scoring["type"], probe.scoring["type"]),
         "temporalCoverage": f"{runs['finished_at'].min()}/{runs['finished_at'].max()}",
         "size": f"{len(runs)} runs",
         "about": sorted({str(m) for m in runs["model"]}),
     }
+
+
+def _table(frame: pd.DataFrame) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_e(_fmt(v))}</td>" for v in row) + "</tr>"
+        for row in frame.itertuples(index=False)
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return "–" if value != value else f"{value:.2f}"
+    if isinstance(value, str):
+        return value if len(value) <= 120 else value[:117] + "..."
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
+
+
+def _cases_section(probe: Probe, shown: int = 10) -> list[str]:
+    where = (
+        f"from <code>{_e(probe.cases_file)}</code> (sha256 {_e(probe.cases_sha256[:16])}…, "
+        "part of the locked version)"
+        if probe.cases_file and probe.cases_sha256
+        else "listed in the probe file"
+    )
+    rows = [{"id": c.id, **dict(c.fields)} for c in probe.cases[:shown]]
+    return [
+        f"<h2>Cases</h2><p>{len(probe.cases)} cases, {where}; the first {len(rows)}:</p>",
+        _table(pd.DataFrame(rows).fillna("")),
+    ]
+
+
+def _variant_results(runs: pd.DataFrame) -> list[str]:
+    if runs["variant"].isna().all():
+        return []
+    rates = pass_rate(runs[runs["variant"].notna()], by=["system", "variant"])
+    shown = rates[["system", "variant", "n", "n_cases", "value", "ci_low", "ci_high"]]
+    return ["<h3>By prompt variant</h3>", _table(shown.rename(columns={"value": "pass rate"}))]
+
+
+def _subset_note(runs: pd.DataFrame) -> list[str]:
+    """Say which systems ran only part of the cases (the rows' ``subset``): their numbers
+    describe those cases, not the probe's."""
+    if "subset" not in runs or runs["subset"].isna().all():
+        return []
+    items = "".join(
+        f"<li>{_e(system)}: {_e('; '.join(sorted(set(group['subset'].dropna()))))}"
+        + ("" if group["subset"].notna().all() else " (and rows of all cases)")
+        + "</li>"
+        for system, group in runs.groupby("system", sort=True)
+        if group["subset"].notna().any()
+    )
+    return [
+        "<p><strong>A subset of the cases.</strong> These runs did not cover every case; their "
+        f"numbers describe the cases run, not the whole probe:</p><ul>{items}</ul>"
+    ]
+
+
+def _case_results(runs: pd.DataFrame, shown: int = 15) -> list[str]:
+    if runs["case_id"].isna().all():
+        return []
+    table = per_case(runs)
+    return [
+        f"<h3>Per case, worst first</h3><p>{table['case_id'].nunique()} cases; the "
+        f"{min(shown, len(table))} with the lowest pass rate over their repeats.</p>",
+        _table(table[["system", "case_id", "n", "n_missing", "passed", "pass_rate"]].head(shown)),
+    ]
 
 
 def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
@@ -115,9 +193,24 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
                 f"<td>{h['pass_rate']:.2f}</td><td>{h['ci_low']:.2f}–{h['ci_high']:.2f}</td></tr>"
             )
         parts.append("</table>")
-    parts.append("<h2>Prompt</h2><p>Exactly what every model receives. Nothing else is sent.</p>")
+        parts += _subset_note(runs) + _variant_results(runs) + _case_results(runs)
+    if probe.cases:
+        parts.append(
+            "<h2>Prompt</h2><p>Exactly what every model receives, with each case's fields filled "
+            "into the <code>{{field}}</code> placeholders. Nothing else is sent.</p>"
+        )
+    else:
+        parts.append(
+            "<h2>Prompt</h2><p>Exactly what every model receives. Nothing else is sent.</p>"
+        )
     for m in probe.messages:
         parts.append(f"<h3>{_e(m.role)}</h3><pre>{_e(m.content)}</pre>")
+    for v in probe.variants:
+        parts.append(f"<h3>Variant <code>{_e(v.id)}</code></h3><p>{_e(v.note)}</p>")
+        for m in v.messages:
+            parts.append(f"<h4>{_e(m.role)}</h4><pre>{_e(m.content)}</pre>")
+    if probe.cases:
+        parts += _cases_section(probe)
     parts.append(
         "<h2>Parameters</h2><ul>"
         + "".join(
@@ -138,8 +231,10 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
     for r in probe.check_examples():
         cls = "ok" if r.ok else "bad"
         want = "must score 1" if r.example.expect == "pass" else "must not score 1"
+        if r.example.case is not None:
+            want = f"case {r.example.case}; {want}"
         parts.append(
-            f"<h3>{_e(r.example.label)} <span class={cls}>({want}; scores {r.score.value:g})</span></h3>"
+            f"<h3>{_e(r.example.label)} <span class={cls}>({_e(want)}; scores {r.score.value:g})</span></h3>"
             f"<pre>{_e(r.example.output)}</pre>"
         )
     parts.append(

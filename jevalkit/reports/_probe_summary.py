@@ -67,6 +67,70 @@ def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+FAILED_CHECK_COLUMNS = ["system", "check", "text", "failed", "judged"]
+FIRST_FAILING_COLUMNS = ["system", "item", "runs"]
+
+
+def _scored(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows the scorer could judge (a verdict and no error)."""
+    return results[results["passed"].notna() & results["error"].isna()]
+
+
+def failed_checks(results: pd.DataFrame) -> pd.DataFrame:
+    """Per system and rubric check: how many scored runs broke it (``failed``) of those where
+    the scorer could tell (``judged``; an output that does not parse cannot be judged on its
+    items), in the order the checks appear.
+
+    Example:
+        >>> df = pd.DataFrame({"system": ["m", "m"], "passed": [False, True], "error": [None, None],
+        ...                    "checks": [[{"id": "x", "text": "X holds", "passed": False}],
+        ...                               [{"id": "x", "text": "X holds", "passed": True}]]})
+        >>> failed_checks(df).values.tolist()
+        [['m', 'x', 'X holds', 1, 2]]
+    """
+    rows = []
+    for system, group in _scored(results).groupby("system"):
+        failed, judged, texts = Counter(), Counter(), {}
+        for checks in group["checks"]:
+            for c in checks or []:
+                texts[c["id"]] = c["text"]
+                if c["passed"] is not None:
+                    judged[c["id"]] += 1
+                    failed[c["id"]] += c["passed"] is False
+        rows += [(system, cid, text, failed[cid], judged[cid]) for cid, text in texts.items()]
+    return pd.DataFrame(rows, columns=FAILED_CHECK_COLUMNS)
+
+
+def first_failing_items(results: pd.DataFrame) -> pd.DataFrame:
+    """Per system: the 0-based index of the first list item that broke the schema, and in how
+    many scored runs (runs whose output did not parse, or broke no single item, have none).
+
+    Example:
+        >>> df = pd.DataFrame({"system": "m", "passed": False, "error": None,
+        ...                    "first_failing_item": [9, 9, None, 3]})
+        >>> first_failing_items(df).values.tolist()
+        [['m', 3, 1], ['m', 9, 2]]
+    """
+    rows = []
+    for system, group in _scored(results).groupby("system"):
+        counts = group["first_failing_item"].dropna().astype(int).value_counts().sort_index()
+        rows += [(system, int(i), int(c)) for i, c in counts.items()]
+    return pd.DataFrame(rows, columns=FIRST_FAILING_COLUMNS)
+
+
+def failing_outputs(results: pd.DataFrame, *, per_system: int = 1) -> pd.DataFrame:
+    """The first ``per_system`` failing scored runs of each system (all their columns).
+
+    Example:
+        >>> df = pd.DataFrame({"system": ["m", "m", "m"], "passed": [True, False, False],
+        ...                    "error": None, "output": ["a", "b", "c"]})
+        >>> failing_outputs(df)["output"].tolist()
+        ['b']
+    """
+    scored = _scored(results)
+    return scored[scored["passed"] == False].groupby("system").head(per_system)  # noqa: E712
+
+
 def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
     """Pass rate with n and CI, failing rubric checks, where the list first drifts, agreement of
     verdicts across repeats, and one failing output per system.
@@ -116,19 +180,11 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
         "| system | check | failed | of runs that could be judged |",
         "|---|---|---|---|",
     ]
-    for system, group in frame[~frame["_unscored"]].groupby("system"):
-        failed, judged, texts = Counter(), Counter(), {}
-        for checks in group["checks"]:
-            for c in checks or []:
-                texts[c["id"]] = c["text"]
-                if c["passed"] is not None:
-                    judged[c["id"]] += 1
-                    failed[c["id"]] += c["passed"] is False
-        for cid, text in texts.items():
-            lines.append(
-                f"| {escape_markdown(system)} | {escape_markdown(text)} | "
-                f"{failed[cid]} | {judged[cid]} |"
-            )
+    for row in failed_checks(results).itertuples():
+        lines.append(
+            f"| {escape_markdown(row.system)} | {escape_markdown(row.text)} | "
+            f"{row.failed} | {row.judged} |"
+        )
     lines += [
         "",
         "## Where the list first drifts",
@@ -139,13 +195,14 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
         "| system | first failing item: runs |",
         "|---|---|",
     ]
-    for system, group in frame[~frame["_unscored"]].groupby("system"):
-        counts = group["first_failing_item"].dropna().astype(int).value_counts().sort_index()
-        cells = ", ".join(f"item {i}: {c}" for i, c in counts.items()) or "none"
+    items = first_failing_items(results)
+    for system in sorted(set(_scored(results)["system"])):
+        mine = items[items["system"] == system]
+        cells = ", ".join(f"item {r.item}: {r.runs}" for r in mine.itertuples()) or "none"
         lines.append(f"| {escape_markdown(system)} | {cells} |")
     lines += ["", "## A failing output per system", ""]
-    for system, group in frame[~frame["_unscored"] & (frame["passed"] == False)].groupby("system"):  # noqa: E712
-        row = group.iloc[0]
+    for _, row in failing_outputs(results).iterrows():
+        system = row["system"]
         errors = row["score_errors"] or []
         violations = "; ".join(escape_markdown(e) for e in errors[:5]) or "none recorded"
         lines += [

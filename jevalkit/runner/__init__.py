@@ -9,102 +9,73 @@ Example:
     ['run_id', 'kind', 'probe', 'version']
 """
 
-from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, best_half_width, check_reachable
-from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, finite, json_ready, params_hash, row_key
-from ._drift import describe_drift, model_drift
+from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
+from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, json_ready, params_hash, row_key
+from ._distributed import SHARDS_PER_THREAD, check_cluster_options, dask_client, scaled_execute
+from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
-from ._execute import execute, now
+from ._execute import execute
 from ._job import JOB_FIELDS, Job, Send
-from ._options import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    RUN_OPTIONS,
-    Option,
-    RunOptions,
-    RunSettings,
-    repeats_value,
-)
-from ._plan import (
-    ProbeJob,
-    check_repeats,
-    constrained_format,
-    default_results_path,
-    effective_parameters,
-    plan_jobs,
-    score_fields,
-)
-from ._rounds import case_repeats, run_adaptive
-from ._run import arun, check_generation, run
+from ._merge import MERGE_COLUMNS, merge_parts
+from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
+from ._plan import default_results_path, plan_jobs
+from ._rounds import run_adaptive
+from ._run import arun, run
+from ._shards import parse_shard, part_files, parts_dir, shard_of
 from ._store import (
     DTYPES,
-    ResultsWriter,
     check_results_path,
     iter_rows,
-    latest_rows,
     locked,
     read_results,
     repair_torn_tail,
-    results_frame,
+    system_of,
     validate_row,
     write_rows,
 )
-from ._target import Target, endpoint_identity, open_target, row_endpoint
 
 __all__ = [
     "ADAPTIVE_COLUMNS",
     "COLUMNS",
-    "DEFAULT_CONCURRENCY",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_TIMEOUT",
     "DTYPES",
     "JOB_FIELDS",
     "KEY_COLUMNS",
+    "MERGE_COLUMNS",
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
+    "SHARDS_PER_THREAD",
     "AdaptiveRepeats",
     "Job",
     "Option",
-    "ProbeJob",
     "ResultRow",
-    "ResultsWriter",
     "RunOptions",
     "RunSettings",
     "Send",
-    "Target",
     "arun",
-    "best_half_width",
-    "case_repeats",
-    "check_generation",
-    "check_reachable",
-    "check_repeats",
+    "check_cluster_options",
     "check_results_path",
-    "constrained_format",
+    "dask_client",
     "default_results_path",
-    "describe_drift",
-    "effective_parameters",
-    "endpoint_identity",
     "execute",
-    "finite",
     "iter_rows",
     "json_ready",
-    "latest_rows",
     "locked",
+    "merge_parts",
     "model_drift",
-    "now",
-    "open_target",
     "params_hash",
+    "parse_shard",
+    "part_files",
+    "parts_dir",
     "plan",
     "plan_jobs",
     "read_results",
     "repair_torn_tail",
-    "repeats_value",
-    "results_frame",
-    "row_endpoint",
     "row_key",
     "run",
     "run_adaptive",
-    "score_fields",
+    "scaled_execute",
+    "shard_of",
+    "system_of",
     "validate_row",
     "write_rows",
 ]

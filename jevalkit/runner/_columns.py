@@ -1,6 +1,6 @@
 """The results row: defined once here, used by every writer and reader.
 
-One row per key (:data:`KEY_COLUMNS`: probe or evaluator, version, case, model, parameters, label,
+One row per key (:data:`KEY_COLUMNS`: probe or evaluator, version, case, variant, model, parameters, label,
 the two systems and the position of a pairwise game, repeat). Columns, in order:
 
 =====================  =========================================================================
@@ -10,7 +10,8 @@ kind                   ``probe``, ``judge``, ``pairwise`` (a game between two sy
 probe                  probe id (or judge evaluator id)
 version                probe / judge version (int)
 probe_hash             sha256 of the probe version's content
-case_id                case id within a case file (judges); null for probes
+case_id                case id: a probe's case, or a judge's case file line; null for a probe
+                       without cases
 model                  model as asked (``--model``)
 model_resolved         model as the endpoint answered (``model`` in the response)
 system_fingerprint     as the endpoint answered (null when it does not say)
@@ -48,6 +49,10 @@ position               which was shown first: ``a_first`` or ``b_first`` (pairwi
 round                  the round of adaptive repeats that sent the row (0 for fixed repeats)
 cost_usd               the request's cost when its model's price is known, else null
 source                 the source's own fields, for rows imported from another tool (a dict)
+variant                the probe's wording: ``base`` or a declared variant's id when the run
+                       asked for variants; null otherwise (part of the key)
+subset                 how the run chose its cases when not all of them (``cases 1-50 of 300``,
+                       ``random sample of 20 of 300 cases, seed 3``); null for all cases
 =====================  =========================================================================
 """
 
@@ -60,6 +65,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..datafiles import canonical_json
+
 
 @dataclass
 class ResultRow:
@@ -68,7 +75,7 @@ class ResultRow:
     Example:
         >>> row = ResultRow(run_id="r", kind="probe", probe="p", version=1, model="m", repeat=0)
         >>> row.key()
-        ('p', 1, None, 'm', '', None, None, None, None, 0)
+        ('p', 1, None, None, 'm', '', None, None, None, None, 0)
     """
 
     run_id: str
@@ -115,6 +122,8 @@ class ResultRow:
     round: int | None = None
     cost_usd: float | None = None
     source: dict[str, Any] | None = None
+    variant: str | None = None
+    subset: str | None = None
 
     def key(self) -> tuple:
         """The identity of a row: a results file holds at most one row per key."""
@@ -189,6 +198,7 @@ KEY_COLUMNS = (
     "probe",
     "version",
     "case_id",
+    "variant",
     "model",
     "params_hash",
     "label",
@@ -219,8 +229,8 @@ def row_key(row: dict[str, Any]) -> tuple:
 
     Example:
         >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "params_hash": "ab"})
-        ('p', 1, None, 'm', 'ab', None, None, None, None, 2)
-        >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "label": float("nan")})[5] is None
+        ('p', 1, None, None, 'm', 'ab', None, None, None, None, 2)
+        >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "label": float("nan")})[6] is None
         True
     """
     return tuple(_plain(row.get(c)) for c in KEY_COLUMNS)
@@ -233,5 +243,6 @@ def params_hash(parameters: dict[str, Any]) -> str:
         >>> params_hash({"temperature": 0, "max_tokens": 5}) == params_hash({"max_tokens": 5, "temperature": 0})
         True
     """
-    canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"))
+    # ASCII-escaped, as when results files were first written: the keys of existing rows stay
+    canonical = canonical_json(parameters, ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]

@@ -28,9 +28,10 @@ from ..probes import Probe, load_probe
 from ._adaptive import check_reachable
 from ._columns import params_hash
 from ._options import RunOptions, RunSettings
-from ._plan import default_results_path, probe_parameters
+from ._plan import Selection, default_results_path, probe_parameters
 from ._run import _as_list, check_generation
-from ._store import read_results
+from ._store import check_results_path, read_results
+from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
 PLAN_COLUMNS = [
@@ -52,7 +53,7 @@ PLAN_COLUMNS = [
 
 
 def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
-    with local_endpoint() as server, httpx.Client(timeout=30) as http:
+    with local_endpoint() as server, httpx.Client(timeout=30, headers=server.headers()) as http:
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:
@@ -80,20 +81,33 @@ def _earlier_completions(path: Path, probe: Probe, digest: str, model: str) -> n
     return pd.to_numeric(mine["completion_tokens"], errors="coerce").dropna().to_numpy(float)
 
 
-def _already_done(path: Path, probe: Probe, digest: str, model: str, label: str | None) -> int:
+def _already_done(
+    path: Path,
+    probe: Probe,
+    digest: str,
+    model: str,
+    label: str | None,
+    units: list[tuple[str | None, str | None]],
+    repeats: int,
+) -> int:
+    """Rows of these (case, variant) units with repeat < ``repeats`` that resuming keeps."""
     if not path.is_file():
         return 0
     rows = read_results(path)
     same_label = rows["label"].isna() if label is None else rows["label"] == label
-    return int(
-        (
-            (rows["probe"] == probe.id)
-            & (rows["version"] == probe.version)
-            & (rows["params_hash"] == digest)
-            & (rows["model"] == model)
-            & same_label
-            & rows["error"].isna()
-        ).sum()
+    mine = rows[
+        (rows["probe"] == probe.id)
+        & (rows["version"] == probe.version)
+        & (rows["params_hash"] == digest)
+        & (rows["model"] == model)
+        & same_label
+        & rows["error"].isna()
+        & (rows["repeat"] < repeats)
+    ]
+    wanted = set(units)
+    pairs = zip(mine["case_id"], mine["variant"], strict=True)
+    return sum(
+        ((None if pd.isna(c) else c), (None if pd.isna(v) else v)) in wanted for c, v in pairs
     )
 
 
@@ -107,10 +121,20 @@ def plan(
     top_p: float | None = None,
     constrained: bool = False,
     confidence: float = 0.95,
+    cases: str | None = None,
+    sample: int | None = None,
+    sample_seed: int | None = None,
+    variants: str | Sequence[str] | None = None,
     **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
-    Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval).
+    Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
+    and refuses what ``run`` refuses before sending: the settings, the results path (a folder,
+    a device), the endpoint (a malformed or non-http(s) URL, a missing key), a dollar budget
+    without a price.
+
+    ``cases``, ``sample``, ``sample_seed`` and ``variants`` choose the (case, variant) units as
+    in :func:`jevalkit.run`; each is sent ``repeats`` times.
 
     Returns:
         One row per probe and a ``total`` row: ``probe``, ``requests`` (to send; fewest with
@@ -123,7 +147,7 @@ def plan(
     Example:
         >>> import tempfile
         >>> p = plan("schema-ten-records", "openai/gpt-4o-mini", repeats=5, max_tokens=200,
-        ...          out=tempfile.mkdtemp() + "/r.jsonl")
+        ...          base_url="http://127.0.0.1:9/v1", out=tempfile.mkdtemp() + "/r.jsonl")
         >>> row = p.iloc[0]
         >>> int(row["requests"]), int(row["completion_tokens_high"]), row["prompt_tokens_method"][:8]
         (5, 1000, 'estimate')
@@ -135,31 +159,55 @@ def plan(
     check_generation(overrides)
     settings = RunSettings.of(options)
     base_url, label, repeats = settings.base_url, settings.label, settings.repeats
+    selection = Selection(
+        cases=cases,
+        sample=sample,
+        sample_seed=seed if sample_seed is None else sample_seed,
+        variants=variants,
+    )
+    units = [selection.units(p)[0] for p in probe_list]
     adaptive = settings.adaptive_plan()
     auto = adaptive is not None
     if adaptive is not None:
-        check_reachable(adaptive, len(probe_list))
+        check_reachable(adaptive, sum(len(u) for u in units))
     name = "+".join(sorted({p.id for p in probe_list}))
     out = settings.out
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    # refuse what the run would refuse before sending, so a plan that prints is a run that starts
+    check_results_path(path, writing=True)
+    endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
+    if settings.budget_usd is not None:
+        settings.require_price(model)
     price = settings.price(model)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
-    bodies = [{"messages": p.chat_messages(), **q} for p, q in zip(probe_list, params, strict=True)]
+    bodies = [
+        {"messages": p.chat_messages(case, variant), **q}
+        for p, q, chosen in zip(probe_list, params, units, strict=True)
+        for case, variant in chosen
+    ]
     if is_local_model(model) and base_url is None:
-        prompt_each = [float(n) for n in _local_prompt_tokens(bodies)]
+        counts = [float(n) for n in _local_prompt_tokens(bodies)]
         prompt_method = "exact: the embedded model's tokenizer (llama-server /tokenize)"
     else:
-        prompt_each = [math.ceil(prompt_token_bound(b) / BYTES_PER_TOKEN) for b in bodies]
+        counts = [math.ceil(prompt_token_bound(b) / BYTES_PER_TOKEN) for b in bodies]
         prompt_method = (
             f"estimate: about {BYTES_PER_TOKEN:g} UTF-8 bytes per token (no tokenizer for {model})"
         )
+    # prompt tokens of one repeat of every unit of each probe, and its mean per request
+    prompt_each, start = [], 0
+    for chosen in units:
+        prompt_each.append(sum(counts[start : start + len(chosen)]))
+        start += len(chosen)
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     rows = []
-    for probe, q, prompt_tokens in zip(probe_list, params, prompt_each, strict=True):
+    for probe, q, sweep_tokens, chosen in zip(probe_list, params, prompt_each, units, strict=True):
         digest = params_hash(q)
-        done = 0 if auto else _already_done(path, probe, digest, model, label)
-        low_n = adaptive.min_repeats if auto else max(0, int(repeats) - done)
-        high_n = adaptive.max_repeats if auto else low_n
+        n_units = len(chosen)
+        keys = [(None if c is None else c.id, v) for c, v in chosen]
+        done = 0 if auto else _already_done(path, probe, digest, model, label, keys, int(repeats))
+        low_n = n_units * adaptive.min_repeats if auto else max(0, n_units * int(repeats) - done)
+        high_n = n_units * adaptive.max_repeats if auto else low_n
+        prompt_tokens = sweep_tokens / n_units
         limit = q.get("max_tokens")
         seen = _earlier_completions(path, probe, digest, model)
         if limit is None and seen.size == 0:

@@ -31,7 +31,7 @@ from ..client import (
     RetryPolicy,
     combine,
 )
-from ..costs import Budget, BudgetReached, Price, prompt_token_bound
+from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import ResultsError, UsageError
 from ._columns import ResultRow, row_key
 from ._drift import describe_drift, model_drift
@@ -113,16 +113,14 @@ async def execute(
     if model is None and any(job.needs_model for job in jobs):
         raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
     price = settings.price(asked) if model is not None else None
-    if budget.usd is not None and price is None:
-        raise UsageError(
-            f"--budget-usd needs a price for {asked!r}: it is not in data/prices.yaml; "
-            "give --price-in and --price-out (dollars per million tokens)"
-        )
+    if budget.usd is not None:
+        settings.require_price(asked)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
         existing, _ = latest_rows(path)
         _check_same_endpoint(path, existing, set(keys), endpoint)
+        _check_same_content(path, existing, jobs, keys)
         if settings.retry_errors:
             failed = {k for k in keys if k in existing and existing[k].get("error")}
             if failed:
@@ -148,6 +146,7 @@ async def execute(
         warnings.warn(drift, stacklevel=2)
     mine = mine.reset_index(drop=True)
     mine.attrs["stopped"] = budget.reached
+    mine.attrs["budget_overrun"] = budget.overrun is not None
     return mine
 
 
@@ -162,6 +161,23 @@ def _check_same_endpoint(
             raise ResultsError(
                 f"{path} holds rows of this run written against {theirs}, not {endpoint}; "
                 "resuming would mix endpoints: write this run to another file with --out"
+            )
+
+
+def _check_same_content(
+    path: Path, existing: dict[tuple, dict], jobs: list[Job], keys: list[tuple]
+) -> None:
+    """Refuse to resume over rows of the same probe version written from other content (an
+    unpublished probe or case file edited in place): kept and new rows would answer different
+    prompts under one name."""
+    for job, key in zip(jobs, keys, strict=True):
+        theirs = existing.get(key, {}).get("probe_hash")
+        if theirs is not None and job.probe_hash is not None and theirs != job.probe_hash:
+            raise ResultsError(
+                f"{path} holds rows of {job.probe}@{job.version} written from other content "
+                f"(sha256 {theirs[:12]}, now {job.probe_hash[:12]}): the probe or its case file "
+                "changed without a new version; publish the change as the next version, or "
+                "write this run to another file with --out"
             )
 
 
@@ -188,12 +204,13 @@ async def _run_pending(pending: list[Job], run: RunContext, *, done: int) -> Non
                 retry=RetryPolicy(max_retries=settings.max_retries),
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
+                meter=BudgetMeter(run.budget, run.price) if run.budget.active else None,
             )
         await _send_all(pending, replace(run, target=target, client=client), done)
 
 
 async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
-    client, budget, price, settings = run.client, run.budget, run.price, run.settings
+    client, budget, settings = run.client, run.budget, run.settings
     bar = tqdm(
         total=len(jobs) + done,
         initial=done,
@@ -220,26 +237,6 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
             asyncio.Semaphore(settings.concurrency) if budget.active else contextlib.nullcontext()
         )
 
-        async def send_within_budget(request: Request) -> Completion:
-            assert client is not None
-            limit = request.body.get("max_tokens")
-            if budget.usd is not None and limit is None:
-                raise UsageError("--budget-usd needs max_tokens, to bound what a request can cost")
-            held = price.cost(prompt_token_bound(request.body), limit) if price else 0.0
-            await budget.reserve(held)
-            completion = None
-            try:
-                completion = await client.send(request)
-            finally:
-                cost = (
-                    price.cost(completion.prompt_tokens, completion.completion_tokens)
-                    if price and completion is not None
-                    else math.nan
-                )
-                fresh = completion is None or not completion.cached
-                await budget.settle(held, cost, sent=fresh)
-            return completion
-
         async def one(job: Job) -> None:
             started = now()
             sent: list[Completion] = []
@@ -247,10 +244,7 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
             async def send(request: Request) -> Completion:
                 if client is None:
                     raise UsageError(f"{job.probe} needs a model to send requests to")
-                if budget.active:
-                    completion = await send_within_budget(request)
-                else:
-                    completion = await client.send(request)
+                completion = await client.send(request)
                 sent.append(completion)
                 return completion
 
@@ -303,7 +297,7 @@ def build_row(
         >>> row = build_row(job, {"output": "[]", "score": 0.0, "passed": False}, [], run,
         ...                 "2026-11-30T00:00:00.000+00:00")
         >>> row.key(), row.passed, row.attempts
-        (('schema-ten-records', 2, None, 'm', '...', None, None, None, None, 0), False, None)
+        (('schema-ten-records', 3, None, None, 'm', '...', None, None, None, None, 0), False, None)
     """
     unknown = set(produced) - JOB_FIELDS
     if unknown:
@@ -334,6 +328,8 @@ def build_row(
         version=job.version,
         probe_hash=job.probe_hash,
         case_id=job.case_id,
+        variant=job.variant,
+        subset=job.subset,
         model=run.asked,
         repeat=job.repeat,
         parameters=job.parameters,

@@ -49,7 +49,10 @@ class Job(ABC):
         probe: the probe id or judge evaluator id.
         version: its version.
         probe_hash: sha256 of the probe or judge file's content.
-        case_id: the case (judges); None for probes.
+        case_id: the case (a probe's case, a judge's case); None for a probe without cases.
+        variant: the probe's wording (``base`` or a variant id) when the run asked for
+            variants; else None.
+        subset: how the run chose its cases when not all of them; else None.
         parameters: the configuration recorded in the row (the seed as sent for this repeat).
         params_hash: the hash of the configuration (the same for every repeat).
         repeat: the repeat index.
@@ -67,6 +70,8 @@ class Job(ABC):
     version: int
     probe_hash: str | None
     case_id: str | None = None
+    variant: str | None = None
+    subset: str | None = None
     parameters: dict[str, Any] = field(default_factory=dict)
     params_hash: str
     repeat: int
@@ -86,7 +91,7 @@ class Job(ABC):
             >>> import jevalkit
             >>> job = jevalkit.runner.plan_jobs([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
             >>> job.key("m", None)
-            ('schema-ten-records', 2, None, 'm', '...', None, None, None, None, 0)
+            ('schema-ten-records', 3, None, None, 'm', '...', None, None, None, None, 0)
         """
         values = {
             "system_a": self.system_a,
@@ -95,6 +100,7 @@ class Job(ABC):
             "probe": self.probe,
             "version": self.version,
             "case_id": self.case_id,
+            "variant": self.variant,
             "model": model,
             "params_hash": self.params_hash,
             "label": label,

@@ -181,14 +181,21 @@ class RunOptions(TypedDict, total=False):
         float | None,
         Option(
             None,
-            "stop cleanly before this invocation spends more than D dollars",
+            "stop cleanly before this invocation spends more than D dollars (every HTTP "
+            "attempt, retries included, reserves its largest cost; an endpoint billing beyond "
+            "max_tokens stops the run at once, exit 1)",
             metavar="D",
             parse=float,
         ),
     ]
     budget_requests: Annotated[
         int | None,
-        Option(None, "stop cleanly after N requests reach the endpoint", metavar="N", parse=int),
+        Option(
+            None,
+            "stop cleanly after N HTTP attempts (retries included) reach the endpoint",
+            metavar="N",
+            parse=int,
+        ),
     ]
     price_in: Annotated[
         float | None,
@@ -197,6 +204,30 @@ class RunOptions(TypedDict, total=False):
     price_out: Annotated[
         float | None,
         Option(None, "dollars per million completion tokens", metavar="P", parse=float),
+    ]
+    scheduler: Annotated[
+        str | None,
+        Option(
+            None, "run on the Dask scheduler at this address, tcp://host:port", metavar="ADDRESS"
+        ),
+    ]
+    cluster: Annotated[
+        Any,
+        Option(None, "run on this Dask Client or cluster object (LocalCluster, ...)", flag=None),
+    ]
+    workers: Annotated[
+        int | None,
+        Option(
+            None, "run on a LocalCluster of N worker processes on 127.0.0.1", metavar="N", parse=int
+        ),
+    ]
+    shard: Annotated[
+        str | None,
+        Option(
+            None,
+            "run only shard I of N (from 0) into <out>.parts/I.jsonl; then `jevalkit merge`",
+            metavar="I/N",
+        ),
     ]
 
 
@@ -233,6 +264,16 @@ class _Settings:
         """The price of ``model``: the overrides, else the price table, else None."""
         s: Any = self
         return price_for(model, price_in=s.price_in, price_out=s.price_out)
+
+    def require_price(self, model: str) -> Price:
+        """The price of ``model``, which a dollar budget needs; refused when unknown."""
+        price = self.price(model)
+        if price is None:
+            raise UsageError(
+                f"--budget-usd needs a price for {model!r}: it is not in data/prices.yaml; "
+                "give --price-in and --price-out (dollars per million tokens)"
+            )
+        return price
 
     def cache_root(self) -> Path:
         """Where responses are cached."""

@@ -1,4 +1,5 @@
-"""What a probe run will send: one job per (probe, repeat), with its parameters and row key."""
+"""What a probe run will send: one job per (probe, case, variant, repeat), with its parameters
+and row key."""
 
 from __future__ import annotations
 
@@ -10,22 +11,23 @@ from urllib.parse import urlsplit
 
 from ..client import CHAT, DEFAULT_BASE_URL, Request
 from ..errors import UsageError
-from ..probes import Probe
+from ..probes import Case, Probe, select_cases
 from ._columns import params_hash
 from ._job import Job, Send
 
 OVERRIDABLE = ("temperature", "max_tokens", "seed", "top_p")
 
 
-def score_fields(probe: Probe, text: str) -> dict[str, Any]:
-    """Row fields of a probe's score of ``text`` (the scorer never raises on any string).
+def score_fields(probe: Probe, text: str, case: Case | None = None) -> dict[str, Any]:
+    """Row fields of a probe's score of ``text`` for ``case`` (the scorer never raises on any
+    string).
 
     Example:
         >>> import jevalkit
         >>> score_fields(jevalkit.load_probe("schema-ten-records"), "[]")["passed"]
         False
     """
-    score = probe.score(text)
+    score = probe.score(text, case)
     return {
         "output": text,
         "score": score.value,
@@ -42,13 +44,68 @@ class ProbeJob(Job):
 
     spec: Probe
     request: Request
+    case: Case | None = None
 
     async def perform(self, send: Send) -> dict[str, Any]:
-        """Send the probe's messages and score the answer."""
+        """Send the probe's messages (filled from the case) and score the answer."""
         completion = await send(self.request)
         if not completion.ok:
             return {"error": completion.error}
-        return score_fields(self.spec, completion.text or "")
+        return score_fields(self.spec, completion.text or "", self.case)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """Which cases and wordings of each probe a run sends.
+
+    Attributes:
+        cases: 1-based positions (``"1-50"``, ``"1-10,20"``); None for every case.
+        sample: then a simple random sample of this many of them, drawn with ``sample_seed``.
+        sample_seed: the seed of the draw (the same seed, the same cases).
+        variants: None (the probe's own messages; rows carry no variant), ``"all"`` (``base``
+            and every declared variant), or a list of variant ids (``base`` is the probe's own).
+
+    Example:
+        >>> import jevalkit
+        >>> probe = jevalkit.load_probe("unit-conversion")
+        >>> units, subset = Selection(cases="1-3").units(probe)
+        >>> [(c.id, v) for c, v in units], subset
+        ([('km-to-m-1', None), ('km-to-m-2', None), ('km-to-m-3', None)], 'cases 1-3 of 40')
+    """
+
+    cases: str | None = None
+    sample: int | None = None
+    sample_seed: int | None = None
+    variants: str | list[str] | tuple[str, ...] | None = None
+
+    def variant_ids(self, probe: Probe) -> list[str | None]:
+        """The variants of ``probe`` to send (``[None]``: its own messages, no variant)."""
+        if self.variants is None:
+            return [None]
+        if self.variants == "all":
+            return list(probe.variant_ids)
+        wanted = [self.variants] if isinstance(self.variants, str) else list(self.variants)
+        if not wanted:
+            raise UsageError("variants: give 'all' or at least one variant id")
+        for v in wanted:
+            if v not in probe.variant_ids:
+                raise UsageError(
+                    f"variants: {probe.name} has no variant {v!r}; it has "
+                    f"{', '.join(probe.variant_ids)}"
+                )
+        return list(dict.fromkeys(wanted))
+
+    def units(self, probe: Probe) -> tuple[list[tuple[Case | None, str | None]], str | None]:
+        """Every (case, variant) of ``probe`` to send, and how its cases were chosen."""
+        if probe.cases:
+            cases, subset = select_cases(
+                probe.cases, cases_spec=self.cases, sample=self.sample, seed=self.sample_seed
+            )
+        elif self.cases is not None or self.sample is not None:
+            raise UsageError(f"--cases/--sample: {probe.name} has no cases to choose from")
+        else:
+            cases, subset = (None,), None
+        return [(c, v) for c in cases for v in self.variant_ids(probe)], subset
 
 
 def effective_parameters(probe: Probe, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -82,24 +139,42 @@ def constrained_format(probe: Probe) -> dict[str, Any]:
 
 
 def plan_jobs(
-    probes: list[Probe], repeats: int, overrides: dict[str, Any], *, constrained: bool = False
+    probes: list[Probe],
+    repeats: int,
+    overrides: dict[str, Any],
+    *,
+    constrained: bool = False,
+    selection: Selection | None = None,
 ) -> list[ProbeJob]:
-    """Every (probe, repeat) request. With a ``seed``, repeat r is sent ``seed + r`` so repeats
-    are independent samples that are still reproducible. ``constrained`` adds each probe's
-    schema as ``response_format`` (recorded in the parameters like any other).
+    """Every (probe, case, variant, repeat) request. With a ``seed``, repeat r is sent
+    ``seed + r`` so repeats are independent samples that are still reproducible.
+    ``constrained`` adds each probe's schema as ``response_format`` (recorded in the parameters
+    like any other); ``selection`` chooses cases and variants.
 
     Example:
         >>> import jevalkit
         >>> jobs = plan_jobs([jevalkit.load_probe("schema-ten-records")], 3, {"seed": 10})
         >>> [j.parameters["seed"] for j in jobs], len({j.params_hash for j in jobs})
         ([10, 11, 12], 1)
+        >>> jobs = plan_jobs([jevalkit.load_probe("unit-conversion")], 2, {})
+        >>> len(jobs), jobs[0].case_id, jobs[1].repeat
+        (80, 'km-to-m-1', 1)
     """
     check_repeats(repeats)
-    return [
-        probe_job(probe, probe_parameters(probe, overrides, constrained=constrained), r)
-        for probe in probes
-        for r in range(repeats)
-    ]
+    selection = selection or Selection()
+    jobs = []
+    for probe in probes:
+        params = probe_parameters(probe, overrides, constrained=constrained)
+        units, subset = selection.units(probe)
+        for case, variant in units:
+            messages = probe.chat_messages(case, variant)  # filled once, shared by the repeats
+            jobs += [
+                probe_job(
+                    probe, params, r, case=case, variant=variant, subset=subset, messages=messages
+                )
+                for r in range(repeats)
+            ]
+    return jobs
 
 
 def probe_parameters(
@@ -119,30 +194,48 @@ def probe_parameters(
     return params
 
 
-def probe_job(probe: Probe, params: dict[str, Any], repeat: int, round: int = 0) -> ProbeJob:
-    """The job of one repeat of a probe (with a seed, repeat r is sent ``seed + r``).
+def probe_job(
+    probe: Probe,
+    params: dict[str, Any],
+    repeat: int,
+    round: int = 0,
+    *,
+    case: Case | None = None,
+    variant: str | None = None,
+    subset: str | None = None,
+    messages: list[dict[str, str]] | None = None,
+) -> ProbeJob:
+    """The job of one repeat of a probe's case in one wording (with a seed, repeat r is sent
+    ``seed + r``). ``messages``: the filled messages when the caller has them already.
 
     Example:
         >>> import jevalkit
         >>> job = probe_job(jevalkit.load_probe("schema-ten-records"), {"seed": 5}, 2, round=1)
-        >>> job.parameters["seed"], job.repeat, job.round
-        (7, 2, 1)
+        >>> job.parameters["seed"], job.repeat, job.round, job.case_id
+        (7, 2, 1, None)
     """
     sent = dict(params)
     if "seed" in sent:
         sent["seed"] = int(sent["seed"]) + repeat
-    body = {"messages": probe.chat_messages(), **sent}
+    if messages is None:
+        messages = probe.chat_messages(case, variant)
+    body = {"messages": messages, **sent}
     return ProbeJob(
         kind="probe",
         probe=probe.id,
         version=probe.version,
         probe_hash=probe.content_hash,
+        case_id=None if case is None else case.id,
+        variant=variant,
+        subset=subset,
+        gold=None if case is None else case.gold,
         parameters=sent,
         params_hash=params_hash(params),
         repeat=repeat,
         round=round,
         seeded="seed" in sent,
         spec=probe,
+        case=case,
         request=Request(CHAT, body, repeat),
     )
 

@@ -2,7 +2,8 @@
 stop and what the next round sends, is :class:`~jevalkit.runner.AdaptiveRepeats`).
 
 The jobs come planned for ``max_repeats`` repeats; a *case* is what one job per repeat (two for
-a pairwise game played in both orders) evaluates: a probe, or a judge's case. Each round sends
+a pairwise game played in both orders) evaluates: a probe's case in one wording (variant), or a
+judge's case. Each round sends
 the repeats the policy asks for through the one execution path, scores each case's repeat (its
 rows' mean verdict or score; an error row leaves the repeat out), and feeds the anytime-valid
 interval.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def case_repeats(jobs: Sequence[Job]) -> list[list[list[Job]]]:
     """
     cases: dict[tuple, dict[int, list[Job]]] = {}
     for job in jobs:
-        case = (job.probe, job.version, job.case_id, job.system_a, job.system_b)
+        case = (job.probe, job.version, job.case_id, job.variant, job.system_a, job.system_b)
         cases.setdefault(case, {}).setdefault(job.repeat, []).append(job)
     return [[by_repeat[r] for r in sorted(by_repeat)] for by_repeat in cases.values()]
 
@@ -79,10 +80,12 @@ async def run_adaptive(
     out: Path,
     settings: RunSettings,
     description: str = "requests",
+    run_jobs: Callable[..., Awaitable[pd.DataFrame]] = execute,
 ) -> pd.DataFrame:
     """Run ``jobs`` (planned for ``plan.max_repeats`` repeats) with adaptive repeats; return
     every row sent for them, with the result in ``attrs["adaptive"]`` (a one-row DataFrame of
-    :data:`ADAPTIVE_COLUMNS`)."""
+    :data:`ADAPTIVE_COLUMNS`). Each round is one call of ``run_jobs`` (:func:`execute`, or a
+    Dask session's: the round's tasks run as a wave and the stopping rule sees its merged rows)."""
     cases = case_repeats(jobs)
     n_cases = len(cases)
     if n_cases == 0:
@@ -112,7 +115,7 @@ async def run_adaptive(
                     for job in cases[i][next_repeat[i]]:
                         sent.append((k, i, replace(job, round=rounds)))
                     next_repeat[i] += 1
-            df = await execute(
+            df = await run_jobs(
                 [job for _, _, job in sent],
                 model=model,
                 out=out,
@@ -131,20 +134,26 @@ async def run_adaptive(
             scores = np.full((n_sweeps, n_cases), np.nan)
             for (k, i), case_rows in rows.items():
                 scores[k, i] = _case_score(case_rows, plan.metric)
+            added = 0
             for k in range(n_sweeps):
                 errored = draws[k] & np.isnan(scores[k])
                 if errored.any():
                     dropped += 1  # left out whole: errors assumed unrelated to the answer
                     continue
                 seq.add_sweep(scores[k], send_prob)
+                added += 1
             sweep += n_sweeps
             rounds += 1
+            if added == 0 and seq.n_sweeps == 0:
+                reason = "nothing scored"
+                break
             stop = plan.stop_reason(seq)
             if stop:
                 reason = stop
                 break
     rows_sent = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    low, high = seq.interval()
+    scored = seq.n_sweeps > 0
+    low, high = seq.interval() if scored else (np.nan, np.nan)
     summary = pd.DataFrame(
         [
             {
@@ -153,14 +162,18 @@ async def run_adaptive(
                 "n": int(seq.n.sum()),
                 "sweeps": seq.n_sweeps,
                 "rounds": rounds,
-                "value": seq.estimate(),
+                "value": seq.estimate() if scored else np.nan,
                 "ci_low": low,
                 "ci_high": high,
                 "half_width": (high - low) / 2,
                 "target_half_width": plan.target_half_width,
                 "stop_reason": reason,
                 "dropped_sweeps": dropped,
-                "method": sequence_method(n_cases, plan.confidence)
+                "method": (
+                    sequence_method(n_cases, plan.confidence)
+                    if scored
+                    else "not estimable: no request was scored (every sweep had an error row)"
+                )
                 + (f"; {budget.reached}" if budget.reached else ""),
             }
         ],
@@ -168,4 +181,5 @@ async def run_adaptive(
     )
     rows_sent.attrs["adaptive"] = summary
     rows_sent.attrs["stopped"] = budget.reached
+    rows_sent.attrs["budget_overrun"] = budget.overrun is not None
     return rows_sent

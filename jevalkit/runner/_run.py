@@ -1,4 +1,4 @@
-"""Run probes against a model: plan one job per (probe, repeat) and execute them."""
+"""Run probes against a model: plan one job per (probe, case, variant, repeat) and execute them."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pandas as pd
 from .._sync import run_sync
 from ..errors import UsageError
 from ..probes import Probe, load_probe
-from ._execute import execute
+from ._distributed import scaled_execute
 from ._options import RunOptions, RunSettings
-from ._plan import default_results_path, plan_jobs
+from ._plan import Selection, default_results_path, plan_jobs
 from ._rounds import run_adaptive
 
 
@@ -27,6 +27,10 @@ async def arun(
     top_p: float | None = None,
     extra_params: dict[str, Any] | None = None,
     constrained: bool = False,
+    cases: str | None = None,
+    sample: int | None = None,
+    sample_seed: int | None = None,
+    variants: str | Sequence[str] | None = None,
     **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
@@ -40,10 +44,19 @@ async def arun(
     path = Path(out) if out is not None else default_results_path(name, model, settings.base_url)
     adaptive = settings.adaptive_plan()
     repeats = adaptive.max_repeats if adaptive else settings.repeats
-    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained)
-    if adaptive is not None:
-        return await run_adaptive(jobs, adaptive, model=model, out=path, settings=settings)
-    return await execute(jobs, model=model, out=path, settings=settings)
+    selection = Selection(
+        cases=cases,
+        sample=sample,
+        sample_seed=seed if sample_seed is None else sample_seed,
+        variants=variants,
+    )
+    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained, selection=selection)
+    async with scaled_execute(settings) as run_jobs:  # here, on Dask, or one shard
+        if adaptive is not None:
+            return await run_adaptive(
+                jobs, adaptive, model=model, out=path, settings=settings, run_jobs=run_jobs
+            )
+        return await run_jobs(jobs, model=model, out=path, settings=settings)
 
 
 def check_generation(overrides: dict[str, Any]) -> None:
@@ -82,6 +95,10 @@ def run(
     top_p: float | None = None,
     extra_params: dict[str, Any] | None = None,
     constrained: bool = False,
+    cases: str | None = None,
+    sample: int | None = None,
+    sample_seed: int | None = None,
+    variants: str | Sequence[str] | None = None,
     **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """Run probes against a model and return their results rows as a DataFrame.
@@ -97,21 +114,31 @@ def run(
             (repeat r is sent ``seed + r``).
         extra_params: more body fields (e.g. ``response_format``).
         constrained: send each probe's schema as ``response_format`` (constrained decoding).
+        cases: for probes with cases, the 1-based positions to run (``"1-50"``,
+            ``"1-10,20"``); default every case. Recorded in each row's ``subset``.
+        sample, sample_seed: then a simple random sample of ``sample`` of them, drawn with
+            ``sample_seed`` (default ``seed``; one of them is required).
+        variants: ``"all"`` to send every wording of each probe (``base`` and its declared
+            variants) or a list of variant ids; each row's ``variant`` says which. Default:
+            the probe's own messages, ``variant`` null.
         **options: the run options shared with judges (:class:`jevalkit.runner.RunOptions`,
             each with its default and help): ``base_url``, ``api_key_env``, ``out`` (default
             ``runs/<probes>__<model>[__<host>].jsonl``), ``label``, ``repeats`` (k, or
             ``"auto"``: adaptive repeats in rounds until the anytime-valid interval of the pass
-            rate over the probes is at most ``target_half_width`` wide on each side, with
+            rate over the cases is at most ``target_half_width`` wide on each side, with
             ``min_repeats`` to ``max_repeats`` per probe, or as ``adaptive`` says; the result is
             in ``attrs["adaptive"]``), ``concurrency``, ``timeout``, ``max_retries``,
             ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
             ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent
-            this much; rows so far are kept, re-running resumes, ``attrs["stopped"]`` says so),
+            this much, counted per HTTP attempt, retries included; rows so far are kept,
+            re-running resumes, ``attrs["stopped"]`` says so; an endpoint that bills beyond
+            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True, see
+            :mod:`jevalkit.costs`),
             ``price_in`` / ``price_out`` (dollars per million tokens, overriding
             ``data/prices.yaml``).
 
     Returns:
-        The rows of this run's (probe, repeat) keys, with the columns of
+        The rows of this run's (probe, case, variant, repeat) keys, with the columns of
         :data:`jevalkit.runner.COLUMNS`.
 
     Example:

@@ -255,6 +255,20 @@ DTYPES = {
 }
 
 
+def system_of(frame: pd.DataFrame) -> pd.Series:
+    """The system of each results row: its ``label`` when set, else its ``model`` (the system a
+    comparison names; the derived ``system`` column of :func:`read_results`). The one place
+    this rule is written.
+
+    Example:
+        >>> system_of(pd.DataFrame({"model": ["m", "m"], "label": [None, "T=1"]})).tolist()
+        ['m', 'T=1']
+    """
+    label = frame["label"] if "label" in frame.columns else pd.Series(None, index=frame.index)
+    label = label.astype(object)
+    return label.where(label.notna(), frame["model"]).astype(object)
+
+
 def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows as a DataFrame with the documented columns, in order, and stable dtypes, then the
     derived ``system`` column (the row's ``label`` when set, else its ``model``: the system a
@@ -272,10 +286,19 @@ def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             frame[column] = None
     for column, dtype in DTYPES.items():
         frame[column] = frame[column].astype(dtype)
-    label = frame["label"].astype(object)
-    frame["system"] = label.where(label.notna(), frame["model"]).astype(object)
+    frame["system"] = system_of(frame)
     extra = [c for c in frame.columns if c not in COLUMNS and c != "system"]
     return frame[[*COLUMNS, "system", *extra]].reset_index(drop=True)
+
+
+def key_order(key: tuple) -> tuple:
+    """A sort key for row keys holding None and mixed types (None first, then by type name).
+
+    Example:
+        >>> sorted([("p", 2), ("p", None), ("p", 1)], key=key_order)
+        [('p', None), ('p', 1), ('p', 2)]
+    """
+    return tuple((v is not None, type(v).__name__, v if v is not None else 0) for v in key)
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
@@ -284,6 +307,7 @@ def read_results(path: str | Path) -> pd.DataFrame:
 
     Every row is checked against the results format: a file that is not jevalkit results (say,
     another tool's JSONL) is refused with the missing columns named, never read as one row.
+    Rows come in key order (:func:`key_order`), whatever order they were written in.
     When a key appears more than once the later row wins (a re-run replacing an earlier row):
     the count is in ``df.attrs["replaced_rows"]`` and a warning says so.
 
@@ -301,7 +325,10 @@ def read_results(path: str | Path) -> pd.DataFrame:
             f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
         )
     rows, replaced = latest_rows(path)
-    frame = results_frame(list(rows.values()))
+    # in key order, not the order requests happened to finish: every result computed from the
+    # frame (a sum, a mean, a first row) is then the same however the rows arrived
+    ordered = [rows[k] for k in sorted(rows, key=key_order)]
+    frame = results_frame(ordered)
     frame.attrs["replaced_rows"] = replaced
     if replaced:
         warnings.warn(

@@ -39,7 +39,8 @@ def open_target(
     """
     if is_local_model(model) and base_url is None:
         with local_endpoint() as server:
-            yield Target(Endpoint(server.base_url), server.model_name, server.model_sha256)
+            endpoint = Endpoint(server.base_url, server.api_key or None)
+            yield Target(endpoint, server.model_name, server.model_sha256)
         return
     yield Target(resolve_endpoint(base_url, api_key_env=api_key_env), model)
 

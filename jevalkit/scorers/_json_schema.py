@@ -15,10 +15,10 @@ from typing import Any
 
 import jsonschema_rs
 
-from ..errors import ScoringError
+from ..errors import ScoringError, StrictJSONError
 from ._rubric import PARSE, CompiledRubric, RubricCheck, Violation
 from ._score import Score
-from ._strict_json import StrictJSONError, parse_strict_json
+from ._strict_json import parse_strict_json
 
 NAME = "json_schema"
 MAX_MESSAGES = 50  # violations listed in full; the rest are counted

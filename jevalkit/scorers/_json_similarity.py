@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ScoringError
+from ..errors import ScoringError, StrictJSONError
 from ._score import Score, failed
-from ._strict_json import StrictJSONError, parse_strict_json
+from ._strict_json import parse_strict_json
 from ._text import levenshtein_similarity
 
 NAME = "json_similarity"

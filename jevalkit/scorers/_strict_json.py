@@ -11,16 +11,10 @@ import json
 import re
 from typing import Any
 
+from ..errors import StrictJSONError
+
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_START = frozenset('[{"-0123456789tfn')
-
-
-class StrictJSONError(ValueError):
-    """The text is not strict JSON; ``reason`` says why in one line."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def _reject_constant(name: str) -> Any:
@@ -78,7 +72,7 @@ def parse_strict_json(output: str | bytes, *, bare: bool = True) -> Any:
         >>> parse_strict_json('{"a": 1, "a": 2}')
         Traceback (most recent call last):
         ...
-        jevalkit.scorers._strict_json.StrictJSONError: $: duplicate object key 'a'
+        jevalkit.errors.StrictJSONError: $: duplicate object key 'a'
         >>> parse_strict_json('```json\\n[1]\\n```', bare=False)
         [1]
     """

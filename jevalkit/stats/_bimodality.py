@@ -172,7 +172,7 @@ def discrete_bimodality_many(
     rngs = {i: np.random.default_rng(seed) for i in active}
     drawn = dict.fromkeys(active, 0)
     hits = dict.fromkeys(active, 0)
-    batch = 32
+    batch = 2 * STOP_AFTER - 4  # a near-unimodal sample settles within its first draws
     while active:
         sizes = [min(batch, n_resamples - drawn[i]) for i in active]
         draws = [

@@ -10,15 +10,18 @@ from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from ..errors import StatsError
+from ._gstudy import RESIDUAL, g_study
 from ._validate import as_clean_array, as_labels
 
 
 def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
-    """Split pilot scores (k repeats per case) into between-case and within-case variance.
+    """Split pilot scores (k repeats per case) into between-case and within-case variance: the
+    one-facet G-study (:func:`g_study` with the facet ``case``; ANOVA when every case has the
+    same number of repeats, REML otherwise).
 
-    within = mean over cases of the sample variance of its repeats (E[sigma_i^2]);
-    between = variance of case means - within / k_bar (so it estimates Var(x), the spread of the
-    cases' true means), floored at 0.
+    within = the residual (what varies between repeats of a case, E[sigma_i^2]); between = the
+    case component (Var(x), the spread of the cases' true means), a negative estimate set to 0.
+    One case: between is 0 (nothing to spread).
 
     Example:
         >>> vc = variance_components([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
@@ -27,16 +30,22 @@ def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
     """
     x = as_clean_array(scores, "scores", min_n=2)
     codes = as_labels(case, x.size, "case")
-    frame = pd.DataFrame({"x": x, "case": codes}).groupby("case")["x"]
-    counts = frame.size()
+    counts = np.bincount(codes)
+    counts = counts[counts > 0]
     if counts.min() < 2:
         raise StatsError("every case needs at least 2 repeats to measure within-case variance")
-    means, variances = frame.mean(), frame.var(ddof=1)
-    within = float(variances.mean())
+    frame = pd.DataFrame({"x": x, "case": codes})
     k_bar = float(counts.mean())
-    total = float(means.var(ddof=1)) if len(means) > 1 else 0.0
-    between = max(0.0, total - within / k_bar)
-    return {"between": between, "within": within, "n_cases": len(means), "k": k_bar}
+    if counts.size == 1:
+        within = float(np.var(x, ddof=1))
+        return {"between": 0.0, "within": within, "n_cases": 1, "k": k_bar}
+    table = g_study(frame, ["case"], "x").table.set_index("component")["variance"]
+    return {
+        "between": float(table["case"]),
+        "within": float(table[RESIDUAL]),
+        "n_cases": int(counts.size),
+        "k": k_bar,
+    }
 
 
 def repeats_needed(

@@ -82,6 +82,9 @@ def no_spread_ci(
     bounded variable whose sample happens not to vary may still vary in the population, and the
     widest variance a bounded variable with this mean can have is the Bernoulli one. So the
     Wilson interval at the same mean is the honest floor, and every metric uses this one rule.
+    It is conservative by design: ``benchmarks/calibration.py`` finds 99.7-100% coverage for
+    mean_score on five values with true means 0.9 and 0.97 (samples without spread are
+    common there), above the 95% asked for.
 
     Example:
         >>> [round(v, 3) for v in no_spread_ci(1.0, 5)]

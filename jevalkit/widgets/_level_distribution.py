@@ -9,14 +9,15 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-from ..reports import distribution_html
+from ..reports import distribution_html, expected_level
 
 
 class LevelDistribution(widgets.VBox):
     """Bars over the levels; updates when ``probs`` changes.
 
-    Attributes (traitlets): ``probs``, ``levels``; read-only derived ``expected_level`` and
-    ``verdict`` (the argmax level's label).
+    Attributes (traitlets): ``probs``, ``levels``; read-only derived ``expected_level`` (on the
+    labels' scale when they are numbers, else on positions 0..k-1:
+    :func:`jevalkit.reports.expected_level`) and ``verdict`` (the argmax level's label).
 
     Example:
         >>> w = LevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])
@@ -25,6 +26,8 @@ class LevelDistribution(widgets.VBox):
         >>> w.probs = [0.5, 0.3, 0.1, 0.05, 0.05]
         >>> w.verdict
         '0'
+        >>> round(LevelDistribution([0.1, 0.2, 0.7], levels=["1", "2", "3"]).expected_level, 2)
+        2.6
     """
 
     probs = traitlets.List(traitlets.Float())
@@ -58,7 +61,7 @@ class LevelDistribution(widgets.VBox):
         if len(self.levels) != len(self.probs):
             self.levels = [str(i) for i in range(len(self.probs))]
             return
-        self.set_trait("expected_level", math.fsum(i * p for i, p in enumerate(self.probs)))
+        self.set_trait("expected_level", expected_level(self.levels, self.probs)[0])
         verdict = (
             max(range(len(self.probs)), key=lambda i: (self.probs[i], -i)) if self.probs else None
         )

@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..metrics import CASE_COLUMNS, pass_rate
-from ..metrics import columns_of as _columns
-from ..stats import paired_difference
+from ..errors import StatsError
+from ..metrics import CASE_COLUMNS, compare, pass_rate
 
 
 def _e(value: object) -> str:
@@ -118,18 +117,22 @@ class ResultsBrowser(widgets.VBox):
 
 
 class CompareView(widgets.HTML):
-    """Side-by-side pass rates (with 95% CIs) of two result sets and their paired score
-    difference, paired by case (``case=``) and repeat.
+    """Side-by-side pass rates (with 95% CIs) of two result sets and the difference of their
+    scores, exactly as :func:`jevalkit.metrics.compare` computes it: paired by case (``case=``;
+    repeats averaged within a case, never paired by repeat), with the interval and test that
+    function chooses for this many cases, named under the numbers.
 
     Example:
-        >>> a = pd.DataFrame({"probe": "p", "repeat": [0, 1, 2], "passed": [True, True, False], "score": [1.0, 1.0, 0.0]})
-        >>> b = a.assign(passed=[False, True, False], score=[0.0, 1.0, 0.0])
-        >>> v = CompareView(a, b, case="probe")
-        >>> round(v.difference, 3)
-        0.333
+        >>> a = pd.DataFrame({"case_id": list("abcd") * 2, "repeat": [0] * 4 + [1] * 4,
+        ...                   "passed": [True] * 8, "score": [1.0, 0.9, 0.8, 1.0] * 2})
+        >>> b = a.assign(score=[0.5, 0.9, 0.4, 0.8] * 2)
+        >>> v = CompareView(a, b, case="case_id")
+        >>> round(v.difference, 3), v.n_cases
+        (0.275, 4)
     """
 
     difference = traitlets.Float(np.nan, allow_none=True)
+    n_cases = traitlets.Int(0)
 
     def __init__(
         self,
@@ -141,24 +144,27 @@ class CompareView(widgets.HTML):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if names[0] == names[1]:
+            raise StatsError(f"CompareView needs two different names, got {names[0]!r} twice")
         rates = [pass_rate(d, case=case).iloc[0] for d in (df_a, df_b)]
-        keys = [c for c in [*_columns(case), "repeat"] if c in df_a.columns and c in df_b.columns]
-        merged = df_a.merge(df_b, on=keys, suffixes=("_a", "_b")) if keys else pd.DataFrame()
         rows = "".join(
             f"<tr><td>{_e(n)}</td><td>{r['n']}</td><td>{r['value']:.2f}</td>"
             f"<td>{r['ci_low']:.2f}–{r['ci_high']:.2f}</td></tr>"
             for n, r in zip(names, rates, strict=True)
         )
-        diff_html = ""
-        if len(merged) >= 2:
-            d = paired_difference(
-                merged["score_a"].astype(float), merged["score_b"].astype(float)
-            ).iloc[0]
-            self.difference = float(d["value"])
-            diff_html = (
-                f"<p>paired difference {_e(names[0])} − {_e(names[1])}: {d['value']:+.3f} "
-                f"(95% CI {d['ci_low']:+.3f} to {d['ci_high']:+.3f}, n = {d['n']})</p>"
-            )
+        both = pd.concat(
+            [df_a.assign(system=names[0]), df_b.assign(system=names[1])], ignore_index=True
+        )
+        metric = "mean_score" if "score" in both and both["score"].notna().any() else "pass_rate"
+        row = compare(both, names[1], by=None, case=case, metrics=[metric]).iloc[0]
+        self.difference = float(row["delta"])
+        self.n_cases = int(row["n_paired"])
+        p_value = "" if pd.isna(row["p_value"]) else f"; {_e(row['test'])} p = {row['p_value']:.3g}"
+        diff_html = (
+            f"<p>{metric.replace('_', ' ')} difference {_e(names[0])} − {_e(names[1])}: "
+            f"{row['delta']:+.3f} (95% CI {row['ci_low']:+.3f} to {row['ci_high']:+.3f}, "
+            f"{self.n_cases} case(s) both ran{p_value})<br><small>{_e(row['method'])}</small></p>"
+        )
         self.value = (
             "<table><tr><th></th><th>n</th><th>pass rate</th><th>95% CI</th></tr>"
             f"{rows}</table>{diff_html}"

@@ -44,16 +44,20 @@ def test_metrics_table_and_json(results_file):
     assert rate["n"] == 20 and rate["ci_low"] < rate["value"] < rate["ci_high"]
 
 
-def test_gate_passes_on_the_lower_bound_only(results_file):
+def test_gate_decides_on_the_whole_interval(results_file):
     passing = cli("gate", str(results_file), "--min", "0.1", "--max-flip-rate", "1")
     assert passing.returncode == 0 and b"PASS" in passing.stdout and b"n = 20" in passing.stdout
-    failing = cli("gate", str(results_file), "--min", "0.5", "--max-flip-rate", "1")
-    # the point estimate is about 0.6, but the interval's lower bound is below 0.5
+    straddling = cli("gate", str(results_file), "--min", "0.5", "--max-flip-rate", "1")
+    # the point estimate is about 0.6, but the interval's lower bound is below 0.5: the same
+    # rule as the adaptive gate (metrics.gate_decision) calls it undecided, exit 2
     assert (
-        failing.returncode == 1
-        and b"lower bound 0." in failing.stdout
-        and b"is below 0.5" in failing.stdout
+        straddling.returncode == 2
+        and straddling.stdout.startswith(b"UNDECIDED")
+        and b"is below 0.5 and its upper bound" in straddling.stdout
     )
+    failing = cli("gate", str(results_file), "--min", "0.99", "--max-flip-rate", "1")
+    assert failing.returncode == 1 and failing.stdout.startswith(b"FAIL"), failing.stdout
+    assert b"upper bound 0." in failing.stdout and b"is below 0.99" in failing.stdout
 
 
 def test_gate_refuses_a_flaky_evaluator(results_file):

@@ -78,3 +78,48 @@ def test_the_key_is_not_in_results_rows_read_back(openai_server, tmp_path, monke
     run_here(openai_server, tmp_path)
     df = read_results(tmp_path / "results.jsonl")
     assert df.loc[0, "output"] == "echo ***"
+
+
+@pytest.mark.parametrize(
+    ("fault", "password"),
+    [("echo_auth", "pw"), ("echo_auth_cut", "pass-123456789")],  # "pw": short, its base64 is not
+)
+def test_basic_auth_echoed_in_base64_or_cut_short_is_never_written(
+    openai_server, tmp_path, fault, password
+):
+    # issue 24.3 / 24.21: the URL's credentials go on the wire as base64; an echo of that header,
+    # whole or minus its last characters, must not reach rows or the cache
+    openai_server.faults["m"] = [fault]
+    url = openai_server.base_url.replace("http://", f"http://ann:{password}@")
+    df = run_here(openai_server, tmp_path, base_url=url)
+    wire = base64.b64encode(f"ann:{password}".encode()).decode()
+    assert openai_server.requests[0]["headers"]["Authorization"] == "Basic " + wire
+    assert df.loc[0, "output"] == "you sent Basic ***"
+    text = written(tmp_path)
+    assert wire[:8] not in text and f"ann:{password}" not in text
+
+
+def test_a_key_echoed_minus_its_end_is_redacted(openai_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
+    openai_server.faults["m"] = ["echo_auth_cut"]
+    df = run_here(openai_server, tmp_path)
+    assert df.loc[0, "output"] == "you sent Bearer ***"
+    assert KEY[:-4] not in written(tmp_path) and KEY[:8] not in written(tmp_path)
+
+
+def test_a_malformed_url_never_prints_its_password(monkeypatch):
+    for bad in ("http://ann:hunter2-secret@host:99999/v1", "ftp://ann:hunter2-secret@host/v1"):
+        with pytest.raises(ClientError) as info:
+            resolve_endpoint(bad)
+        assert "hunter2" not in str(info.value) and "***@host" in str(info.value)
+        monkeypatch.setenv("JEVALKIT_BASE_URL", bad)
+        with pytest.raises(ClientError) as info:
+            resolve_endpoint()
+        assert "hunter2" not in str(info.value)
+        monkeypatch.delenv("JEVALKIT_BASE_URL")
+
+
+def test_a_key_and_url_credentials_together_are_refused_not_silently_chosen(monkeypatch):
+    monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
+    with pytest.raises(ClientError, match=r"carries credentials and \$JEVALKIT_API_KEY is set"):
+        resolve_endpoint("https://ann:pass-123456789@gateway.example/v1")

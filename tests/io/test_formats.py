@@ -317,3 +317,22 @@ def test_gate_on_one_foreign_file_reads_it_with_from(capsys):
     assert main(["gate", *argv, "--min", "1.0"]) == 1
     failed = capsys.readouterr().out
     assert "PASS" in passed and "FAIL" in failed
+
+
+def test_a_nan_lm_eval_metric_is_a_missing_value_kept_not_a_dropped_row(lm_eval):
+    lines = lm_eval.read_text().splitlines()
+    lines[0] = lines[0].replace('"exact_match": 1.0', '"exact_match": NaN')
+    lm_eval.write_text("\n".join(lines) + "\n")
+    df = io.read(lm_eval)
+    assert len(df) == 10  # was 9: the NaN row vanished
+    missing = df[df["score"].isna()]
+    assert len(missing) == 1 and missing["error"].iloc[0]["type"] == "missing_value"
+
+
+def test_a_log_with_records_but_no_rows_is_refused_naming_why(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"results": {"results": []}}))
+    with pytest.raises(
+        ImportFormatError, match=r"p.json: no promptfoo records found in it \(0 rows\)"
+    ):
+        io.read(path, format="promptfoo")

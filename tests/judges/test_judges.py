@@ -297,3 +297,29 @@ def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
         df.loc[0, "verdict"] == "mismatch"
         and "judged p(same meaning) 0.10" in df.loc[0, "score_errors"][0]
     )
+
+
+def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, tmp_path):
+    from jevalkit import metrics
+    from jevalkit.errors import UsageError
+    from jevalkit.judges import judge_models
+
+    openai_server.logprobs = lambda body: chat_logprobs(
+        [("4", 0.7), ("3", 0.3)] if body["model"] == "m1" else [("2", 0.6), ("3", 0.4)]
+    )
+    df = judge_models(
+        "faithfulness",
+        "faithfulness",
+        ["m1", "m2"],
+        base_url=openai_server.base_url,
+        out=tmp_path / "j.jsonl",
+        progress=False,
+        repeats=2,
+    )
+    assert sorted(df["model"].unique()) == ["m1", "m2"] and len(df) == 24
+    assert (tmp_path / "j__m1.jsonl").exists() and (tmp_path / "j__m2.jsonl").exists()
+    vc = metrics.variance_components(df, facets=["case", "model"])
+    shares = vc.set_index("component")["share"]
+    assert shares["model"] > 0.9  # the two judges differ by a level on every case
+    with pytest.raises(UsageError, match="once each"):
+        judge_models("faithfulness", "faithfulness", ["m1", "m1"])

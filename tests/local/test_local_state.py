@@ -56,3 +56,13 @@ def test_pids_that_reach_many_processes_or_init_are_never_signalled(state, pid):
 def test_a_garbled_state_file_is_not_running(state):
     state.write_text("{not json")
     assert local.status() is None and local.stop() is False
+
+
+def test_a_lease_whose_process_is_gone_does_not_keep_the_server_up(state):
+    leases = state.parent / "leases"
+    leases.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (leases / "dead.json").write_text(json.dumps({"pid": gone.pid, "start_time": 12345}))
+    (leases / "garbled.json").write_text("{")
+    assert local.live_leases() == 0 and list(leases.iterdir()) == []

@@ -90,6 +90,49 @@ def test_paired_bootstrap_agrees_with_scipy_within_monte_carlo_error():
     assert row["ci_high"] == pytest.approx(ref.high, abs=0.004)
 
 
+def test_few_cases_get_the_t_interval_of_the_t_test_beside_it():
+    """Issue 26.5: 4-5 cases gave a BCa interval [0, 0.167] beside p = 0.391. Below 30 cases the
+    interval is the paired t test's own, so it covers 0 exactly when p >= 0.05."""
+    rng = np.random.default_rng(7)
+    df = runs(rng, ["base", "new"], 5, k=3, p={"base": 0.5, "new": 0.6})
+    for metric in ("pass_rate", "mean_score"):
+        row = compare(df, "base", metrics=[metric]).iloc[0]
+        column = "passed" if metric == "pass_rate" else "score"
+        means = df.groupby(["system", "case_id"])[column].mean().unstack(0)
+        ref = sps.ttest_rel(means["new"], means["base"])
+        ci = ref.confidence_interval(0.95)
+        assert row["p_value"] == pytest.approx(ref.pvalue, abs=1e-12)
+        assert row["method"].startswith("paired t interval over 5 cases")
+        if "clipped" not in row["method"]:
+            assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+        assert (row["ci_low"] <= 0 <= row["ci_high"]) == (row["p_value"] >= 0.05)
+
+
+def test_the_few_case_t_interval_keeps_its_coverage_where_bca_does_not():
+    """Seeded and loose: 5 cases, normal case differences, 200 data sets (benchmarks/
+    bench_compare.py runs the full-size check)."""
+    from jevalkit.stats import bootstrap_ci
+
+    rng = np.random.default_rng(11)
+    hits_t = hits_bca = 0
+    sims = 200
+    for _ in range(sims):
+        diffs = rng.normal(0.1, 0.2, 5)
+        df = pd.DataFrame(
+            {
+                "case_id": [f"c{i}" for i in range(5)] * 2,
+                "system": ["new"] * 5 + ["base"] * 5,
+                "score": np.concatenate([0.5 + diffs, np.full(5, 0.5)]),
+            }
+        )
+        row = compare(df, "base", by=None, case="case_id", metrics=["mean_score"]).iloc[0]
+        hits_t += row["ci_low"] <= 0.1 <= row["ci_high"]
+        bca = bootstrap_ci(diffs, n_resamples=499, seed=int(rng.integers(1 << 30)))
+        hits_bca += bca.low <= 0.1 <= bca.high
+    assert 0.9 <= hits_t / sims <= 0.99
+    assert hits_bca / sims < hits_t / sims
+
+
 def test_sign_test_on_win_loss_and_holm_bh_across_the_call():
     rng = np.random.default_rng(4)
     df = runs(rng, ["base", "a", "b", "c"], 80, p={"base": 0.5, "a": 0.55, "b": 0.7, "c": 0.4})

@@ -307,3 +307,11 @@ def test_repeats_needed_separates_the_order_effect_from_repeat_noise():
     assert blind.attrs["recommended_repeats"] > 5  # the order effect taken for repeat noise
     assert aware.attrs["recommended_repeats"] <= 2
     assert aware["within"][0] < blind["within"][0] / 10
+
+
+# calibration: where the t interval under-covers, mean_score says so and warns once
+def test_mean_score_warns_where_its_interval_under_covers():
+    scores = [1.0] * 8 + [0.5, 0.75]
+    with pytest.warns(UserWarning, match=r"1 group\(s\) have fewer than 20 units"):
+        row = mean_score(scores, bimodality=False).iloc[0]
+    assert row["method"].endswith("few units near a bound: may cover less than nominal")

@@ -3,6 +3,7 @@ virtual environment, and run the CLI from a temporary folder."""
 
 from __future__ import annotations
 
+import json
 import os
 import site
 import subprocess
@@ -116,3 +117,48 @@ def test_probes_check_report_and_metrics_run_from_a_temporary_folder(installed):
     metrics = jevalkit(installed, "metrics", str(bundled), "--by", "system")
     assert metrics.returncode == 0, metrics.stderr
     assert "pass_rate" in metrics.stdout and "constrained, T=1" in metrics.stdout
+
+
+def test_a_user_probe_folder_outside_the_package_works_from_the_wheel(installed, openai_server):
+    env_dir, work = installed
+    cases = work / "qa.jsonl"
+    cases.write_text("".join(f'{{"id": "q{i}", "n": {i}, "expected": "{i}"}}\n' for i in range(25)))
+    mine = work / "my-probes"
+    for args in (
+        ("probes", "new", "echo-number", "--cases", str(cases), "--probes-dir", str(mine)),
+        ("probes", "lock", "--probes-dir", str(mine)),
+        ("probes", "check", "--probes-dir", str(mine)),
+    ):
+        done = jevalkit(installed, *args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    assert not any(env_dir.rglob("echo-number"))  # nothing written into the installed package
+    openai_server.reply = lambda body: body["messages"][-1]["content"].removeprefix("n: ")
+    env_dir, work = installed
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JEVALKIT_")}
+    env.update(PATH=f"{env_dir / 'bin'}:{env['PATH']}", JEVALKIT_CACHE_DIR=str(work / "cache"))
+    env["JEVALKIT_PROBES"] = str(mine)
+    out = work / "runs" / "echo.jsonl"
+    done = subprocess.run(
+        [
+            str(env_dir / "bin" / "jevalkit"),
+            "run",
+            "echo-number",
+            "--model",
+            "test/m",
+            "--base-url",
+            openai_server.base_url,
+            "--out",
+            str(out),
+            "--repeats",
+            "2",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 50 and all(r["passed"] for r in rows)
+    assert len({(r["case_id"], r["repeat"]) for r in rows}) == 50

@@ -44,11 +44,11 @@ def test_worked_examples_score_as_they_must():
 
 
 def test_latest_version_is_the_default():
-    assert load_probe("schema-ten-records").name == "schema-ten-records@2"
+    assert load_probe("schema-ten-records").name == "schema-ten-records@3"
 
 
 def test_unknown_version_names_what_exists():
-    with pytest.raises(ProbeError, match="has no version 7; published: @2"):
+    with pytest.raises(ProbeError, match="has no version 7; published: @2, @3"):
         load_probe("schema-ten-records@7")
 
 
@@ -60,7 +60,8 @@ def test_bad_reference_syntax():
 def test_list_probes_is_a_dataframe():
     table = jevalkit.list_probes()
     row = table.set_index("probe").loc["schema-ten-records@2"]
-    assert row["published"] and row["latest"] and row["n_examples"] == 5
+    assert row["published"] and not row["latest"] and row["n_examples"] == 5
+    assert table.set_index("probe").loc["schema-ten-records@3", "latest"]
 
 
 def test_tampered_probe_is_refused(probes_copy):
@@ -69,7 +70,9 @@ def test_tampered_probe_is_refused(probes_copy):
     with pytest.raises(ProbeError, match="publish the change as the next version"):
         load_probe("schema-ten-records@2", root=probes_copy)
     report = check_probes(root=probes_copy)
-    assert not report["ok"].any() and "content changed" in report["problem"][0]
+    mine = report[report["probe"] == "schema-ten-records@2"]
+    assert len(mine) == 1 and not mine["ok"].any() and "content changed" in mine["problem"].iloc[0]
+    assert report[report["probe"] != "schema-ten-records@2"]["ok"].all()
 
 
 def test_reformatting_does_not_change_the_hash(probes_copy):
@@ -109,13 +112,14 @@ def test_file_name_must_match_version(probes_copy):
 
 def test_publishing_a_new_version_adds_one_lock_line(probes_copy):
     folder = probes_copy / "schema-ten-records"
-    text = (folder / "v2.yaml").read_text().replace("version: 2\n", "version: 3\n", 1)
-    (folder / "v3.yaml").write_text(text.replace("max_tokens: 1700", "max_tokens: 1000"))
-    report = check_probes(["schema-ten-records@3"], root=probes_copy)
+    before = read_lock(probes_copy / "probes.lock")
+    text = (folder / "v2.yaml").read_text().replace("version: 2\n", "version: 9\n", 1)
+    (folder / "v9.yaml").write_text(text.replace("max_tokens: 1700", "max_tokens: 1000"))
+    report = check_probes(["schema-ten-records@9"], root=probes_copy)
     assert "not published" in report["problem"].iloc[-1]
-    assert publish_probes(root=probes_copy) == ["schema-ten-records@3"]
+    assert publish_probes(root=probes_copy) == ["schema-ten-records@9"]
     lock = read_lock(probes_copy / "probes.lock")
-    assert set(lock) == {"schema-ten-records@2", "schema-ten-records@3"}
+    assert set(lock) == {*before, "schema-ten-records@9"} and lock.items() >= before.items()
     assert check_probes(root=probes_copy)["ok"].all()
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from jevalkit._paths import data_dir
-from jevalkit.reports import ReportError, run_report
+from jevalkit.reports import ReportError, failed_checks, first_failing_items, run_report
 from jevalkit.runner import read_results
 
 DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
@@ -50,6 +50,11 @@ def test_probe_report_numbers(reports):
     assert rates["free, T=0"]["ci_high"] == pytest.approx(0.4345, abs=1e-4)  # Wilson, 0 of 5
     failed = {(r["system"], r["text"]): r["failed"] for r in numbers["failed_checks"]}
     assert failed[("free, T=1", "Parses as JSON with no prose or code fence")] == 5
+    # the notebook shows the library's tables (the probe summary's), it does not restate them
+    demo = read_results(DEMO)
+    assert numbers["failed_checks"] == failed_checks(demo).to_dict("records")
+    items = first_failing_items(demo).groupby("item")["runs"].sum()
+    assert numbers["first_failing_item"] == {str(k): int(v) for k, v in items.items()}
 
 
 def test_consistency_and_comparison_numbers(reports):
@@ -113,6 +118,11 @@ def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
         run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
     assert "\n" not in str(info.value)
     assert (tmp_path / "probe_report.ipynb").exists()
+    # the error carries the failing cell's index in the kept notebook: the setup cell, which
+    # reads the results (after papermill's injected-parameters cell)
+    executed = json.loads(info.value.notebook.read_text())
+    assert info.value.notebook == tmp_path / "probe_report.ipynb"
+    assert "open_results(" in "".join(executed["cells"][info.value.cell]["source"])
 
 
 def test_report_cli(tmp_path):
@@ -175,3 +185,52 @@ def test_judge_correction_notebook_matches_the_library(reports):
     assert got == pytest.approx(want)
     assert numbers["labels_used"] == 120 and numbers["judged_items"] == 1200
     assert numbers["difference"][0]["system"] == "assistant-b - assistant-a"
+
+
+def test_probe_report_on_a_probe_with_cases_and_variants(tmp_path, openai_server):
+    from probe_folders import write_probe
+
+    import jevalkit
+
+    root = tmp_path / "probes"
+    variants = [{"id": "terse", "messages": [{"role": "user", "content": "2*{{x}}="}]}]
+    write_probe(root, variants=variants)
+    probe = jevalkit.load_probe("double", root=root)
+
+    def reply(body):  # base wording: right on even numbers; terse wording: always right
+        text = body["messages"][-1]["content"]
+        terse = text.startswith("2*")
+        n = int(text[2:-1] if terse else text.removeprefix("What is twice ").removesuffix("?"))
+        return str(2 * n) if terse or n % 2 == 0 else "0"
+
+    openai_server.reply = reply
+    out = tmp_path / "r.jsonl"
+    jevalkit.run(
+        probe,
+        "test/m",
+        base_url=openai_server.base_url,
+        repeats=2,
+        variants="all",
+        cases="1-10",
+        out=out,
+        progress=False,
+    )
+    report = run_report("probe_report", results=out, parameters={"probe": "double@1"}, out=tmp_path)
+    numbers = report.numbers()
+    assert numbers["n_cases"] == 10 and numbers["n"] == 40
+    by_variant = {r["variant"]: r["value"] for r in numbers["pass_rate_by_variant"]}
+    assert by_variant == {"base": 0.5, "terse": 1.0}
+    assert [r["pass_rate"] for r in numbers["worst_cases"]] == [0.5] * 5  # odd cases, worst first
+    assert {r["case_id"] for r in numbers["worst_cases"]} == {"c01", "c03", "c05", "c07", "c09"}
+
+
+def test_probe_report_labels_a_subset_run_in_its_numbers(tmp_path):
+    # the committed contact-extraction run covers cases 1-12 of 25: the headline said nothing
+    report = run_report(
+        "probe_report",
+        results=data_dir() / "runs" / "contact-extraction__local.jsonl",
+        parameters={"probe": "contact-extraction@1"},
+        out=tmp_path,
+    )
+    assert report.numbers()["subset"] == ["cases 1-12 of 25"]
+    assert "A subset of the cases" in report.html.read_text()

@@ -54,7 +54,7 @@ def test_probes_page_cli(tmp_path):
             "jevalkit.cli",
             "probes",
             "page",
-            "schema-ten-records",
+            "schema-ten-records@2",
             "--results",
             str(DEMO),
             "--out",
@@ -96,3 +96,66 @@ def test_a_hostile_model_name_cannot_end_or_blank_the_structured_data(tmp_path):
     body = "".join(parsed.text)
     assert "Worked examples" in body and "Version history" in body  # the page is not blanked
     assert "&lt;!--&lt;script&gt;" in page
+
+
+def test_a_probe_with_cases_shows_its_cases_and_per_case_results_worst_first(
+    tmp_path, openai_server
+):
+    from probe_folders import case_rows, write_probe
+
+    from jevalkit.reports import probe_page
+
+    rows = case_rows(12)
+    rows[0]["x"] = "<script>alert(1)</script>"
+    root = tmp_path / "probes"
+    write_probe(root, rows=rows)
+    probe = jevalkit.load_probe("double", root=root)
+    # case c05 fails every repeat, c06 one of two, the rest pass
+    answers = {"5": "0", "<script>alert(1)</script>": "0"}
+    counter = {"6": 0}
+
+    def reply(body):
+        text = body["messages"][-1]["content"].removeprefix("What is twice ").removesuffix("?")
+        if text == "6":
+            counter["6"] += 1
+            return "12" if counter["6"] == 1 else "13"
+        return answers.get(text, str(2 * int(text)) if text.isdigit() else "0")
+
+    openai_server.reply = reply
+    out = tmp_path / "r.jsonl"
+    jevalkit.run(
+        probe,
+        "test/m",
+        base_url=openai_server.base_url,
+        repeats=2,
+        out=out,
+        progress=False,
+        concurrency=1,
+    )
+    page = probe_page(probe, [out])
+    assert "12 cases, from <code>cases.jsonl</code>" in page
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)" in page
+    assert "Per case, worst first" in page
+    order = [page.index(f"<td>{c}</td>") for c in ("c01", "c05", "c06", "c02")]
+    assert order[0] < order[2] < order[3] and order[1] < order[2]  # 0/2, 0/2, then 1/2, then 2/2
+    assert "application/ld+json" in page and "exact_match scorer" in page
+
+
+def test_a_subset_run_is_labelled_as_a_subset_on_the_probe_page(tmp_path, openai_server):
+    # the page showed a --cases / --sample run's pass rate as the probe's, with no word of it
+    from probe_folders import write_probe
+
+    root = tmp_path / "probes"
+    write_probe(root)
+    probe = jevalkit.load_probe("double", root=root)
+    openai_server.reply = lambda body: "<b>0</b>"
+    out = tmp_path / "r.jsonl"
+    run = dict(base_url=openai_server.base_url, out=out, progress=False)
+    jevalkit.run(probe, "test/m", cases="1-4", **run)
+    jevalkit.run(probe, "test/full", **run)
+    page = probe_page(probe, [out])
+    assert "A subset of the cases." in page
+    assert "<li>test/m: cases 1-4 of 30</li>" in page and "test/full:" not in page
+    everything = tmp_path / "all.jsonl"
+    jevalkit.run(probe, "test/full", **{**run, "out": everything})
+    assert "A subset of the cases" not in probe_page(probe, [everything])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import traitlets
@@ -17,6 +18,15 @@ def test_level_distribution_marks_verdict_and_expected_level():
     assert "integer verdict <b>0</b>" in w.children[0].value
     with pytest.raises(traitlets.TraitError, match="sum to 1"):
         w.probs = [0.5, 0.6]
+
+
+def test_level_distribution_on_labels_1_to_5_reports_the_expected_level_on_that_scale():
+    """Issue 26.4: labels 1-5 gave "verdict 4 - expected level 2.70" (a 0-based mean)."""
+    w = LevelDistribution([0.05, 0.05, 0.1, 0.5, 0.3], levels=["1", "2", "3", "4", "5"])
+    assert w.verdict == "4" and w.expected_level == pytest.approx(3.95)
+    assert "integer verdict <b>4</b> · expected level 3.95" in w.children[0].value
+    words = LevelDistribution([0.3, 0.7], levels=["safe", "unsafe"]).children[0].value
+    assert "expected position (0 = &#x27;safe&#x27;, 1 = &#x27;unsafe&#x27;) 0.70" in words
 
 
 def test_level_distribution_static_fallback():
@@ -48,7 +58,29 @@ def test_compare_view_difference():
     a = pd.DataFrame({"probe": "p", "repeat": range(4), "passed": [True] * 4, "score": [1.0] * 4})
     b = a.assign(passed=[True, False, False, False], score=[1.0, 0.0, 0.0, 0.0])
     v = CompareView(a, b, names=("x", "y"), case="probe")
-    assert v.difference == pytest.approx(0.75) and "paired difference x − y: +0.750" in v.value
+    assert v.difference == pytest.approx(0.75) and "score difference x − y: +0.750" in v.value
+    assert "one case: its repeats compared unpaired" in v.value
+
+
+def test_compare_view_pairs_by_case_with_the_librarys_interval():
+    """Issue 26.5: it paired by repeat (n = 12 for 4 cases) and gave a third interval."""
+    from jevalkit.metrics import compare
+
+    rng = np.random.default_rng(3)
+    rows = [
+        {"case_id": f"c{c}", "repeat": r, "score": float(rng.random()), "passed": True}
+        for c in range(4)
+        for r in range(3)
+    ]
+    a = pd.DataFrame(rows)
+    b = a.assign(score=a["score"] * 0.7)
+    v = CompareView(a, b, names=("x", "y"), case="case_id")
+    both = pd.concat([a.assign(system="x"), b.assign(system="y")])
+    row = compare(both, "y", by=None, case="case_id", metrics=["mean_score"]).iloc[0]
+    assert v.n_cases == 4 == row["n_paired"]
+    assert v.difference == pytest.approx(row["delta"])
+    assert f"{row['ci_low']:+.3f} to {row['ci_high']:+.3f}, 4 case(s) both ran" in v.value
+    assert "paired t interval over 4 cases" in v.value
 
 
 def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():

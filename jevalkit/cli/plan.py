@@ -1,0 +1,98 @@
+"""``jevalkit plan RESULTS``: the variance components of a pilot run and the cheapest design
+that reaches a target half-width (or the narrowest a budget buys); the decision is
+:func:`jevalkit.plan_design`'s."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pandas as pd
+
+from ..errors import StatsError
+from ..metrics import plan_design, present_facets, variance_components
+from ._args import split_list
+from .imports import add_source_options, load_source
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``plan`` command."""
+    cmd = sub.add_parser(
+        "plan",
+        help="variance components of a pilot run, and the design that reaches a half-width",
+    )
+    cmd.add_argument("results", metavar="RESULTS", help="the pilot's results (or see --from)")
+    add_source_options(cmd)
+    cmd.add_argument("--target-half-width", type=float, metavar="H")
+    cmd.add_argument("--budget-usd", type=float, metavar="B")
+    cmd.add_argument(
+        "--facets",
+        default="case,variant,model,base_url",
+        help="comma-separated facet columns (case = the case identity); facets absent from "
+        "RESULTS or with one level are left out and said (default: case,variant,model,base_url)",
+    )
+    cmd.add_argument("--score", default="score", help="the value column (default: score)")
+    cmd.add_argument(
+        "--cost-per-request",
+        type=float,
+        metavar="USD",
+        help="dollars per request (default: the pilot's mean cost_usd, else requests are counted)",
+    )
+    cmd.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="FACET=N",
+        help="the most levels a facet (or repeats) may have, e.g. variant=3 (repeatable)",
+    )
+    cmd.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    cmd.set_defaults(handler=_plan)
+
+
+def _limits(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        name, _, count = item.partition("=")
+        if not name or not count.isdigit():
+            raise StatsError(f"--limit {item!r}: write FACET=N, e.g. --limit variant=3")
+        out[name] = int(count)
+    return out
+
+
+def _plan(args: argparse.Namespace) -> int:
+    df = load_source(args, args.results)
+    facets, dropped = present_facets(df, split_list(args.facets))
+    if not facets:
+        raise StatsError(f"none of the facets {split_list(args.facets)} varies in {args.results}")
+    components = variance_components(df, facets=facets, score=args.score)
+    table = plan_design(
+        components,
+        target_half_width=args.target_half_width,
+        budget_usd=args.budget_usd,
+        cost_per_request=args.cost_per_request,
+        limits=_limits(args.limit),
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "components": components.to_dict("records"),
+                    "designs": table.to_dict("records"),
+                    "left_out": dropped,
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        return 0
+    with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 160):
+        print(f"Variance components of {args.score} ({len(components)} rows):")
+        print(components.drop(columns=["facets"]).to_string(index=False))
+        if dropped:
+            print(f"left out (absent or one level): {', '.join(dropped)}")
+        unit = "USD" if table.attrs["priced"] else "requests (no prices: cost_usd counts them)"
+        print(f"\nDesigns, best first (cost in {unit}):")
+        print(table.to_string(index=False))
+    return 0

@@ -1,0 +1,46 @@
+"""Several judge models over the same outputs: the judge model as a facet of the results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import UsageError
+from ._run import judge
+
+
+def judge_models(
+    evaluator: str,
+    data: Any,
+    models: list[str],
+    *,
+    out: str | Path | None = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """Judge the same cases with each of ``models`` in turn (each its own results file: ``out``
+    with ``__<model>`` before the suffix) and return the rows together, so the judge model is a
+    facet for :func:`jevalkit.metrics.variance_components` (``facets=["case", "model"]``).
+
+    ``options`` are :func:`judge`'s (repeats, base_url, config, ...), the same for every model.
+
+    Example:
+        >>> judge_models("tool_call_accuracy", "tool_call_accuracy", ["a", "a"])
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: models lists judge models once each, got ['a', 'a']
+    """
+    if len(models) < 1 or len(set(models)) != len(models):
+        raise UsageError(f"models lists judge models once each, got {list(models)!r}")
+    if not all(isinstance(m, str) and m for m in models):
+        raise UsageError(f"models must be model names, got {list(models)!r}")
+    frames = []
+    for name in models:
+        path = None
+        if out is not None:
+            out_path = Path(out)
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+            path = out_path.with_name(f"{out_path.stem}__{safe}{out_path.suffix or '.jsonl'}")
+        frames.append(judge(evaluator, data, name, out=path, **options))
+    return pd.concat(frames, ignore_index=True)

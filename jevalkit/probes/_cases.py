@@ -1,0 +1,241 @@
+"""A probe's cases: the rows of a dataset its message template is filled from.
+
+A probe file names its cases as a path beside it (``cases: cases.jsonl`` or ``cases.csv``, one
+case per line, inside the probe's folder) or lists them inline. Every case has a stable ``id``
+(unique in the probe); its other fields fill the ``{{field}}`` placeholders. Three field names
+carry scoring inputs instead: ``expected`` (the answer for exact_match / levenshtein /
+json_similarity; a JSON value is compared as compact JSON), ``schema`` (a JSON Schema for this
+case; in a CSV cell, JSON text) and ``gold`` (recorded in the row, for judges and analyses).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ..datafiles import json_line, jsonl_lines
+from ..errors import CaseFileError, UsageError
+
+__all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
+
+SCORING_FIELDS = ("expected", "schema", "gold")
+MAX_CASE_FILE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of a probe: its ``id``, its 1-based ``position`` in the probe, and its fields.
+
+    Example:
+        >>> case = Case("q1", 1, MappingProxyType({"question": "2+2?", "expected": "4"}))
+        >>> case.expected, case.template_fields()
+        ('4', {'id': 'q1', 'question': '2+2?'})
+    """
+
+    id: str
+    position: int
+    fields: Mapping[str, Any]
+
+    @property
+    def expected(self) -> Any:
+        """The case's ``expected`` answer, or None."""
+        return self.fields.get("expected")
+
+    @property
+    def gold(self) -> Any:
+        """The case's ``gold`` label, or None."""
+        return self.fields.get("gold")
+
+    def template_fields(self) -> dict[str, Any]:
+        """The fields a template may use: ``id`` and every field but the scoring inputs
+        (``expected``, ``schema``, ``gold`` never reach a prompt by accident)."""
+        out = {k: v for k, v in self.fields.items() if k not in SCORING_FIELDS}
+        return {"id": self.id, **out}
+
+
+def _case(raw: Any, position: int, where: str, seen: set[str]) -> Case:
+    if not isinstance(raw, dict):
+        raise CaseFileError(f"{where}: a case must be an object with an `id`")
+    if "id" not in raw:
+        raise CaseFileError(f"{where}: the case has no `id`; give every case a stable, unique id")
+    case_id = raw["id"]
+    if isinstance(case_id, bool) or not isinstance(case_id, str | int) or str(case_id) == "":
+        raise CaseFileError(f"{where}: id: must be a non-empty string or integer, got {case_id!r}")
+    case_id = str(case_id)
+    if len(case_id) > 200:
+        raise CaseFileError(f"{where}: id: longer than 200 characters")
+    if case_id in seen:
+        raise CaseFileError(f"{where}: id: duplicate case id {case_id!r}; ids must be unique")
+    seen.add(case_id)
+    for name in raw:
+        if not isinstance(name, str) or not name:
+            raise CaseFileError(f"{where}: field names must be non-empty text, got {name!r}")
+    if "schema" in raw and not isinstance(raw["schema"], dict | bool):
+        raise CaseFileError(
+            f"{where}: schema: must be a JSON Schema (an object), got {raw['schema']!r}"
+        )
+    gold = raw.get("gold")
+    if gold is not None and not isinstance(gold, str | int | float | bool):
+        raise CaseFileError(f"{where}: gold: must be a single label or number, got {gold!r}")
+    fields = {k: v for k, v in raw.items() if k != "id"}
+    return Case(case_id, position, MappingProxyType(fields))
+
+
+def cases_from_list(items: Sequence[Any], where: str) -> tuple[Case, ...]:
+    """Cases listed inline in a probe file.
+
+    Example:
+        >>> [c.id for c in cases_from_list([{"id": 1, "q": "a"}, {"id": "b", "q": "c"}], "p.yaml")]
+        ['1', 'b']
+    """
+    seen: set[str] = set()
+    return tuple(_case(raw, i, f"{where}: cases[{i - 1}]", seen) for i, raw in enumerate(items, 1))
+
+
+def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
+    """Read a JSONL or CSV case file; return its cases and the sha256 of its bytes.
+
+    Raises:
+        CaseFileError: one line naming the file, the line and the field.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "cases.csv"
+        >>> _ = p.write_text("id,amount,expected\\na,3,6\\nb,4,8\\n")
+        >>> cases, digest = read_case_file(p)
+        >>> [(c.id, c.fields["amount"], c.expected) for c in cases], len(digest)
+        ([('a', '3', '6'), ('b', '4', '8')], 64)
+    """
+    try:
+        if path.stat().st_size > MAX_CASE_FILE_BYTES:
+            raise CaseFileError(f"{path}: larger than {MAX_CASE_FILE_BYTES // 2**20} MB")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CaseFileError(f"{path}: no such case file; put it beside the probe file") from None
+    except IsADirectoryError:
+        raise CaseFileError(f"{path}: is a folder; give a JSONL or CSV case file") from None
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot read the case file ({exc.strerror})") from None
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseFileError(
+            f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    seen: set[str] = set()
+    cases: list[Case] = []
+    if path.suffix == ".jsonl":
+        for lineno, line in enumerate(jsonl_lines(text.removeprefix("\ufeff")), 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            raw = json_line(line, where, CaseFileError)
+            cases.append(_case(raw, len(cases) + 1, where, seen))
+    elif path.suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+        if not reader.fieldnames or "id" not in reader.fieldnames:
+            raise CaseFileError(f"{path}:1: the header has no `id` column")
+        repeated = sorted({n for n in reader.fieldnames if reader.fieldnames.count(n) > 1})
+        if repeated:
+            raise CaseFileError(
+                f"{path}:1: the header names the column {repeated[0]!r} more than once; "
+                "give every column its own name"
+            )
+        for raw in reader:
+            where = f"{path}:{reader.line_num}"
+            if None in raw or any(v is None for v in raw.values()):
+                raise CaseFileError(
+                    f"{where}: the row has a different number of cells than the header"
+                )
+            if "schema" in raw:
+                raw["schema"] = json_line(raw["schema"], f"{where}: schema", CaseFileError)
+            cases.append(_case(raw, len(cases) + 1, where, seen))
+    else:
+        raise CaseFileError(f"{path}: a case file ends in .jsonl or .csv")
+    if not cases:
+        raise CaseFileError(f"{path}: no cases (an empty file); write one case per line")
+    return tuple(cases), digest
+
+
+_RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$")
+
+
+def _positions(spec: str, n: int) -> list[int]:
+    chosen: dict[int, None] = {}
+    for part in spec.split(","):
+        match = _RANGE.match(part)
+        if match is None:
+            raise UsageError(
+                f"--cases {spec!r}: {part.strip()!r} is not a position or range; expected "
+                "positions like 1-50 or 1-10,20,30-40"
+            )
+        a = int(match.group(1))
+        b = int(match.group(2)) if match.group(2) else a
+        if a > b:
+            raise UsageError(f"--cases {spec!r}: {a}-{b} runs backwards; write {b}-{a}")
+        if not 1 <= a <= b <= n:
+            raise UsageError(
+                f"--cases {spec!r}: {part.strip()} is outside 1-{n} (the probe has {n} cases)"
+            )
+        chosen.update(dict.fromkeys(range(a, b + 1)))
+    return sorted(chosen)
+
+
+def select_cases(
+    cases: Sequence[Case],
+    *,
+    cases_spec: str | None = None,
+    sample: int | None = None,
+    seed: int | None = None,
+) -> tuple[tuple[Case, ...], str | None]:
+    """A subset of ``cases`` and how it was chosen (None for all of them): positions
+    (``"1-50"``, ``"1-10,20"``, 1-based, in file order), then a simple random sample of
+    ``sample`` of them drawn with ``seed`` (numpy's generator: the same seed, the same cases).
+
+    Example:
+        >>> cs = cases_from_list([{"id": f"c{i}"} for i in range(1, 11)], "p")
+        >>> picked, how = select_cases(cs, cases_spec="2-4,9")
+        >>> [c.id for c in picked], how
+        (['c2', 'c3', 'c4', 'c9'], 'cases 2-4,9 of 10')
+        >>> picked, how = select_cases(cs, sample=3, seed=1)
+        >>> len(picked), how
+        (3, 'random sample of 3 of 10 cases, seed 1')
+    """
+    n = len(cases)
+    chosen = list(cases)
+    parts = []
+    if cases_spec is not None:
+        chosen = [cases[p - 1] for p in _positions(str(cases_spec), n)]
+        parts.append(f"cases {cases_spec} of {n}")
+    if sample is not None:
+        if (
+            isinstance(sample, bool)
+            or not isinstance(sample, int)
+            or not 1 <= sample <= len(chosen)
+        ):
+            raise UsageError(
+                f"--sample must be from 1 to {len(chosen)} (the cases to draw from), got {sample!r}"
+            )
+        if seed is None:
+            raise UsageError(
+                "--sample needs a seed (--sample-seed, or --seed) so the draw can be repeated"
+            )
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UsageError(
+                f"--sample-seed must be a whole number from 0 up (the draw's seed), got {seed!r}"
+            )
+        picked = np.random.default_rng(seed).choice(len(chosen), size=sample, replace=False)
+        where = f"of {len(chosen)}" if not parts else f"of these {len(chosen)}"
+        chosen = [chosen[i] for i in sorted(picked)]
+        parts.append(f"random sample of {sample} {where} cases, seed {seed}")
+    return tuple(chosen), ("; ".join(parts) or None)

@@ -1,0 +1,69 @@
+"""An executed notebook as a report page: code hidden unless asked for, the parameters shown once,
+and nothing fetched from the network when the page is opened."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+TEMPLATE = Path(__file__).with_name("offline.html.j2")
+PARAMETER_TAGS = ("parameters", "injected-parameters")
+
+
+def parameters_html(parameters: dict[str, str]) -> str:
+    """The parameters a report ran with (name -> value as Python source), as an escaped HTML
+    table, shown once near the top.
+
+    Example:
+        >>> parameters_html({"results": repr("<x>.jsonl")})
+        "<table class='jevalkit-parameters'><tr><th>parameter</th><th>value</th></tr><tr><td>results</td><td><code>&#x27;&lt;x&gt;.jsonl&#x27;</code></td></tr></table>"
+    """
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td><code>{html.escape(value)}</code></td></tr>"
+        for name, value in parameters.items()
+    )
+    return (
+        "<table class='jevalkit-parameters'><tr><th>parameter</th><th>value</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def report_cells(nb: Any, parameters: dict[str, str]) -> Any:
+    """``nb`` ready for export: the parameter cells dropped, their values in one table after the
+    title (papermill's injected cell would otherwise repeat the parameters cell).
+
+    Example:
+        >>> import nbformat
+        >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"),
+        ...     nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+        ...     nbformat.v4.new_code_cell("x")])
+        >>> [c.cell_type for c in report_cells(nb, {"x": "1"}).cells]
+        ['markdown', 'markdown', 'code']
+    """
+    import nbformat
+
+    out = nbformat.from_dict(nb)
+    kept = [
+        cell
+        for cell in out.cells
+        if not set(cell.get("metadata", {}).get("tags", [])) & set(PARAMETER_TAGS)
+    ]
+    table = nbformat.v4.new_markdown_cell(parameters_html(parameters))
+    at = 1 if kept and kept[0].cell_type == "markdown" else 0
+    kept.insert(at, table)
+    out.cells = kept
+    return out
+
+
+def export_html(nb: Any, path: Path, parameters: dict[str, str], *, show_code: bool) -> None:
+    """Write ``nb`` as a report page at ``path`` that fetches nothing when opened, code cells
+    hidden unless ``show_code`` (see :func:`report_cells`)."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_file=str(TEMPLATE))
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    exporter.exclude_input = not show_code
+    body, _ = exporter.from_notebook_node(report_cells(nb, parameters))
+    path.write_text(body, encoding="utf-8")

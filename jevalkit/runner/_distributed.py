@@ -1,0 +1,533 @@
+"""One logical run from many Dask workers.
+
+The driver plans the jobs, skips the keys the results file already holds, splits the rest into
+shards by a stable hash of their key (:func:`shard_of`) and submits one Dask task per shard.
+Each task runs the one execution path (:func:`execute`) into its own part file, so a task that
+Dask re-runs after its worker died resumes from that file by key. When every task is done the
+parts are merged into the results file (:func:`merge_parts`). Across workers the run keeps one
+concurrency (a ``distributed.Semaphore``: each task holds its share of leases and sends at most
+that many requests at a time) and one budget (:class:`LedgerBudget`, kept on the scheduler).
+
+Part files are written by the workers and merged by the driver: on several machines the results
+folder must be on a shared file system (as it is on a Slurm or PBS cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..costs import Budget
+from ..errors import UsageError
+from ..local import is_local_model
+from ._columns import row_key
+from ._execute import _check_same_endpoint, execute
+from ._job import Job
+from ._ledger import LedgerBudget, ledger_op
+from ._merge import merge_parts
+from ._options import RunSettings
+from ._shards import parse_shard, part_files, part_path, shard_of
+from ._store import (
+    check_results_path,
+    latest_rows,
+    locked,
+    read_results,
+    results_frame,
+    rewrite_without,
+)
+from ._target import endpoint_identity
+
+SCHEDULER_TIMEOUT_S = 10
+SHARDS_PER_THREAD = 2  # a few shards per worker thread: a re-run task repeats less
+POLL_S = 0.5
+
+Execute = Callable[..., Awaitable[pd.DataFrame]]
+
+
+@contextlib.contextmanager
+def dask_client(
+    *, scheduler: str | None = None, cluster: Any = None, workers: int | None = None
+) -> Iterator[Any]:
+    """A ``distributed.Client``: on ``cluster`` (a Client, or any cluster object such as a
+    ``LocalCluster`` or a dask-jobqueue ``SLURMCluster``), on the scheduler at ``scheduler``
+    (``tcp://host:port``), or on a ``LocalCluster`` of ``workers`` processes whose ports all
+    bind 127.0.0.1. Closes what it opened.
+
+    Example:
+        >>> with dask_client(workers=0):
+        ...     pass
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: workers must be a whole number of at least 1, got 0
+    """
+    from dask.distributed import Client, LocalCluster
+
+    check_cluster_options(scheduler=scheduler, cluster=cluster, workers=workers)
+    if isinstance(cluster, Client):
+        yield cluster
+        return
+    local = None
+    if scheduler is None and cluster is None:
+        local = LocalCluster(
+            n_workers=workers or 2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+        )
+    try:
+        client = Client(scheduler or cluster or local, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        if local is not None:
+            local.close()
+        raise UsageError(
+            f"cannot reach the Dask scheduler {scheduler or 'LocalCluster'} within "
+            f"{SCHEDULER_TIMEOUT_S} s ({type(exc).__name__}); check the address"
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
+        if local is not None:
+            local.close()
+
+
+def check_cluster_options(
+    *, scheduler: str | None = None, cluster: Any = None, workers: int | None = None
+) -> None:
+    """Refuse cluster options that contradict each other or are out of range.
+
+    Example:
+        >>> check_cluster_options(scheduler="tcp://127.0.0.1:8786", workers=2)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: give one of scheduler=, cluster= or workers=, not several
+    """
+    if sum(x is not None for x in (scheduler, cluster, workers)) > 1:
+        raise UsageError("give one of scheduler=, cluster= or workers=, not several")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise UsageError(
+            f"--scheduler must be an address such as tcp://host:8786, got {scheduler!r}"
+        )
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise UsageError(f"workers must be a whole number of at least 1, got {workers!r}")
+
+
+def _has_dashboard() -> bool:
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def dashboard_link(client: Any) -> str | None:
+    """The Dask dashboard's address, or None when the scheduler serves none (it needs bokeh)."""
+    with contextlib.suppress(Exception):
+        if _has_dashboard() and "dashboard" in client.scheduler_info().get("services", {}):
+            return client.dashboard_link
+    return None
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """What one Dask task needs besides its jobs (no secrets: workers read keys from their own
+    environment by the variable's name)."""
+
+    model: str | None
+    part: str
+    settings: RunSettings
+    description: str
+    semaphore: Any
+    share: int
+    ledger: str | None
+    holder: str
+
+
+def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
+    """Run one shard on a Dask worker into its part file (resuming it by key); return why the
+    run's budget stopped it (``stopped``) and an overrun (``overrun``), each None when none, and
+    whether it yielded to other tasks' requests (``yielded``). Holds at most ``task.share``
+    of the run's concurrency leases."""
+    from dask.distributed import get_client
+
+    client = get_client()
+    leases = 0
+    try:
+        task.semaphore.acquire()
+        leases = 1
+        while leases < task.share and task.semaphore.acquire(timeout=0):
+            leases += 1
+        settings = replace(task.settings, concurrency=leases, progress=False)
+        limits = task.settings.new_budget()
+        budget: Budget = Budget()
+        if task.ledger is not None:
+            budget = LedgerBudget(
+                client, task.ledger, task.holder, usd=limits.usd, requests=limits.requests
+            )
+            budget.call("begin")
+        df = asyncio.run(
+            execute(
+                jobs,
+                model=task.model,
+                out=task.part,
+                settings=settings,
+                description=task.description,
+                budget=budget,
+            )
+        )
+        if isinstance(budget, LedgerBudget):
+            return {
+                "stopped": budget.run_reached,
+                "overrun": budget.overrun,
+                "yielded": budget.yielded,
+            }
+        return {"stopped": df.attrs.get("stopped"), "overrun": budget.overrun, "yielded": False}
+    finally:
+        for _ in range(leases):
+            task.semaphore.release()
+
+
+class PartsProgress:
+    """Rows, error rows and spend written to the part files so far (read incrementally)."""
+
+    def __init__(self, results: Path) -> None:
+        self.results = results
+        self._seen: dict[Path, tuple[int, int, dict[str, float]]] = {}
+
+    def counts(self) -> dict[str, float]:
+        """``{"rows", "errors", "usd"}`` over every part file now."""
+        total = {"rows": 0.0, "errors": 0.0, "usd": 0.0}
+        for part in part_files(self.results):
+            with contextlib.suppress(OSError):
+                total = {k: v + self._part(part)[k] for k, v in total.items()}
+        return total
+
+    def _part(self, part: Path) -> dict[str, float]:
+        inode = part.stat().st_ino
+        old_inode, offset, counts = self._seen.get(part, (inode, 0, None))
+        if counts is None or old_inode != inode or part.stat().st_size < offset:
+            offset, counts = 0, {"rows": 0.0, "errors": 0.0, "usd": 0.0}
+        with part.open("rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+        end = data.rfind(b"\n") + 1
+        for line in data[:end].splitlines():
+            with contextlib.suppress(ValueError):
+                row = json.loads(line)
+                counts["rows"] += 1
+                counts["errors"] += bool(row.get("error"))
+                cost = row.get("cost_usd")
+                counts["usd"] += cost if isinstance(cost, int | float) else 0.0
+        self._seen[part] = (inode, offset + end, counts)
+        return counts
+
+
+class DaskSession:
+    """A run on a Dask cluster: its client, its concurrency semaphore and its budget ledger.
+    :meth:`execute` has the signature of :func:`jevalkit.runner.execute`."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.name = f"jevalkit-{uuid.uuid4().hex[:12]}"
+        self.semaphore: Any = None
+        self.ledger: str | None = None
+        self.dashboard = dashboard_link(client)
+        self._rounds = 0
+
+    def _open(self, settings: RunSettings) -> None:
+        from dask.distributed import Semaphore
+
+        if self.semaphore is None:
+            self.semaphore = Semaphore(
+                max_leases=settings.concurrency,
+                name=f"{self.name}-slots",
+                scheduler_rpc=self.client.scheduler,
+                loop=self.client.loop,
+            )
+        budget = settings.new_budget()
+        if budget.active and self.ledger is None:
+            self.ledger = f"{self.name}-budget"
+            try:
+                self.client.run_on_scheduler(
+                    ledger_op, "open", self.ledger, limits=(budget.usd, budget.requests)
+                )
+            except Exception as exc:  # the scheduler cannot run our function
+                self.ledger = None
+                raise UsageError(
+                    "a budget across Dask workers is kept on the scheduler, which could not run "
+                    f"jevalkit ({type(exc).__name__}: {exc}); install jevalkit where the "
+                    "scheduler runs, or drop --budget-usd/--budget-requests"
+                ) from None
+
+    def close(self) -> None:
+        """Drop the ledger and the semaphore on the scheduler."""
+        with contextlib.suppress(Exception):
+            if self.ledger is not None:
+                self.client.run_on_scheduler(ledger_op, "close", self.ledger)
+            if self.semaphore is not None:
+                self.semaphore.close()
+
+    async def execute(
+        self,
+        jobs: Sequence[Job],
+        *,
+        model: str | None,
+        out: str | Path,
+        settings: RunSettings | None = None,
+        description: str = "requests",
+        budget: Budget | None = None,
+    ) -> pd.DataFrame:
+        """Execute ``jobs`` on the cluster and return their rows, as :func:`execute` does."""
+        settings = settings or RunSettings()
+        df = await asyncio.to_thread(
+            self._drive, list(jobs), model, Path(out), settings, description
+        )
+        if budget is not None and df.attrs.get("stopped"):
+            budget.reached = df.attrs["stopped"]
+            budget.overrun = df.attrs.pop("overrun")
+        df.attrs.pop("overrun", None)
+        return df
+
+    def _drive(
+        self,
+        jobs: list[Job],
+        model: str | None,
+        out: Path,
+        settings: RunSettings,
+        description: str,
+    ) -> pd.DataFrame:
+        base_url, label = settings.base_url, settings.label
+        # what the workers get: no cluster objects, no engine (they run their shard in-process)
+        settings = replace(settings, scheduler=None, cluster=None, workers=None, shard=None)
+        # absolute: a worker's working folder is not the driver's
+        path = check_results_path(Path(out).absolute(), writing=True)
+        if model is not None and is_local_model(model) and base_url is None:
+            raise UsageError(
+                "--model local with a Dask scheduler would start one embedded model per task: "
+                "start it once on each worker machine (`jevalkit local start`) and pass its "
+                "address with --base-url, or run without --scheduler/--workers"
+            )
+        asked = model or "deterministic"
+        if model is None and any(job.needs_model for job in jobs):
+            raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
+        endpoint = endpoint_identity(model, base_url, api_key_env=settings.api_key_env)
+        keys = [job.key(asked, label) for job in jobs]
+        self._open(settings)
+        stopped: dict[str, Any] = {"stopped": None, "overrun": None}
+        with locked(path):
+            if part_files(path):  # an interrupted run left parts: fold them in first
+                merge_parts(path, hold_lock=False)
+            existing, _ = latest_rows(path)
+            _check_same_endpoint(path, existing, set(keys), endpoint)
+            if settings.retry_errors:
+                failed = {k for k in keys if k in existing and existing[k].get("error")}
+                if failed:
+                    rewrite_without(path, failed)
+                    existing = {k: v for k, v in existing.items() if k not in failed}
+            pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
+            while pending:  # one wave; another only when a task yielded under the budget
+                try:
+                    stopped = self._run_shards(
+                        pending, path, model, settings, description, done=len(jobs) - len(pending)
+                    )
+                finally:
+                    if part_files(path):
+                        merge_parts(path, hold_lock=False)
+                if stopped["stopped"] or stopped["overrun"] or not stopped["yielded"]:
+                    break
+                existing, _ = latest_rows(path)
+                pending = [(j, k) for j, k in pending if k not in existing]
+            results = read_results(path)
+        wanted = set(keys)
+        mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
+        mine = mine.reset_index(drop=True)
+        mine.attrs["stopped"] = stopped["stopped"]
+        mine.attrs["budget_overrun"] = stopped["overrun"] is not None
+        mine.attrs["overrun"] = stopped["overrun"]
+        mine.attrs["dashboard"] = self.dashboard
+        return mine
+
+    def _run_shards(
+        self,
+        pending: list[tuple[Job, tuple]],
+        path: Path,
+        model: str | None,
+        settings: RunSettings,
+        description: str,
+        *,
+        done: int,
+    ) -> dict[str, Any]:
+        from dask.distributed import wait
+
+        threads = max(1, sum(self.client.nthreads().values()))
+        n_shards = max(1, min(len(pending), threads * SHARDS_PER_THREAD))
+        shards: list[list[Job]] = [[] for _ in range(n_shards)]
+        for job, key in pending:
+            shards[shard_of(key, n_shards)].append(job)
+        share = max(1, math.ceil(settings.concurrency / threads))
+        self._rounds += 1
+        futures = []
+        for index, shard_jobs in enumerate(shards):
+            if not shard_jobs:
+                continue
+            holder = f"{self.name}-r{self._rounds}-s{index}"
+            task = ShardTask(
+                model=model,
+                part=str(part_path(path, index)),
+                settings=settings,
+                description=description,
+                semaphore=self.semaphore,
+                share=share,
+                ledger=self.ledger,
+                holder=holder,
+            )
+            futures.append(self.client.submit(run_shard, shard_jobs, task, key=holder, pure=False))
+        bar = tqdm(
+            total=done + len(pending),
+            initial=done,
+            desc=description,
+            unit="req",
+            disable=not settings.progress,
+            dynamic_ncols=True,
+        )
+        if settings.progress and self._rounds == 1:
+            bar.write(
+                f"Dask dashboard: {self.dashboard}"
+                if self.dashboard
+                else "Dask dashboard: none (the scheduler serves one when bokeh is installed)",
+                file=sys.stderr,
+            )
+        progress = PartsProgress(path)
+        try:
+            while True:
+                running = [f for f in futures if not f.done()]
+                with contextlib.suppress(TimeoutError):
+                    wait(running, timeout=POLL_S, return_when="FIRST_COMPLETED")
+                counts = progress.counts()
+                postfix = {"errors": int(counts["errors"])}
+                if settings.new_budget().usd is not None or counts["usd"]:
+                    postfix["spent"] = f"${counts['usd']:.4f}"
+                bar.set_postfix(postfix, refresh=False)
+                bar.update(done + int(counts["rows"]) - bar.n)
+                failed = [f for f in futures if f.status == "error"]
+                if failed:
+                    failed[0].result()  # raises the task's own error
+                if all(f.done() for f in futures):
+                    break
+            reasons = [f.result() for f in futures]
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        finally:
+            bar.close()
+        return {
+            "stopped": next((r["stopped"] for r in reasons if r["stopped"]), None),
+            "overrun": next((r["overrun"] for r in reasons if r["overrun"]), None),
+            "yielded": any(r["yielded"] for r in reasons),
+        }
+
+
+async def execute_shard(
+    jobs: Sequence[Job],
+    *,
+    shard: tuple[int, int],
+    model: str | None,
+    out: str | Path,
+    settings: RunSettings | None = None,
+    description: str = "requests",
+    budget: Budget | None = None,
+) -> pd.DataFrame:
+    """Run shard ``shard = (i, N)`` of ``jobs`` into ``<out>.parts/<i>.jsonl`` (no engine: for
+    Slurm job arrays and Kubernetes indexed jobs); merge the parts with :func:`merge_parts`.
+    Keys already in the results file or in another part are skipped (an error row of the results
+    file is sent again with ``retry_errors``)."""
+    index, count = shard
+    settings = settings or RunSettings()
+    path = check_results_path(out, writing=True)
+    asked = model or "deterministic"
+    keys = [job.key(asked, settings.label) for job in jobs]
+    done: dict[tuple, dict] = {}
+    mine_part = part_path(path, index)
+    for source in [path, *part_files(path)]:
+        if source != mine_part and source.exists():
+            rows, _ = latest_rows(source)
+            if source == path and settings.retry_errors:
+                rows = {k: v for k, v in rows.items() if not v.get("error")}
+            done.update(rows)
+    endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
+    _check_same_endpoint(path, done, set(keys), endpoint)
+    mine = [
+        job
+        for job, key in zip(jobs, keys, strict=True)
+        if shard_of(key, count) == index and key not in done
+    ]
+    if not mine and not mine_part.exists():
+        return results_frame([])  # every key of this shard is done already
+    return await execute(
+        mine,
+        model=model,
+        out=mine_part,
+        settings=settings,
+        description=f"{description} (shard {index}/{count})",
+        budget=budget,
+    )
+
+
+@contextlib.asynccontextmanager
+async def scaled_execute(settings: RunSettings | None = None) -> AsyncIterator[Execute]:
+    """The execution path ``settings`` ask for, with the signature of :func:`execute`: on a Dask
+    cluster (``scheduler``, ``cluster`` or ``workers``), one shard (``shard="i/N"``), or in this
+    process (none of them).
+
+    Example:
+        >>> import asyncio
+        >>> async def which():
+        ...     async with scaled_execute(RunSettings()) as run_jobs:
+        ...         return run_jobs.__name__
+        >>> asyncio.run(which())
+        'execute'
+    """
+    s = settings or RunSettings()
+    engines = sum(x is not None for x in (s.scheduler, s.cluster, s.workers))
+    if s.shard is not None and engines:
+        raise UsageError(
+            "--shard runs one shard without Dask; drop --scheduler/--workers, or drop --shard "
+            "and let Dask shard the run"
+        )
+    if s.shard is not None:
+        if s.repeats == "auto" or s.adaptive is not None:
+            raise UsageError(
+                "--repeats auto decides each round on all of its rows: run it on Dask "
+                "(--scheduler or --workers), not as --shard"
+            )
+        yield partial(execute_shard, shard=parse_shard(s.shard))
+        return
+    if not engines:
+        yield execute
+        return
+    stack = contextlib.ExitStack()
+    client = await asyncio.to_thread(
+        stack.enter_context,
+        dask_client(scheduler=s.scheduler, cluster=s.cluster, workers=s.workers),
+    )
+    session = DaskSession(client)
+    try:
+        yield session.execute
+    finally:
+        await asyncio.to_thread(session.close)
+        await asyncio.to_thread(stack.close)

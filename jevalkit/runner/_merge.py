@@ -1,0 +1,99 @@
+"""The checked merge: part files of a sharded run into the one results file.
+
+Every key ends up exactly once. A key found in two places must hold the same row there (a merge
+interrupted after writing the results file left its parts behind: re-running it finds the same
+rows and finishes), except that a part's row replaces an error row of the results file (an error
+sent again with ``retry_errors``). Any other duplicate is two different answers to one request:
+the merge refuses it and changes nothing. The merged file is written atomically and made durable
+(the file and its folder fsynced) before any part file is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ResultsError
+from ._shards import part_files, parts_dir
+from ._store import check_results_path, latest_rows, locked, write_rows
+
+MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged"]
+
+
+def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str, Any]]:
+    """Merge the part files beside ``results`` into it and remove them; return one dict per part
+    (:data:`MERGE_COLUMNS`). ``hold_lock`` False: the caller already holds the results lock.
+
+    Raises:
+        ResultsError: no part files, a part being written by a run, a conflicting duplicate (the
+            message names the part, the key and the fix), or a write the disk refused (the
+            results file and the parts are then unchanged).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from jevalkit.runner import ResultRow
+        >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> parts = results.with_name("r.jsonl.parts"); parts.mkdir()
+        >>> row = ResultRow(run_id="a", kind="probe", probe="p", version=1, model="m", repeat=0)
+        >>> _ = (parts / "0.jsonl").write_text(row.to_json() + "\\n")
+        >>> [r["new"] for r in merge_parts(results)], parts.exists(), len(results.read_text().splitlines())
+        ([1], False, 1)
+    """
+    path = check_results_path(results, writing=True)
+    parts = part_files(path)
+    if not parts:
+        raise ResultsError(
+            f"{path}: no part files in {parts_dir(path)} to merge; run the shards first "
+            "(`jevalkit run ... --shard i/N --out {path}`)"
+        )
+    with contextlib.ExitStack() as stack:
+        if hold_lock:
+            stack.enter_context(locked(path))
+        for part in parts:
+            stack.enter_context(locked(part))
+        base, _ = latest_rows(path) if path.exists() else ({}, 0)
+        merged = dict(base)
+        origin = dict.fromkeys(base, path)
+        report = []
+        for part in parts:
+            rows, _ = latest_rows(part)
+            counts = {"part": str(part), "rows": len(rows), "new": 0, "replaced_errors": 0}
+            counts["already_merged"] = 0
+            for key, row in rows.items():
+                old = merged.get(key)
+                if old is None:
+                    counts["new"] += 1
+                elif old == row:
+                    counts["already_merged"] += 1
+                    continue
+                elif origin[key] == path and old.get("error") and not row.get("error"):
+                    counts["replaced_errors"] += 1
+                else:
+                    raise ResultsError(
+                        f"{part}: the row of key {key} differs from the one in {origin[key]}: "
+                        "the same request was answered twice; nothing was merged. Keep one of "
+                        "the two rows (delete the other line) and run `jevalkit merge` again"
+                    )
+                merged[key] = row
+                origin[key] = part
+            report.append(counts)
+        write_rows(path, merged.values())
+        _fsync_folder(path.parent)
+        for part in parts:
+            part.unlink()
+    for part in parts:
+        part.with_name(f".{part.name}.lock").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        parts_dir(path).rmdir()
+    return report
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (the file's own fsync does not cover its name)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

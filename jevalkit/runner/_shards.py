@@ -1,0 +1,99 @@
+"""Shards: a run's jobs split by a stable hash of their row key, each shard written to a part
+file of its own beside the results file (``<results>.parts/<shard>.jsonl``).
+
+The hash is sha256 of the key's JSON, so every process (a Dask worker, a Slurm array task, a
+Kubernetes indexed job) puts a job in the same shard without talking to the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from ..errors import UsageError
+
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def shard_of(key: tuple, n_shards: int) -> int:
+    """The shard (0 to ``n_shards - 1``) a row key belongs to: the same in every process.
+
+    Example:
+        >>> key = ("p", 1, None, "m", "ab", None, None, None, None, 3)
+        >>> shard_of(key, 4) == shard_of(key, 4), 0 <= shard_of(key, 4) < 4
+        (True, True)
+    """
+    text = json.dumps(list(key), sort_keys=True, separators=(",", ":"), default=str)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % n_shards
+
+
+def parse_shard(value: str | tuple[int, int]) -> tuple[int, int]:
+    """``"i/N"`` (or ``(i, N)``) as ``(i, N)``, refusing a shard outside 0 to N-1.
+
+    Example:
+        >>> parse_shard("1/4")
+        (1, 4)
+        >>> parse_shard("4/4")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: --shard '4/4': the shard index must be from 0 to 3 (shards are numbered from 0), e.g. --shard 0/4
+    """
+    if isinstance(value, tuple) and len(value) == 2:
+        index, count = value
+    else:
+        match = _SHARD.match(str(value))
+        if match is None:
+            raise UsageError(f"--shard {value!r} is not INDEX/COUNT, e.g. --shard 0/4")
+        index, count = int(match[1]), int(match[2])
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (index, count)):
+        raise UsageError(f"--shard {value!r}: index and count must be whole numbers")
+    if count < 1:
+        raise UsageError(f"--shard {value!r}: the count must be at least 1")
+    if not 0 <= index < count:
+        raise UsageError(
+            f"--shard {value!r}: the shard index must be from 0 to {count - 1} "
+            f"(shards are numbered from 0), e.g. --shard 0/{count}"
+        )
+    return index, count
+
+
+def parts_dir(results: str | Path) -> Path:
+    """The folder holding the part files of ``results``.
+
+    Example:
+        >>> parts_dir("runs/r.jsonl")
+        PosixPath('runs/r.jsonl.parts')
+    """
+    results = Path(results)
+    return results.with_name(results.name + ".parts")
+
+
+def part_path(results: str | Path, shard: int) -> Path:
+    """The part file of one shard of ``results``.
+
+    Example:
+        >>> part_path("runs/r.jsonl", 3)
+        PosixPath('runs/r.jsonl.parts/3.jsonl')
+    """
+    return parts_dir(results) / f"{shard}.jsonl"
+
+
+def part_files(results: str | Path) -> list[Path]:
+    """The part files beside ``results``, in shard order (empty when there are none).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> parts_dir(results).mkdir()
+        >>> for name in ("10.jsonl", "2.jsonl", "notes.txt"):
+        ...     _ = (parts_dir(results) / name).write_text("")
+        >>> [p.name for p in part_files(results)]
+        ['2.jsonl', '10.jsonl']
+    """
+    folder = parts_dir(results)
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.glob("*.jsonl") if p.stem.isdigit()]
+    return sorted(found, key=lambda p: int(p.stem))

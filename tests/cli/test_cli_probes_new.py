@@ -1,0 +1,155 @@
+"""Authoring a probe: ``probes new`` writes a skeleton, ``probes check --probes-dir`` /
+``$JEVALKIT_PROBES`` check a user's folder with the bundled probes' rules, ``probes lock``
+publishes it, and ``run`` finds it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+
+def jevalkit(*args, env=None, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "jevalkit.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        timeout=180,
+    )
+
+
+def write_cases(tmp_path, n=20):
+    path = tmp_path / "capitals.csv"
+    rows = ["id,country,expected"] + [f"k{i},Country {i},City {i}" for i in range(n)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_new_check_lock_run(tmp_path, openai_server):
+    cases = write_cases(tmp_path)
+    mine = tmp_path / "mine"
+    made = jevalkit("probes", "new", "capitals", "--cases", str(cases), "--probes-dir", str(mine))
+    assert made.returncode == 0, made.stderr
+    probe_file = mine / "capitals" / "v1.yaml"
+    assert "edit every TODO" in made.stdout and probe_file.is_file()
+    assert (mine / "capitals" / "cases.csv").read_bytes() == cases.read_bytes()
+    data = yaml.safe_load(probe_file.read_text())
+    assert data["messages"][1]["content"] == "country: {{country}}"
+    assert data["scoring"] == {"type": "exact_match", "strip": True}
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert check.returncode == 1 and "not published in probes.lock" in check.stdout
+    assert jevalkit("probes", "lock", "--probes-dir", str(mine)).stdout.strip() == (
+        "published: capitals@1"
+    )
+    env = {"JEVALKIT_PROBES": str(mine)}
+    check = jevalkit("probes", "check", env=env)  # the folder from the environment
+    assert check.returncode == 0, check.stdout
+    assert check.stdout.splitlines()[-1] == "2 ok, 0 failed"
+    openai_server.reply = lambda body: body["messages"][-1]["content"].replace("Country", "City")
+    out = tmp_path / "r.jsonl"
+    run = jevalkit(
+        "run",
+        "capitals",
+        "--model",
+        "test/m",
+        "--base-url",
+        openai_server.base_url,
+        "--out",
+        str(out),
+        "--cases",
+        "1-5",
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["case_id"] for r in rows) == ["k0", "k1", "k2", "k3", "k4"]
+    assert not any(r["passed"] for r in rows)  # "country: City 0" is not "City 0"
+    assert {r["subset"] for r in rows} == {"cases 1-5 of 20"}
+
+
+def test_a_changed_user_case_file_and_a_broken_field_are_named(tmp_path):
+    cases = write_cases(tmp_path)
+    mine = tmp_path / "mine"
+    jevalkit("probes", "new", "capitals", "--cases", str(cases), "--probes-dir", str(mine))
+    jevalkit("probes", "lock", "--probes-dir", str(mine))
+    copy = mine / "capitals" / "cases.csv"
+    copy.write_text(copy.read_text() + "k99,Country 99,City 99\n")
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert check.returncode == 1
+    assert "(with its case file cases.csv): content changed since capitals@1" in check.stdout
+    copy.write_text(cases.read_text() + "k98,only two cells\n")
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert f"{copy}:22: the row has a different number of cells" in check.stdout
+    copy.write_text(cases.read_text())
+    text = (mine / "capitals" / "v1.yaml").read_text().replace("role: user", "role: robot")
+    (mine / "capitals" / "v1.yaml").write_text(text)
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert "v1.yaml: messages[1].role: " in check.stdout and "Traceback" not in check.stdout
+
+
+def test_new_refuses_with_one_line(tmp_path):
+    cases = write_cases(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "JEVALKIT_PROBES"}
+    no_dir = subprocess.run(
+        [sys.executable, "-m", "jevalkit.cli", "probes", "new", "x", "--cases", str(cases)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert no_dir.returncode == 2 and "give --probes-dir DIR" in no_dir.stderr
+    assert no_dir.stderr.count("\n") == 1
+    mine = str(tmp_path / "mine")
+    assert jevalkit("probes", "new", "x", "--probes-dir", mine).returncode == 0
+    again = jevalkit("probes", "new", "x", "--probes-dir", mine)
+    assert again.returncode == 2 and "already exists" in again.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a"}\n{"id": "a"}\n')
+    dup = jevalkit("probes", "new", "y", "--cases", str(bad), "--probes-dir", mine)
+    assert dup.returncode == 2 and f"{bad}:2: id: duplicate case id 'a'" in dup.stderr
+    upper = jevalkit("probes", "new", "Bad_Id", "--probes-dir", mine)
+    assert upper.returncode == 2 and "lowercase letters" in upper.stderr
+    missing = jevalkit("probes", "check", "--probes-dir", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "no such probes folder" in missing.stderr
+
+
+def test_every_skeleton_scorer_loads_and_checks(tmp_path):
+    cases = tmp_path / "c.jsonl"
+    cases.write_text('{"id": "a", "text": "hi", "expected": {"k": 1}}\n')
+    for scorer in ("exact_match", "levenshtein", "json_similarity", "json_schema", "constraints"):
+        mine = tmp_path / scorer
+        made = jevalkit(
+            "probes",
+            "new",
+            "p",
+            "--cases",
+            str(cases),
+            "--scoring",
+            scorer,
+            "--probes-dir",
+            str(mine),
+        )
+        assert made.returncode == 0, (scorer, made.stderr)
+        jevalkit("probes", "lock", "--probes-dir", str(mine))
+        check = jevalkit("probes", "check", "--probes-dir", str(mine))
+        assert check.returncode == 0, (scorer, check.stdout)
+
+
+def test_check_of_a_user_folder_fails_a_probe_shadowing_a_bundled_id(tmp_path):
+    import shutil
+
+    from jevalkit._paths import probes_dir
+
+    mine = tmp_path / "mine"
+    shutil.copytree(probes_dir() / "unit-conversion", mine / "unit-conversion")
+    assert jevalkit("probes", "lock", "--probes-dir", str(mine)).returncode == 0
+    checked = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert checked.returncode == 1
+    assert "FAIL unit-conversion@1" in checked.stdout and "bundled probe's" in checked.stdout
+    via_env = jevalkit("probes", "check", env={"JEVALKIT_PROBES": str(mine)})
+    assert via_env.returncode == 1 and "bundled probe's" in via_env.stdout

@@ -1,0 +1,165 @@
+"""Facets: variance components of a results frame, facet-aware intervals, reliability, the
+planner."""
+
+import numpy as np
+import pandas as pd
+import pingouin
+import pytest
+
+import jevalkit
+from jevalkit import metrics
+from jevalkit.errors import StatsError
+
+SD = {"case": 0.1, "variant": 0.06, "case x variant": 0.05, "residual": 0.1}
+
+
+def simulate(rng, n_cases=20, n_variants=3, repeats=2, sd=SD, system="A", mean=0.5):
+    """A crossed case x variant x repeat design with known components, on the 0..1 scale."""
+    d = pd.DataFrame(
+        [(c, v, r) for c in range(n_cases) for v in range(n_variants) for r in range(repeats)],
+        columns=["case_id", "variant", "repeat"],
+    )
+    d["score"] = (
+        mean
+        + rng.normal(0, sd["case"], n_cases)[d["case_id"]]
+        + rng.normal(0, sd["variant"], n_variants)[d["variant"]]
+        + rng.normal(0, sd["case x variant"], (n_cases, n_variants))[d["case_id"], d["variant"]]
+        + rng.normal(0, sd["residual"], len(d))
+    )
+    d["probe"], d["version"], d["system"] = "p", 1, system
+    return d
+
+
+def test_variance_components_of_results_default_to_the_case_identity():
+    rng = np.random.default_rng(0)
+    d = simulate(rng, n_cases=40, repeats=3)
+    d.loc[3, "score"] = np.nan  # unbalanced now: REML
+    vc = metrics.variance_components(d, facets=["case", "variant"])
+    assert vc["component"].tolist() == ["case", "variant", "case x variant", "residual"]
+    assert vc.attrs["n_missing"] == 1 and not vc.attrs["balanced"]
+    assert vc["method"].str.startswith("REML").all()
+    assert vc["share"].sum() == pytest.approx(1)
+
+
+def test_components_recover_known_values_within_monte_carlo_error():
+    rng = np.random.default_rng(1)
+    estimates = []
+    for _ in range(40):
+        d = simulate(rng, n_cases=30, n_variants=6, repeats=3)
+        vc = metrics.variance_components(d, facets=["case", "variant"])
+        estimates.append(vc.set_index("component")["estimate"])
+    mean = pd.DataFrame(estimates).mean()
+    for name, sd in SD.items():
+        assert mean[name] == pytest.approx(sd**2, rel=0.35), name
+
+
+def test_facet_interval_covers_where_the_case_only_one_does_not():
+    rng = np.random.default_rng(2)
+    facet, case_only = 0, 0
+    trials = 120
+    for _ in range(trials):
+        d = simulate(rng)
+        row = metrics.mean_score(
+            d, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
+        ).iloc[0]
+        facet += row["ci_low_facets"] <= 0.5 <= row["ci_high_facets"]
+        case_only += row["ci_low"] <= 0.5 <= row["ci_high"]
+        assert "case + variant" in row["method_facets"]
+    assert facet / trials >= 0.87
+    assert case_only / trials <= 0.88
+
+
+def test_a_facet_with_one_level_is_not_estimable():
+    d = simulate(np.random.default_rng(3), n_variants=1)
+    row = metrics.pass_rate(d.assign(passed=d["score"] > 0.5), generalize=["case", "variant"]).iloc[
+        0
+    ]
+    assert np.isnan(row["ci_low_facets"])
+    assert row["method_facets"] == "not estimable: variant has one level here"
+
+
+def test_generalize_is_a_list_and_its_columns_exist():
+    d = simulate(np.random.default_rng(3))
+    with pytest.raises(StatsError, match="list of facet columns"):
+        metrics.mean_score(d, generalize="variant", scale=(-1, 2))
+    with pytest.raises(StatsError, match="no 'judge_sample' column"):
+        metrics.mean_score(d, generalize=["case", "judge_sample"], scale=(-1, 2), bimodality=False)
+
+
+def test_shared_variant_effects_cancel_in_a_paired_difference():
+    rng = np.random.default_rng(4)
+    a = simulate(rng, sd={**SD, "variant": 0.15})
+    b = a.assign(system="B", score=a["score"] + 0.02 + rng.normal(0, 0.03, len(a)))
+    both = pd.concat([a, b], ignore_index=True)
+    row = metrics.compare(
+        both, "A", by=None, metrics=["mean_score"], generalize=["case", "variant"]
+    ).iloc[0]
+    single = metrics.mean_score(
+        a, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
+    ).iloc[0]
+    assert row["method_facets"].startswith("paired by case and variant")
+    # the shared variant effect (sd 0.15) is gone from the difference (x 3: the 0..1 rescale)
+    assert row["se_facets"] < 0.5 * single["se_facets"] * 3
+    assert row["ci_low_facets"] <= 0.02 <= row["ci_high_facets"]
+
+
+def test_judge_retest_matches_pingouin_icc():
+    rng = np.random.default_rng(5)
+    truth = rng.normal(size=15)
+    d = pd.DataFrame([(c, o) for c in range(15) for o in range(3)], columns=["case_id", "repeat"])
+    d["score"] = truth[d["case_id"]] + rng.normal(0, 0.5, 3)[d["repeat"]] + rng.normal(0, 0.4, 45)
+    ours = metrics.judge_retest(d, case="case_id").set_index(["coefficient", "judgments"])
+    icc = pingouin.intraclass_corr(d, targets="case_id", raters="repeat", ratings="score")
+    icc = icc.set_index("Type")["ICC"]
+    assert ours.loc[("absolute agreement", 1), "value"] == pytest.approx(icc["ICC(A,1)"])
+    assert ours.loc[("consistency", 1), "value"] == pytest.approx(icc["ICC(C,1)"])
+    assert ours.loc[("absolute agreement", 3), "value"] == pytest.approx(icc["ICC(A,k)"])
+    with pytest.raises(StatsError, match="two or more occasions"):
+        metrics.judge_retest(d[d["repeat"] == 0], case="case_id")
+
+
+def test_reliability_of_cases_over_variants_and_repeats():
+    d = simulate(np.random.default_rng(6), n_cases=40)
+    vc = metrics.variance_components(d, facets=["case", "variant"])
+    r = metrics.reliability(vc).iloc[0]
+    assert 0 < r["phi"] <= r["g"] < 1
+    more = metrics.reliability(vc, design={"variant": 12, "repeats": 4}).iloc[0]
+    assert more["g"] > r["g"]
+
+
+def test_planner_prediction_matches_the_simulated_half_width():
+    """The design the planner picks, simulated: its mean half-width within 20% (the benchmark
+    checks 10% with more draws)."""
+    rng = np.random.default_rng(7)
+    truth = pd.DataFrame(
+        {
+            "component": list(SD),
+            "facets": [("case",), ("variant",), ("case", "variant"), ()],
+            "variance": [v**2 for v in SD.values()],
+        }
+    )
+    truth.attrs = {"levels": {"case": 20, "variant": 3}, "repeats": 2}
+    plan = jevalkit.plan_design(truth, target_half_width=0.06, limits={"variant": 8})
+    best = plan.iloc[0]
+    assert best["chosen"] and best["half_width"] <= 0.06
+    halves = []
+    for _ in range(40):
+        d = simulate(rng, int(best["case"]), int(best["variant"]), int(best["repeats"]))
+        row = metrics.mean_score(
+            d, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
+        ).iloc[0]
+        halves.append((row["ci_high_facets"] - row["ci_low_facets"]) / 2 * 3)
+    assert np.mean(halves) == pytest.approx(best["half_width"], rel=0.2)
+
+
+def test_planner_refuses_what_it_cannot_reach():
+    truth = pd.DataFrame(
+        {"component": ["case", "residual"], "facets": [("case",), ()], "variance": [0.04, 0.1]}
+    )
+    truth.attrs = {"levels": {"case": 20}, "repeats": 2}
+    with pytest.raises(StatsError, match="give target_half_width, budget_usd"):
+        jevalkit.plan_design(truth)
+    with pytest.raises(StatsError, match="no design within the limits and budget"):
+        jevalkit.plan_design(truth, target_half_width=0.001, budget_usd=100)
+    cheap = jevalkit.plan_design(truth, budget_usd=100, cost_per_request=0.5).iloc[0]
+    assert cheap["cost_usd"] <= 100 and cheap["repeats"] == 1

@@ -1,0 +1,453 @@
+"""The runner on Dask (issue 28): a real ``dask scheduler`` and two ``dask worker`` processes on
+127.0.0.1 (the CLIs that come with ``distributed``), against the loopback OpenAI-compatible
+server, which records every request it receives."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import jevalkit
+from jevalkit.cli import main
+from jevalkit.errors import ResultsError, UsageError
+from jevalkit.judges import judge
+from jevalkit.runner import (
+    KEY_COLUMNS,
+    SHARDS_PER_THREAD,
+    dask_client,
+    iter_rows,
+    merge_parts,
+    part_files,
+    parts_dir,
+    read_results,
+    row_key,
+    shard_of,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+DASK = Path(sys.executable).with_name("dask")
+WORKER_KEY = "sk-worker-only-0123456789abcdef"
+CONTENT = ["output", "score", "passed", "parameters", "checks", "error", "params_hash"]
+
+
+class Cluster:
+    """A scheduler and two workers, each a process of its own, every port on 127.0.0.1."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.file = folder / "scheduler.json"
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_TIMEOUT": "5s",
+            "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_VALIDATION_INTERVAL": "1s",
+        }
+        self.env.pop("JEVALKIT_TEST_KEY", None)
+        self.logs: list[Path] = []
+        self.scheduler = self._start(
+            "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address",
+            "127.0.0.1:0",
+            "--scheduler-file", str(self.file),
+        )  # fmt: skip
+        self.workers: list[subprocess.Popen] = []
+        self.add_workers(2)
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def _start(self, *args: str, env: dict | None = None) -> subprocess.Popen:
+        log = self.folder / f"{args[0]}-{len(self.logs)}.log"
+        self.logs.append(log)
+        with log.open("wb") as fh:
+            return subprocess.Popen(
+                [str(DASK), *args],
+                env=env or self.env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=self.folder,  # not the driver's working folder
+            )
+
+    def add_workers(self, n: int) -> None:
+        for _ in range(n):
+            while not self.file.exists():
+                time.sleep(0.1)
+            env = {**self.env, "JEVALKIT_TEST_KEY": WORKER_KEY}
+            self.workers.append(
+                self._start(
+                    "worker",
+                    "--scheduler-file",
+                    str(self.file),
+                    "--nthreads",
+                    "1",
+                    "--host",
+                    "127.0.0.1",
+                    "--dashboard-address",
+                    "127.0.0.1:0",
+                    "--no-nanny",
+                    env=env,
+                )
+            )
+        alive = sum(w.poll() is None for w in self.workers)
+        with dask_client(scheduler=json.loads(self.file.read_text())["address"]) as client:
+            client.wait_for_workers(alive, timeout=120)
+
+    def close(self) -> None:
+        for proc in [*self.workers, self.scheduler]:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("dask"))
+    yield c
+    c.close()
+
+
+def grid() -> list[jevalkit.Probe]:
+    """Two cases: the bundled probe under two ids, told apart by top_p."""
+    base = jevalkit.load_probe("schema-ten-records")
+    return [
+        dataclasses.replace(base, id=f"case-{i}", parameters={**base.parameters, "top_p": p})
+        for i, p in enumerate((0.9, 0.8))
+    ]
+
+
+def run(server, out, **options):
+    defaults = dict(
+        base_url=server.base_url,
+        out=out,
+        repeats=6,
+        temperature=1.0,
+        seed=0,
+        max_tokens=400,
+        progress=False,
+        cache=False,
+    )
+    return jevalkit.run(grid(), "m", **{**defaults, **options})
+
+
+def by_key(frame) -> dict[tuple, dict]:
+    return {row_key(r): {c: r[c] for c in CONTENT} for r in frame.to_dict("records")}
+
+
+def lines_by_key(path: Path) -> Counter:
+    return Counter(row_key(r) for r in iter_rows(path))
+
+
+def test_a_run_on_dask_gives_the_rows_of_a_single_process_run(cluster, openai_server, tmp_path):
+    alone = run(openai_server, tmp_path / "alone.jsonl")
+    sent_alone = len(openai_server.requests)
+    spread = run(openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address, concurrency=4)
+    assert len(alone) == 12 and by_key(spread) == by_key(alone)
+    assert len(openai_server.requests) - sent_alone == 12  # every job sent once
+    counts = lines_by_key(tmp_path / "dask.jsonl")
+    assert set(counts.values()) == {1} and len(counts) == 12  # every key exactly once
+    assert not parts_dir(tmp_path / "dask.jsonl").exists()  # merged, parts removed
+    # the rows came from several shards (several tasks, several run ids)
+    assert spread["run_id"].nunique() > 1
+    # resuming on the cluster sends nothing
+    again = run(openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address)
+    assert len(openai_server.requests) - sent_alone == 12 and by_key(again) == by_key(alone)
+
+
+def test_retry_errors_on_dask_sends_only_the_error_rows_again(cluster, openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    openai_server.faults["m"] = ["500"] * 3
+    first = run(openai_server, out, scheduler=cluster.address, max_retries=0)
+    failed = {row_key(r) for r in first.to_dict("records") if r["error"]}
+    assert len(failed) == 3 and len(openai_server.requests) == 12
+    again = run(openai_server, out, scheduler=cluster.address, retry_errors=True)
+    assert len(openai_server.requests) == 15 and again["error"].isna().all()
+    counts = lines_by_key(out)
+    assert len(counts) == 12 and set(counts.values()) == {1}
+
+
+def test_judges_run_on_dask_too(cluster, tmp_path):
+    alone = judge(
+        "tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "a.jsonl", progress=False
+    )
+    spread = judge(
+        "tool_call_accuracy",
+        "tool_call_accuracy",
+        out=tmp_path / "d.jsonl",
+        progress=False,
+        scheduler=cluster.address,
+    )
+    columns = ["verdict", "gold", "expected_level"]
+    key = list(KEY_COLUMNS)
+    left = alone.sort_values(key)[key + columns].reset_index(drop=True)
+    right = spread.sort_values(key)[key + columns].reset_index(drop=True)
+    assert len(left) > 2 and left.equals(right)
+
+
+def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_server, tmp_path):
+    in_flight, peak, more = [0], [0], threading.Condition()
+    plain = openai_server.reply
+
+    def reply(body):
+        with more:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            more.notify_all()
+            more.wait_for(lambda: in_flight[0] > 2, timeout=0.3)  # give overlap a chance
+            in_flight[0] -= 1
+        return plain(body)
+
+    openai_server.reply = reply
+    out = tmp_path / "r.jsonl"
+    df = run(openai_server, out, scheduler=cluster.address, concurrency=2, budget_requests=5)
+    assert len(openai_server.requests) == 5 and len(df) == 5  # the budget, not 5 per worker
+    assert "across all workers" in df.attrs["stopped"]
+    rest = run(openai_server, out, scheduler=cluster.address, concurrency=2)
+    assert len(rest) == 12 and len(openai_server.requests) == 12  # resumed, nothing sent twice
+    assert set(lines_by_key(out).values()) == {1}
+    assert peak[0] <= 2  # the concurrency, not 2 per worker
+
+
+def test_a_dollar_budget_holds_across_workers_and_an_overrun_stops_the_run(
+    cluster, openai_server, tmp_path
+):
+    prices = dict(price_in=1000.0, price_out=1000.0)
+    df = run(openai_server, tmp_path / "usd.jsonl", scheduler=cluster.address, budget_usd=1.5,
+             concurrency=2, **prices)  # fmt: skip
+    # the single-process rule, whichever worker asks: 5 answers ($0.156 each) fit, with the
+    # next one's $0.799 reservation; a task that finds others' requests in flight yields and
+    # the driver runs another wave, so the run stops only at the budget, as in one process
+    alone = run(openai_server, tmp_path / "alone.jsonl", budget_usd=1.5, concurrency=2, **prices)
+    assert len(df) == len(alone) == 5 and df["cost_usd"].sum() <= 1.5
+    assert "across all workers" in df.attrs["stopped"] and not df.attrs["budget_overrun"]
+    # the test server reports more completion tokens than max_tokens: the reservation is short
+    over = run(openai_server, tmp_path / "over.jsonl", scheduler=cluster.address, budget_usd=50.0,
+               max_tokens=5, concurrency=2, price_in=0.001, price_out=1000.0)  # fmt: skip
+    assert over.attrs["budget_overrun"] and "budget overrun" in over.attrs["stopped"]
+    assert len(over) < 12
+
+
+def test_shards_then_merge_equal_the_whole_run(openai_server, tmp_path, capsys):
+    whole = run(openai_server, tmp_path / "whole.jsonl")
+    sent = len(openai_server.requests)
+    out = tmp_path / "sharded.jsonl"
+    for shard in ("0/2", "1/2"):
+        part = run(openai_server, out, shard=shard)
+        index = int(shard[0])
+        assert all(shard_of(row_key(r), 2) == index for r in part.to_dict("records"))
+    assert len(part_files(out)) == 2 and not out.exists()
+    assert len(openai_server.requests) - sent == 12  # each job in exactly one shard
+    assert main(["merge", str(out)]) == 0
+    assert "merged 2 part file(s)" in capsys.readouterr().out
+    assert by_key(read_results(out)) == by_key(whole) and not parts_dir(out).exists()
+    # a shard re-run after the merge finds its keys done and sends nothing
+    run(openai_server, out, shard="1/2")
+    assert len(openai_server.requests) - sent == 12
+
+
+def test_the_cli_runs_on_a_scheduler_and_refuses_mixed_options(
+    cluster, openai_server, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "r.jsonl"
+    argv = ["run", "schema-ten-records", "--model", "m", "--base-url", openai_server.base_url]
+    argv += ["--out", "r.jsonl", "--repeats", "4", "--no-cache"]  # relative to the driver
+    assert main([*argv, "--scheduler", cluster.address]) == 0
+    assert len(read_results(out)) == 4 and len(openai_server.requests) == 4
+    shown = capsys.readouterr()
+    assert "Dask dashboard:" in shown.err and "pass_rate" in shown.out  # one bar, the summary
+    assert main([*argv, "--scheduler", cluster.address, "--shard", "0/2"]) == 2
+    assert "drop --scheduler/--workers" in capsys.readouterr().err
+    assert main([*argv, "--shard", "2/2"]) == 2
+    assert "from 0 to 1" in capsys.readouterr().err
+    assert main([*argv, "--repeats", "auto", "--shard", "0/2"]) == 2
+    assert "not as --shard" in capsys.readouterr().err
+    assert main(["merge", "none.jsonl"]) == 2
+    assert "no part files" in capsys.readouterr().err
+
+
+def test_the_embedded_model_on_a_scheduler_is_refused_with_the_fix(cluster, tmp_path):
+    with pytest.raises(UsageError, match="start it once on each worker machine"):
+        jevalkit.run(
+            "schema-ten-records", "local", out=tmp_path / "r.jsonl", scheduler=cluster.address
+        )
+
+
+def test_workers_read_the_key_from_their_own_environment(cluster, openai_server, tmp_path):
+    assert "JEVALKIT_TEST_KEY" not in os.environ  # only the workers have it
+    out = tmp_path / "r.jsonl"
+    run(openai_server, out, scheduler=cluster.address, api_key_env="JEVALKIT_TEST_KEY", repeats=2)
+    auth = {r["headers"].get("Authorization") for r in openai_server.requests}
+    assert auth == {f"Bearer {WORKER_KEY}"}
+    for path in [out, *cluster.logs]:
+        assert WORKER_KEY not in path.read_text(errors="replace")
+
+
+def test_adaptive_repeats_run_in_waves_and_stop_like_a_single_process(
+    cluster, openai_server, tmp_path
+):
+    options = dict(repeats="auto", target_half_width=0.45, min_repeats=2, max_repeats=6)
+    alone = run(openai_server, tmp_path / "a.jsonl", **options)
+    spread = run(openai_server, tmp_path / "d.jsonl", scheduler=cluster.address, **options)
+    assert by_key(spread) == by_key(alone)
+    columns = ["n", "sweeps", "rounds", "value", "ci_low", "ci_high", "stop_reason"]
+    assert spread.attrs["adaptive"][columns].equals(alone.attrs["adaptive"][columns])
+    assert alone.attrs["adaptive"]["rounds"].iloc[0] >= 2  # more than one wave
+
+
+def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    run(openai_server, out, shard="0/2", repeats=2)
+    part = part_files(out)[0]
+    rows = list(iter_rows(part))
+    other = parts_dir(out) / "1.jsonl"
+    other.write_text(json.dumps({**rows[0], "output": "[]", "run_id": "x"}) + "\n")
+    before = part.read_bytes()
+    with pytest.raises(ResultsError, match="the same request was answered twice"):
+        merge_parts(out)
+    assert not out.exists() and part.read_bytes() == before and other.exists()
+
+
+def test_an_interrupted_merge_can_be_run_again(openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    for shard in ("0/2", "1/2"):
+        run(openai_server, out, shard=shard, repeats=3)
+    saved = tmp_path / "saved"
+    shutil.copytree(parts_dir(out), saved)
+    merge_parts(out)
+    merged = out.read_bytes()
+    # interrupted after the merged file was written, before its parts were removed
+    shutil.copytree(saved, parts_dir(out), dirs_exist_ok=True)
+    report = merge_parts(out)
+    assert out.read_bytes() == merged and not parts_dir(out).exists()
+    assert sum(r["already_merged"] for r in report) == 6 and sum(r["new"] for r in report) == 0
+    # interrupted before the rename: a stray temporary file, the old results and every part
+    out.unlink()
+    (tmp_path / ".r.jsonl.tmp").write_text('{"torn": ')
+    shutil.copytree(saved, parts_dir(out))
+    merge_parts(out)
+    assert lines_by_key(out) == lines_by_key_bytes(merged, tmp_path)
+
+
+def lines_by_key_bytes(data: bytes, folder: Path) -> Counter:
+    copy = folder / "copy.jsonl"
+    copy.write_bytes(data)
+    return lines_by_key(copy)
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
+    cluster, openai_server, tmp_path
+):
+    """Runs last: it kills a worker (and starts a new one)."""
+    gate, answered, lock = threading.Event(), [0], threading.Lock()
+    plain = openai_server.reply
+    first = 6
+
+    def reply(body):
+        with lock:
+            answered[0] += 1
+            mine = answered[0]
+        if mine > first:
+            gate.wait(120)  # hold every later answer until a worker is dead
+        return plain(body)
+
+    openai_server.reply = reply
+    out = tmp_path / "r.jsonl"
+    result: dict = {}
+
+    def drive():
+        try:
+            result["df"] = run(
+                openai_server, out, scheduler=cluster.address, repeats=20, concurrency=4
+            )
+        except BaseException as exc:  # reported by the assertion below
+            result["error"] = exc
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    try:
+        with dask_client(scheduler=cluster.address) as client:
+            # wait until the first answers are written and every later request is held
+            written: dict[Path, int] = {}
+            for _ in range(1200):
+                written = {p: len(list(iter_rows(p))) for p in part_files(out)}
+                if sum(written.values()) >= first and len(openai_server.requests) > first:
+                    break
+                time.sleep(0.1)
+            assert sum(written.values()) == first
+            snapshot = {row_key(r) for p in part_files(out) for r in iter_rows(p)}
+            pids = client.run(os.getpid)
+            processing = client.processing()
+            # kill a worker that is mid-shard with rows written in its part
+            victim = next(
+                w
+                for w, keys in processing.items()
+                for k in keys
+                if written.get(parts_dir(out) / f"{k.rsplit('-s', 1)[1]}.jsonl", 0) > 0
+            )
+            victim_index = next(
+                int(k.rsplit("-s", 1)[1])
+                for k in processing[victim]
+                if written.get(parts_dir(out) / f"{k.rsplit('-s', 1)[1]}.jsonl", 0) > 0
+            )
+            os.kill(pids[victim], signal.SIGKILL)
+        gate.set()
+        driver.join(300)
+    finally:
+        gate.set()
+    assert "error" not in result, result.get("error")
+    df = result["df"]
+    counts = lines_by_key(out)
+    assert len(df) == 40 and len(counts) == 40 and set(counts.values()) == {1}
+    sent = Counter((r["body"]["top_p"], r["body"]["seed"]) for r in openai_server.requests)
+    for key in snapshot:  # no row written before the kill was asked for again
+        row = df[[row_key(r) == key for r in df.to_dict("records")]].iloc[0]
+        assert sent[(row["parameters"]["top_p"], row["parameters"]["seed"])] == 1
+    # the killed shard was finished by another attempt, which resumed from the dead one's part
+    dead = {row_key(r): r["run_id"] for r in df.to_dict("records") if row_key(r) in snapshot}
+    shards = 2 * SHARDS_PER_THREAD  # two worker threads
+    victim_shard = {shard_of(k, shards) for k in dead} & {victim_index}
+    later = [
+        r["run_id"]
+        for r in df.to_dict("records")
+        if shard_of(row_key(r), shards) == victim_index and row_key(r) not in snapshot
+    ]
+    assert victim_shard and later and not set(later) & set(dead.values())
+    cluster.workers = [w for w in cluster.workers if w.poll() is None]
+    cluster.add_workers(2 - len(cluster.workers))
+
+
+def listening() -> set:
+    import psutil
+
+    me = psutil.Process()
+    return {
+        (p.pid, c.laddr)
+        for p in [me, *me.children(recursive=True)]
+        for c in p.net_connections(kind="inet")
+        if c.status == psutil.CONN_LISTEN
+    }
+
+
+def test_a_local_cluster_binds_loopback_only():
+    before = listening()
+    with dask_client(workers=1) as client:
+        info = client.scheduler_info()
+        addresses = [info["address"], *info["workers"]]
+        assert all(a.startswith("tcp://127.0.0.1:") for a in addresses), addresses
+        new = listening() - before
+        assert len(new) >= 3  # the scheduler, its dashboard and the worker
+        assert {addr.ip for _, addr in new} == {"127.0.0.1"}, new
+    with pytest.raises(UsageError, match="must be an address"):
+        jevalkit.run("schema-ten-records", "m", scheduler=" ")
+
+
+def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
+    df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
+    assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()

@@ -1,0 +1,191 @@
+"""G-study and D-study pinned to Brennan (2001) and to statsmodels MixedLM on the same data."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from jevalkit.errors import StatsError
+from jevalkit.stats import design_error, g_coefficients, g_study, noise_floor, variance_components
+
+# Brennan (2001), Generalizability Theory, synthetic data set No. 3 (p x i x o):
+# occasion -> item -> the ten persons' scores
+SYNTHETIC_3 = {
+    (1, 1): [2, 4, 5, 5, 4, 4, 2, 3, 0, 6],
+    (1, 2): [6, 5, 5, 9, 3, 4, 6, 4, 5, 8],
+    (1, 3): [7, 6, 4, 8, 5, 4, 6, 4, 4, 7],
+    (1, 4): [5, 7, 6, 6, 6, 7, 5, 5, 5, 6],
+    (2, 1): [2, 6, 5, 5, 4, 6, 2, 6, 5, 6],
+    (2, 2): [5, 7, 4, 7, 5, 4, 7, 6, 5, 8],
+    (2, 3): [5, 5, 5, 7, 6, 7, 7, 6, 5, 8],
+    (2, 4): [5, 7, 5, 6, 4, 8, 5, 4, 3, 6],
+}
+BRENNAN_3 = {
+    "p": 0.5528,
+    "i": 0.4417,
+    "o": 0.0074,
+    "p x i": 0.5750,
+    "p x o": 0.1009,
+    "i x o": 0.1565,
+    "p x i x o": 0.9352,
+}
+# synthetic data set No. 4 (p x (r:t)): task -> its raters' scores of ten persons
+SYNTHETIC_4 = {
+    (1, 1): [5, 9, 3, 7, 9, 3, 7, 5, 9, 4],
+    (1, 2): [6, 3, 4, 5, 2, 4, 3, 8, 9, 4],
+    (1, 3): [5, 7, 3, 5, 9, 3, 7, 5, 8, 4],
+    (1, 4): [5, 7, 3, 3, 7, 5, 7, 7, 8, 3],
+    (2, 5): [5, 7, 5, 3, 7, 3, 7, 7, 6, 3],
+    (2, 6): [3, 5, 3, 1, 7, 3, 5, 5, 6, 5],
+    (2, 7): [4, 5, 3, 4, 3, 6, 5, 5, 6, 6],
+    (2, 8): [5, 5, 5, 3, 7, 3, 7, 4, 5, 5],
+    (3, 9): [6, 7, 6, 5, 2, 4, 5, 3, 5, 5],
+    (3, 10): [7, 7, 5, 3, 7, 5, 5, 2, 8, 7],
+    (3, 11): [3, 5, 1, 3, 5, 1, 5, 1, 1, 1],
+    (3, 12): [3, 2, 6, 5, 3, 2, 4, 1, 1, 1],
+}
+BRENNAN_4 = {"p": 0.4731, "t": 0.3252, "p x t": 0.5596, "r:t": 0.6475, "p x r:t": 2.3802}
+
+
+def _long(wide: dict, names: tuple[str, str]) -> pd.DataFrame:
+    rows = [(p + 1, a, b, v[p]) for (a, b), v in wide.items() for p in range(10)]
+    return pd.DataFrame(rows, columns=["p", *names, "y"])
+
+
+def _components(study) -> dict:
+    return dict(zip(study.table["component"], study.table["variance"].round(4), strict=True))
+
+
+def test_anova_matches_brennan_synthetic_3():
+    study = g_study(_long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], "y")
+    assert study.balanced
+    assert _components(study) == BRENNAN_3
+    assert "confounded with the residual" in study.table["method"].iloc[-1]
+
+
+def test_nested_anova_matches_brennan_synthetic_4():
+    study = g_study(_long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], "y", nested={"r": "t"})
+    assert _components(study) == BRENNAN_4
+
+
+@pytest.mark.parametrize("data", ["3", "4"])
+def test_reml_equals_anova_on_balanced_data(data):
+    if data == "3":
+        frame, facets, nested = _long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], None
+    else:
+        frame, facets, nested = _long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], {"r": "t"}
+    anova = g_study(frame, facets, "y", nested=nested).table["variance"]
+    reml = g_study(frame, facets, "y", nested=nested, method="reml").table["variance"]
+    np.testing.assert_allclose(reml, anova, atol=2e-4)
+
+
+def test_brennan_g_and_phi_coefficients():
+    study = g_study(_long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], "y")
+    c = g_coefficients(study.table, {"p": 10, "i": 4, "o": 2}, object="p", generalize=["i", "o"])
+    assert (round(c["g"], 2), round(c["phi"], 2)) == (0.64, 0.55)
+    study4 = g_study(_long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], "y", nested={"r": "t"})
+    c4 = g_coefficients(study4.table, {"p": 10, "t": 3, "r": 4}, object="p", generalize=["t", "r"])
+    assert (round(c4["g"], 2), round(c4["phi"], 2)) == (0.55, 0.46)  # as Brennan reports
+
+
+def _unbalanced(seed=0):
+    rng = np.random.default_rng(seed)
+    rows = [(c, v, r) for c in range(25) for v in range(3) for r in range(rng.integers(1, 5))]
+    d = pd.DataFrame(rows, columns=["case", "variant", "repeat"])
+    d["y"] = (
+        rng.normal(0, 1.0, 25)[d["case"]]
+        + rng.normal(0, 0.5, 3)[d["variant"]]
+        + rng.normal(0, 0.7, (25, 3))[d["case"], d["variant"]]
+        + rng.normal(0, 0.5, len(d))
+    )
+    return d
+
+
+def test_unbalanced_reml_matches_a_direct_statsmodels_fit():
+    d = _unbalanced()
+    study = g_study(d, ["case", "variant"], "y")
+    assert not study.balanced
+    d = d.assign(cv=d["case"].astype(str) + "-" + d["variant"].astype(str))
+    model = sm.MixedLM.from_formula(
+        "y ~ 1",
+        groups=np.ones(len(d)),
+        re_formula="0",
+        vc_formula={"a": "0 + C(case)", "b": "0 + C(variant)", "c": "0 + C(cv)"},
+        data=d,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = model.fit(reml=True)
+    expected = [*np.asarray(fit.vcomp), fit.scale]
+    np.testing.assert_allclose(study.table["variance"], expected, rtol=1e-3, atol=1e-4)
+    assert study.table["method"].str.startswith("REML").all()
+
+
+def test_negative_estimate_is_set_to_zero_and_said():
+    rng = np.random.default_rng(4)
+    d = pd.DataFrame(
+        [(c, v, r) for c in range(20) for v in range(4) for r in range(3)],
+        columns=["case", "variant", "repeat"],
+    )
+    d["y"] = rng.normal(size=20)[d["case"]] + rng.normal(size=len(d))  # no variant effect
+    table = g_study(d, ["case", "variant"], "y").table.set_index("component")
+    negative = table[table["estimate"] < 0]
+    assert len(negative) >= 1
+    assert (negative["variance"] == 0).all()
+    assert negative["method"].str.contains("set to 0").all()
+    assert negative["ci_low"].isna().all()
+
+
+def test_one_level_facet_and_unbalanced_anova_are_refused():
+    d = _unbalanced()
+    with pytest.raises(StatsError, match="unbalanced"):
+        g_study(d, ["case", "variant"], "y", method="anova")
+    with pytest.raises(StatsError, match="one level"):
+        g_study(d.assign(one=1), ["case", "one"], "y")
+
+
+def test_design_error_equals_the_pilots_error_variance():
+    frame = _long(SYNTHETIC_3, ("o", "i"))
+    study = g_study(frame, ["p", "i", "o"], "y")
+    for generalize in (["p"], ["p", "i"], ["p", "i", "o"]):
+        var, df = study.error_variance(generalize)
+        planned_var, planned_df = design_error(study.table, {"p": 10, "i": 4, "o": 2}, generalize)
+        assert planned_var == pytest.approx(var)
+        assert planned_df == pytest.approx(df)
+
+
+def test_legacy_variance_components_comes_from_the_g_study():
+    rng = np.random.default_rng(2)
+    case = np.repeat(np.arange(15), 4)
+    x = rng.normal(size=15)[case] + rng.normal(size=case.size)
+    vc = variance_components(x, case)
+    study = g_study(pd.DataFrame({"case": case, "y": x}), ["case"], "y")
+    table = study.table.set_index("component")["variance"]
+    assert vc["between"] == pytest.approx(table["case"])
+    assert vc["within"] == pytest.approx(table["residual"])
+
+
+def test_noise_floor_counts_only_what_a_new_run_redraws():
+    t = pd.DataFrame(
+        {
+            "component": ["case", "judge", "case x judge", "residual"],
+            "facets": [("case",), ("judge",), ("case", "judge"), ()],
+            "variance": [0.5, 0.01, 0.02, 0.04],
+        }
+    )
+    alone = noise_floor(t, {"case": 100, "judge": 2, "repeats": 2})
+    with_judge = noise_floor(t, {"case": 100, "judge": 2, "repeats": 2}, redrawn=["judge"])
+    assert alone["sd_difference"] == pytest.approx(np.sqrt(2 * 0.04 / 400))
+    assert with_judge["noise_floor"] > alone["noise_floor"]
+
+
+def test_missing_facet_levels_are_refused_and_single_cells_fold_the_residual():
+    d = _unbalanced()
+    with pytest.raises(StatsError, match="hold missing values"):
+        g_study(d.assign(variant=d["variant"].where(d.index > 0)), ["case", "variant"], "y")
+    once = d.drop_duplicates(["case", "variant"]).iloc[3:]  # at most one per cell, unbalanced
+    table = g_study(once, ["case", "variant"], "y").table
+    assert table["component"].tolist() == ["case", "variant", "case x variant"]
+    assert "confounded with the residual" in table["method"].iloc[-1]
