@@ -233,7 +233,7 @@ def leaderboard(
     if few.size:
         j, k = few[0]
         raise StatsError(
-            f"systems {names[j]!r} and {names[k]!r} share {shared[j, k]} scored case(s); a "
+            f"systems {str(names[j])!r} and {str(names[k])!r} share {shared[j, k]} scored case(s); a "
             "paired comparison needs at least 2: score them on common cases"
         )
     summary = mean_score(

@@ -170,3 +170,10 @@ def test_two_systems_on_few_cases_are_separated_only_where_the_paired_t_test_is(
         assert (stats.ttest_rel(a, b).pvalue < 0.05) == apart
         board = leaderboard(df, case="case_id", n_resamples=2000)
         assert (board["rank_high"].iloc[0] == 1) == apart, t_stat
+
+
+def test_a_system_whose_every_row_errored_is_named_plainly():
+    df, _ = simulate(6, n_systems=3, n_cases=20)
+    df["error"] = np.where(df["system"] == "s0", "boom", None)
+    with pytest.raises(StatsError, match=r"^systems 's0' and 's1' share 0 scored case"):
+        leaderboard(df, case="case_id", n_resamples=200)
