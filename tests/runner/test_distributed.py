@@ -314,6 +314,21 @@ def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_ser
     assert not out.exists() and part.read_bytes() == before and other.exists()
 
 
+def test_a_shard_retrying_an_error_that_fails_again_still_merges(openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    openai_server.faults["m"] = ["500"] * 3
+    run(openai_server, out, repeats=3, max_retries=0)
+    assert sum(bool(r.get("error")) for r in iter_rows(out)) == 3
+    openai_server.faults["m"] = ["500"] * 100  # the retries fail again
+    for shard in ("0/2", "1/2"):
+        run(openai_server, out, shard=shard, repeats=3, max_retries=0, retry_errors=True)
+    assert len(openai_server.requests) == 9  # 6, then the 3 error rows once more
+    report = merge_parts(out)
+    assert sum(r["replaced_errors"] for r in report) == 3
+    counts = lines_by_key(out)
+    assert len(counts) == 6 and set(counts.values()) == {1}
+
+
 def test_an_interrupted_merge_can_be_run_again(openai_server, tmp_path):
     out = tmp_path / "r.jsonl"
     for shard in ("0/2", "1/2"):
