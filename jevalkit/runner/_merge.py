@@ -46,7 +46,7 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
     if not parts:
         raise ResultsError(
             f"{path}: no part files in {parts_dir(path)} to merge; run the shards first "
-            "(`jevalkit run ... --shard i/N --out {path}`)"
+            f"(`jevalkit run ... --shard i/N --out {path}`)"
         )
     with contextlib.ExitStack() as stack:
         if hold_lock:

@@ -329,6 +329,13 @@ def test_a_shard_retrying_an_error_that_fails_again_still_merges(openai_server, 
     assert len(counts) == 6 and set(counts.values()) == {1}
 
 
+def test_merge_without_parts_names_the_results_file_in_the_fix(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ResultsError) as err:
+        merge_parts(out)
+    assert f"--out {out}`" in str(err.value) and "{path}" not in str(err.value)
+
+
 def test_an_interrupted_merge_can_be_run_again(openai_server, tmp_path):
     out = tmp_path / "r.jsonl"
     for shard in ("0/2", "1/2"):
