@@ -470,6 +470,16 @@ def test_a_local_cluster_binds_loopback_only():
         jevalkit.run("schema-ten-records", "m", scheduler=" ")
 
 
+def test_a_huge_local_cluster_is_refused_before_any_process_starts(tmp_path):
+    with (
+        pytest.raises(UsageError, match="worker processes on this machine"),
+        dask_client(workers=100_000),
+    ):
+        pass
+    argv = ["run", "schema-ten-records", "--model", "m", "--workers", "100000"]
+    assert main([*argv, "--out", str(tmp_path / "r.jsonl"), "--no-cache"]) == 2
+
+
 def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
     df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
     assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
