@@ -40,6 +40,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
+from ._frame import columns_of
 from ._matrix import ScoreColumns, require_connected, score_matrix
 from ._rank import ELO_SCALE, rank_with_draws
 from ._scores import mean_score
@@ -249,7 +250,10 @@ def leaderboard(
     draws = _case_draws(matrix, n_resamples, rng)
     value = summary["value"].to_numpy(float)
     sets = rank_sets(value, draws, shared, confidence)
-    n_items = matrix.scores.shape[1]
+    # every case of the benchmark, scored or not: a case that errored for every system is
+    # absent from the matrix, yet the worst/best bounds must cover it
+    case_cols = columns_of(spec["case"])
+    n_items = max(matrix.scores.shape[1], len(df[case_cols].drop_duplicates()))
     total = np.nansum(matrix.scores, axis=1)
     n_seen = seen.sum(axis=1)
     table = pd.DataFrame(

@@ -177,3 +177,22 @@ def test_a_system_whose_every_row_errored_is_named_plainly():
     df["error"] = np.where(df["system"] == "s0", "boom", None)
     with pytest.raises(StatsError, match=r"^systems 's0' and 's1' share 0 scored case"):
         leaderboard(df, case="case_id", n_resamples=200)
+
+
+def test_cases_that_errored_for_every_system_still_count_in_the_bounds():
+    df, _ = simulate(2, n_systems=3, n_cases=50)
+    gone = df["case_id"] >= 45  # no system has a score on these five cases
+    df.loc[gone, "score"] = None
+    board = leaderboard(df, case="case_id", n_resamples=200).set_index("system")
+    for name, row in board.iterrows():
+        kept = df.loc[(df["system"] == name) & ~gone, "score"]
+        assert row["n_missing"] == 5
+        assert row["value_worst"] == pytest.approx(kept.sum() / 50)
+        assert row["value_best"] == pytest.approx((kept.sum() + 5) / 50)
+
+
+def test_systems_named_1_and_the_string_1_are_refused_not_merged():
+    df, _ = simulate(2, n_systems=2, n_cases=30)
+    df["system"] = df["system"].map({"s0": 1, "s1": "1"}).astype(object)
+    with pytest.raises(StatsError, match="different types"):
+        leaderboard(df, case="case_id", n_resamples=200)
