@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..runner import system_of
 from ..stats import krippendorff_alpha
@@ -286,10 +287,7 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
                 continue
             if not line.endswith("\n"):
                 break  # a torn last line (the kernel died mid-write): ignored
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{p}: line {number}: not JSON ({exc.msg})") from None
+            record = json_line(line, f"{p}: line {number}", UsageError)
             if not isinstance(record, dict):
                 raise UsageError(f"{p}: line {number}: a label must be a JSON object")
             for field in ("case_id", "labeller"):
