@@ -38,6 +38,7 @@ __all__ = [
     "content_hash",
     "field_path",
     "json_line",
+    "jsonl_lines",
     "load_yaml",
     "nested_deeper_than",
     "publish_versions",
@@ -134,6 +135,21 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split on ``\\n`` only (a ``\\r`` before it dropped), never on
+    the other characters :meth:`str.splitlines` treats as breaks (U+2028, U+0085, ...), which
+    JSON allows unescaped inside a string.
+
+    Example:
+        >>> jsonl_lines('{"q": "a\\u2028b"}\\r\\n{"q": 2}\\n')
+        ['{"q": "a\\u2028b"}', '{"q": 2}']
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 _STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
 _LENIENT = json.JSONDecoder()
 
@@ -146,12 +162,13 @@ def json_line(
     what: str = "JSON",
     fix: str = "",
     nested: str = "nested too deeply",
+    not_utf8: str = "not UTF-8 text",
     strict: bool = True,
 ) -> Any:
     """Parse one line of a JSONL file (the one line reader of cases, results, labels and imported
     files): strict JSON (no NaN or Infinity) unless ``strict=False``; any problem raises
-    ``error`` with one line naming ``where`` (file and line): ``not UTF-8 text`` for bytes that
-    are not, ``{nested}``, or ``not {what} (reason){fix}``.
+    ``error`` with one line naming ``where`` (file and line): ``{not_utf8} (byte N)`` for bytes
+    that are not UTF-8, ``{nested}``, or ``not {what} (reason){fix}``.
 
     Example:
         >>> json_line('{"id": 1}', "cases.jsonl:1", ValueError)
@@ -169,7 +186,7 @@ def json_line(
         try:
             line = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise error(f"{where}: not UTF-8 text (byte {exc.start})") from None
+            raise error(f"{where}: {not_utf8} (byte {exc.start})") from None
     try:
         return (_STRICT if strict else _LENIENT).decode(line)
     except RecursionError:

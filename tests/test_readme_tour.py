@@ -220,6 +220,18 @@ COMMANDS: dict[str, list[tuple[str, int | None, str]]] = {
             "imported_log.html",
         ),
     ],
+    "jevalkit items data/examples/benchmark.jsonl --irt 2pl": [
+        ("items data/examples/benchmark.jsonl --irt 2pl", 0, "alpha"),
+    ],
+    "jevalkit leaderboard data/examples/benchmark.jsonl --html board.html": [
+        ("leaderboard data/examples/benchmark.jsonl --html board.html", 0, "board.html"),
+    ],
+    "jevalkit leaderboard data/examples/pairwise.jsonl --from pairwise --pairwise": [
+        ("leaderboard data/examples/pairwise.jsonl --from pairwise --pairwise", 0, ""),
+    ],
+    "jevalkit report benchmark_health": [
+        ("report benchmark_health", 0, "benchmark_health.html"),
+    ],
     "jevalkit probes page schema-ten-records --results runs/demo.jsonl --out page.html": [
         (
             "probes page schema-ten-records --results runs/demo.jsonl --out page.html",

@@ -8,10 +8,12 @@ argument errors (argparse's usage block is replaced by one line naming the comma
 from __future__ import annotations
 
 import argparse
+import io
+import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from .. import errors
 from .._version import __version__
@@ -30,7 +32,7 @@ from . import (
     score,
 )
 
-__all__ = ["GROUPS", "OneLineParser", "build_parser", "main"]
+__all__ = ["GROUPS", "OneLineParser", "build_parser", "main", "printable"]
 
 GROUPS = [probes, score, run, merge, local, metrics, items, plan, compare, judge, imports, report]
 
@@ -62,12 +64,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# C0 controls but newline and tab, DEL, and C1 controls: an escape sequence in a model's name or
+# an endpoint's answer must not drive the user's terminal (move the cursor, retitle the window,
+# hide text). Carriage return is kept on stderr only, for the progress bar.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_BUT_CR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, *, keep_cr: bool = False) -> str:
+    """``text`` without terminal control characters (newlines and tabs stay).
+
+    Example:
+        >>> printable("model\\x1b]0;pwned\\x07-x\\tok\\r")
+        'model]0;pwned-x\\tok'
+    """
+    return (_CONTROL_BUT_CR if keep_cr else _CONTROL).sub("", text)
+
+
+class _Printable(io.TextIOBase):
+    """A text stream that drops control characters before they reach the terminal."""
+
+    def __init__(self, stream: TextIO, *, keep_cr: bool) -> None:
+        self._stream, self._keep_cr = stream, keep_cr
+
+    def write(self, text: str) -> int:
+        self._stream.write(printable(text, keep_cr=self._keep_cr))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", "utf-8")
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"jevalkit: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``jevalkit`` console script; returns the exit code."""
+    """Entry point of the ``jevalkit`` console script; returns the exit code. Everything it
+    prints passes through :func:`printable`."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = _Printable(out, keep_cr=False)
+    sys.stderr = _Printable(err, keep_cr=True)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     warnings.showwarning = _one_line_warning

@@ -92,7 +92,7 @@ def _import(args: argparse.Namespace) -> int:
             + (f"; {int(unusable.sum())} without a usable value ({detail})" if len(reasons) else "")
         )
         frames.append(frame)
-    combined = io.combine_imports(frames)
+    combined = io.combine_imports(frames, list(args.paths))
     out = io.write_results(combined, args.out, overwrite=args.overwrite)
     print(f"wrote {len(combined)} rows to {out}")
     return 0

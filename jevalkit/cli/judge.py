@@ -80,23 +80,21 @@ def _judge(args: argparse.Namespace) -> int:
         seed=args.seed,
         **run_options(args),
     )
-    code = 1 if df.attrs.get("budget_overrun") else 0  # the endpoint billed beyond a hold
-    if not len(df):
+    code = 1 if df.attrs.get("budget_overrun") else 0
+    if not len(df):  # a budget that stopped the run before its first row
         print(f"no judgment made: {df.attrs.get('stopped') or 'nothing to judge'}")
         return code
     if args.evaluator == "pairwise":
         _pairwise_report(df)
         _print_stop(df)
-        outcome = report_outcome(df, unit="game")
-        return code or outcome
+        return report_outcome(df, unit="game") or code
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
         if scored(df):
             print(quality(df).to_string(index=False))
     _print_stop(df)
-    outcome = report_outcome(df, unit="judgment")
-    return code or outcome
+    return report_outcome(df, unit="judgment") or code
 
 
 def _pairwise_report(df: pd.DataFrame) -> None:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..errors import StatsError
 from ..metrics import (
+    DEFAULT_MAX_ERROR_RATE,
     GATE_METRICS,
     case_changes,
     combine_runs,
@@ -55,6 +56,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--metric", choices=sorted(GATE_METRICS), default="pass_rate")
     g.add_argument("--min", type=float, dest="minimum", metavar="X")
     g.add_argument("--by", help="comma-separated columns; every group must clear the bar")
+    g.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=DEFAULT_MAX_ERROR_RATE,
+        metavar="E",
+        help="refuse to gate when more than this share of rows are errors (timeouts, refusals "
+        f"by the endpoint, ...; default {DEFAULT_MAX_ERROR_RATE:g})",
+    )
     g.add_argument(
         "--max-flip-rate",
         type=float,
@@ -106,7 +115,12 @@ def _release(args: argparse.Namespace) -> int:
         raise StatsError("a release gate needs --baseline BASE, --candidate HEAD and --max-drop D")
     base, head = load_source(args, args.baseline), load_source(args, args.candidate)
     row = release_gate(
-        base, head, max_drop=args.max_drop, metric=args.metric, min_consistency=args.min_consistency
+        base,
+        head,
+        max_drop=args.max_drop,
+        metric=args.metric,
+        min_consistency=args.min_consistency,
+        max_error_rate=args.max_error_rate,
     ).iloc[0]
     print(
         f"{row['decision'].upper()}: {row['metric']} {row['value_baseline']:.3f} -> "
@@ -153,6 +167,7 @@ def _gate(args: argparse.Namespace) -> int:
         metric=args.metric,
         by=split_list(args.by),
         max_flip_rate=args.max_flip_rate,
+        max_error_rate=args.max_error_rate,
     )
     for row in table.to_dict("records"):
         interval = (

@@ -132,5 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(df).drop(columns=["method"]).to_string(index=False))
     _print_stop(df)
-    outcome = report_outcome(df)
-    return 1 if df.attrs.get("budget_overrun") else outcome  # billed beyond a hold
+    code = report_outcome(df)
+    summary = df.attrs.get("adaptive")
+    nothing = summary is not None and summary.iloc[0]["stop_reason"] == "nothing scored"
+    return code or (1 if df.attrs.get("budget_overrun") or nothing else 0)

@@ -310,7 +310,7 @@ def read_inspect(path: Path, *, engine: str | None = None) -> pd.DataFrame:
             "version": version,
             "model": model,
             "parameters": [config] * n,
-            "started_at": spec.get("created"),
+            "started_at": spec.get("created") if isinstance(spec.get("created"), str) else None,
         },
         where=str(path),
     )

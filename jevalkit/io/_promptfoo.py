@@ -135,7 +135,12 @@ def read_promptfoo(path: Path) -> pd.DataFrame:
             "source": cols["source"],
             "repeat": np.asarray(repeats),
             "method": "promptfoo",
-            "started_at": (doc.get("metadata") or {}).get("evaluationCreatedAt"),
+            "started_at": _text((doc.get("metadata") or {}).get("evaluationCreatedAt")),
         },
         where=str(path),
     )
+
+
+def _text(value: object) -> str | None:
+    """A timestamp kept only when it is text (a crafted log may put an object there)."""
+    return value if isinstance(value, str) else None

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
-from ..runner import system_of
+from ..runner import repair_torn_tail, system_of
 from ..stats import krippendorff_alpha
 
 LABEL_COLUMNS = [
@@ -229,8 +229,21 @@ def _capped_proportional(u: np.ndarray, n: int) -> np.ndarray:
 
 
 def append_label(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one label record to ``path`` and fsync it (a kernel that dies loses nothing)."""
+    """Append one label record to ``path`` and fsync it (a kernel that dies loses nothing).
+
+    A torn last line (a crash mid-write) is cut first, as the results writer does, so the new
+    label is never glued onto a fragment.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "labels.jsonl"
+        >>> _ = p.write_text('{"case_id": "c0", "labeller": "ann", "level": "1"}\\n{"case_id": "c1", "lab')
+        >>> append_label(p, label_record("m", "c2", "3", "ann"))
+        >>> read_labels(p)["case_id"].tolist()
+        ['c0', 'c2']
+    """
     line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+    repair_torn_tail(Path(path))
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
@@ -244,13 +257,19 @@ def label_record(
     labeller: str,
     sampling_probability: float | None = None,
 ) -> dict[str, Any]:
-    """One label record, stamped with the time (``level`` None: skipped).
+    """One label record, stamped with the time (``level`` None: skipped). A
+    ``sampling_probability`` must be in (0, 1], as :func:`read_labels` requires.
 
     Example:
         >>> r = label_record("m", "c1", "3", "ann")
         >>> r["level"], r["skipped"], r["time"][:2]
         ('3', False, '20')
+        >>> label_record("m", "c1", "3", "ann", sampling_probability=0)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: sampling_probability must be in (0, 1], got 0
     """
+    check_sampling_probability(sampling_probability, "")
     return {
         "system": str(system),
         "case_id": str(case_id),
@@ -281,13 +300,13 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
     if not p.is_file():
         raise UsageError(f"{p}: no labels file there")
     records = []
-    with open(p, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
+    with open(p, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
-            if not line.endswith("\n"):
+            if not raw.endswith(b"\n"):
                 break  # a torn last line (the kernel died mid-write): ignored
-            record = json_line(line, f"{p}: line {number}", UsageError)
+            record = json_line(raw, f"{p}: line {number}", UsageError, not_utf8="not UTF-8")
             if not isinstance(record, dict):
                 raise UsageError(f"{p}: line {number}: a label must be a JSON object")
             for field in ("case_id", "labeller"):
@@ -295,12 +314,7 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
                     raise UsageError(f"{p}: line {number}: {field!r} is missing")
             skipped = bool(record.get("skipped")) or record.get("level") is None
             prob = record.get("sampling_probability")
-            if prob is not None and (
-                isinstance(prob, bool) or not isinstance(prob, int | float) or not 0 < prob <= 1
-            ):
-                raise UsageError(
-                    f"{p}: line {number}: sampling_probability must be in (0, 1], got {prob!r}"
-                )
+            check_sampling_probability(prob, f"{p}: line {number}: ")
             records.append(
                 {
                     "system": str(record.get("system") or "all"),
@@ -317,6 +331,24 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
     if not include_skipped:
         frame = frame[~frame["skipped"]]
     return frame.reset_index(drop=True)
+
+
+def check_sampling_probability(prob: Any, where: str = "") -> None:
+    """Refuse a sampling probability outside (0, 1] (None: not sampled, allowed).
+
+    Example:
+        >>> check_sampling_probability(float("inf"), "labels.jsonl: line 3: ")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: labels.jsonl: line 3: sampling_probability must be in (0, 1], got inf
+    """
+    if prob is not None and (
+        isinstance(prob, bool)
+        or not isinstance(prob, int | float)
+        or not math.isfinite(prob)
+        or not 0 < prob <= 1
+    ):
+        raise UsageError(f"{where}sampling_probability must be in (0, 1], got {prob!r:.40}")
 
 
 def label_agreement(labels: pd.DataFrame, levels: list[str]) -> pd.DataFrame:

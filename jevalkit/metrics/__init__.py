@@ -29,9 +29,11 @@ from ._failures import ERROR_SUMMARY_COLUMNS, error_summary, scored, truncated
 from ._frame import CASE_COLUMNS, by_groups, columns_of, group_codes, require, system_names
 from ._gate import (
     DECISIONS,
+    DEFAULT_MAX_ERROR_RATE,
     GATE_COLUMNS,
     GATE_METRICS,
     RELEASE_COLUMNS,
+    error_share,
     gate,
     gate_decision,
     release_gate,
@@ -66,6 +68,7 @@ __all__ = [
     "COST_COLUMNS",
     "DATA_KINDS",
     "DECISIONS",
+    "DEFAULT_MAX_ERROR_RATE",
     "ERROR_SUMMARY_COLUMNS",
     "FACET_INTERVAL_COLUMNS",
     "GATE_COLUMNS",
@@ -94,6 +97,7 @@ __all__ = [
     "compare",
     "consistency",
     "cost",
+    "error_share",
     "error_summary",
     "games_of",
     "gate",

@@ -36,10 +36,18 @@ def columns_of(spec: CaseSpec) -> list[str]:
     Example:
         >>> columns_of("model"), columns_of(("probe", "case_id")), columns_of(None)
         (['model'], ['probe', 'case_id'], [])
+        >>> columns_of(["system", "system"])
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: columns named more than once: system
     """
     if spec is None:
         return []
-    return [spec] if isinstance(spec, str) else list(spec)
+    cols = [spec] if isinstance(spec, str) else list(spec)
+    repeated = sorted({c for c in cols if cols.count(c) > 1}, key=str)
+    if repeated:
+        raise StatsError(f"columns named more than once: {', '.join(map(str, repeated))}")
+    return cols
 
 
 def require(frame: pd.DataFrame, column: str, keyword: str, purpose: str) -> str:

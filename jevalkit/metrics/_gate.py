@@ -16,7 +16,17 @@ from ._scores import mean_score, pass_rate
 from ._summary import has_repeats
 
 GATE_METRICS = {"pass_rate": pass_rate, "mean_score": mean_score}
-GATE_COLUMNS = ["metric", "decision", "n", "value", "ci_low", "ci_high", "threshold", "reason"]
+GATE_COLUMNS = [
+    "metric",
+    "decision",
+    "n",
+    "n_errors",
+    "value",
+    "ci_low",
+    "ci_high",
+    "threshold",
+    "reason",
+]
 DECISIONS = ("pass", "fail", "undecided", "refused")
 
 
@@ -37,6 +47,45 @@ def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
     return "undecided"
 
 
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+
+def error_share(results: pd.DataFrame) -> tuple[int, int]:
+    """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
+
+    Example:
+        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
+        (1, 3)
+    """
+    if "error" not in results.columns:
+        return 0, len(results)
+    return int(results["error"].notna().sum()), len(results)
+
+
+def check_error_share(results: pd.DataFrame, max_error_rate: float, where: str) -> str | None:
+    """Why ``results`` hold too many error rows to decide on (their share above
+    ``max_error_rate``), or None: a verdict resting on the rows that happened to succeed is
+    not a verdict on the system."""
+    errors, total = error_share(results)
+    if total and errors / total > max_error_rate:
+        return (
+            f"{where}: {errors} of {total} rows are errors ({errors / total:.0%}, limit "
+            f"{max_error_rate:.0%}); the verdict would rest on the rows that happened to "
+            "succeed: re-run them (--retry-errors) or raise --max-error-rate"
+        )
+    return None
+
+
+def _check_rate(value: object, name: str) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= 1
+    ):
+        raise StatsError(f"{name} must be a number from 0 to 1, got {value!r}")
+
+
 def gate(
     results: pd.DataFrame,
     *,
@@ -46,12 +95,16 @@ def gate(
     case: CaseSpec = CASE_COLUMNS,
     system: str | None = "system",
     max_flip_rate: float = 0.1,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> pd.DataFrame:
     """Decide whether each system (and each ``by`` group) clears ``minimum`` on ``metric``, by
     :func:`gate_decision`: ``pass`` only when the 95% interval lies at or above it, ``fail`` when
     it lies wholly below, ``undecided`` when it straddles the bar; ``refused`` when the data
-    cannot decide (no scored rows, or verdicts that flip between repeats in more than
-    ``max_flip_rate`` of cases: a flaky evaluator makes a flaky gate).
+    cannot decide (no scored rows; more than ``max_error_rate`` of the group's rows are errors,
+    so the verdict would rest on the rows that happened to succeed; or verdicts that flip between
+    repeats in more than ``max_flip_rate`` of cases: a flaky evaluator makes a flaky gate).
+    Pairwise games (rows with ``system_a``) are refused: gate on ``win_rate`` or ``compare``
+    instead.
 
     Systems are never pooled: a file with three systems gets three decisions (pooled, their
     different pass rates on one case look like verdicts that flip, and the gate called the
@@ -59,8 +112,9 @@ def gate(
 
     Returns:
         One row per system and group: ``system`` (unless ``system=None``), the ``by`` columns,
-        ``metric``, ``decision`` (``pass``, ``fail``, ``undecided``, ``refused``), ``n``,
-        ``value``, ``ci_low``, ``ci_high``, ``threshold``, ``reason`` (one sentence).
+        ``metric``, ``decision`` (``pass``, ``fail``, ``undecided``, ``refused``), ``n`` (scored
+        rows), ``n_errors`` (error rows left out), ``value``, ``ci_low``, ``ci_high``,
+        ``threshold``, ``reason`` (one sentence).
 
     Example:
         >>> df = pd.DataFrame({"case_id": list("abcdefghij"), "passed": [True] * 9 + [False]})
@@ -74,8 +128,13 @@ def gate(
         raise StatsError(f"metric must be one of {sorted(GATE_METRICS)}, got {metric!r}")
     if not isinstance(minimum, int | float) or not math.isfinite(minimum) or not 0 <= minimum <= 1:
         raise StatsError(f"the minimum must be a number from 0 to 1, got {minimum!r}")
-    if not 0 <= max_flip_rate <= 1:
-        raise StatsError(f"max_flip_rate must be from 0 to 1, got {max_flip_rate!r}")
+    _check_rate(max_flip_rate, "max_flip_rate")
+    _check_rate(max_error_rate, "max_error_rate")
+    if "system_a" in results.columns and results["system_a"].notna().any():
+        raise StatsError(
+            "these are pairwise games (system_a vs system_b): a gate on one score would pool "
+            "both sides' preferences; use metrics.win_rate or compare"
+        )
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
@@ -96,7 +155,14 @@ def gate(
             for c in cols:
                 match = match[match[c] == row[c]]
             flip = float(match["flip_rate"].iloc[0]) if len(match) else None
-        if row["n"] == 0:
+        group = results
+        for c in cols:
+            group = group[group[c] == row[c]]
+        n_errors, _ = error_share(group)
+        too_many = check_error_share(group, max_error_rate, where)
+        if too_many:
+            decision, reason = "refused", too_many
+        elif row["n"] == 0:
             decision, reason = "refused", f"{where}: no scored rows to decide on"
         elif row["n"] < 2:
             decision, reason = "refused", f"{where}: one scored run cannot decide"
@@ -124,11 +190,13 @@ def gate(
                 "metric": metric,
                 "decision": decision,
                 "n": int(row["n"]),
+                "n_errors": n_errors,
                 "value": row["value"],
                 "ci_low": row["ci_low"],
                 "ci_high": row["ci_high"],
                 "threshold": minimum,
-                "reason": reason,
+                "reason": reason
+                + (f" ({n_errors} error rows left out)" if n_errors and not too_many else ""),
             }
         )
     if not rows:  # no system at all: nothing to decide on, said once
@@ -138,6 +206,7 @@ def gate(
                 "metric": metric,
                 "decision": "refused",
                 "n": 0,
+                "n_errors": error_share(results)[0],
                 "value": np.nan,
                 "ci_low": np.nan,
                 "ci_high": np.nan,
@@ -175,6 +244,7 @@ def release_gate(
     confidence: float = 0.95,
     power: float = 0.8,
     seed: int | None = 0,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> pd.DataFrame:
     """Non-inferiority of a candidate against a baseline, paired by case: ``pass`` only when the
     upper end of the interval for the drop (baseline - candidate) is below ``max_drop``.
@@ -182,8 +252,9 @@ def release_gate(
     ``fail`` when the interval does not clear the margin and the data could tell (the drop is
     clearly above the margin, or n was large enough to show non-inferiority); ``refused`` when
     the evaluator is too inconsistent to decide (verdict agreement across repeats below
-    ``min_consistency`` on either side) or when the interval straddles the margin with fewer
-    cases than needed to tell a drop of ``max_drop`` from none (``n_needed`` says how many).
+    ``min_consistency`` on either side), when more than ``max_error_rate`` of either side's
+    rows are errors, or when the interval straddles the margin with fewer cases than needed to
+    tell a drop of ``max_drop`` from none (``n_needed`` says how many).
 
     Returns:
         One row: ``metric``, ``decision``, ``n_paired``, ``value_baseline``,
@@ -201,6 +272,14 @@ def release_gate(
         raise StatsError(f"metric must be pass_rate or mean_score, got {metric!r}")
     if not isinstance(max_drop, int | float) or not 0 < max_drop < 1:
         raise StatsError(f"max_drop must be a number between 0 and 1, got {max_drop!r}")
+    _check_rate(min_consistency, "min_consistency")
+    _check_rate(max_error_rate, "max_error_rate")
+    for side, frame in (("baseline", baseline), ("candidate", candidate)):
+        too_many = check_error_share(frame, max_error_rate, f"the {side}")
+        if too_many:
+            empty = dict.fromkeys(RELEASE_COLUMNS, np.nan)
+            refused = {**empty, "metric": metric, "decision": "refused", "reason": too_many}
+            return pd.DataFrame([{**refused, "n_paired": 0, "max_drop": max_drop}])[RELEASE_COLUMNS]
     frames = [baseline.assign(_side="baseline"), candidate.assign(_side="candidate")]
     both = pd.concat(frames, ignore_index=True)
     row = compare(

@@ -3,6 +3,7 @@ one preference per case its two orders give (with whether they agree)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -293,7 +294,8 @@ def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
             {
                 **dict(zip(PREFERENCE_COLUMNS[:4], key, strict=True)),
                 "n_games": len(group),
-                "preference": float(group["score"].astype(float).mean()),
+                # fsum: exactly rounded, so the same whichever order the games arrived in
+                "preference": math.fsum(group["score"].astype(float)) / len(group),
                 "verdict_a_first": verdicts.get("a_first"),
                 "verdict_b_first": verdicts.get("b_first"),
                 "swap_consistent": _direction(verdicts["a_first"])

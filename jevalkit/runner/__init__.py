@@ -30,6 +30,7 @@ from ._store import (
     read_results,
     repair_torn_tail,
     system_of,
+    validate_row,
     write_rows,
 )
 
@@ -74,5 +75,6 @@ __all__ = [
     "scaled_execute",
     "shard_of",
     "system_of",
+    "validate_row",
     "write_rows",
 ]

@@ -12,7 +12,10 @@ resumed run replays the same decisions and sends only what is missing.
 After every round the anytime-valid interval of the headline (the mean over these cases of
 each case's pass probability, or expected score) is computed; the run stops when its half-width
 is at most ``target_half_width``, when the interval clears ``decide_at`` (a gate's bar) either
-way, when every case has ``max_repeats`` repeats, or when the budget is reached, and says which.
+way, when every case has ``max_repeats`` repeats, when the budget is reached, or when a whole
+round scored nothing and nothing was scored before (an endpoint that only errors: sending on
+would spend ``max_repeats`` requests on errors), and says which; with nothing scored the value
+and interval are NaN, never the prior's [0, 1] around 0.5.
 The interval is valid whatever the stopping rule (a confidence sequence), so stopping early is
 not peeking.
 """
@@ -42,7 +45,7 @@ ADAPTIVE_COLUMNS = [
     "dropped_sweeps",
     "method",
 ]
-STOP_REASONS = ("target met", "decided", "max_repeats", "budget")
+STOP_REASONS = ("target met", "decided", "max_repeats", "budget", "nothing scored")
 
 
 @dataclass(frozen=True, kw_only=True)

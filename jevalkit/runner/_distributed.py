@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ._execute import _check_same_endpoint, execute, resume_rows, rows_of
+from ._execute import _check_same_content, _check_same_endpoint, execute, resume_rows, rows_of
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import merge_parts
@@ -330,7 +330,7 @@ class DaskSession:
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
-            existing = resume_rows(path, keys, endpoint, retry_errors=settings.retry_errors)
+            existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
             while pending:  # one wave; another only when a task yielded under the budget
                 try:
@@ -461,6 +461,7 @@ async def execute_shard(
             done.update(rows)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     _check_same_endpoint(path, done, set(keys), endpoint)
+    _check_same_content(path, done, list(jobs), keys)
     mine = [
         job
         for job, key in zip(jobs, keys, strict=True)

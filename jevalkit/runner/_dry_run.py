@@ -30,7 +30,8 @@ from ._columns import params_hash
 from ._options import RunOptions, RunSettings
 from ._plan import Selection, default_results_path, probe_parameters
 from ._run import _as_list, check_generation
-from ._store import read_results
+from ._store import check_results_path, read_results
+from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
 PLAN_COLUMNS = [
@@ -127,7 +128,10 @@ def plan(
     **options: Unpack[RunOptions],
 ) -> pd.DataFrame:
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
-    Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval).
+    Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
+    and refuses what ``run`` refuses before sending: the settings, the results path (a folder,
+    a device), the endpoint (a malformed or non-http(s) URL, a missing key), a dollar budget
+    without a price.
 
     ``cases``, ``sample``, ``sample_seed`` and ``variants`` choose the (case, variant) units as
     in :func:`jevalkit.run`; each is sent ``repeats`` times.
@@ -143,7 +147,7 @@ def plan(
     Example:
         >>> import tempfile
         >>> p = plan("schema-ten-records", "openai/gpt-4o-mini", repeats=5, max_tokens=200,
-        ...          out=tempfile.mkdtemp() + "/r.jsonl")
+        ...          base_url="http://127.0.0.1:9/v1", out=tempfile.mkdtemp() + "/r.jsonl")
         >>> row = p.iloc[0]
         >>> int(row["requests"]), int(row["completion_tokens_high"]), row["prompt_tokens_method"][:8]
         (5, 1000, 'estimate')
@@ -169,6 +173,11 @@ def plan(
     name = "+".join(sorted({p.id for p in probe_list}))
     out = settings.out
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    # refuse what the run would refuse before sending, so a plan that prints is a run that starts
+    check_results_path(path, writing=True)
+    endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
+    if settings.budget_usd is not None:
+        settings.require_price(model)
     price = settings.price(model)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
     bodies = [

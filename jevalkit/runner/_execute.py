@@ -113,15 +113,12 @@ async def execute(
     if model is None and any(job.needs_model for job in jobs):
         raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
     price = settings.price(asked) if model is not None else None
-    if budget.usd is not None and price is None:
-        raise UsageError(
-            f"--budget-usd needs a price for {asked!r}: it is not in data/prices.yaml; "
-            "give --price-in and --price-out (dollars per million tokens)"
-        )
+    if budget.usd is not None:
+        settings.require_price(asked)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
-        existing = resume_rows(path, keys, endpoint, retry_errors=settings.retry_errors)
+        existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
         pending = [job for job, key in zip(jobs, keys, strict=True) if key not in existing]
         if pending:
             run = RunContext(
@@ -146,14 +143,21 @@ async def execute(
 
 
 def resume_rows(
-    path: Path, keys: list[tuple], endpoint: str | None, *, retry_errors: bool
+    path: Path,
+    jobs: Sequence[Job],
+    keys: list[tuple],
+    endpoint: str | None,
+    *,
+    retry_errors: bool,
 ) -> dict[tuple, dict]:
     """The resume step of every execution path (call it holding ``path``'s lock): the latest
-    row of each key already in ``path``, after refusing rows of these ``keys`` written against
-    another endpoint; with ``retry_errors`` the error rows of ``keys`` are removed from the file
-    (and from the answer) so that they are sent again."""
+    row of each key already in ``path``, after refusing rows of these ``jobs`` (with their
+    ``keys``) written against another endpoint or from other probe content; with
+    ``retry_errors`` the error rows of ``keys`` are removed from the file (and from the answer)
+    so that they are sent again."""
     existing, _ = latest_rows(path)
     _check_same_endpoint(path, existing, set(keys), endpoint)
+    _check_same_content(path, existing, list(jobs), keys)
     if retry_errors:
         failed = {k for k in keys if k in existing and existing[k].get("error")}
         if failed:
@@ -179,6 +183,23 @@ def _check_same_endpoint(
             raise ResultsError(
                 f"{path} holds rows of this run written against {theirs}, not {endpoint}; "
                 "resuming would mix endpoints: write this run to another file with --out"
+            )
+
+
+def _check_same_content(
+    path: Path, existing: dict[tuple, dict], jobs: list[Job], keys: list[tuple]
+) -> None:
+    """Refuse to resume over rows of the same probe version written from other content (an
+    unpublished probe or case file edited in place): kept and new rows would answer different
+    prompts under one name."""
+    for job, key in zip(jobs, keys, strict=True):
+        theirs = existing.get(key, {}).get("probe_hash")
+        if theirs is not None and job.probe_hash is not None and theirs != job.probe_hash:
+            raise ResultsError(
+                f"{path} holds rows of {job.probe}@{job.version} written from other content "
+                f"(sha256 {theirs[:12]}, now {job.probe_hash[:12]}): the probe or its case file "
+                "changed without a new version; publish the change as the next version, or "
+                "write this run to another file with --out"
             )
 
 

@@ -181,8 +181,9 @@ class RunOptions(TypedDict, total=False):
         float | None,
         Option(
             None,
-            "stop cleanly before this invocation spends more than D dollars (every attempt, "
-            "retries included, reserves its largest cost; exit 1 if the endpoint bills beyond it)",
+            "stop cleanly before this invocation spends more than D dollars (every HTTP "
+            "attempt, retries included, reserves its largest cost; an endpoint billing beyond "
+            "max_tokens stops the run at once, exit 1)",
             metavar="D",
             parse=float,
         ),
@@ -263,6 +264,16 @@ class _Settings:
         """The price of ``model``: the overrides, else the price table, else None."""
         s: Any = self
         return price_for(model, price_in=s.price_in, price_out=s.price_out)
+
+    def require_price(self, model: str) -> Price:
+        """The price of ``model``, which a dollar budget needs; refused when unknown."""
+        price = self.price(model)
+        if price is None:
+            raise UsageError(
+                f"--budget-usd needs a price for {model!r}: it is not in data/prices.yaml; "
+                "give --price-in and --price-out (dollars per million tokens)"
+            )
+        return price
 
     def cache_root(self) -> Path:
         """Where responses are cached."""

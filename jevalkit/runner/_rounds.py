@@ -134,20 +134,26 @@ async def run_adaptive(
             scores = np.full((n_sweeps, n_cases), np.nan)
             for (k, i), case_rows in rows.items():
                 scores[k, i] = _case_score(case_rows, plan.metric)
+            added = 0
             for k in range(n_sweeps):
                 errored = draws[k] & np.isnan(scores[k])
                 if errored.any():
                     dropped += 1  # left out whole: errors assumed unrelated to the answer
                     continue
                 seq.add_sweep(scores[k], send_prob)
+                added += 1
             sweep += n_sweeps
             rounds += 1
+            if added == 0 and seq.n_sweeps == 0:
+                reason = "nothing scored"
+                break
             stop = plan.stop_reason(seq)
             if stop:
                 reason = stop
                 break
     rows_sent = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    low, high = seq.interval()
+    scored = seq.n_sweeps > 0
+    low, high = seq.interval() if scored else (np.nan, np.nan)
     summary = pd.DataFrame(
         [
             {
@@ -156,14 +162,18 @@ async def run_adaptive(
                 "n": int(seq.n.sum()),
                 "sweeps": seq.n_sweeps,
                 "rounds": rounds,
-                "value": seq.estimate(),
+                "value": seq.estimate() if scored else np.nan,
                 "ci_low": low,
                 "ci_high": high,
                 "half_width": (high - low) / 2,
                 "target_half_width": plan.target_half_width,
                 "stop_reason": reason,
                 "dropped_sweeps": dropped,
-                "method": sequence_method(n_cases, plan.confidence)
+                "method": (
+                    sequence_method(n_cases, plan.confidence)
+                    if scored
+                    else "not estimable: no request was scored (every sweep had an error row)"
+                )
                 + (f"; {budget.reached}" if budget.reached else ""),
             }
         ],

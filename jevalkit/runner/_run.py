@@ -130,7 +130,10 @@ def run(
             in ``attrs["adaptive"]``), ``concurrency``, ``timeout``, ``max_retries``,
             ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
             ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent
-            this much; rows so far are kept, re-running resumes, ``attrs["stopped"]`` says so),
+            this much, counted per HTTP attempt, retries included; rows so far are kept,
+            re-running resumes, ``attrs["stopped"]`` says so; an endpoint that bills beyond
+            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True, see
+            :mod:`jevalkit.costs`),
             ``price_in`` / ``price_out`` (dollars per million tokens, overriding
             ``data/prices.yaml``).
 

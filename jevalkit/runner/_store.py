@@ -281,12 +281,23 @@ def results_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame[[*COLUMNS, "system", *extra]].reset_index(drop=True)
 
 
+def key_order(key: tuple) -> tuple:
+    """A sort key for row keys holding None and mixed types (None first, then by type name).
+
+    Example:
+        >>> sorted([("p", 2), ("p", None), ("p", 1)], key=key_order)
+        [('p', None), ('p', 1), ('p', 2)]
+    """
+    return tuple((v is not None, type(v).__name__, v if v is not None else 0) for v in key)
+
+
 def read_results(path: str | Path) -> pd.DataFrame:
     """Read a results file into a DataFrame with the documented, stable columns
     (:data:`jevalkit.runner.COLUMNS`), one row per key.
 
     Every row is checked against the results format: a file that is not jevalkit results (say,
     another tool's JSONL) is refused with the missing columns named, never read as one row.
+    Rows come in key order (:func:`key_order`), whatever order they were written in.
     When a key appears more than once the later row wins (a re-run replacing an earlier row):
     the count is in ``df.attrs["replaced_rows"]`` and a warning says so.
 
@@ -304,7 +315,10 @@ def read_results(path: str | Path) -> pd.DataFrame:
             f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
         )
     rows, replaced = latest_rows(path)
-    frame = results_frame(list(rows.values()))
+    # in key order, not the order requests happened to finish: every result computed from the
+    # frame (a sum, a mean, a first row) is then the same however the rows arrived
+    ordered = [rows[k] for k in sorted(rows, key=key_order)]
+    frame = results_frame(ordered)
     frame.attrs["replaced_rows"] = replaced
     if replaced:
         warnings.warn(

@@ -11,6 +11,7 @@ Everything shown is model output or user data: it is HTML-escaped.
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from ..errors import UsageError
-from ..labels import append_label, label_record, read_labels
+from ..labels import append_label, check_sampling_probability, label_record, read_labels
 from ._level_distribution import distribution_html
 
 KEY_HELP = "keys: 1..{k} label, s skip, b back"
@@ -68,6 +69,10 @@ class Labeler(widgets.VBox):
         if len(levels) < 2 or len(set(map(str, levels))) != len(levels):
             raise UsageError(f"levels must be two or more distinct labels, got {levels!r}")
         self.items = df.reset_index(drop=True)
+        if "sampling_probability" in self.items.columns:  # refused now, not at the n-th click
+            for i, prob in enumerate(self.items["sampling_probability"]):
+                if prob is not None and not (isinstance(prob, float) and math.isnan(prob)):
+                    check_sampling_probability(prob, f"item {i}: ")
         if "system" not in self.items.columns:
             self.items["system"] = "all"
         self.levels = [str(level) for level in levels]

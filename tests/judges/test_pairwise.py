@@ -55,7 +55,7 @@ def test_every_comparison_is_played_in_both_orders_and_mapped_back(openai_server
     assert (
         len(prefs) == 6
         and not prefs["swap_consistent"].any()
-        and (prefs["preference"] == 0.5).all()
+        and np.allclose(prefs["preference"], 0.5, rtol=0, atol=1e-12)
     )
     bias = position_bias(df).iloc[0]
     assert bias["first_win_share"] == 1.0 and bias["swap_consistency"] == 0.0

@@ -217,7 +217,14 @@ def test_cost_metric_sums_priced_rows_and_sets_cost_against_the_metric(server, t
 
 def test_the_dry_run_counts_requests_tokens_and_cost_and_sends_nothing(server, tmp_path):
     out = tmp_path / "r.jsonl"
-    before = plan("schema-ten-records", "openai/gpt-4o-mini", repeats=6, max_tokens=300, out=out)
+    before = plan(
+        "schema-ten-records",
+        "openai/gpt-4o-mini",
+        base_url=server.base_url,
+        repeats=6,
+        max_tokens=300,
+        out=out,
+    )
     first = before.iloc[0]
     assert (first["requests"], first["already_done"], first["completion_tokens_high"]) == (
         6,
@@ -244,6 +251,7 @@ def test_the_dry_run_counts_requests_tokens_and_cost_and_sends_nothing(server, t
     after = plan(
         "schema-ten-records",
         "openai/gpt-4o-mini",
+        base_url=server.base_url,
         repeats=6,
         temperature=1.0,
         seed=1,
