@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..runner import repair_torn_tail, system_of
 from ..stats import krippendorff_alpha
@@ -305,16 +306,7 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
                 continue
             if not raw.endswith(b"\n"):
                 break  # a torn last line (the kernel died mid-write): ignored
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise UsageError(f"{p}: line {number}: not UTF-8 (byte {exc.start})") from None
-            except RecursionError:
-                raise UsageError(f"{p}: line {number}: nested too deeply") from None
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{p}: line {number}: not JSON ({exc.msg})") from None
-            except ValueError as exc:  # an integer of over 4,300 digits
-                raise UsageError(f"{p}: line {number}: not JSON ({str(exc)[:80]})") from None
+            record = json_line(raw, f"{p}: line {number}", UsageError, not_utf8="not UTF-8")
             if not isinstance(record, dict):
                 raise UsageError(f"{p}: line {number}: a label must be a JSON object")
             for field in ("case_id", "labeller"):

@@ -33,8 +33,7 @@ from tqdm.auto import tqdm
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ._columns import row_key
-from ._execute import _check_same_endpoint, execute
+from ._execute import _check_same_content, _check_same_endpoint, execute, resume_rows, rows_of
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import merge_parts
@@ -46,7 +45,6 @@ from ._store import (
     locked,
     read_results,
     results_frame,
-    rewrite_without,
 )
 from ._target import endpoint_identity
 
@@ -351,13 +349,7 @@ class DaskSession:
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
-            existing, _ = latest_rows(path)
-            _check_same_endpoint(path, existing, set(keys), endpoint)
-            if settings.retry_errors:
-                failed = {k for k in keys if k in existing and existing[k].get("error")}
-                if failed:
-                    rewrite_without(path, failed)
-                    existing = {k: v for k, v in existing.items() if k not in failed}
+            existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
             while pending:  # one wave; another only when a task yielded under the budget
                 try:
@@ -372,9 +364,7 @@ class DaskSession:
                 existing, _ = latest_rows(path)
                 pending = [(j, k) for j, k in pending if k not in existing]
             results = read_results(path)
-        wanted = set(keys)
-        mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
-        mine = mine.reset_index(drop=True)
+        mine = rows_of(results, keys).reset_index(drop=True)
         mine.attrs["stopped"] = stopped["stopped"]
         mine.attrs["budget_overrun"] = stopped["overrun"] is not None
         mine.attrs["overrun"] = stopped["overrun"]
@@ -490,6 +480,7 @@ async def execute_shard(
             done.update(rows)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     _check_same_endpoint(path, done, set(keys), endpoint)
+    _check_same_content(path, done, list(jobs), keys)
     mine = [
         job
         for job, key in zip(jobs, keys, strict=True)

@@ -118,14 +118,7 @@ async def execute(
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
-        existing, _ = latest_rows(path)
-        _check_same_endpoint(path, existing, set(keys), endpoint)
-        _check_same_content(path, existing, jobs, keys)
-        if settings.retry_errors:
-            failed = {k for k in keys if k in existing and existing[k].get("error")}
-            if failed:
-                rewrite_without(path, failed)
-                existing = {k: v for k, v in existing.items() if k not in failed}
+        existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
         pending = [job for job, key in zip(jobs, keys, strict=True) if key not in existing]
         if pending:
             run = RunContext(
@@ -139,8 +132,7 @@ async def execute(
             )
             await _run_pending(pending, run, done=len(jobs) - len(pending))
         results = read_results(path)
-    wanted = set(keys)
-    mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
+    mine = rows_of(results, keys)
     drift = describe_drift(model_drift(results))
     if drift:
         warnings.warn(drift, stacklevel=2)
@@ -148,6 +140,36 @@ async def execute(
     mine.attrs["stopped"] = budget.reached
     mine.attrs["budget_overrun"] = budget.overrun is not None
     return mine
+
+
+def resume_rows(
+    path: Path,
+    jobs: Sequence[Job],
+    keys: list[tuple],
+    endpoint: str | None,
+    *,
+    retry_errors: bool,
+) -> dict[tuple, dict]:
+    """The resume step of every execution path (call it holding ``path``'s lock): the latest
+    row of each key already in ``path``, after refusing rows of these ``jobs`` (with their
+    ``keys``) written against another endpoint or from other probe content; with
+    ``retry_errors`` the error rows of ``keys`` are removed from the file (and from the answer)
+    so that they are sent again."""
+    existing, _ = latest_rows(path)
+    _check_same_endpoint(path, existing, set(keys), endpoint)
+    _check_same_content(path, existing, list(jobs), keys)
+    if retry_errors:
+        failed = {k for k in keys if k in existing and existing[k].get("error")}
+        if failed:
+            rewrite_without(path, failed)
+            existing = {k: v for k, v in existing.items() if k not in failed}
+    return existing
+
+
+def rows_of(results: pd.DataFrame, keys: list[tuple]) -> pd.DataFrame:
+    """The rows of ``results`` whose key is one of ``keys`` (this invocation's rows)."""
+    wanted = set(keys)
+    return results[[row_key(r) in wanted for r in results.to_dict("records")]]
 
 
 def _check_same_endpoint(
