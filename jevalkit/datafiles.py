@@ -38,6 +38,7 @@ __all__ = [
     "content_hash",
     "field_path",
     "json_line",
+    "jsonl_lines",
     "load_yaml",
     "nested_deeper_than",
     "publish_versions",
@@ -132,6 +133,21 @@ def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split on ``\\n`` only (a ``\\r`` before it dropped), never on
+    the other characters :meth:`str.splitlines` treats as breaks (U+2028, U+0085, ...), which
+    JSON allows unescaped inside a string.
+
+    Example:
+        >>> jsonl_lines('{"q": "a\\u2028b"}\\r\\n{"q": 2}\\n')
+        ['{"q": "a\\u2028b"}', '{"q": 2}']
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 def json_line(line: str, where: str, error: Callable[[str], Exception]) -> Any:

@@ -114,6 +114,12 @@ def score_matrix(
         missing |= df["error"].notna().to_numpy()
     if df[system].isna().any():
         raise StatsError(f"column {system!r} has rows without a system; fill or drop them")
+    for column in case_cols:
+        if df[column].isna().any():
+            raise StatsError(
+                f"case column {column!r} has {int(df[column].isna().sum())} rows without a "
+                "case id: they are no one item; fill or drop them"
+            )
     sys_codes, sys_table = group_codes(df, [system])
     systems = [str(s) for s in sys_table[system]]
     n_missing = np.bincount(sys_codes[missing], minlength=len(systems))

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -52,6 +53,7 @@ from ._target import endpoint_identity
 SCHEDULER_TIMEOUT_S = 10
 SHARDS_PER_THREAD = 2  # a few shards per worker thread: a re-run task repeats less
 POLL_S = 0.5
+LOCAL_WORKERS_PER_CPU = 4
 
 Execute = Callable[..., Awaitable[pd.DataFrame]]
 
@@ -125,6 +127,23 @@ def check_cluster_options(
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
         raise UsageError(f"workers must be a whole number of at least 1, got {workers!r}")
+    if workers is not None and workers > max_local_workers():
+        raise UsageError(
+            f"workers={workers} would start {workers} worker processes on this machine "
+            f"({os.cpu_count() or 1} CPUs); use at most {max_local_workers()}, or run a larger "
+            "cluster and pass its address with --scheduler"
+        )
+
+
+def max_local_workers() -> int:
+    """The most worker processes a LocalCluster may start here: a few per CPU (each worker
+    already sends many requests at once, so more processes only cost memory).
+
+    Example:
+        >>> max_local_workers() >= 8
+        True
+    """
+    return max(8, LOCAL_WORKERS_PER_CPU * (os.cpu_count() or 1))
 
 
 def _has_dashboard() -> bool:

@@ -120,6 +120,7 @@ async def execute(
     with locked(path):
         existing, _ = latest_rows(path)
         _check_same_endpoint(path, existing, set(keys), endpoint)
+        _check_same_content(path, existing, jobs, keys)
         if settings.retry_errors:
             failed = {k for k in keys if k in existing and existing[k].get("error")}
             if failed:
@@ -160,6 +161,23 @@ def _check_same_endpoint(
             raise ResultsError(
                 f"{path} holds rows of this run written against {theirs}, not {endpoint}; "
                 "resuming would mix endpoints: write this run to another file with --out"
+            )
+
+
+def _check_same_content(
+    path: Path, existing: dict[tuple, dict], jobs: list[Job], keys: list[tuple]
+) -> None:
+    """Refuse to resume over rows of the same probe version written from other content (an
+    unpublished probe or case file edited in place): kept and new rows would answer different
+    prompts under one name."""
+    for job, key in zip(jobs, keys, strict=True):
+        theirs = existing.get(key, {}).get("probe_hash")
+        if theirs is not None and job.probe_hash is not None and theirs != job.probe_hash:
+            raise ResultsError(
+                f"{path} holds rows of {job.probe}@{job.version} written from other content "
+                f"(sha256 {theirs[:12]}, now {job.probe_hash[:12]}): the probe or its case file "
+                "changed without a new version; publish the change as the next version, or "
+                "write this run to another file with --out"
             )
 
 
