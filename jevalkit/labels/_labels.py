@@ -56,6 +56,7 @@ LABEL_PLAN_COLUMNS = [
     "strategy",
     "order",
 ]
+ITEM_COLUMNS = ("input", "output", "expected", "reference", "gold", "probs")
 STRATEGIES = ("random", "stratified", "uncertain")
 AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
 
@@ -147,7 +148,10 @@ def label_plan(
 
     Returns:
         One row per item: ``system``, ``case_id``, ``judge_score``, ``sampling_probability``
-        (of its case being drawn), ``strategy``, ``order``.
+        (of its case being drawn), ``strategy``, ``order``; then what the labeller is shown, taken
+        from the item's first judged repeat, for those of ``input``, ``output``, ``expected``,
+        ``reference``, ``gold``, ``probs`` the results have (``input`` also from
+        ``source["input"]`` of imported results): the plan goes straight into the Labeler.
 
     Example:
         >>> df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(10)],
@@ -196,7 +200,29 @@ def label_plan(
     order = {case: i for i, case in enumerate(rng.permutation(picked))}
     plan["order"] = plan["case_id"].map(order)
     plan = plan.sort_values(["order", "system"], kind="stable").reset_index(drop=True)
-    return plan[LABEL_PLAN_COLUMNS]
+    return _with_item_content(plan[LABEL_PLAN_COLUMNS], df)
+
+
+def _with_item_content(plan: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """The plan joined to what each item shows (its first judged repeat's input, output, ...)."""
+    frame = df.copy()
+    if "system" not in frame.columns:
+        frame["system"] = system_of(frame)
+    if "error" in frame.columns:
+        frame = frame[frame["error"].isna()]
+    if "input" not in frame.columns and "source" in frame.columns:
+        inputs = frame["source"].map(lambda s: s.get("input") if isinstance(s, dict) else None)
+        if inputs.notna().any():
+            frame["input"] = inputs
+    shown = [c for c in ITEM_COLUMNS if c in frame.columns]
+    if not shown:
+        return plan
+    if "repeat" in frame.columns:
+        frame = frame.sort_values("repeat", kind="stable")
+    frame = frame.assign(
+        system=frame["system"].astype(str), case_id=frame["case_id"].astype(str)
+    ).drop_duplicates(["system", "case_id"])
+    return plan.merge(frame[["system", "case_id", *shown]], on=["system", "case_id"], how="left")
 
 
 def _equal_allocation(sizes: np.ndarray, n: int) -> np.ndarray:

@@ -227,6 +227,7 @@ async def _run_pending(pending: list[Job], run: RunContext, *, done: int) -> Non
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
                 meter=BudgetMeter(run.budget, run.price) if run.budget.active else None,
+                paced=target.local,
             )
         await _send_all(pending, replace(run, target=target, client=client), done)
 
