@@ -239,12 +239,19 @@ def sim_baseline_win_rates(reps: int, seed: int) -> list[dict]:
 
 def sim_position_bias(reps: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
-    flagged, share, refused = [], [], []
+    flagged, share, refused, unbalanced = [], [], [], []
     for _ in range(reps):
         both = games(rng, {"A": 0.0, "B": 0.4, "C": -0.4}, 20)
         r = position_bias(both).iloc[0]
         flagged.append(r["p_value"] < 0.05)
         share.append(covered(r["ci_low"], r["ci_high"], 0.5))
+        # four in five games show the first-named (stronger) system first: the orders weighted
+        strong = {"A": 1.0, "B": 0.0}
+        mostly = games(rng, strong, 40, orders=("a_first",)).assign(
+            case_id=lambda f: "u" + f.case_id
+        )
+        r = position_bias(pd.concat([games(rng, strong, 10), mostly])).iloc[0]
+        unbalanced.append(r["p_value"] < 0.05)
         one = games(rng, {"A": 0.0, "B": 1.5}, 20, orders=("a_first",))
         try:
             position_bias(one)
@@ -259,6 +266,12 @@ def sim_position_bias(reps: int, seed: int) -> list[dict]:
             0.05,
         ),
         row("position_bias: Wilson interval of the first-shown share", share),
+        row(
+            "position_bias: orders unbalanced 4:1 within a pair, no position effect",
+            unbalanced,
+            "false positives",
+            0.05,
+        ),
         row("position_bias on one-order games: refused", refused, "refusals", 1.0),
     ]
 
@@ -287,6 +300,19 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
                 out.setdefault(
                     f"corrected_mean {estimator}, {strategy} plan (100 of 1,000)", []
                 ).append(covered(r["ci_low"], r["ci_high"], 0.6))
+    tiny = (
+        "corrected_mean PPI, stratified plan, a tiny stratum (16 of 300 labelled, 5% judged pass)"
+    )
+    for _ in range(reps):
+        judge = rng.random(300) < 0.05  # true pass 70% where judged pass, else 30%
+        truth = np.where(judge, rng.random(300) < 0.7, rng.random(300) < 0.3)
+        df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(300)]})
+        df["score"] = judge * 1.0
+        plan = label_plan(df, 16, strategy="stratified", seed=int(rng.integers(1 << 30)))
+        index = plan["case_id"].str[1:].astype(int).to_numpy()
+        labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
+        r = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator").loc["PPI"]
+        out.setdefault(tiny, []).append(covered(r["ci_low"], r["ci_high"], 0.05 * 0.7 + 0.95 * 0.3))
     return [row(name, hits) for name, hits in out.items()]
 
 

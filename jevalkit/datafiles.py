@@ -38,6 +38,7 @@ __all__ = [
     "content_hash",
     "field_path",
     "json_line",
+    "jsonl_lines",
     "load_yaml",
     "nested_deeper_than",
     "publish_versions",
@@ -134,9 +135,40 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def json_line(line: str, where: str, error: Callable[[str], Exception]) -> Any:
-    """Parse one line of a JSONL data file as strict JSON (no NaN or Infinity); any problem
-    raises ``error`` with one line naming ``where`` (file and line).
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split on ``\\n`` only (a ``\\r`` before it dropped), never on
+    the other characters :meth:`str.splitlines` treats as breaks (U+2028, U+0085, ...), which
+    JSON allows unescaped inside a string.
+
+    Example:
+        >>> jsonl_lines('{"q": "a\\u2028b"}\\r\\n{"q": 2}\\n')
+        ['{"q": "a\\u2028b"}', '{"q": 2}']
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+_LENIENT = json.JSONDecoder()
+
+
+def json_line(
+    line: str | bytes,
+    where: str,
+    error: Callable[[str], Exception],
+    *,
+    what: str = "JSON",
+    fix: str = "",
+    nested: str = "nested too deeply",
+    not_utf8: str = "not UTF-8 text",
+    strict: bool = True,
+) -> Any:
+    """Parse one line of a JSONL file (the one line reader of cases, results, labels and imported
+    files): strict JSON (no NaN or Infinity) unless ``strict=False``; any problem raises
+    ``error`` with one line naming ``where`` (file and line): ``{not_utf8} (byte N)`` for bytes
+    that are not UTF-8, ``{nested}``, or ``not {what} (reason){fix}``.
 
     Example:
         >>> json_line('{"id": 1}', "cases.jsonl:1", ValueError)
@@ -145,13 +177,23 @@ def json_line(line: str, where: str, error: Callable[[str], Exception]) -> Any:
         Traceback (most recent call last):
         ...
         ValueError: cases.jsonl:2: not JSON (NaN is not valid JSON)
+        >>> json_line(b'{"x": 1', "r.jsonl:3", ValueError, what="a row", fix="; remove it")
+        Traceback (most recent call last):
+        ...
+        ValueError: r.jsonl:3: not a row (Expecting ',' delimiter); remove it
     """
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise error(f"{where}: {not_utf8} (byte {exc.start})") from None
     try:
-        return json.loads(line, parse_constant=_refuse_constant)
+        return (_STRICT if strict else _LENIENT).decode(line)
     except RecursionError:
-        raise error(f"{where}: nested too deeply") from None
-    except ValueError as exc:
-        raise error(f"{where}: not JSON ({str(exc).split(':')[0]})") from None
+        raise error(f"{where}: {nested}") from None
+    except ValueError as exc:  # JSONDecodeError, a refused constant, an oversized integer
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(":")[0]
+        raise error(f"{where}: not {what} ({reason}){fix}") from None
 
 
 def schema_validator(schema: dict[str, Any]) -> jsonschema_rs.Validator:

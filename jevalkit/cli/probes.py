@@ -73,7 +73,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    report = api.check_probes(args.probes or None, root=_root(args))
+    root = _root(args)
+    report = api.check_probes(args.probes or None, root=root, beside_bundled=root is not None)
     for row in report.itertuples():
         status = "ok  " if row.ok else "FAIL"
         what = f"{row.label} (must {row.expect})" if row.label else ""

@@ -16,6 +16,7 @@ the cap, gzip-bombed, dripped one byte a second) ends as an error completion.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import warnings
@@ -34,6 +35,8 @@ from ._retry import RetryPolicy
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MAX_JSON_DEPTH = 64  # an OpenAI response is under 10 levels deep, logprobs included
+PACE_SLACK = 2.0  # paced deadline: twice the time max_tokens take at the measured speed
+PROMPT_SLACK_S = 10.0  # plus this for prompt processing
 CHAT = "/chat/completions"
 COMPLETIONS = "/completions"
 
@@ -85,6 +88,11 @@ class ChatClient:
         cache: responses by key, or None.
         max_response_bytes: a larger body (after decompression) is a ``too_large`` error.
         on_retry: called once per retry (the progress bar counts them).
+        paced: for the embedded model, whose slots queue the run's own requests: an attempt's
+            deadline follows the measured speed (``request_deadline``, never below ``timeout``),
+            and an attempt past its deadline is not abandoned and re-queued while the server
+            still finishes other requests of this client in the meantime (it is busy with this
+            run's work); only a deadline with no progress at all is a timeout.
         meter: reserves and settles every HTTP attempt (a budget); None sends freely.
 
     Example:
@@ -110,6 +118,7 @@ class ChatClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         on_retry: Callable[[], None] | None = None,
         meter: AttemptMeter | None = None,
+        paced: bool = False,
     ) -> None:
         if concurrency < 1:
             raise UsageError(f"concurrency must be at least 1, got {concurrency}")
@@ -126,7 +135,11 @@ class ChatClient:
         self.max_response_bytes = max_response_bytes
         self.on_retry = on_retry
         self.meter = meter
+        self.paced = paced
         self.retries = 0
+        self._finished = 0  # attempts that got an answer: the server's progress
+        self._tokens = 0  # completion tokens of answered attempts, and their seconds
+        self._seconds = 0.0
         self.cache_warning: str | None = None
         self._lanes: list[httpx.AsyncClient] = []
         self._idle: asyncio.Queue[httpx.AsyncClient] | None = None
@@ -137,7 +150,7 @@ class ChatClient:
         self._lanes = [
             httpx.AsyncClient(
                 limits=one,
-                timeout=httpx.Timeout(self.timeout),
+                timeout=httpx.Timeout(None if self.paced else self.timeout, connect=self.timeout),
                 headers=self.endpoint.headers(),
                 auth=self.endpoint.auth,
                 verify=tls,
@@ -153,6 +166,26 @@ class ChatClient:
         for lane in self._lanes:
             await lane.aclose()
         self._lanes, self._idle = [], None
+
+    def request_deadline(self, body: dict[str, Any]) -> float:
+        """Seconds one attempt at ``body`` may take: ``timeout``; paced, at least the time its
+        ``max_tokens`` take at the measured tokens per second (with slack for prompt processing).
+
+        Example:
+            >>> client = ChatClient(Endpoint("http://127.0.0.1:9/v1"), model="m", timeout=10,
+            ...                     paced=True)
+            >>> client.request_deadline({"max_tokens": 600})  # nothing measured yet
+            10.0
+            >>> client._tokens, client._seconds = 100, 10.0  # 10 tokens/s
+            >>> client.request_deadline({"max_tokens": 600}), client.request_deadline({})
+            (130.0, 10.0)
+        """
+        limit = float(self.timeout)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        if self.paced and self._tokens > 0 and isinstance(max_tokens, int):
+            speed = self._tokens / self._seconds
+            limit = max(limit, PROMPT_SLACK_S + PACE_SLACK * max_tokens / speed)
+        return limit
 
     async def send(self, request: Request) -> Completion:
         """POST ``request`` (with this client's model); a cached answer is used when present."""
@@ -241,6 +274,9 @@ class ChatClient:
                 started = time.perf_counter()
                 result, retry_after = await self._send_once(lane, path, body, chat=chat)
                 result.latency_s = time.perf_counter() - started
+                if result.ok and result.completion_tokens:  # the measured speed
+                    self._tokens += int(result.completion_tokens)
+                    self._seconds += result.latency_s
             finally:
                 self._idle.put_nowait(lane)
         except BaseException:
@@ -256,12 +292,12 @@ class ChatClient:
     ) -> tuple[Completion, str | None]:
         url = self.endpoint.base_url + path
         redact = self.endpoint.redact
+        limit = self.request_deadline(body)
         try:
-            async with asyncio.timeout(self.timeout):
-                status, headers, data = await self._read(lane, url, body)
+            status, headers, data = await self._await_answer(lane, url, body, limit)
         except TimeoutError:
             return error_completion(
-                "timeout", f"no complete answer from {url} within {self.timeout:g} s"
+                "timeout", f"no complete answer from {url} within {limit:g} s"
             ), None
         except httpx.TimeoutException:
             return error_completion(
@@ -295,6 +331,30 @@ class ChatClient:
                 "invalid_response", f"body nested deeper than {MAX_JSON_DEPTH} levels", status
             ), None
         return parse_response(self.endpoint.redact_value(payload), status, chat=chat), None
+
+    async def _await_answer(
+        self, lane: httpx.AsyncClient, url: str, body: dict[str, Any], limit: float
+    ) -> tuple[int, Any, bytes | None]:
+        """The answer, waited for ``limit`` seconds, and (paced) again while other requests of
+        this client were answered meanwhile; TimeoutError after a window with no progress."""
+        task = asyncio.ensure_future(self._read(lane, url, body))
+        seen = self._finished
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=limit)
+                if done:
+                    answer = task.result()
+                    break
+                if not self.paced or self._finished == seen:
+                    raise TimeoutError
+                seen = self._finished  # the server is still working through this run's requests
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, httpx.HTTPError):
+                    await task
+        self._finished += 1
+        return answer
 
     async def _read(
         self, lane: httpx.AsyncClient, url: str, body: dict[str, Any]

@@ -291,6 +291,8 @@ def read_inspect(path: Path, *, engine: str | None = None) -> pd.DataFrame:
                     "answer": score.get("answer"),
                     "explanation": score.get("explanation"),
                     "eval_id": spec.get("eval_id"),
+                    "input": _input_text(sample.get("input")),
+                    "target": target,
                     "run_id": spec.get("run_id"),
                 }
             )
@@ -314,3 +316,27 @@ def read_inspect(path: Path, *, engine: str | None = None) -> pd.DataFrame:
         },
         where=str(path),
     )
+
+
+def _input_text(value: Any) -> str | None:
+    """A sample's input as text: a string, or its messages' text one per line.
+
+    Example:
+        >>> _input_text([{"role": "user", "content": [{"type": "text", "text": "2+2?"}]}])
+        'user: 2+2?'
+    """
+    if isinstance(value, str) or value is None:
+        return value
+    if not isinstance(value, list):
+        return json.dumps(value)
+    lines = []
+    for message in value:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(
+                str(part.get("text", "")) for part in content if isinstance(part, dict)
+            )
+        lines.append(f"{message.get('role', '?')}: {content}")
+    return "\n".join(lines)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..datafiles import json_line
 from ..errors import ImportFormatError
 
 # A JSON document is parsed whole, at about 20 times its size in memory: larger ones are refused
@@ -73,14 +74,10 @@ def load_jsonl(path: Path) -> pd.DataFrame:
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except RecursionError:
-            raise ImportFormatError(f"{path}:{lineno}: nested too deeply") from None
-        except ValueError as exc:
-            raise ImportFormatError(
-                f"{path}:{lineno}: not a JSON object ({str(exc).split(':')[0]})"
-            ) from None
+        # another tool's file: NaN and Infinity are kept, as pandas' reader above keeps them
+        value = json_line(
+            line, f"{path}:{lineno}", ImportFormatError, what="a JSON object", strict=False
+        )
         if not isinstance(value, dict):
             raise ImportFormatError(f"{path}:{lineno}: not a JSON object")
         rows.append(value)

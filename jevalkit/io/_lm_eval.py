@@ -125,6 +125,11 @@ def read_lm_eval(path: Path, *, model: str | None = None, task: str | None = Non
             if str(frame["doc_id"].iloc[r]).isdigit()
             else frame["doc_id"].iloc[r],
             "value": val,
+            "doc": frame["doc"].iloc[r] if "doc" in frame.columns else None,
+            "input": _first_argument(frame["arguments"].iloc[r])
+            if "arguments" in frame.columns
+            else None,
+            "target": _plain(frame["target"].iloc[r]) if "target" in frame.columns else None,
         }
         for r, val in zip(table["row"], table["value"], strict=True)
     ]
@@ -161,3 +166,19 @@ def read_lm_eval(path: Path, *, model: str | None = None, task: str | None = Non
         },
         where=str(path),
     )
+
+
+def _first_argument(arguments: object) -> str | None:
+    """The prompt lm-eval sent: the first string of the first request's arguments."""
+    first = arguments[0] if isinstance(arguments, list) and arguments else arguments
+    if isinstance(first, dict):  # lm-eval >= 0.4 logs {"gen_args_0": {"arg_0": prompt, ...}}
+        first = next(iter(first.values()), None)
+        first = next(iter(first.values()), None) if isinstance(first, dict) else first
+    if isinstance(first, list | tuple) and first:
+        first = first[0]
+    return first if isinstance(first, str) else None
+
+
+def _plain(value: object) -> object:
+    """A JSON-ready value (numpy scalars as Python ones)."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -107,6 +107,10 @@ def read_promptfoo(path: Path) -> pd.DataFrame:
                 "promptIdx": run.get("promptIdx"),
                 "prompt": prompt_name,
                 "vars": run["vars"],
+                "input": _prompt_text(run),
+                "target": _text((run.get("testCase") or {}).get("vars", {}).get("expected"))
+                if isinstance((run.get("testCase") or {}).get("vars"), dict)
+                else None,
                 "namedScores": run.get("namedScores") or {},
                 "assertions": [
                     {
@@ -144,3 +148,14 @@ def read_promptfoo(path: Path) -> pd.DataFrame:
 def _text(value: object) -> str | None:
     """A timestamp kept only when it is text (a crafted log may put an object there)."""
     return value if isinstance(value, str) else None
+
+
+def _prompt_text(run: dict) -> str | None:
+    """The prompt promptfoo sent (``prompt.raw``), else the test's vars, one ``name: value`` a line."""
+    prompt = run.get("prompt")
+    if isinstance(prompt, dict) and isinstance(prompt.get("raw"), str):
+        return prompt["raw"]
+    variables = run.get("vars")
+    if isinstance(variables, dict) and variables:
+        return "\n".join(f"{k}: {v}" for k, v in variables.items())
+    return None

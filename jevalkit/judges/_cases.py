@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema_rs
 
 from .._paths import cases_dir
-from ..datafiles import json_line, schema_validator, validate_data
+from ..datafiles import json_line, jsonl_lines, schema_validator, validate_data
 from ..errors import CaseFileError
 
 CASE_FIELDS = (
@@ -85,7 +85,7 @@ def load_cases(path: str | Path, *, prompt: Any = None) -> list[dict[str, Any]]:
     except OSError as exc:
         raise CaseFileError(f"{p}: cannot read case file ({exc.strerror})") from None
     cases, seen = [], set()
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
         where = f"{p}:{lineno}"

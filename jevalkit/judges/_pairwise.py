@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import CaseFileError, JudgeError, UsageError
+from ..errors import CaseFileError, JevalkitError, JudgeError, UsageError
 from ..probes import load_probe
 from ..runner import Job, Send, params_hash, read_results
 from ._evaluate import JudgeConfig, judge_case
@@ -167,10 +167,19 @@ def cases_from_runs(
 ) -> list[dict[str, Any]]:
     """Pairwise cases from the outputs of two runs, matched by case (probe, version, case id,
     repeat): ``output_a`` from ``run_a``, ``output_b`` from ``run_b``; ``input`` from ``inputs``
-    (cases with the same ``id``) or, for probe runs, the probe's last user message.
+    (cases with the same ``id``), else the row's own input (``input`` column, or ``source["input"]``
+    of results imported from another tool), else, for probe runs, the probe's last user message.
 
     Raises:
-        CaseFileError: a run holds several systems, or the runs share no case.
+        CaseFileError: a run holds several systems, the runs share no case, or a case's input is
+            nowhere (imported results without one: pass ``inputs``).
+
+    Example:
+        >>> run = lambda s, out: pd.DataFrame({"system": s, "probe": "tiny/includes", "version": 0,
+        ...     "case_id": ["q/1"], "repeat": 0, "output": [out], "error": None,
+        ...     "source": [{"input": "2+2?"}]})
+        >>> [(c["input"], c["output_a"], c["output_b"]) for c in cases_from_runs(run("x", "4"), run("y", "5"))]
+        [('2+2?', '4', '5')]
     """
     frames = [read_results(r) if not isinstance(r, pd.DataFrame) else r for r in (run_a, run_b)]
     names = []
@@ -204,11 +213,7 @@ def cases_from_runs(
     for key in shared:
         a, b = keyed[0][key], keyed[1][key]
         given = by_id.get(str(a.get("case_id")))
-        if given is not None:
-            text = given.get("input", "")
-        else:
-            probe = load_probe(f"{a['probe']}@{a['version']}")
-            text = next(m.content for m in reversed(probe.messages) if m.role == "user")
+        text = given.get("input", "") if given is not None else _row_input(a)
         cases.append(
             {
                 "id": key,
@@ -220,3 +225,21 @@ def cases_from_runs(
             }
         )
     return cases
+
+
+def _row_input(row: dict[str, Any]) -> str:
+    """The input a results row was answering: its own (imported results keep it), else its probe's."""
+    own = row.get("input")
+    if not isinstance(own, str):
+        source = row.get("source")
+        own = source.get("input") if isinstance(source, dict) else None
+    if isinstance(own, str):
+        return own
+    try:
+        probe = load_probe(f"{row['probe']}@{row['version']}")
+    except JevalkitError:
+        raise CaseFileError(
+            f"case {row.get('case_id')!r} of {row['probe']!r}: no input in the results and no such "
+            "probe; pass the cases' inputs (a case file with the same ids)"
+        ) from None
+    return next(m.content for m in reversed(probe.messages) if m.role == "user")

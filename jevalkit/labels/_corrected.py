@@ -367,9 +367,12 @@ def corrected_difference(
         if "sampling_probability" in labels
         else None
     )
+    known = prob.loc[both].astype(float).notna() if prob is not None else None
+    if known is not None and known.any() and not known.all():
+        raise StatsError("some labels record a sampling_probability and some do not")
     w = (
         (1.0 / prob.loc[both].astype(float)).to_numpy()
-        if prob is not None and prob.loc[both].notna().all()
+        if known is not None and known.all()
         else np.ones(len(both))
     )
     y = (per.loc[both, candidate] - per.loc[both, baseline]).to_numpy(float)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..runner import repair_torn_tail, system_of
 from ..stats import krippendorff_alpha
@@ -55,6 +56,7 @@ LABEL_PLAN_COLUMNS = [
     "strategy",
     "order",
 ]
+ITEM_COLUMNS = ("input", "output", "expected", "reference", "gold", "probs")
 STRATEGIES = ("random", "stratified", "uncertain")
 AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
 
@@ -146,7 +148,10 @@ def label_plan(
 
     Returns:
         One row per item: ``system``, ``case_id``, ``judge_score``, ``sampling_probability``
-        (of its case being drawn), ``strategy``, ``order``.
+        (of its case being drawn), ``strategy``, ``order``; then what the labeller is shown, taken
+        from the item's first judged repeat, for those of ``input``, ``output``, ``expected``,
+        ``reference``, ``gold``, ``probs`` the results have (``input`` also from
+        ``source["input"]`` of imported results): the plan goes straight into the Labeler.
 
     Example:
         >>> df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(10)],
@@ -195,7 +200,29 @@ def label_plan(
     order = {case: i for i, case in enumerate(rng.permutation(picked))}
     plan["order"] = plan["case_id"].map(order)
     plan = plan.sort_values(["order", "system"], kind="stable").reset_index(drop=True)
-    return plan[LABEL_PLAN_COLUMNS]
+    return _with_item_content(plan[LABEL_PLAN_COLUMNS], df)
+
+
+def _with_item_content(plan: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """The plan joined to what each item shows (its first judged repeat's input, output, ...)."""
+    frame = df.copy()
+    if "system" not in frame.columns:
+        frame["system"] = system_of(frame)
+    if "error" in frame.columns:
+        frame = frame[frame["error"].isna()]
+    if "input" not in frame.columns and "source" in frame.columns:
+        inputs = frame["source"].map(lambda s: s.get("input") if isinstance(s, dict) else None)
+        if inputs.notna().any():
+            frame["input"] = inputs
+    shown = [c for c in ITEM_COLUMNS if c in frame.columns]
+    if not shown:
+        return plan
+    if "repeat" in frame.columns:
+        frame = frame.sort_values("repeat", kind="stable")
+    frame = frame.assign(
+        system=frame["system"].astype(str), case_id=frame["case_id"].astype(str)
+    ).drop_duplicates(["system", "case_id"])
+    return plan.merge(frame[["system", "case_id", *shown]], on=["system", "case_id"], how="left")
 
 
 def _equal_allocation(sizes: np.ndarray, n: int) -> np.ndarray:
@@ -305,16 +332,7 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
                 continue
             if not raw.endswith(b"\n"):
                 break  # a torn last line (the kernel died mid-write): ignored
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise UsageError(f"{p}: line {number}: not UTF-8 (byte {exc.start})") from None
-            except RecursionError:
-                raise UsageError(f"{p}: line {number}: nested too deeply") from None
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{p}: line {number}: not JSON ({exc.msg})") from None
-            except ValueError as exc:  # an integer of over 4,300 digits
-                raise UsageError(f"{p}: line {number}: not JSON ({str(exc)[:80]})") from None
+            record = json_line(raw, f"{p}: line {number}", UsageError, not_utf8="not UTF-8")
             if not isinstance(record, dict):
                 raise UsageError(f"{p}: line {number}: a label must be a JSON object")
             for field in ("case_id", "labeller"):

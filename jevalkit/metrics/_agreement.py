@@ -14,6 +14,7 @@ from ._frame import (
     check_key_types,
     columns_of,
     group_codes,
+    refuse_duplicate_rows,
     require,
 )
 
@@ -74,6 +75,8 @@ def consistency(
     if repeat is not None:
         require(data, repeat, "repeat", "which run of a case a row is; repeat=None uses row order")
     _, missing = _usable(data, verdict)
+    if repeat is not None:
+        refuse_duplicate_rows(data, [*columns_of(by), *columns_of(case)], repeat)
     frame = data.assign(_case=_case_labels(data, case), _missing=missing)
     if repeat is None:
         frame = frame.assign(_run=frame.groupby("_case", sort=True).cumcount())
@@ -197,6 +200,8 @@ def win_rate(
     require(data, score, "score", "the scores compared")
     check_key_types(data, columns_of(case), system)
     frame, _ = _usable(data, score)
+    if repeat in frame.columns:  # without one, rows of a case (e.g. turns) are averaged
+        refuse_duplicate_rows(frame, [*columns_of(case), system], repeat)
     frame = frame.assign(_case=_case_labels(frame, case))
     names = sorted(frame[system].dropna().astype(str).unique())
     wanted = [a, b] if baseline is None else [baseline]

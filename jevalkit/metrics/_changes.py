@@ -22,6 +22,10 @@ CHANGE_COLUMNS = [
     "output_b",
     "probs_a",
     "probs_b",
+    "outputs_a",
+    "outputs_b",
+    "input",
+    "target",
 ]
 
 
@@ -57,6 +61,20 @@ def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> p
     rows = chosen.reindex(out.index).to_numpy()
     for column in ("output", "probs"):
         out[column] = frame[column].to_numpy(dtype=object)[rows] if column in frame else None
+    outputs = frame["output"] if "output" in frame else pd.Series([None] * len(frame))
+    order = frame["repeat"].to_numpy() if "repeat" in frame else np.arange(len(frame))
+    every = pd.DataFrame({"_c": codes, "_r": order, "_o": outputs.to_numpy(dtype=object)})
+    out["outputs"] = every.sort_values(["_c", "_r"], kind="stable").groupby("_c")["_o"].agg(list)
+    source = frame["source"] if "source" in frame else pd.Series([None] * len(frame))
+    for field in ("input", "target"):
+        own = (
+            frame[field]
+            if field in frame
+            else source.map(lambda s, f=field: s.get(f) if isinstance(s, dict) else None)
+        )
+        if field == "target" and "gold" in frame:
+            own = own.where(own.notna(), frame["gold"].to_numpy(dtype=object))
+        out[field] = own.to_numpy(dtype=object)[rows]
     return out
 
 
@@ -86,7 +104,10 @@ def case_changes(
         ``status`` (``regressed``, ``improved``, ``unstable``, ``unchanged``), ``verdict_a``,
         ``verdict_b``, ``agreement_a``, ``agreement_b``, ``runs_a``, ``runs_b``, ``score_a``,
         ``score_b`` (means over repeats), ``output_a``, ``output_b`` (an output with the modal
-        verdict), ``probs_a``, ``probs_b`` (the judge's distribution, when there is one).
+        verdict), ``probs_a``, ``probs_b`` (the judge's distribution, when there is one),
+        ``outputs_a``, ``outputs_b`` (every repeat's output, in repeat order), ``input``,
+        ``target`` (the case's, from ``input``/``target``/``gold`` columns or an imported row's
+        ``source``; None when the results do not have them).
 
     Example:
         >>> df = pd.DataFrame({"case_id": ["x"] * 4 + ["y"] * 4, "system": ["A", "A", "B", "B"] * 2,
@@ -120,6 +141,10 @@ def case_changes(
     )
     sides = [_side(usable[names == s], codes[names == s], verdict, score) for s in (a, b)]
     joined = sides[0].add_suffix("_a").join(sides[1].add_suffix("_b"), how="inner")
+    for field in ("input", "target"):  # the case's, from whichever side has it
+        joined[field] = joined[f"{field}_a"].where(
+            joined[f"{field}_a"].notna(), joined[f"{field}_b"]
+        )
     joined = pd.concat(
         [keys.loc[joined.index].reset_index(drop=True), joined.reset_index(drop=True)], axis=1
     )

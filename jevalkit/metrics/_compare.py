@@ -20,7 +20,7 @@ from ..stats import (
     no_spread_ci,
     paired_proportion_ci,
 )
-from ._facets import FACET_INTERVAL_COLUMNS, difference_interval
+from ._facets import CASE_FACET, FACET_INTERVAL_COLUMNS, difference_interval
 from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 from ._scores import _rescale
 
@@ -83,12 +83,14 @@ def _case_means(
     repeat: str | None,
     metric: str,
     scale: tuple[float, float] | None,
+    within: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One column per system, one row per (group, case): the case's mean over its repeats.
 
     The values are checked first: verdicts must be 0/1, scores inside [0, 1] (or ``scale``),
     and two rows of one case and system must be told apart by ``repeat`` (a duplicated row is
-    not a repeat)."""
+    not a repeat; ``within``: facet columns, e.g. a prompt variant, whose levels also tell
+    rows of a case apart)."""
     missing = data[value].isna()
     if "error" in data.columns:
         missing |= data["error"].notna()
@@ -120,14 +122,17 @@ def _case_means(
         }
     )
     keys = [*by, "_case", "_system"]
-    if cols and len(frame) and frame.duplicated(keys).any():
+    for i, facet in enumerate(within):
+        frame[f"_w{i}"] = usable[facet].astype(str).to_numpy()
+    keys_within = [*keys, *(f"_w{i}" for i in range(len(within)))]
+    if cols and len(frame) and frame.duplicated(keys_within).any():
         if repeat is None or repeat not in usable.columns:
             raise StatsError(
                 "several rows share a case and system, and there is no repeat column to tell "
                 "repeats from duplicated rows: pass repeat='<column>' or drop the duplicates"
             )
         frame["_r"] = usable[repeat].to_numpy()
-        twice = frame.duplicated([*keys, "_r"])
+        twice = frame.duplicated([*keys_within, "_r"])
         if twice.any():
             at = frame.loc[twice].iloc[0]
             raise StatsError(
@@ -301,6 +306,11 @@ def compare(
             repeat=repeat,
             metric=metric,
             scale=scale,
+            within=[
+                g
+                for g in dict.fromkeys(generalize or ())
+                if g != CASE_FACET and g not in columns_of(case) and g in data.columns
+            ],
         )
     systems = sorted(data[system].dropna().astype(str).unique())
     for metric, (table, long) in tables.items():

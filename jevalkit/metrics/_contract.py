@@ -22,7 +22,7 @@ function (its dotted path, so this module imports nothing it registers), the fra
 (``call``), the estimand and the interval in a few words, which adversarial checks apply
 (``checks``, a subset of :data:`CHECKS`; leave one out only with the reason in ``note``), and
 the name of its simulation in ``benchmarks/calibration.py`` (``calibration``) when it has an
-interval. A public function of ``metrics``, ``labels``, ``stats`` (or ``items``) that is neither
+interval. A public function or class of ``metrics``, ``labels``, ``stats`` (or ``items``) that is neither
 registered nor listed in :data:`HELPERS` fails ``test_every_public_statistic_is_registered``.
 
 Example:
@@ -107,8 +107,8 @@ SYS = {"by": "system", "case": "case_id"}
 register(M + "mean_score", "results", "mean of case means (repeats averaged within a case)", "t over cases; Wilson floor without spread", call=SYS, checks=(*ALL, "scale", "one_case", "no_spread"), calibration="mean_score")
 register(M + "pass_rate", "results", "share of passing runs", "Wilson, case-clustered by design effect", call=SYS, checks=(*ALL, "scale", "no_spread"), calibration="pass_rate", note="one case: the Wilson interval over its repeats, said in method")
 register(M + "mean_absolute_error", "results", "mean |prediction - gold| over cases", "BCa bootstrap over cases; none without spread", call=SYS, checks=(*ALL, "one_case", "no_spread"), calibration="mean_absolute_error")
-register(M + "win_rate", "results", "(wins + ties / 2) / paired cases", "percentile bootstrap over cases; Wilson floor", call={"baseline": "A", "case": "case_id"}, checks=(*ALL, "keys", "one_case", "no_spread"), calibration="win_rate")
-register(M + "consistency", "results", "modal verdict share per case, averaged", "percentile bootstrap over cases; Wilson floor", call={"by": "system", "case": "case_id", "level": None}, checks=(*ALL, "one_case", "no_spread"), calibration="consistency")
+register(M + "win_rate", "results", "(wins + ties / 2) / paired cases", "percentile bootstrap over cases; Wilson floor", call={"baseline": "A", "case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case", "no_spread"), calibration="win_rate")
+register(M + "consistency", "results", "modal verdict share per case, averaged", "percentile bootstrap over cases; Wilson floor", call={"by": "system", "case": "case_id", "level": None}, checks=(*ALL, "duplicates", "one_case", "no_spread"), calibration="consistency")
 register(M + "compare", "results", "paired difference of case means (system - baseline)", "Newcombe paired (0/1) or BCa over paired cases", call={"baseline": "A", "by": None, "case": "case_id"}, checks=(*ALL, "scale", "keys", "duplicates", "one_case", "no_spread"), calibration="compare")
 register(M + "case_changes", "results", "cases whose modal verdict changed", "none (a list of cases)", call={"a": "A", "b": "B", "case": "case_id"}, checks=("order", "rename", "keys"))
 register(M + "gate", "results", "is the lower interval end at or above the minimum", "that of pass_rate / mean_score", call={"minimum": 0.5, "by": "system", "case": "case_id"}, checks=("order", "rename", "one_case", "gate"))
@@ -131,6 +131,7 @@ register(S + "bootstrap_ci", "arrays", "a statistic of a sample", "BCa / percent
 register(S + "standard_error", "arrays", "the standard error of a mean, cluster-aware", "normal / t", calibration="pass_rate")
 register(S + "paired_difference", "arrays", "a paired mean difference", "t over pairs", calibration="compare")
 register(S + "confidence_sequence", "arrays", "a running mean, valid at every look", "anytime-valid confidence sequence", note="calibrated by benchmarks/bench_adaptive.py")
+register(S + "SweepSequence", "arrays", "the mean over cases of each case's expected score, at every sweep", "anytime-valid confidence sequence (betting)", note="the adaptive runner's stopping rule; calibrated by benchmarks/bench_adaptive.py")
 register(S + "ppi_interval", "arrays", "a prediction-powered mean (Hajek form when weighted)", "t with a small-sample floor", calibration="corrected_mean")
 register(S + "rogan_gladen_interval", "arrays", "a prevalence corrected for Se and Sp", "delta method", calibration="rogan_gladen")
 register(S + "bimodality", "arrays", "is a distribution split in two", "a test: sequential parametric bootstrap / dip", calibration="bimodality")
@@ -147,11 +148,33 @@ register(IT + "cronbach_alpha", "arrays", "Cronbach's alpha of a systems x items
 register(IT + "fit_irt", "results", "1PL/2PL item parameters; EAP abilities", "posterior SD of each ability", note="returns an IrtFit, not a table; parameter recovery and girth's fit in tests/items/test_irt.py, refusals there")
 register(IT + "estimate", "arrays", "a new system's full-benchmark score from anchor items", "design-based stratified t (model-assisted or plain)", note="needs a fit and anchors; leave-systems-out coverage in benchmarks/bench_items.py (93-100%)")
 register(IT + "leave_systems_out", "results", "error and coverage of estimate per k", "none (it measures other intervals)", note="a validation loop over fit_irt, select and estimate")
+register(M + "variance_components", "results", "variance of the score over random facets (a G-study)", "Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)", call={"facets": ("case", "system"), "case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case", "no_spread"), note="any numeric score (no scale); pinned to Brennan (2001) and statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(M + "judge_retest", "results", "ICC of a judge's repeated judgments (absolute agreement, consistency)", "none (point coefficients)", call={"case": "case_id"}, checks=(*ALL, "keys", "duplicates", "one_case"), note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py")
+register(M + "reliability", "arrays", "G and Phi coefficients of a design", "none (D-study coefficients)", note="takes variance components, not a frame; pinned to Brennan (2001) in tests/stats/test_gstudy.py")
+register(M + "mean_error", "arrays", "predicted standard error of the grand mean of a design", "t at the Satterthwaite df (a predicted half-width)", note="takes variance components; the planner's prediction checked by simulation in tests/metrics/test_facets.py and benchmarks/bench_total_error.py")
+register(M + "run_noise_floor", "arrays", "smallest difference of two single runs beyond their joint noise", "none (a threshold from the components)", note="takes variance components; pinned in tests/stats/test_gstudy.py")
+register(M + "plan_design", "arrays", "the cheapest design reaching a target half-width", "none (a planning table)", note="takes variance components; its predicted half-width simulated in tests/metrics/test_facets.py and benchmarks/bench_total_error.py")
+register(S + "g_study", "arrays", "variance components of crossed and nested random facets", "Satterthwaite chi-square per component", note="returns a GStudy; pinned to Brennan (2001) synthetic data and statsmodels MixedLM in tests/stats/test_gstudy.py")
+register(S + "design_error", "arrays", "error variance of the grand mean of a design", "Satterthwaite df", note="D-study arithmetic; pinned in tests/stats/test_gstudy.py")
+register(S + "g_coefficients", "arrays", "G and Phi coefficients", "none (D-study coefficients)", note="pinned to Brennan (2001) in tests/stats/test_gstudy.py")
+register(S + "noise_floor", "arrays", "the noise floor of two runs", "none (a threshold)", note="pinned in tests/stats/test_gstudy.py")
+register(S + "GStudy", "arrays", "a fitted G-study", "none (a container with components)", note="g_study's result; tests/stats/test_gstudy.py")
 # fmt: on
 
 HELPERS = MappingProxyType(
     {
         M + "by_groups": "applies a metric per group",
+        M + "error_summary": "counts of error types: no estimate",
+        M + "present_facets": "which facets vary in a frame",
+        M + "scored": "how many rows carry a verdict or score",
+        M + "truncated": "which rows hit max_tokens",
+        M + "Estimator": "a registry entry",
+        M + "ScoreColumns": "the column keywords of the item statistics",
+        M + "ScoreMatrix": "the system x item matrix (a container)",
+        S + "BootstrapResult": "bootstrap_ci's result (a container)",
+        S + "OrdinalSpacing": "ordinal_spacing's result (a container)",
+        S + "RoganGladen": "rogan_gladen_interval's result (a container)",
+        IT + "IrtFit": "fit_irt's result (a container)",
         M + "columns_of": "column names of a spec",
         M + "group_codes": "integer codes of groups",
         M + "require": "column check",
@@ -168,6 +191,10 @@ HELPERS = MappingProxyType(
         M + "gate_decision": "the decision rule of the gates, on a given interval",
         M + "combine_runs": "two runs as one frame",
         M + "register": "this registry",
+        M + "present_facets": "which facet columns vary: no estimate",
+        M + "error_summary": "counts request errors by type: no sampling estimate",
+        M + "scored": "counts rows with a verdict or score: no sampling estimate",
+        M + "truncated": "flags rows cut off at max_tokens: no sampling estimate",
         M + "score_matrix": "the system x item matrix of the item statistics",
         M + "require_connected": "refuses systems that share no items",
         M + "require_systems": "refuses too few systems",

@@ -12,7 +12,15 @@ from scipy import stats as sps
 
 from ..errors import StatsError
 from ..stats import design_error, g_coefficients, g_study, noise_floor
-from ._frame import CASE_COLUMNS, CaseSpec, Prepared, columns_of, group_codes, require
+from ._frame import (
+    CASE_COLUMNS,
+    CaseSpec,
+    Prepared,
+    check_key_types,
+    columns_of,
+    group_codes,
+    require,
+)
 
 FACET_INTERVAL_COLUMNS = ["se_facets", "ci_low_facets", "ci_high_facets", "method_facets"]
 CASE_FACET = "case"
@@ -23,17 +31,22 @@ def _facet_frame(
     value: str,
     facets: Sequence[str],
     case: CaseSpec,
+    index: str | None = "repeat",
 ) -> tuple[pd.DataFrame, int]:
     """Integer-coded facet columns and the value, rows without a value dropped (counted).
 
     ``case`` (the facet named ``case``) is the results' case identity (several columns); any
-    other facet is a column of ``data``. A missing value in a facet column is a level.
+    other facet is a column of ``data``. A missing value in a facet column is a level. Case
+    keys of different types in two systems are refused (they never meet); so are rows that
+    repeat a case, system, facet level and ``index`` (the column numbering repeats, when
+    present): a copied row is not another observation.
     """
     require(data, value, "score", "the values to decompose")
     missing = data[value].isna().to_numpy().copy()
     if "error" in data.columns:
         missing |= data["error"].notna().to_numpy()
     usable = data.loc[~missing]
+    _refuse_copies(usable, facets, case, index)
     out = pd.DataFrame(index=range(len(usable)))
     for facet in facets:
         if facet == CASE_FACET:
@@ -50,6 +63,27 @@ def _facet_frame(
     except (TypeError, ValueError):
         raise StatsError(f"column {value!r} holds values that are not numbers") from None
     return out, int(missing.sum())
+
+
+def _refuse_copies(
+    usable: pd.DataFrame, facets: Sequence[str], case: CaseSpec, index: str | None
+) -> None:
+    case_cols = [c for c in columns_of(case) if c in usable.columns] if CASE_FACET in facets else []
+    if case_cols:
+        check_key_types(usable, case_cols, "system")
+    if index is None or index not in usable.columns:
+        return  # no column numbers the repeats: rows sharing a cell are its replicates
+    others = [f for f in facets if f != CASE_FACET and f in usable.columns]
+    keys = list(dict.fromkeys([*case_cols, *others, index]))
+    if "system" in usable.columns and "system" not in keys:
+        keys.insert(0, "system")
+    twice = usable[keys].astype(str).duplicated(keep=False)
+    if twice.any():
+        first = usable.loc[twice, keys].iloc[0].to_dict()
+        raise StatsError(
+            f"{int(twice.sum())} rows share {first}: duplicated rows are not repeats; drop "
+            f"them (DataFrame.drop_duplicates) or number the repeats in {index!r}"
+        )
 
 
 def present_facets(
@@ -291,6 +325,16 @@ def reliability(
     )
 
 
+def _require_spread(components: pd.DataFrame) -> None:
+    """A pilot whose components are all 0 (every score equal) predicts a zero error for any
+    design: refuse rather than plan on it."""
+    if not pd.to_numeric(components["variance"], errors="coerce").fillna(0).sum() > 0:
+        raise StatsError(
+            "every variance component is 0 (the pilot's scores do not vary): it cannot predict "
+            "an error; run a pilot whose scores vary, or plan cases with a Wilson-bound rule"
+        )
+
+
 def _design(components: pd.DataFrame, design: Mapping[str, int] | None) -> dict[str, int]:
     levels = components.attrs.get("levels")
     if design is None and levels is None:
@@ -323,6 +367,7 @@ def run_noise_floor(
         >>> round(run_noise_floor(t)["noise_floor"], 3)
         0.125
     """
+    _require_spread(components)
     plan = _design(components, design)
     return noise_floor(
         components,
@@ -350,6 +395,7 @@ def mean_error(
         >>> round(mean_error(t, generalize=["case"])["half_width"], 4)
         0.0853
     """
+    _require_spread(components)
     plan = _design(components, design)
     var, df = design_error(components, plan, generalize, nested=components.attrs.get("nested"))
     se = float(np.sqrt(var))
@@ -385,7 +431,7 @@ def judge_retest(
         0.9631
     """
     require(data, occasion, "occasion", "which request of the same judgment a row is")
-    frame, _ = _facet_frame(data, score, [CASE_FACET, occasion], case)
+    frame, _ = _facet_frame(data, score, [CASE_FACET, occasion], case, index=occasion)
     k = frame[occasion].nunique()
     if k < 2:
         raise StatsError(f"test-retest needs two or more occasions in {occasion!r}, got {k}")

@@ -172,6 +172,36 @@ def _floats(values: np.ndarray, name: str) -> np.ndarray:
     return out
 
 
+def refuse_duplicate_rows(frame: pd.DataFrame, keys: list[str], repeat: str | None) -> None:
+    """Refuse two rows of one unit (``keys``: the case and system columns) that ``repeat`` does
+    not tell apart: a duplicated row is not a repeat, and averaging it in changes the answer.
+
+    Example:
+        >>> f = pd.DataFrame({"case_id": ["a", "a"], "system": "x", "repeat": [0, 0]})
+        >>> refuse_duplicate_rows(f, ["case_id", "system"], "repeat")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: 1 row(s) repeat a case, system and 'repeat' already seen (case_id a, system x, repeat 0): duplicated rows are not repeats; drop them (DataFrame.drop_duplicates) or number the repeats
+    """
+    if not keys or frame.empty or not set(keys) <= set(frame.columns):
+        return  # an absent column: require() names it
+    if not frame.duplicated(keys).any():
+        return
+    if repeat is None or repeat not in frame.columns:
+        raise StatsError(
+            "several rows share a case and system, and there is no repeat column to tell "
+            "repeats from duplicated rows: pass repeat='<column>' or drop the duplicates"
+        )
+    twice = frame.duplicated([*keys, repeat])
+    if twice.any():
+        at = ", ".join(f"{c} {v}" for c, v in frame.loc[twice, [*keys, repeat]].iloc[0].items())
+        raise StatsError(
+            f"{int(twice.sum())} row(s) repeat a case, system and {repeat!r} already seen "
+            f"({at}): duplicated rows are not repeats; drop them (DataFrame.drop_duplicates) "
+            "or number the repeats"
+        )
+
+
 def check_key_types(frame: pd.DataFrame, columns: list[str], system: str) -> None:
     """Refuse case keys whose type differs between systems (``1`` in one, ``"1"`` in the other):
     such keys never pair, and the comparison would silently hold no case.

@@ -11,7 +11,7 @@ from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, require
+from ._frame import CASE_COLUMNS, CaseSpec, columns_of, refuse_duplicate_rows, require
 from ._scores import mean_score, pass_rate
 from ._summary import has_repeats
 
@@ -141,6 +141,9 @@ def gate(
     table = GATE_METRICS[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):
+        # rows that repeat a case and repeat index are duplicates (with system=None: rows of
+        # several systems declared one): refused here, not swallowed with the errors below
+        refuse_duplicate_rows(results, [*cols, *columns_of(case)], "repeat")
         try:
             flips = consistency(results, by=cols or None, case=case, level=None)
         except StatsError:

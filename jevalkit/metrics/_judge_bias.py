@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportions_ztest
 
 from ..errors import StatsError
 from ..stats import wilson_ci
@@ -85,7 +86,9 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
 
     Returns one row: over decisive games (not ties), ``first_wins`` and ``first_win_share`` of the
     answer shown first, with a Wilson interval and the two-sided binomial test against 0.5
-    (``p_value``); over cases judged in both orders (``n_pairs``), ``swap_consistency`` (the share
+    (``p_value``; when a pair was shown more often in one order than the other, its two orders
+    are weighted equally, else the share would be the first system's win rate, and the interval
+    and a score test use Kish's effective number of games, ``method`` says so); over cases judged in both orders (``n_pairs``), ``swap_consistency`` (the share
     whose two verdicts agree once mapped back to the systems) with its Wilson interval; and
     ``level_shift``, the mean difference of system_a's preference between the order that shows it
     first and the order that shows it second (0 without position bias), with a paired t interval
@@ -123,13 +126,34 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
             " position bias needs games played in both orders"
         )
     n_one_order = int((~pair.isin(both_orders)).sum())
-    games = games[pair.isin(both_orders).to_numpy()]
+    kept = pair.isin(both_orders).to_numpy()
+    games, pair = games[kept], pair[kept]
     score = games["score"].astype(float).to_numpy()
     decisive = score != 0.5
     first_won = np.where(games["position"].to_numpy() == "a_first", score > 0.5, score < 0.5)
     n_dec, wins = int(decisive.sum()), int((first_won & decisive).sum())
-    low, high = wilson_ci(wins, n_dec, confidence) if n_dec else (np.nan, np.nan)
-    p = float(sps.binomtest(wins, n_dec, 0.5).pvalue) if n_dec else np.nan
+    # a pair shown mostly in one order would make the first-shown share its first system's
+    # win rate: each pair's two orders carry equal weight (1 / their game count)
+    keys = [pair.to_numpy(), games["position"].to_numpy()]
+    n_order = games.groupby(keys)["position"].transform("size").to_numpy(float)
+    n_pair = games.groupby(keys[0])["position"].transform("size").to_numpy(float)
+    weight = n_pair / (2 * n_order)
+    balanced = bool(np.allclose(weight, 1.0))
+    how = "Wilson interval and binomial test"
+    if balanced or not n_dec:
+        share = wins / n_dec if n_dec else np.nan
+        low, high = wilson_ci(wins, n_dec, confidence) if n_dec else (np.nan, np.nan)
+        p = float(sps.binomtest(wins, n_dec, 0.5).pvalue) if n_dec else np.nan
+    else:
+        wd = weight * decisive
+        share = float(np.sum(wd * first_won) / wd.sum())
+        n_eff = float(wd.sum() ** 2 / np.sum(wd**2))  # Kish's effective size
+        low, high = wilson_ci(share * n_eff, n_eff, confidence)
+        p = float(proportions_ztest(share * n_eff, n_eff, 0.5, prop_var=0.5)[1])
+        how = (
+            "orders unbalanced within a pair: each pair's two orders weighted equally, Wilson "
+            f"interval and score test over Kish's effective {n_eff:.1f} games"
+        )
     key = ["case_id", "system_a", "system_b", *(["repeat"] if "repeat" in games else [])]
     wide = games.assign(_s=score).pivot_table(
         index=key, columns="position", values="_s", aggfunc="mean"
@@ -139,7 +163,7 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
         "n_games": len(games),
         "n_decisive": n_dec,
         "first_wins": wins,
-        "first_win_share": wins / n_dec if n_dec else np.nan,
+        "first_win_share": share,
         "ci_low": low,
         "ci_high": high,
         "p_value": p,
@@ -177,7 +201,7 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
         )
     row["method"] = (
         "first-shown share of decisive games between pairs of systems shown in both orders: "
-        "Wilson interval and binomial test; swap consistency over cases judged in both orders; "
+        f"{how}; swap consistency over cases judged in both orders; "
         "level shift: paired t over those cases"
         + (
             f"; {n_one_order} game(s) of pairs shown in one order only left out"

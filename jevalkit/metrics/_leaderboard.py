@@ -20,6 +20,12 @@ as :func:`mean_score` does for zero sample variance: one system passing 3 cases 
 is not "surely" better, 50 such cases are. The critical value is never below the one-pair
 normal quantile.
 
+Small benchmarks: the bootstrap max-statistic treats each pair's SE as known. Each pair's
+statistic is read as a paired t on n - 1 degrees of freedom (n the cases the pair shares) and
+carried to the normal scale at the same tail probability, so two systems alone are separated
+exactly when the paired t-test rejects. Without it, 10 identical systems on 30 cases were told
+apart in 14% of simulations (86% simultaneous coverage; 93% with it, 95% at 50 cases).
+
 Pairwise games use Bradley-Terry strengths from :func:`rank` and its case bootstrap instead of
 case means; the comparison graph must be connected.
 """
@@ -34,6 +40,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from ..errors import StatsError
+from ._frame import columns_of
 from ._matrix import ScoreColumns, require_connected, score_matrix
 from ._rank import ELO_SCALE, rank_with_draws
 from ._scores import mean_score
@@ -101,6 +108,15 @@ def rank_sets(
     t = np.where(np.isfinite(t), t, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = np.abs(diff[iu]) / se[iu]
+    # small samples: the bootstrap SD is the plug-in SE and its max-statistic treats it as
+    # known. Each pair's statistic is read as a paired t on n - 1 df (SE times sqrt(n/(n-1)))
+    # and carried to the normal scale at the same tail probability, so that one pair alone
+    # gets the paired t interval and the max over pairs its Student tails
+    dof = (n_shared[iu] - 1).astype(float)
+    student = np.isfinite(dof) & ~flat[iu] & (dof >= 1)
+    if student.any():
+        t_stat = observed[student] * np.sqrt(dof[student] / (dof[student] + 1))
+        observed[student] = -sps.norm.ppf(sps.t.sf(t_stat, dof[student]))
     # Romano-Wolf step-down (MRSW's refinement): the critical value is recomputed over the
     # pairs not yet separated, until no further pair is; never below one pair's own quantile
     separated = np.zeros(iu[0].size, dtype=bool)
@@ -218,7 +234,7 @@ def leaderboard(
     if few.size:
         j, k = few[0]
         raise StatsError(
-            f"systems {names[j]!r} and {names[k]!r} share {shared[j, k]} scored case(s); a "
+            f"systems {str(names[j])!r} and {str(names[k])!r} share {shared[j, k]} scored case(s); a "
             "paired comparison needs at least 2: score them on common cases"
         )
     summary = mean_score(
@@ -234,7 +250,10 @@ def leaderboard(
     draws = _case_draws(matrix, n_resamples, rng)
     value = summary["value"].to_numpy(float)
     sets = rank_sets(value, draws, shared, confidence)
-    n_items = matrix.scores.shape[1]
+    # every case of the benchmark, scored or not: a case that errored for every system is
+    # absent from the matrix, yet the worst/best bounds must cover it
+    case_cols = columns_of(spec["case"])
+    n_items = max(matrix.scores.shape[1], len(df[case_cols].drop_duplicates()))
     total = np.nansum(matrix.scores, axis=1)
     n_seen = seen.sum(axis=1)
     table = pd.DataFrame(

@@ -114,8 +114,20 @@ def score_matrix(
         missing |= df["error"].notna().to_numpy()
     if df[system].isna().any():
         raise StatsError(f"column {system!r} has rows without a system; fill or drop them")
+    for column in case_cols:
+        if df[column].isna().any():
+            raise StatsError(
+                f"case column {column!r} has {int(df[column].isna().sum())} rows without a "
+                "case id: they are no one item; fill or drop them"
+            )
     sys_codes, sys_table = group_codes(df, [system])
     systems = [str(s) for s in sys_table[system]]
+    if len(set(systems)) < len(systems):
+        clash = sorted({n for n in systems if systems.count(n) > 1})
+        raise StatsError(
+            f"column {system!r} names system(s) {clash} with values of different types (e.g. 1 "
+            "and '1'), which would print as one: give every system one name of one type"
+        )
     n_missing = np.bincount(sys_codes[missing], minlength=len(systems))
     usable = df.loc[~missing]
     try:

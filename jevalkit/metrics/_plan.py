@@ -14,7 +14,7 @@ from scipy import stats as sps
 
 from ..errors import StatsError
 from ..stats import design_error
-from ._facets import CASE_FACET, _design
+from ._facets import CASE_FACET, _design, _require_spread
 
 PLAN_COLUMNS = ["requests", "cost_usd", "se", "df", "half_width", "chosen"]
 
@@ -80,6 +80,7 @@ def plan_design(
     price = float(cost_per_request) if priced else 1.0
     if not price > 0:
         raise StatsError(f"cost_per_request must be positive, got {cost_per_request}")
+    _require_spread(components)
     pilot = _design(components, None)
     facets = [f for f in pilot if f != "repeats"]
     random = list(generalize) if generalize is not None else facets

@@ -194,7 +194,8 @@ def rank(
         n_resamples, confidence, seed: of the percentile bootstrap.
 
     Returns:
-        One row per system, best first: ``system``, ``rank``, ``rating`` (Elo-like:
+        One row per system, best first: ``system``, ``rank`` (equal ratings share the best
+        rank), ``rating`` (Elo-like:
         1000 + 400 / ln 10 x strength), ``ci_low``, ``ci_high`` (of the rating), ``strength``
         (the log-odds against the anchor), ``strength_se`` (bootstrap SE), ``win_prob_vs_anchor``
         (sigmoid of the strength) with its interval, ``n_games``, ``method``. ``attrs``:
@@ -351,7 +352,7 @@ def rank_with_draws(
             "ci_low": 1000 + ELO_SCALE * low,
             "ci_high": 1000 + ELO_SCALE * high,
             "strength": strengths,
-            "strength_se": boot_strengths.std(axis=0, ddof=1),
+            "strength_se": np.where(flat, np.nan, boot_strengths.std(axis=0, ddof=1)),
             "win_prob_vs_anchor": sigmoid(strengths),
             "win_prob_ci_low": sigmoid(low),
             "win_prob_ci_high": sigmoid(high),
@@ -362,7 +363,10 @@ def rank_with_draws(
     if outside:
         table = pd.concat([table, _unbounded_rows(outside, n_games, anchor)], ignore_index=True)
     table = table.sort_values("rating", ascending=False, kind="stable", na_position="last")
-    table["rank"] = np.arange(1, len(table) + 1)
+    # equal strengths (to 1e-6 Elo points) share a rank: the data do not order them
+    table["rank"] = (
+        table["rating"].round(6).rank(ascending=False, method="min", na_option="bottom").astype(int)
+    )
     table = table[RANK_COLUMNS].reset_index(drop=True)
     table.attrs["separability"] = separability(table)
     table.attrs["n_cases"] = int(group_codes(all_games, ["case_id"])[0].max()) + 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..datafiles import json_line
+from ..datafiles import json_line, jsonl_lines
 from ..errors import CaseFileError, UsageError
 
 __all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
@@ -134,7 +135,7 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
     seen: set[str] = set()
     cases: list[Case] = []
     if path.suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(jsonl_lines(text.removeprefix("\ufeff")), 1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
@@ -144,6 +145,12 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
         reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
         if not reader.fieldnames or "id" not in reader.fieldnames:
             raise CaseFileError(f"{path}:1: the header has no `id` column")
+        repeated = sorted({n for n in reader.fieldnames if reader.fieldnames.count(n) > 1})
+        if repeated:
+            raise CaseFileError(
+                f"{path}:1: the header names the column {repeated[0]!r} more than once; "
+                "give every column its own name"
+            )
         for raw in reader:
             where = f"{path}:{reader.line_num}"
             if None in raw or any(v is None for v in raw.values()):
@@ -160,20 +167,26 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
     return tuple(cases), digest
 
 
+_RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$")
+
+
 def _positions(spec: str, n: int) -> list[int]:
     chosen: dict[int, None] = {}
     for part in spec.split(","):
-        part = part.strip()
-        low, _, high = part.partition("-")
-        try:
-            a = int(low)
-            b = int(high) if high else a
-        except ValueError:
+        match = _RANGE.match(part)
+        if match is None:
             raise UsageError(
-                f"--cases {spec!r}: expected positions like 1-50 or 1-10,20,30-40"
-            ) from None
+                f"--cases {spec!r}: {part.strip()!r} is not a position or range; expected "
+                "positions like 1-50 or 1-10,20,30-40"
+            )
+        a = int(match.group(1))
+        b = int(match.group(2)) if match.group(2) else a
+        if a > b:
+            raise UsageError(f"--cases {spec!r}: {a}-{b} runs backwards; write {b}-{a}")
         if not 1 <= a <= b <= n:
-            raise UsageError(f"--cases {spec!r}: {part} is outside 1-{n} (the probe has {n} cases)")
+            raise UsageError(
+                f"--cases {spec!r}: {part.strip()} is outside 1-{n} (the probe has {n} cases)"
+            )
         chosen.update(dict.fromkeys(range(a, b + 1)))
     return sorted(chosen)
 
@@ -216,6 +229,10 @@ def select_cases(
         if seed is None:
             raise UsageError(
                 "--sample needs a seed (--sample-seed, or --seed) so the draw can be repeated"
+            )
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UsageError(
+                f"--sample-seed must be a whole number from 0 up (the draw's seed), got {seed!r}"
             )
         picked = np.random.default_rng(seed).choice(len(chosen), size=sample, replace=False)
         where = f"of {len(chosen)}" if not parts else f"of these {len(chosen)}"

@@ -15,13 +15,17 @@ from ._lock import LOCK_NAME, read_lock
 CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem"]
 
 
-def check_probes(refs: list[str] | None = None, *, root: Path | None = None) -> pd.DataFrame:
+def check_probes(
+    refs: list[str] | None = None, *, root: Path | None = None, beside_bundled: bool = False
+) -> pd.DataFrame:
     """Check probes (all of them by default); one row per worked example or problem.
 
     A probe fails its check when a ``pass`` example scores below 1, a ``fail`` example scores 1,
     it has no passing or no failing example, it is not published in the lock, or its file fails to
-    load (bad format, changed content). Columns: ``probe``, ``label``, ``expect``, ``score``,
-    ``ok``, ``problem`` (why a row is not ok, else empty).
+    load (bad format, changed content). With ``beside_bundled`` (``root`` is a user's folder looked
+    up beside the bundled probes, as ``$JEVALKIT_PROBES`` is), a probe whose id is also bundled
+    fails: loading it by name would be refused. Columns: ``probe``, ``label``, ``expect``,
+    ``score``, ``ok``, ``problem`` (why a row is not ok, else empty).
 
     Example:
         >>> report = check_probes(["schema-ten-records@2"])
@@ -70,6 +74,14 @@ def check_probes(refs: list[str] | None = None, *, root: Path | None = None) -> 
             if kind not in expects:
                 rows.append(_problem(probe.name, f"has no worked example that must {kind}"))
         home = probe.path.parent.parent if probe.path is not None else root
+        if beside_bundled and (probes_dir() / probe.id).is_dir():
+            rows.append(
+                _problem(
+                    probe.name,
+                    f"{home / probe.id}: the id {probe.id!r} is also a bundled probe's, so "
+                    "`jevalkit run` and load_probe refuse it; rename the folder and the id",
+                )
+            )
         if probe.name not in read_lock(home / LOCK_NAME):
             rows.append(
                 _problem(probe.name, "not published in probes.lock; run `jevalkit probes lock`")

@@ -23,7 +23,8 @@ def check_consistency(probe: Probe, source: Path | str) -> None:
         >>> check_consistency(jevalkit.load_probe("unit-conversion"), "v1.yaml")  # fits: None
     """
     used: set[str] = set()
-    for variant in probe.variant_ids:
+    # format 1 has no templates: its messages are sent as written, braces and all
+    for variant in probe.variant_ids if probe.format >= 2 else ():
         prefix = "messages" if variant == BASE_VARIANT else f"variants[{variant}].messages"
         for i, m in enumerate(probe.variant_messages(variant)):
             used.update(placeholders(m.content, f"{source}: {prefix}[{i}].content"))

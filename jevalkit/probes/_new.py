@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from .._paths import probes_dir as bundled_probes_dir
 from ..errors import ProbeError, UsageError
 from ._cases import Case, read_case_file
 from ._loader import PROBES_ENV, read_probe_file
@@ -69,7 +70,7 @@ def new_probe(
 
     Raises:
         UsageError: no folder given (never writes into the installed package), a bad id, an
-            unknown scorer, or a probe that already exists.
+            unknown scorer, a probe that already exists, or the id of a bundled probe.
 
     Example:
         >>> import tempfile, pathlib
@@ -93,6 +94,13 @@ def new_probe(
         )
     if scoring not in SKELETON_SCORERS:
         raise UsageError(f"--scoring {scoring!r}: choose one of {', '.join(SKELETON_SCORERS)}")
+    if (
+        bundled_probes_dir() / probe_id
+    ).is_dir() and root.resolve() != bundled_probes_dir().resolve():
+        raise UsageError(
+            f"probe id {probe_id!r} is a bundled probe's: a second one in your folder would be "
+            "refused by `jevalkit run` and load_probe; pick another id"
+        )
     folder = root / probe_id
     if folder.exists() and any(folder.glob("v*.yaml")):
         raise UsageError(f"{folder}: a probe {probe_id!r} already exists; pick another id")

@@ -31,6 +31,26 @@ def _num(value: object, digits: int = 3) -> str:
     )
 
 
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _case_details(r: dict) -> str:
+    """The case's input and target, and every repeat's output of both sides (escaped)."""
+    parts = []
+    for field in ("input", "target"):
+        if not _missing(r.get(field)):
+            parts.append(f"<p><b>{field}</b></p><pre>{_e(r[field])}</pre>")
+    for side, name in (("a", "baseline"), ("b", "system")):
+        outputs = r.get(f"outputs_{side}")
+        if isinstance(outputs, list) and len(outputs) > 1:
+            items = "".join(f"<li><pre>{_e('' if o is None else o)}</pre></li>" for o in outputs)
+            parts.append(
+                f"<details><summary>{name}: all {len(outputs)} repeats</summary><ol start=0>{items}</ol></details>"
+            )
+    return "".join(parts)
+
+
 def compare_page(table: pd.DataFrame, changes: pd.DataFrame, *, title: str = "Comparison") -> str:
     """The page (see the module docstring); every value from results is escaped.
 
@@ -64,7 +84,7 @@ def compare_page(table: pd.DataFrame, changes: pd.DataFrame, *, title: str = "Co
         parts.append("<p>No case changed its verdict.</p>")
     case_cols = [c for c in changes.columns if c not in CHANGE_COLUMNS]
     for r in changes.to_dict("records"):
-        case = ", ".join(f"{c} {_e(r[c])}" for c in case_cols)
+        case = ", ".join(f"{c} {_e(r[c])}" for c in case_cols if not _missing(r[c]))
         a, b = highlight_differences(str(r.get("output_a") or ""), str(r.get("output_b") or ""))
         dists = ["", ""]
         for i, side in enumerate("ab"):
@@ -78,6 +98,7 @@ def compare_page(table: pd.DataFrame, changes: pd.DataFrame, *, title: str = "Co
             f"score {_num(r.get('score_a'))}</th><th>system: verdict {_e(r.get('verdict_b'))}, agreement "
             f"{_num(r.get('agreement_b'), 2)}, score {_num(r.get('score_b'))}</th></tr>"
             f"<tr><td><pre>{a}</pre>{dists[0]}</td><td><pre>{b}</pre>{dists[1]}</td></tr></table>"
+            + _case_details(r)
         )
     head = f"<meta charset=utf-8><title>{_e(title)}</title><style>{_CSS}</style>"
     return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>\n"

@@ -131,6 +131,24 @@ def _variant_results(runs: pd.DataFrame) -> list[str]:
     return ["<h3>By prompt variant</h3>", _table(shown.rename(columns={"value": "pass rate"}))]
 
 
+def _subset_note(runs: pd.DataFrame) -> list[str]:
+    """Say which systems ran only part of the cases (the rows' ``subset``): their numbers
+    describe those cases, not the probe's."""
+    if "subset" not in runs or runs["subset"].isna().all():
+        return []
+    items = "".join(
+        f"<li>{_e(system)}: {_e('; '.join(sorted(set(group['subset'].dropna()))))}"
+        + ("" if group["subset"].notna().all() else " (and rows of all cases)")
+        + "</li>"
+        for system, group in runs.groupby("system", sort=True)
+        if group["subset"].notna().any()
+    )
+    return [
+        "<p><strong>A subset of the cases.</strong> These runs did not cover every case; their "
+        f"numbers describe the cases run, not the whole probe:</p><ul>{items}</ul>"
+    ]
+
+
 def _case_results(runs: pd.DataFrame, shown: int = 15) -> list[str]:
     if runs["case_id"].isna().all():
         return []
@@ -175,7 +193,7 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
                 f"<td>{h['pass_rate']:.2f}</td><td>{h['ci_low']:.2f}–{h['ci_high']:.2f}</td></tr>"
             )
         parts.append("</table>")
-        parts += _variant_results(runs) + _case_results(runs)
+        parts += _subset_note(runs) + _variant_results(runs) + _case_results(runs)
     if probe.cases:
         parts.append(
             "<h2>Prompt</h2><p>Exactly what every model receives, with each case's fields filled "

@@ -21,7 +21,7 @@ from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
 from ._rounds import run_adaptive
 from ._run import arun, run
-from ._shards import parse_shard, part_files, parts_dir, shard_of
+from ._shards import part_files, parts_dir, shard_of
 from ._store import (
     DTYPES,
     check_results_path,
@@ -63,7 +63,6 @@ __all__ = [
     "merge_parts",
     "model_drift",
     "params_hash",
-    "parse_shard",
     "part_files",
     "parts_dir",
     "plan",

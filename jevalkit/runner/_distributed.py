@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -32,8 +33,7 @@ from tqdm.auto import tqdm
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ._columns import row_key
-from ._execute import _check_same_endpoint, execute
+from ._execute import _check_same_content, _check_same_endpoint, execute, resume_rows, rows_of
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import merge_parts
@@ -45,13 +45,13 @@ from ._store import (
     locked,
     read_results,
     results_frame,
-    rewrite_without,
 )
 from ._target import endpoint_identity
 
 SCHEDULER_TIMEOUT_S = 10
 SHARDS_PER_THREAD = 2  # a few shards per worker thread: a re-run task repeats less
 POLL_S = 0.5
+LOCAL_WORKERS_PER_CPU = 4
 
 Execute = Callable[..., Awaitable[pd.DataFrame]]
 
@@ -125,6 +125,23 @@ def check_cluster_options(
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
         raise UsageError(f"workers must be a whole number of at least 1, got {workers!r}")
+    if workers is not None and workers > max_local_workers():
+        raise UsageError(
+            f"workers={workers} would start {workers} worker processes on this machine "
+            f"({os.cpu_count() or 1} CPUs); use at most {max_local_workers()}, or run a larger "
+            "cluster and pass its address with --scheduler"
+        )
+
+
+def max_local_workers() -> int:
+    """The most worker processes a LocalCluster may start here: a few per CPU (each worker
+    already sends many requests at once, so more processes only cost memory).
+
+    Example:
+        >>> max_local_workers() >= 8
+        True
+    """
+    return max(8, LOCAL_WORKERS_PER_CPU * (os.cpu_count() or 1))
 
 
 def _has_dashboard() -> bool:
@@ -332,13 +349,7 @@ class DaskSession:
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
-            existing, _ = latest_rows(path)
-            _check_same_endpoint(path, existing, set(keys), endpoint)
-            if settings.retry_errors:
-                failed = {k for k in keys if k in existing and existing[k].get("error")}
-                if failed:
-                    rewrite_without(path, failed)
-                    existing = {k: v for k, v in existing.items() if k not in failed}
+            existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
             while pending:  # one wave; another only when a task yielded under the budget
                 try:
@@ -353,9 +364,7 @@ class DaskSession:
                 existing, _ = latest_rows(path)
                 pending = [(j, k) for j, k in pending if k not in existing]
             results = read_results(path)
-        wanted = set(keys)
-        mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
-        mine = mine.reset_index(drop=True)
+        mine = rows_of(results, keys).reset_index(drop=True)
         mine.attrs["stopped"] = stopped["stopped"]
         mine.attrs["budget_overrun"] = stopped["overrun"] is not None
         mine.attrs["overrun"] = stopped["overrun"]
@@ -471,6 +480,7 @@ async def execute_shard(
             done.update(rows)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     _check_same_endpoint(path, done, set(keys), endpoint)
+    _check_same_content(path, done, list(jobs), keys)
     mine = [
         job
         for job, key in zip(jobs, keys, strict=True)

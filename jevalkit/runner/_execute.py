@@ -118,13 +118,7 @@ async def execute(
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
-        existing, _ = latest_rows(path)
-        _check_same_endpoint(path, existing, set(keys), endpoint)
-        if settings.retry_errors:
-            failed = {k for k in keys if k in existing and existing[k].get("error")}
-            if failed:
-                rewrite_without(path, failed)
-                existing = {k: v for k, v in existing.items() if k not in failed}
+        existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
         pending = [job for job, key in zip(jobs, keys, strict=True) if key not in existing]
         if pending:
             run = RunContext(
@@ -138,8 +132,7 @@ async def execute(
             )
             await _run_pending(pending, run, done=len(jobs) - len(pending))
         results = read_results(path)
-    wanted = set(keys)
-    mine = results[[row_key(r) in wanted for r in results.to_dict("records")]]
+    mine = rows_of(results, keys)
     drift = describe_drift(model_drift(results))
     if drift:
         warnings.warn(drift, stacklevel=2)
@@ -147,6 +140,36 @@ async def execute(
     mine.attrs["stopped"] = budget.reached
     mine.attrs["budget_overrun"] = budget.overrun is not None
     return mine
+
+
+def resume_rows(
+    path: Path,
+    jobs: Sequence[Job],
+    keys: list[tuple],
+    endpoint: str | None,
+    *,
+    retry_errors: bool,
+) -> dict[tuple, dict]:
+    """The resume step of every execution path (call it holding ``path``'s lock): the latest
+    row of each key already in ``path``, after refusing rows of these ``jobs`` (with their
+    ``keys``) written against another endpoint or from other probe content; with
+    ``retry_errors`` the error rows of ``keys`` are removed from the file (and from the answer)
+    so that they are sent again."""
+    existing, _ = latest_rows(path)
+    _check_same_endpoint(path, existing, set(keys), endpoint)
+    _check_same_content(path, existing, list(jobs), keys)
+    if retry_errors:
+        failed = {k for k in keys if k in existing and existing[k].get("error")}
+        if failed:
+            rewrite_without(path, failed)
+            existing = {k: v for k, v in existing.items() if k not in failed}
+    return existing
+
+
+def rows_of(results: pd.DataFrame, keys: list[tuple]) -> pd.DataFrame:
+    """The rows of ``results`` whose key is one of ``keys`` (this invocation's rows)."""
+    wanted = set(keys)
+    return results[[row_key(r) in wanted for r in results.to_dict("records")]]
 
 
 def _check_same_endpoint(
@@ -160,6 +183,23 @@ def _check_same_endpoint(
             raise ResultsError(
                 f"{path} holds rows of this run written against {theirs}, not {endpoint}; "
                 "resuming would mix endpoints: write this run to another file with --out"
+            )
+
+
+def _check_same_content(
+    path: Path, existing: dict[tuple, dict], jobs: list[Job], keys: list[tuple]
+) -> None:
+    """Refuse to resume over rows of the same probe version written from other content (an
+    unpublished probe or case file edited in place): kept and new rows would answer different
+    prompts under one name."""
+    for job, key in zip(jobs, keys, strict=True):
+        theirs = existing.get(key, {}).get("probe_hash")
+        if theirs is not None and job.probe_hash is not None and theirs != job.probe_hash:
+            raise ResultsError(
+                f"{path} holds rows of {job.probe}@{job.version} written from other content "
+                f"(sha256 {theirs[:12]}, now {job.probe_hash[:12]}): the probe or its case file "
+                "changed without a new version; publish the change as the next version, or "
+                "write this run to another file with --out"
             )
 
 
@@ -187,6 +227,7 @@ async def _run_pending(pending: list[Job], run: RunContext, *, done: int) -> Non
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
                 max_response_bytes=settings.max_response_bytes,
                 meter=BudgetMeter(run.budget, run.price) if run.budget.active else None,
+                paced=target.local,
             )
         await _send_all(pending, replace(run, target=target, client=client), done)
 

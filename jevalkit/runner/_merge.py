@@ -3,7 +3,7 @@
 Every key ends up exactly once. A key found in two places must hold the same row there (a merge
 interrupted after writing the results file left its parts behind: re-running it finds the same
 rows and finishes), except that a part's row replaces an error row of the results file (an error
-sent again with ``retry_errors``). Any other duplicate is two different answers to one request:
+sent again with ``retry_errors``, answered or failed again). Any other duplicate is two different answers to one request:
 the merge refuses it and changes nothing. The merged file is written atomically and made durable
 (the file and its folder fsynced) before any part file is removed.
 """
@@ -46,7 +46,7 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
     if not parts:
         raise ResultsError(
             f"{path}: no part files in {parts_dir(path)} to merge; run the shards first "
-            "(`jevalkit run ... --shard i/N --out {path}`)"
+            f"(`jevalkit run ... --shard i/N --out {path}`)"
         )
     with contextlib.ExitStack() as stack:
         if hold_lock:
@@ -68,7 +68,7 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
                 elif old == row:
                     counts["already_merged"] += 1
                     continue
-                elif origin[key] == path and old.get("error") and not row.get("error"):
+                elif origin[key] == path and old.get("error"):  # a retried error row
                     counts["replaced_errors"] += 1
                 else:
                     raise ResultsError(

@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema_rs
 import pandas as pd
 
+from ..datafiles import json_line
 from ..errors import ResultsError
 from ._columns import COLUMNS, ResultRow, row_key
 
@@ -37,13 +38,6 @@ IMPORT_HINT = (
 def _row_validator() -> jsonschema_rs.Validator:
     text = resources.files(__package__).joinpath("results_row.schema.json").read_text("utf-8")
     return jsonschema_rs.Draft202012Validator(json.loads(text), offline=True)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def check_results_path(path: str | Path, *, writing: bool = False) -> Path:
@@ -96,8 +90,8 @@ def check_results_path(path: str | Path, *, writing: bool = False) -> Path:
 
 def _complete_row(fragment: bytes) -> bool:
     try:
-        return isinstance(_DECODER.decode(fragment.decode("utf-8")), dict)
-    except (ValueError, RecursionError):
+        return isinstance(json_line(fragment, "the last line", ValueError), dict)
+    except ValueError:
         return False
 
 
@@ -154,18 +148,14 @@ def repair_torn_tail(path: Path) -> int:
 
 
 def _parse_line(line: bytes, where: str) -> dict[str, Any]:
-    try:
-        row = _DECODER.decode(line.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ResultsError(f"{where}: not UTF-8 text (byte {exc.start})") from None
-    except RecursionError:
-        raise ResultsError(f"{where}: JSON nested too deeply to be a results row") from None
-    except ValueError as exc:
-        reason = str(exc).split(":")[0]
-        raise ResultsError(
-            f"{where}: not a JSON row ({reason}); the file was edited or damaged "
-            "(remove that line and re-run to fetch it again)"
-        ) from None
+    row = json_line(
+        line,
+        where,
+        ResultsError,
+        what="a JSON row",
+        fix="; the file was edited or damaged (remove that line and re-run to fetch it again)",
+        nested="JSON nested too deeply to be a results row",
+    )
     if not isinstance(row, dict):
         raise ResultsError(f"{where}: a row must be a JSON object, got {type(row).__name__}")
     return row

@@ -207,6 +207,15 @@ def g_study(
             raise StatsError(
                 f"facet {f!r} has one level: its variance is not estimable (drop it from facets)"
             )
+    for f, g in itertools.permutations(order, 2):
+        if nested.get(f) == g or _closure(frozenset([f]), nested) >= {g}:
+            continue
+        if frame.groupby(f)[g].nunique().max() == 1:  # every level of f meets one level of g
+            raise StatsError(
+                f"facet {f!r} is nested in {g!r} (each level of {f!r} occurs with one level "
+                f"of {g!r}), so {f!r} and {f!r} x {g!r} are not separately estimable: pass "
+                f"nested={{{f!r}: {g!r}}}, or drop one facet if they name the same thing"
+            )
     cell = pd.DataFrame(codes).groupby(order).size()
     full = int(np.prod([max(levels[f], 1) for f in order]))
     balanced = min(levels.values()) > 0 and len(cell) == full and cell.nunique() == 1
@@ -385,7 +394,7 @@ def _row(name, facets, v, ms, ms_df, levels, confidence) -> dict:
     terms = (v * ms) ** 2 / ms_df
     df = float(estimate**2 / terms.sum()) if estimate > 0 and terms.sum() > 0 else np.nan
     low, high = _interval(estimate, df, confidence)
-    how = "ANOVA (expected mean squares)"
+    how = "ANOVA (expected mean squares); Satterthwaite chi-square interval"
     if estimate < 0:
         how += f"; negative estimate {estimate:.4g} set to 0"
     return {
@@ -423,7 +432,12 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = model.fit(reml=True, method=["lbfgs", "powell"])
+        try:
+            fit = model.fit(reml=True, method=["lbfgs", "powell"])
+        except np.linalg.LinAlgError:
+            raise StatsError(
+                "the REML fit is singular: the facets are confounded in this design"
+            ) from None
     estimates = dict(zip(model.exog_vc.names, np.asarray(fit.vcomp, float), strict=True))
     rows = []
     for col, s in labels.items():
@@ -460,7 +474,7 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
             "ci_low": low,
             "ci_high": high,
             "n_levels": np.nan if has_residual else y.size,
-            "method": "REML (statsmodels MixedLM)",
+            "method": "REML (statsmodels MixedLM); interval: chi-square on the residual df",
         }
     )
     return _table(rows), {}, np.zeros(0), np.zeros(0)

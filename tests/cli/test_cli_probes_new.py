@@ -138,3 +138,18 @@ def test_every_skeleton_scorer_loads_and_checks(tmp_path):
         jevalkit("probes", "lock", "--probes-dir", str(mine))
         check = jevalkit("probes", "check", "--probes-dir", str(mine))
         assert check.returncode == 0, (scorer, check.stdout)
+
+
+def test_check_of_a_user_folder_fails_a_probe_shadowing_a_bundled_id(tmp_path):
+    import shutil
+
+    from jevalkit._paths import probes_dir
+
+    mine = tmp_path / "mine"
+    shutil.copytree(probes_dir() / "unit-conversion", mine / "unit-conversion")
+    assert jevalkit("probes", "lock", "--probes-dir", str(mine)).returncode == 0
+    checked = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert checked.returncode == 1
+    assert "FAIL unit-conversion@1" in checked.stdout and "bundled probe's" in checked.stdout
+    via_env = jevalkit("probes", "check", env={"JEVALKIT_PROBES": str(mine)})
+    assert via_env.returncode == 1 and "bundled probe's" in via_env.stdout

@@ -130,8 +130,12 @@ def test_every_command_on_any_hostile_file_exits_0_or_one_line_and_2(files, tmp_
                     line for line in err.splitlines() if not line.startswith("jevalkit: warning")
                 ]
                 assert len(lines) == 1 and lines[0].startswith("jevalkit"), (name, argv, err)
-            elif code == 2:  # the gate's own refusal: a REFUSED line on stdout, with its reason
-                assert argv[0] == "gate" and "REFUSED: " in out, (name, argv, out)
+            elif code == 2:  # the gate's own answer: REFUSED or UNDECIDED on stdout, with why
+                assert argv[0] == "gate" and ("REFUSED: " in out or "UNDECIDED: " in out), (
+                    name,
+                    argv,
+                    out,
+                )
             codes[code] += 1
     assert codes[2] > 100, codes
 

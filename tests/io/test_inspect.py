@@ -84,6 +84,14 @@ def test_one_row_per_sample_epoch_and_scorer(logs):
     assert df["output"].str.startswith("[").all()
 
 
+def test_each_row_keeps_its_samples_input_and_target(logs):
+    """Issue 26.8: compare pages and reports show what the sample asked and expected."""
+    df = io.read(logs[0])
+    inputs = df["source"].map(lambda s: s["input"])
+    assert (inputs == "Question " + df["case_id"].str[1:]).all()
+    assert (df["source"].map(lambda s: s["target"]) == "User 10").all()
+
+
 def test_the_builtin_reader_agrees_with_inspects_own(logs):
     eval_log, json_log = logs
     key = ["probe", "case_id", "repeat"]

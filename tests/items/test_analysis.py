@@ -124,3 +124,11 @@ def test_discrimination_q_is_benjamini_hochberg_over_the_tested_items(sim):
     tested = table["discrimination_p"].notna()
     expected = multipletests(table.loc[tested, "discrimination_p"], method="fdr_bh")[1]
     assert table.loc[tested, "discrimination_q"].tolist() == pytest.approx(expected.tolist())
+
+
+def test_rows_without_a_case_id_are_refused_not_made_one_item():
+    df = pd.DataFrame(
+        {"system": list("aabbcc"), "case_id": [1, None] * 3, "score": [1, 0, 0, 1, 1, 1.0]}
+    )
+    with pytest.raises(StatsError, match="'case_id' has 3 rows without a case id"):
+        analysis(df, case="case_id")

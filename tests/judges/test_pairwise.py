@@ -112,6 +112,48 @@ def test_completion_style_and_outputs_of_two_runs(openai_server, tmp_path):
     )
 
 
+def test_pairwise_on_imported_results_with_slashes_in_ids(openai_server, tmp_path):
+    """Issue 26.10: imported runs (probe ``tiny/includes``, case ids with slashes) were looked up
+    as bundled probes ('tiny/includes@0': expected `probe-id@N`); the input comes from the rows."""
+
+    def imported(model, outs, name):
+        n = len(outs)
+        frame = io.results_from_columns(
+            n,
+            {
+                "probe": "tiny/includes",
+                "case_id": [f"sample/{i}" for i in range(n)],
+                "repeat": 0,
+                "version": 0,
+                "score": 1.0,
+                "output": outs,
+                "model": model,
+                "error": [None] * n,
+                "source": [{"input": f"question {i}?", "target": "t"} for i in range(n)],
+            },
+            where=name,
+        )
+        return io.write_results(frame, tmp_path / name)
+
+    a = imported("ma", ["alpha", "beta"], "a.jsonl")
+    b = imported("mb", ["gamma", "delta"], "b.jsonl")
+    openai_server.logprobs = lambda body: chat_logprobs([("4", 0.6), ("2", 0.4)])
+    df = run_judge(
+        "pairwise",
+        None,
+        "m",
+        base_url=openai_server.base_url,
+        out=tmp_path / "j.jsonl",
+        systems=(a, b),
+        progress=False,
+    )
+    assert len(df) == 4 and df["error"].isna().all()
+    assert set(df["system_a"]) == {"ma"} and set(df["system_b"]) == {"mb"}
+    shown = " ".join(r["body"]["messages"][1]["content"] for r in openai_server.requests)
+    assert "question 0?" in shown and "question 1?" in shown
+    assert len(pairwise_preferences(df)) == 2  # one combined row per case
+
+
 def glm_strengths(games: pd.DataFrame, systems: list[str], anchor: str, strong=1.0, style=None):
     """An independent fit: statsmodels GLM (binomial) on game rows, a tie as half a win."""
     x = np.zeros((len(games), len(systems)))

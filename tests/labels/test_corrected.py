@@ -130,9 +130,11 @@ def test_weights_from_sampling_probabilities_are_used():
     assert row["value"] == pytest.approx(hajek, abs=1e-12)
     wn = w / w.sum() * w.size
     centre = np.average(y - yhat, weights=w)
-    spread = np.sum((wn * (y - yhat - centre)) ** 2) + 0.5 * ((1 - centre) ** 2 + (1 + centre) ** 2)
+    # the floor's pseudo-item weighs as much as the heaviest label; Kish's effective n - 1 df
+    floor = np.max(wn**2) * 0.5 * ((1 - centre) ** 2 + (1 + centre) ** 2)
+    spread = np.sum((wn * (y - yhat - centre)) ** 2) + floor
     var = spread / y.size / (y.size + 1) + np.var(everything, ddof=1) / everything.size
-    t = stats.t.ppf(0.975, y.size - 1)
+    t = stats.t.ppf(0.975, y.size**2 / np.sum(wn**2) - 1)
     assert row["half_width"] == pytest.approx(t * math.sqrt(var), abs=1e-12)
     assert "Hajek form" in row["method"] and "weighted" in row["method"]
 
@@ -239,3 +241,29 @@ def test_labels_file_round_trip_and_errors(tmp_path):
         UsageError, match=r"labels.jsonl: line 4: sampling_probability must be in \(0, 1\]"
     ):
         read_labels(path)
+
+
+def test_corrected_difference_refuses_labels_with_and_without_sampling_probability():
+    # corrected_mean refused this mix; corrected_difference silently dropped the weights of the
+    # half that recorded them and answered as if every label were a simple random draw
+    rng = np.random.default_rng(1)
+    truth = {s: rng.random(300) < p for s, p in (("a", 0.5), ("b", 0.7))}
+    rows = [
+        {"system": s, "case_id": f"c{i}", "score": float(t[i] ^ (rng.random() < 0.1))}
+        for s, t in truth.items()
+        for i in range(300)
+    ]
+    labels = pd.DataFrame(
+        [
+            {
+                "system": s,
+                "case_id": f"c{i}",
+                "level": str(int(t[i])),
+                "sampling_probability": 0.1 if i % 2 else None,
+            }
+            for s, t in truth.items()
+            for i in range(80)
+        ]
+    )
+    with pytest.raises(StatsError, match="some labels record a sampling_probability"):
+        corrected_difference(pd.DataFrame(rows), labels, "a", "b", levels=["0", "1"])

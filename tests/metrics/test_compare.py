@@ -125,8 +125,11 @@ def test_the_few_case_t_interval_keeps_its_coverage_where_bca_does_not():
                 "score": np.concatenate([0.5 + diffs, np.full(5, 0.5)]),
             }
         )
-        row = compare(df, "base", by=None, case="case_id", metrics=["mean_score"]).iloc[0]
-        hits_t += row["ci_low"] <= 0.1 <= row["ci_high"]
+        # scores run past [0, 1]: a scale twice as wide halves the delta (0.1 -> 0.05)
+        row = compare(
+            df, "base", by=None, case="case_id", metrics=["mean_score"], scale=(-0.5, 1.5)
+        ).iloc[0]
+        hits_t += row["ci_low"] <= 0.05 <= row["ci_high"]
         bca = bootstrap_ci(diffs, n_resamples=499, seed=int(rng.integers(1 << 30)))
         hits_bca += bca.low <= 0.1 <= bca.high
     assert 0.9 <= hits_t / sims <= 0.99
@@ -345,3 +348,43 @@ def test_newcombe_paired_interval_from_its_published_formula():
     assert (row["delta"], row["ci_low"], row["ci_high"]) == pytest.approx(
         (p2 - p1, -high, -low), abs=1e-12
     )
+
+
+def test_compare_page_of_imported_results_shows_input_and_every_repeat(tmp_path):
+    """Issue 26.8: imported rows keep their input in ``source``; the compare page shows it,
+    every repeat's output (escaped) and no ``nan`` case key."""
+    from pathlib import Path
+
+    from jevalkit import io
+
+    fixture = Path(__file__).parents[1] / "io" / "fixtures" / "promptfoo-0.121.20-echo-repeat3.json"
+    df = io.read(fixture)
+    assert set(df["source"].map(lambda s: s["input"])) >= {"Say hello", "Please say bye now"}
+    head = df["system"] != "echo · short"
+    flip = head & df["case_id"].str.contains("bye")
+    df.loc[flip, "passed"] = True
+    df.loc[flip, "score"] = 1.0
+    df.loc[flip, "output"] = [f"<b>bye</b> repeat {r}" for r in df.loc[flip, "repeat"]]
+    path = io.write_results(df, tmp_path / "both.jsonl")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jevalkit.cli",
+            "compare",
+            str(path),
+            "--baseline",
+            "echo · short",
+            "--html",
+            str(tmp_path / "diff.html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "diff.html").read_text()
+    assert "<b>bye</b>" not in page
+    assert all(f"&lt;b&gt;bye&lt;/b&gt; repeat {r}" in page for r in range(3))
+    assert "<pre>Say bye</pre>" in page and "<b>input</b>" in page and "all 3 repeats" in page
+    assert " nan" not in page

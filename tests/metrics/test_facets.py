@@ -163,3 +163,46 @@ def test_planner_refuses_what_it_cannot_reach():
         jevalkit.plan_design(truth, target_half_width=0.001, budget_usd=100)
     cheap = jevalkit.plan_design(truth, budget_usd=100, cost_per_request=0.5).iloc[0]
     assert cheap["cost_usd"] <= 100 and cheap["repeats"] == 1
+
+
+def test_compare_over_variants_still_refuses_a_copied_row():
+    rng = np.random.default_rng(4)
+    a = simulate(rng)
+    b = a.assign(system="B", score=a["score"] + 0.02)
+    both = pd.concat([a, b, b.iloc[:1]], ignore_index=True)
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        metrics.compare(both, "A", by=None, metrics=["mean_score"], generalize=["case", "variant"])
+
+
+def test_variance_components_refuse_copied_rows_and_keep_replicates_without_a_repeat_column():
+    d = simulate(np.random.default_rng(8))
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        metrics.variance_components(pd.concat([d, d.iloc[:2]]), facets=["case", "variant"])
+    vc = metrics.variance_components(d.drop(columns="repeat"), facets=["case", "variant"])
+    assert vc.attrs["repeats"] == 2.0
+
+
+def test_an_undeclared_nested_or_confounded_facet_is_refused_not_split():
+    d = simulate(np.random.default_rng(9), n_cases=10)
+    own = d.assign(variant=d["case_id"] * 3 + d["variant"])  # each case its own variants
+    with pytest.raises(StatsError, match=r"nested in 'case'.*nested=\{'variant': 'case'\}"):
+        metrics.variance_components(own, facets=["case", "variant"])
+    vc = metrics.variance_components(own, facets=["case", "variant"], nested={"variant": "case"})
+    assert vc["component"].tolist() == ["case", "variant:case", "residual"]
+    same = d[d["variant"] == 0].assign(variant=lambda x: x["case_id"])  # variant is the case
+    row = metrics.mean_score(
+        same, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
+    ).iloc[0]
+    assert np.isnan(row["ci_low_facets"]) and row["method_facets"].startswith("not estimable")
+
+
+def test_a_pilot_without_spread_plans_nothing():
+    d = simulate(np.random.default_rng(10)).assign(score=0.0)
+    vc = metrics.variance_components(d, facets=["case", "variant"])
+    for plan in (
+        lambda: metrics.plan_design(vc, target_half_width=0.05),
+        lambda: metrics.mean_error(vc, generalize=["case"]),
+        lambda: metrics.run_noise_floor(vc),
+    ):
+        with pytest.raises(StatsError, match="every variance component is 0"):
+            plan()

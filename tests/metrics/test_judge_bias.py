@@ -62,3 +62,45 @@ def test_length_bias_against_statsmodels_logit():
     assert row["longer_win_share"] > 0.5 and row["p_value"] < 0.01
     with pytest.raises(StatsError, match="carry no output lengths"):
         length_bias(io.read(EXAMPLE))
+
+
+def _unbalanced_games(n_b_first: int, n_cases: int = 200, p_a: float = 0.88, seed: int = 0):
+    """System A beats B with probability p_a whichever answer is shown first (no position
+    effect); all but ``n_b_first`` games show A first."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in range(n_cases):
+        win = bool(rng.random() < p_a)
+        rows.append(
+            {
+                "case_id": f"c{c}",
+                "system_a": "A",
+                "system_b": "B",
+                "repeat": 0,
+                "position": "b_first" if c < n_b_first else "a_first",
+                "verdict": "a>b" if win else "b>a",
+                "score": float(win),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def test_position_bias_is_not_the_stronger_systems_win_rate_when_orders_are_unbalanced():
+    # wrong answer 3 in a variation: one game of 200 flipped to b_first was enough to get past
+    # the one-order refusal, and the first-shown share was then A's win rate (0.815, p 5e-20)
+    row = position_bias(_unbalanced_games(1)).iloc[0]
+    assert row["ci_low"] < 0.5 < row["ci_high"] and row["p_value"] > 0.05
+    assert "unbalanced" in row["method"]
+    # without a position effect the order-balanced share is right on average at any imbalance
+    shares = [position_bias(_unbalanced_games(20, seed=s)).iloc[0] for s in range(200)]
+    covered = np.mean([r["ci_low"] <= 0.5 <= r["ci_high"] for r in shares])
+    assert abs(np.mean([r["first_win_share"] for r in shares]) - 0.5) < 0.03
+    assert covered > 0.9
+
+
+def test_position_bias_balanced_games_keep_the_exact_binomial_path():
+    games = _unbalanced_games(100)  # 100 and 100: balanced
+    row = position_bias(games).iloc[0]
+    assert row["p_value"] == pytest.approx(
+        sps.binomtest(int(row["first_wins"]), int(row["n_decisive"])).pvalue, abs=1e-12
+    )

@@ -71,7 +71,7 @@ def test_release_gate_does_not_pass_identical_cases_on_a_zero_width_interval():
 
 
 def test_gate_never_passes_on_a_zero_width_interval():  # a guard (held before the fixes too)
-    flat = pd.DataFrame({"case_id": ["x"] * 5, "score": [0.0] * 5})
+    flat = pd.DataFrame({"system": "A", "case_id": ["x"] * 5, "score": [0.0] * 5})
     row = gate(flat, minimum=0.0, metric="mean_score", case="case_id").iloc[0]
     assert row["ci_high"] > row["ci_low"]
 
@@ -315,3 +315,46 @@ def test_mean_score_warns_where_its_interval_under_covers():
     with pytest.warns(UserWarning, match=r"1 group\(s\) have fewer than 20 units"):
         row = mean_score(scores, bimodality=False).iloc[0]
     assert row["method"].endswith("few units near a bound: may cover less than nominal")
+
+
+# 4, in a variation: a cycle of single games (A beat B, B beat C, C beat A) identifies equal
+# strengths and no order; rank numbered them 1, 2, 3 by name, and one case gave a bootstrap
+# standard error of 0.0 beside a missing interval
+def test_rank_gives_tied_strengths_one_rank_and_no_zero_standard_error():
+    cycle = [("A", "B"), ("B", "C"), ("C", "A")]
+    for cases in (["c0", "c1", "c2"], ["c0", "c0", "c0"]):
+        games = pd.DataFrame(
+            {
+                "case_id": cases,
+                "system_a": [a for a, _ in cycle],
+                "system_b": [b for _, b in cycle],
+                "repeat": 0,
+                "position": "a_first",
+                "verdict": "a>b",
+                "score": 1.0,
+            }
+        )
+        table = rank(games, anchor="A", n_resamples=100).set_index("system")
+        assert table["rating"].tolist() == pytest.approx([1000.0] * 3)
+        assert table["rank"].tolist() == [1, 1, 1]
+        no_interval = table["ci_low"].isna()
+        assert table.loc[no_interval, "strength_se"].isna().all()
+
+
+# 10, in a variation: compare refuses conflicting duplicate rows of a case, but win_rate and
+# consistency averaged them as repeats (B's 0.6 and 0.0 under one repeat index became a loss on
+# every case; a doubled run counted as agreement)
+def test_win_rate_and_consistency_refuse_duplicated_rows():
+    rows = []
+    for c in range(10):
+        rows.append({"system": "A", "case_id": f"c{c}", "repeat": 0, "score": 0.5})
+        rows.append({"system": "B", "case_id": f"c{c}", "repeat": 0, "score": 0.6})
+        rows.append({"system": "B", "case_id": f"c{c}", "repeat": 0, "score": 0.0})
+    frame = pd.DataFrame(rows)
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        win_rate(frame, baseline="A", case="case_id")
+    runs = pd.DataFrame(
+        {"case_id": ["a", "a", "b", "b", "a"], "repeat": [0, 1, 0, 1, 1], "passed": [1, 0, 1, 1, 1]}
+    )
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        consistency(runs, case="case_id", level=None)

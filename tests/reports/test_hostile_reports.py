@@ -53,7 +53,21 @@ def reports(tmp_path_factory):
             row[system] = EVIL_TOO + row[system]
             row["case_id"] = EVIL + row["case_id"]
         path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    bench = root / "benchmark.jsonl"  # many systems: the item and leaderboard notebooks need them
+    rows = [
+        json.loads(line)
+        for line in (data_dir() / "examples" / "benchmark.jsonl").read_text().splitlines()
+    ]
+    for row in rows:
+        row["model"] = EVIL + row["model"]
+        row["case_id"] = EVIL_TOO + row["case_id"]
+    bench.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    variants = root / "variants.jsonl"
+    hostile_copy("schema-ten-records__variants__local.jsonl", variants)
     inputs = {
+        "benchmark_health": bench,
+        "leaderboard": bench,
+        "total_error": variants,
         "probe_report": probe_rows,
         "consistency": probe_rows,
         "compare_models": probe_rows,

@@ -222,3 +222,15 @@ def test_probe_report_on_a_probe_with_cases_and_variants(tmp_path, openai_server
     assert by_variant == {"base": 0.5, "terse": 1.0}
     assert [r["pass_rate"] for r in numbers["worst_cases"]] == [0.5] * 5  # odd cases, worst first
     assert {r["case_id"] for r in numbers["worst_cases"]} == {"c01", "c03", "c05", "c07", "c09"}
+
+
+def test_probe_report_labels_a_subset_run_in_its_numbers(tmp_path):
+    # the committed contact-extraction run covers cases 1-12 of 25: the headline said nothing
+    report = run_report(
+        "probe_report",
+        results=data_dir() / "runs" / "contact-extraction__local.jsonl",
+        parameters={"probe": "contact-extraction@1"},
+        out=tmp_path,
+    )
+    assert report.numbers()["subset"] == ["cases 1-12 of 25"]
+    assert "A subset of the cases" in report.html.read_text()

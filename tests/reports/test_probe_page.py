@@ -139,3 +139,23 @@ def test_a_probe_with_cases_shows_its_cases_and_per_case_results_worst_first(
     order = [page.index(f"<td>{c}</td>") for c in ("c01", "c05", "c06", "c02")]
     assert order[0] < order[2] < order[3] and order[1] < order[2]  # 0/2, 0/2, then 1/2, then 2/2
     assert "application/ld+json" in page and "exact_match scorer" in page
+
+
+def test_a_subset_run_is_labelled_as_a_subset_on_the_probe_page(tmp_path, openai_server):
+    # the page showed a --cases / --sample run's pass rate as the probe's, with no word of it
+    from probe_folders import write_probe
+
+    root = tmp_path / "probes"
+    write_probe(root)
+    probe = jevalkit.load_probe("double", root=root)
+    openai_server.reply = lambda body: "<b>0</b>"
+    out = tmp_path / "r.jsonl"
+    run = dict(base_url=openai_server.base_url, out=out, progress=False)
+    jevalkit.run(probe, "test/m", cases="1-4", **run)
+    jevalkit.run(probe, "test/full", **run)
+    page = probe_page(probe, [out])
+    assert "A subset of the cases." in page
+    assert "<li>test/m: cases 1-4 of 30</li>" in page and "test/full:" not in page
+    everything = tmp_path / "all.jsonl"
+    jevalkit.run(probe, "test/full", **{**run, "out": everything})
+    assert "A subset of the cases" not in probe_page(probe, [everything])

@@ -314,6 +314,28 @@ def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_ser
     assert not out.exists() and part.read_bytes() == before and other.exists()
 
 
+def test_a_shard_retrying_an_error_that_fails_again_still_merges(openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    openai_server.faults["m"] = ["500"] * 3
+    run(openai_server, out, repeats=3, max_retries=0)
+    assert sum(bool(r.get("error")) for r in iter_rows(out)) == 3
+    openai_server.faults["m"] = ["500"] * 100  # the retries fail again
+    for shard in ("0/2", "1/2"):
+        run(openai_server, out, shard=shard, repeats=3, max_retries=0, retry_errors=True)
+    assert len(openai_server.requests) == 9  # 6, then the 3 error rows once more
+    report = merge_parts(out)
+    assert sum(r["replaced_errors"] for r in report) == 3
+    counts = lines_by_key(out)
+    assert len(counts) == 6 and set(counts.values()) == {1}
+
+
+def test_merge_without_parts_names_the_results_file_in_the_fix(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ResultsError) as err:
+        merge_parts(out)
+    assert f"--out {out}`" in str(err.value) and "{path}" not in str(err.value)
+
+
 def test_an_interrupted_merge_can_be_run_again(openai_server, tmp_path):
     out = tmp_path / "r.jsonl"
     for shard in ("0/2", "1/2"):
@@ -446,6 +468,16 @@ def test_a_local_cluster_binds_loopback_only():
         assert {addr.ip for _, addr in new} == {"127.0.0.1"}, new
     with pytest.raises(UsageError, match="must be an address"):
         jevalkit.run("schema-ten-records", "m", scheduler=" ")
+
+
+def test_a_huge_local_cluster_is_refused_before_any_process_starts(tmp_path):
+    with (
+        pytest.raises(UsageError, match="worker processes on this machine"),
+        dask_client(workers=100_000),
+    ):
+        pass
+    argv = ["run", "schema-ten-records", "--model", "m", "--workers", "100000"]
+    assert main([*argv, "--out", str(tmp_path / "r.jsonl"), "--no-cache"]) == 2
 
 
 def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):

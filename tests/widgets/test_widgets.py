@@ -100,3 +100,34 @@ def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():
     for bundle in (view._repr_mimebundle_(), browser._repr_mimebundle_()):
         assert "<img" not in bundle["text/html"] and "&lt;img" in bundle["text/html"]
     assert "<img" not in browser.detail.value
+
+
+def test_labeler_takes_label_plans_output_directly(tmp_path):
+    """Issue 26.10: label_plan's rows had no output, so the Labeler refused them."""
+    from jevalkit.labels import label_plan, read_labels
+    from jevalkit.widgets import Labeler
+
+    judged = pd.DataFrame(
+        {
+            "system": "m",
+            "probe": "tiny/includes",
+            "case_id": [f"s/{i}" for i in range(6) for _ in range(2)],
+            "repeat": [0, 1] * 6,
+            "score": [0.2, 0.4] * 3 + [0.9, 0.7] * 3,
+            "output": [f"<i>answer {i}.{r}</i>" for i in range(6) for r in range(2)],
+            "error": None,
+            "source": [
+                {"input": f"question {i}", "target": "t"} for i in range(6) for _ in range(2)
+            ],
+        }
+    )
+    plan = label_plan(judged, 3, seed=1)
+    lab = Labeler(plan, levels=["bad", "good"], out=tmp_path / "l.jsonl", labeller="ann")
+    first = plan.iloc[0]["case_id"]
+    i = first.split("/")[1]
+    assert f"&lt;i&gt;answer {i}.0&lt;/i&gt;" in lab.card.value
+    assert f"question {i}" in lab.card.value
+    lab.press("2")
+    labels = read_labels(tmp_path / "l.jsonl")
+    assert labels["case_id"].tolist() == [first]
+    assert labels["sampling_probability"].tolist() == [pytest.approx(0.5)]
