@@ -8,33 +8,20 @@ argument errors (argparse's usage block is replaced by one line naming the comma
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from types import ModuleType
 from typing import NoReturn, TextIO
 
 from .. import errors
 from .._version import __version__
-from . import (
-    compare,
-    imports,
-    items,
-    judge,
-    local,
-    merge,
-    metrics,
-    plan,
-    probes,
-    report,
-    run,
-    score,
-)
+from ._commands import COMMANDS
 
-__all__ = ["GROUPS", "OneLineParser", "build_parser", "main", "printable"]
-
-GROUPS = [probes, score, run, merge, local, metrics, items, plan, compare, judge, imports, report]
+__all__ = ["COMMANDS", "OneLineParser", "build_parser", "main", "printable"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -45,12 +32,15 @@ class OneLineParser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (each group module adds its own sub-commands).
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every command in full, or only ``commands`` in full and the others
+    by name and help, so that running one command loads one module (and ``--help`` none).
 
     Example:
         >>> build_parser().parse_args(["probes", "list"]).command
         'probes'
+        >>> build_parser(["score"]).parse_args(["score", "tiny/includes@0"]).probe
+        'tiny/includes@0'
     """
     parser = OneLineParser(
         prog="jevalkit", description="Evaluate language-model outputs with versioned probes."
@@ -59,9 +49,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
     )
-    for group in GROUPS:
-        group.register(sub)
+    wanted = {c.module for name, c in COMMANDS.items() if commands is None or name in commands}
+    registered: set[str] = set()
+    for name, declared in COMMANDS.items():  # the table's order is the order of --help
+        if declared.module not in wanted:
+            sub.add_parser(name, help=declared.help)
+        elif declared.module not in registered:
+            _command_module(declared.module).register(sub)
+            registered.add(declared.module)
     return parser
+
+
+def _command_module(module: str) -> ModuleType:
+    # The one import by name in the CLI: a command's module loads when the command runs, so
+    # ``jevalkit --help`` and ``--version`` stay fast. ``module`` comes from COMMANDS only.
+    return importlib.import_module(f"{__name__}.{module}")
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (the first word that is not an option), if it is one."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 # C0 controls but newline and tab, DEL, and C1 controls: an escape sequence in a model's name or
@@ -121,8 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_in(argv)
+    args = build_parser([] if command is None else [command]).parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
         return int(args.handler(args) or 0)

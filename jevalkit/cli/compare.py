@@ -11,6 +11,7 @@ from ..errors import StatsError
 from ..metrics import COMPARE_METRICS, case_changes, combine_runs, compare
 from ..reports import write_compare_page
 from ._args import split_list
+from ._commands import add_command
 from .imports import add_source_options, load_source
 
 __all__ = ["TABLE_COLUMNS", "register"]
@@ -35,7 +36,7 @@ TABLE_COLUMNS = [
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``compare`` command."""
-    cmd = sub.add_parser("compare", help="is B better than A, on which cases, and is it real")
+    cmd = add_command(sub, "compare")
     cmd.add_argument(
         "files", nargs="+", metavar="RESULTS", help="BASE and HEAD, or one file with --baseline"
     )

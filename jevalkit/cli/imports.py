@@ -8,13 +8,14 @@ import pandas as pd
 
 from .. import io
 from ..errors import ImportFormatError
+from ._commands import add_command
 
 __all__ = ["add_reader_options", "add_source_options", "load_source", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``import`` command."""
-    cmd = sub.add_parser("import", help="read other tools' evaluation logs into a results file")
+    cmd = add_command(sub, "import")
     cmd.add_argument("paths", nargs="+", metavar="PATH")
     cmd.add_argument("--format", choices=io.FORMATS, help="default: detected from the content")
     cmd.add_argument("--out", required=True, metavar="PATH", help="the results JSONL to write")

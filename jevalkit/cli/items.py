@@ -14,6 +14,7 @@ from ..items import analysis, fit_irt
 from ..metrics import CASE_COLUMNS, leaderboard
 from ..reports import write_leaderboard_page
 from ._args import split_list
+from ._commands import add_command
 from .imports import add_source_options, load_source
 
 __all__ = ["register", "scale_value"]
@@ -46,9 +47,7 @@ def _columns(cmd: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``items`` and ``leaderboard`` commands."""
-    cmd = sub.add_parser(
-        "items", help="item analysis: dead, negatively discriminating and flaky items; alpha"
-    )
+    cmd = add_command(sub, "items")
     cmd.add_argument("results", metavar="RESULTS", help="results of many systems (or see --from)")
     add_source_options(cmd)
     _columns(cmd)
@@ -57,9 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     cmd.add_argument("--all", action="store_true", help="list every item, not only flagged ones")
     cmd.set_defaults(handler=_items)
-    lb = sub.add_parser(
-        "leaderboard", help="scores with intervals, simultaneous rank intervals and tie classes"
-    )
+    lb = add_command(sub, "leaderboard")
     lb.add_argument("results", metavar="RESULTS", help="results of many systems (or see --from)")
     add_source_options(lb)
     _columns(lb)

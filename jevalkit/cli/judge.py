@@ -17,6 +17,7 @@ from ..judges import (
 )
 from ..metrics import pairwise_preferences, position_bias, quality, scored
 from ._args import add_model_argument, add_run_arguments, run_options
+from ._commands import add_command
 from ._outcome import report_outcome
 from .run import _print_stop
 
@@ -25,9 +26,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``judge`` command and the ``judges`` group."""
-    cmd = sub.add_parser(
-        "judge", help="judge a case set with a model judge (distribution over levels)"
-    )
+    cmd = add_command(sub, "judge")
     cmd.add_argument("evaluator", choices=EVALUATORS)
     cmd.add_argument("--data", help="case JSONL, or a bundled case set name")
     cmd.add_argument(
@@ -53,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_run_arguments(cmd)
     cmd.set_defaults(handler=_judge)
-    group = sub.add_parser("judges", help="list and publish judge prompt files")
+    group = add_command(sub, "judges")
     cmds = group.add_subparsers(dest="judges_command", required=True, metavar="SUBCOMMAND")
     cmds.add_parser("list", help="one line per judge file version").set_defaults(handler=_list)
     cmds.add_parser("lock", help="publish new judge file versions into judges.lock").set_defaults(

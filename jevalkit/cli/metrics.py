@@ -21,6 +21,7 @@ from ..metrics import (
 )
 from ..runner import AdaptiveRepeats, run
 from ._args import add_run_arguments, generation_options, run_options, split_list
+from ._commands import add_command
 from .imports import add_source_options, load_source
 
 __all__ = ["EXIT", "register"]
@@ -30,17 +31,13 @@ EXIT = {"pass": 0, "fail": 1, "undecided": 2, "refused": 2}
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``metrics`` and ``gate`` commands."""
-    cmd = sub.add_parser("metrics", help="pass rate, mean score, consistency with n and CI")
+    cmd = add_command(sub, "metrics")
     cmd.add_argument("results", metavar="RESULTS", help="a results JSONL file (or see --from)")
     add_source_options(cmd)
     cmd.add_argument("--by", help="comma-separated columns to group by, e.g. model,probe")
     cmd.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     cmd.set_defaults(handler=_metrics)
-    g = sub.add_parser(
-        "gate",
-        help="pass only when the interval clears the bar: --min on one run, or --max-drop "
-        "between --baseline and --candidate runs",
-    )
+    g = add_command(sub, "gate")
     g.add_argument("results", nargs="?", metavar="RESULTS")
     g.add_argument("--baseline", metavar="BASE", help="the baseline run (with --candidate)")
     g.add_argument("--candidate", metavar="HEAD", help="the candidate run (with --baseline)")

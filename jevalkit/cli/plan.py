@@ -12,6 +12,7 @@ import pandas as pd
 from ..errors import StatsError
 from ..metrics import plan_design, present_facets, variance_components
 from ._args import split_list
+from ._commands import add_command
 from .imports import add_source_options, load_source
 
 __all__ = ["register"]
@@ -19,10 +20,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``plan`` command."""
-    cmd = sub.add_parser(
-        "plan",
-        help="variance components of a pilot run, and the design that reaches a half-width",
-    )
+    cmd = add_command(sub, "plan")
     cmd.add_argument("results", metavar="RESULTS", help="the pilot's results (or see --from)")
     add_source_options(cmd)
     cmd.add_argument("--target-half-width", type=float, metavar="H")

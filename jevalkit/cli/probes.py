@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import probes as api
 from ..reports import write_probe_page
+from ._commands import add_command
 
 __all__ = ["register"]
 
@@ -25,7 +26,7 @@ def _add_dir(cmd: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``probes`` command group."""
-    group = sub.add_parser("probes", help="list, check, show, publish and create probes")
+    group = add_command(sub, "probes")
     cmds = group.add_subparsers(dest="probes_command", required=True, metavar="SUBCOMMAND")
     listing = cmds.add_parser("list", help="one line per probe version")
     _add_dir(listing)

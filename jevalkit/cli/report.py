@@ -11,15 +11,14 @@ import pandas as pd
 from .. import io
 from ..errors import ReportError
 from ..reports import run_batch, run_report, write_batch_summary
+from ._commands import add_command
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``report`` command."""
-    cmd = sub.add_parser(
-        "report", help="run a parameterised notebook into .ipynb + .html + headline JSON"
-    )
+    cmd = add_command(sub, "report")
     cmd.add_argument(
         "notebook", nargs="?", metavar="NOTEBOOK", help="a bundled notebook's name or a path"
     )

@@ -16,6 +16,7 @@ from ._args import (
     run_options,
     split_list,
 )
+from ._commands import add_command
 from ._outcome import report_outcome
 
 __all__ = ["register"]
@@ -23,7 +24,7 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``run`` command."""
-    cmd = sub.add_parser("run", help="run probes against a model (k repeats, resumable)")
+    cmd = add_command(sub, "run")
     cmd.add_argument("probes", nargs="+", metavar="PROBE", help="id or id@N")
     add_model_argument(cmd)
     cmd.add_argument("--temperature", type=float)

@@ -8,6 +8,7 @@ import sys
 
 from ..errors import UsageError
 from ..probes import load_probe
+from ._commands import add_command
 
 __all__ = ["MAX_OUTPUT_BYTES", "register"]
 
@@ -16,7 +17,7 @@ MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``score`` command."""
-    cmd = sub.add_parser("score", help="score one output (stdin by default) with a probe")
+    cmd = add_command(sub, "score")
     cmd.add_argument("probe", metavar="PROBE", help="id or id@N")
     cmd.add_argument("--file", metavar="PATH", help="read the output from PATH instead of stdin")
     cmd.add_argument("--case", metavar="ID", help="for a probe with cases: the case answered")
