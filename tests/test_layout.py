@@ -254,3 +254,10 @@ def test_the_readme_describes_every_package():
     }
     present = {n for n in present if not n.startswith("_")}
     assert named == present
+
+
+def test_every_notebook_cell_has_an_id():
+    # a cell without an id makes nbformat warn on every report (a second line in the CLI)
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        assert all("id" in cell for cell in cells), path.name

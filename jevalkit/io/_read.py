@@ -242,7 +242,8 @@ def sniff_format(path: str | Path) -> str | None:
     try:
         return detect_format(path)
     except ImportFormatError:
-        if zipfile.is_zipfile(path):
+        # only a regular file is opened: reading a FIFO would wait for a writer forever
+        if Path(path).is_file() and zipfile.is_zipfile(path):
             raise
         return None
 

@@ -67,8 +67,7 @@ def files(tmp_path):
     f["latin1"].write_bytes(b'{"id": "caf\xe9"}\n')
     f["foreign"] = tmp_path / "foreign.jsonl"
     f["foreign"].write_text(
-        "\n".join(json.dumps({"question_id": i, "model": "m", "score": 7}) for i in range(300))
-        + "\n"
+        "\n".join(json.dumps({"item": i, "who": "m", "mark": 7}) for i in range(300)) + "\n"
     )
     f["nan"] = tmp_path / "nan.jsonl"
     f["nan"].write_text(
@@ -198,7 +197,7 @@ def test_constraining_a_probe_without_a_schema_is_refused(capsys, tmp_path, monk
         ("latin1", "latin1.jsonl:1: not UTF-8 text (byte 11)"),
         (
             "foreign",
-            "missing column(s) kind, probe, version, repeat; convert it first with `jevalkit import",
+            "missing column(s) kind, probe, version, model, repeat; convert it first with `jevalkit import",
         ),
         ("nan", "NaN is not valid JSON"),
         ("list_label", 'label: ["x"] is not of types'),

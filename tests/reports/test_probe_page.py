@@ -70,6 +70,7 @@ def test_a_hostile_model_name_cannot_end_or_blank_the_structured_data(tmp_path):
     from html.parser import HTMLParser
 
     rows = [json.loads(line) for line in DEMO.read_text().splitlines()]
+    rows = [row for row in rows if row["label"] == rows[0]["label"]]  # one system, 5 repeats
     for row in rows:
         row["model"], row["label"] = "<!--<script>alert(1)</script>", None
     hostile = tmp_path / "hostile.jsonl"

@@ -25,7 +25,8 @@ def test_total_error_report_on_the_demo_run(tmp_path):
     assert got == pytest.approx(dict(zip(expected["component"], expected["variance"], strict=True)))
     assert numbers["reliability"] == "not estimable: one case"
     assert math.isnan(numbers["noise_floor"]["noise_floor"] or math.nan)  # repeats never differed
-    assert "Where the variance" in report.html.read_text()
+    html = report.html.read_text()  # code cells hidden: the heading and the breakdown figure show
+    assert "Variance components" in html and "data:image/png;base64" in html
 
 
 def test_total_error_report_refuses_when_nothing_varies(tmp_path):

@@ -137,7 +137,9 @@ def test_adaptive_repeats_sweep_over_cases(openai_server, tmp_path, probes):
     assert summary["value"] == pytest.approx(0.5, abs=1e-9)  # even cases pass, odd fail
 
 
-def test_dry_run_counts_requests_and_prompt_tokens_per_case(tmp_path, probes):
+def test_dry_run_counts_requests_and_prompt_tokens_per_case(tmp_path, probes, monkeypatch):
+    # a plan refuses what the run would (no key for a remote endpoint): give it a key
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-0123456789abcdef")
     probe = jevalkit.load_probe("double", root=probes)
     table = jevalkit.plan(probe, "openai/gpt-4o-mini", repeats=3, out=tmp_path / "r.jsonl")
     assert int(table.iloc[0]["requests"]) == 90
