@@ -98,11 +98,12 @@ def analysis(
         ``dead`` (every system scored it alike), ``negative`` (r < 0 with p < 0.05: likely
         mis-keyed or ambiguous; a screen, unadjusted: on many items some clean ones are flagged
         by chance, so sort by ``discrimination_q``), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
-        flags joined by ``+``), ``method``. ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
+        flags joined by ``+``; ``untested``: it varies but its discrimination cannot be
+        estimated, e.g. fewer than 3 systems scored on it), ``method``. ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
         alpha), ``n_systems``, ``n_items``, ``method``.
 
-    Refuses (StatsError) with fewer than 3 systems, when systems share no items, and when no
-    item varies across systems.
+    Refuses (StatsError) with fewer than 3 systems or 2 items, when systems share no items, and
+    when no item varies across systems.
 
     Example:
         >>> from jevalkit.items import simulate_2pl
@@ -115,6 +116,11 @@ def analysis(
     m = score_matrix(df, **columns)
     require_systems(m, 3, "item analysis (a correlation across systems)")
     require_connected(m)
+    if m.scores.shape[1] < 2:
+        raise StatsError(
+            "item analysis needs at least 2 items: an item's discrimination is its correlation "
+            "with the systems' scores on the other items, and alpha a ratio over items"
+        )
     x, seen = m.scores, m.observed
     n_sys = seen.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -166,9 +172,13 @@ def analysis(
     if tested.any():
         q[tested] = multipletests(p[tested], method="fdr_bh")[1]
     flaky = np.nan_to_num(flip_share) >= flaky_at
+    # not dead, yet no discrimination: too few systems on it, or nothing else varies for them
+    untested = ~dead & ~np.isfinite(r)
     status = []
-    for flags in zip(dead, negative, flaky, strict=True):
-        names = [n for n, f in zip(("dead", "negative", "flaky"), flags, strict=True) if f]
+    for flags in zip(dead, negative, flaky, untested, strict=True):
+        names = [
+            n for n, f in zip(("dead", "negative", "flaky", "untested"), flags, strict=True) if f
+        ]
         status.append("+".join(names) or "ok")
     table = m.items.copy()
     for name, values in {

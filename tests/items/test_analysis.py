@@ -132,3 +132,17 @@ def test_rows_without_a_case_id_are_refused_not_made_one_item():
     )
     with pytest.raises(StatsError, match="'case_id' has 3 rows without a case id"):
         analysis(df, case="case_id")
+
+
+def test_one_item_is_refused_and_an_untestable_item_is_not_called_ok():
+    one = pd.DataFrame({"system": list("abcd"), "case_id": [1] * 4, "score": [1, 0, 1, 0.0]})
+    with pytest.raises(StatsError, match="at least 2 items"):
+        analysis(one, case="case_id")
+    # item 3 varies but only two systems ran it: no correlation over two points
+    rows = [(s, c, float((i + c) % 2)) for i, s in enumerate("abcde") for c in (1, 2)]
+    rows += [("a", 3, 1.0), ("b", 3, 0.0)]
+    table = analysis(
+        pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id"
+    ).set_index("case_id")
+    assert np.isnan(table.loc[3, "discrimination"]) and table.loc[3, "status"] == "untested"
+    assert not table.loc[[1, 2], "status"].str.contains("untested").any()
