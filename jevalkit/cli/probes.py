@@ -68,8 +68,12 @@ def _root(args: argparse.Namespace) -> Path | None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    table = api.list_probes(root=_root(args))
-    print(table.drop(columns=["sha256"]).to_string(index=False))
+    # --probes-dir: that folder; else every folder a probe is looked up in, the user's first
+    table = api.list_probes(root=Path(args.probes_dir) if args.probes_dir else None)
+    shown = table.drop(columns=["sha256"])
+    if shown["folder"].nunique() <= 1:
+        shown = shown.drop(columns=["folder"])
+    print(shown.to_string(index=False))
     return 0
 
 

@@ -192,8 +192,9 @@ def probe_files(root: Path | None = None) -> list[Path]:
 def list_probes(*, root: Path | None = None) -> pd.DataFrame:
     """One row per probe version: ``probe`` (id@version), ``id``, ``version``, ``title``,
     ``scoring``, ``n_examples``, ``n_cases`` (0: a single prompt), ``n_variants`` (declared
-    paraphrases besides the probe's own wording), ``latest``, ``published`` (recorded in the
-    lock), ``sha256``.
+    paraphrases besides the probe's own wording), ``latest``, ``published`` (recorded in its
+    folder's lock), ``folder`` (where it was found), ``sha256``. The probes of ``root``, else
+    of every folder :func:`load_probe` looks in (``$JEVALKIT_PROBES``, then the bundled ones).
 
     Example:
         >>> import jevalkit
@@ -201,28 +202,30 @@ def list_probes(*, root: Path | None = None) -> pd.DataFrame:
         >>> table.loc["unit-conversion@1", ["n_cases", "n_variants"]].tolist()
         [40, 0]
     """
-    root = probes_dir() if root is None else root
-    lock = read_lock(root / LOCK_NAME)
-    probes = [read_probe_file(f, lock) for f in probe_files(root)]
-    latest = {}
-    for p in probes:
-        latest[p.id] = max(latest.get(p.id, 0), p.version)
-    rows = [
-        {
-            "probe": p.name,
-            "id": p.id,
-            "version": p.version,
-            "title": p.title,
-            "scoring": p.scoring["type"],
-            "n_examples": len(p.examples),
-            "n_cases": len(p.cases),
-            "n_variants": len(p.variants),
-            "latest": p.version == latest[p.id],
-            "published": p.name in lock,
-            "sha256": p.content_hash,
-        }
-        for p in probes
-    ]
+    rows = []
+    for folder in [root] if root is not None else probe_roots():
+        lock = read_lock(folder / LOCK_NAME)
+        probes = [read_probe_file(f, lock) for f in probe_files(folder)]
+        latest: dict[str, int] = {}
+        for p in probes:
+            latest[p.id] = max(latest.get(p.id, 0), p.version)
+        rows += [
+            {
+                "probe": p.name,
+                "id": p.id,
+                "version": p.version,
+                "title": p.title,
+                "scoring": p.scoring["type"],
+                "n_examples": len(p.examples),
+                "n_cases": len(p.cases),
+                "n_variants": len(p.variants),
+                "latest": p.version == latest[p.id],
+                "published": p.name in lock,
+                "folder": str(folder),
+                "sha256": p.content_hash,
+            }
+            for p in probes
+        ]
     columns = ["probe", "id", "version", "title", "scoring", "n_examples", "n_cases", "n_variants"]
-    columns += ["latest", "published"]
+    columns += ["latest", "published", "folder"]
     return pd.DataFrame(rows, columns=[*columns, "sha256"])

@@ -147,3 +147,20 @@ def test_probe_card_has_every_section_and_a_keyless_curl():
         assert heading in card
     assert '"max_tokens": 1700' in card and "Bearer $OPENROUTER_API_KEY" in card
     assert "scores 1, ok" in card and "BROKEN" not in card
+
+
+def test_list_probes_lists_the_users_folder_beside_the_bundled_one(tmp_path, monkeypatch):
+    mine = tmp_path / "mine"
+    jevalkit.probes.new_probe("my-probe", cases=write_cases(tmp_path), probes_dir=mine)
+    monkeypatch.setenv("JEVALKIT_PROBES", str(mine))
+    table = jevalkit.list_probes().set_index("probe")
+    assert table.loc["my-probe@1", "folder"] == str(mine)
+    assert "schema-ten-records@3" in table.index  # the bundled probes are still listed
+    alone = jevalkit.list_probes(root=mine)
+    assert alone["probe"].tolist() == ["my-probe@1"]
+
+
+def write_cases(folder):
+    path = folder / "qa.csv"
+    path.write_text("id,question,expected\nq1,Capital of France?,Paris\n")
+    return path
