@@ -101,6 +101,27 @@ def test_no_function_local_import_of_a_jevalkit_module():
     assert offences == []
 
 
+# The only imports by name in the package: the root's lazy facade and the CLI's dispatcher,
+# each resolving names from its own table (jevalkit._LAZY, jevalkit.cli.COMMANDS).
+IMPORT_BY_NAME = {("__init__.py", "__getattr__"), ("cli/__init__.py", "_command_module")}
+
+
+def test_imports_by_name_are_only_the_facade_and_the_cli_dispatcher():
+    found = set()
+    for path in modules():
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = ast.unparse(node.func)
+                if name in ("importlib.import_module", "__import__", "import_module"):
+                    found.add((path.relative_to(PACKAGE).as_posix(), function.name))
+    assert found == IMPORT_BY_NAME
+
+
 def _node(module: str) -> str | None:
     """The package (or root module) of ``jevalkit.x.y``: ``x``."""
     parts = module.split(".")

@@ -49,11 +49,14 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser
     )
-    wanted = {c.module for name, c in COMMANDS.items() if commands is None or name in commands}
+    chosen = set(COMMANDS) if commands is None else set(commands)
+    if unknown := sorted(chosen - set(COMMANDS)):
+        raise ValueError(f"not jevalkit commands: {', '.join(unknown)}")
+    wanted = {COMMANDS[name].module for name in chosen}
     registered: set[str] = set()
     for name, declared in COMMANDS.items():  # the table's order is the order of --help
         if declared.module not in wanted:
-            sub.add_parser(name, help=declared.help)
+            sub.add_parser(name, help=declared.help).set_defaults(handler=_not_loaded)
         elif declared.module not in registered:
             _command_module(declared.module).register(sub)
             registered.add(declared.module)
@@ -64,6 +67,15 @@ def _command_module(module: str) -> ModuleType:
     # The one import by name in the CLI: a command's module loads when the command runs, so
     # ``jevalkit --help`` and ``--version`` stay fast. ``module`` comes from COMMANDS only.
     return importlib.import_module(f"{__name__}.{module}")
+
+
+def _not_loaded(args: argparse.Namespace) -> int:
+    # reached only if _command_in and argparse disagreed on the command (a top-level option
+    # that takes a value would do it): say so in one line instead of running nothing
+    raise errors.UsageError(
+        f"jevalkit {args.command}: could not tell the command from the options before it; "
+        "put the command first"
+    )
 
 
 def _command_in(argv: Sequence[str]) -> str | None:

@@ -71,6 +71,15 @@ def _alpha_if_deleted(scores: np.ndarray) -> np.ndarray:
     return np.where(rest_var > 0, out, np.nan)
 
 
+_TOL = 1e-9  # scores are in [0, 1]: differences below this are rounding, not information
+
+
+def _constant(values: np.ndarray) -> bool:
+    """Every value alike up to rounding (the rest score of a system is a sum minus the item's
+    own score, so a constant rest differs in its last bits with that score)."""
+    return bool(np.ptp(values) <= _TOL * max(1.0, float(np.abs(values).max())))
+
+
 def analysis(
     df: pd.DataFrame,
     *,
@@ -95,7 +104,7 @@ def analysis(
         (Benjamini-Hochberg adjusted over the items), ``share_differ``
         (share of systems whose score differs from the item's most common score),
         ``flip_share`` (share of systems whose repeats disagree), ``alpha_if_deleted``,
-        ``dead`` (every system scored it alike), ``negative`` (r < 0 with p < 0.05: likely
+        ``dead`` (two or more systems ran it, all scored it alike up to rounding), ``negative`` (r < 0 with p < 0.05: likely
         mis-keyed or ambiguous; a screen, unadjusted: on many items some clean ones are flagged
         by chance, so sort by ``discrimination_q``), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
         flags joined by ``+``; ``untested``: it varies but its discrimination cannot be
@@ -127,8 +136,10 @@ def analysis(
         difficulty = np.nanmean(np.where(seen, x, np.nan), axis=0)
     low = np.where(seen, x, np.inf).min(axis=0)
     high = np.where(seen, x, -np.inf).max(axis=0)
-    dead = (high <= low) | (n_sys < 2)
-    if dead.all():
+    # alike up to rounding: a mean of the same repeats in another order differs in the last bit
+    # (an item one system ran is not known to be dead: it is untested)
+    dead = ~(high - low > _TOL * np.maximum(1.0, np.abs(high))) & (n_sys >= 2)
+    if not (~dead & (n_sys >= 2)).any():
         raise StatsError(
             "no item varies across systems (each item was scored alike by every system): "
             "nothing here separates the systems"
@@ -143,8 +154,8 @@ def analysis(
     for j in np.flatnonzero(~dead):
         ok = seen[:, j] & np.isfinite(rest[:, j])
         xi, ri = x[ok, j], rest[ok, j]
-        if ok.sum() < 3 or xi.std() == 0 or ri.std() == 0:
-            continue
+        if ok.sum() < 3 or _constant(xi) or _constant(ri):
+            continue  # a constant rest score (e.g. every other item dead) correlates with nothing
         r[j] = np.corrcoef(xi, ri)[0, 1]
         t = r[j] * np.sqrt((ok.sum() - 2) / max(1 - r[j] ** 2, 1e-300))
         p[j] = 2 * sps.t.sf(abs(t), ok.sum() - 2)
@@ -152,7 +163,7 @@ def analysis(
     for j in range(x.shape[1]):
         values = x[seen[:, j], j]
         if values.size:
-            _, counts = np.unique(values, return_counts=True)
+            _, counts = np.unique(np.round(values, 9), return_counts=True)
             share_differ[j] = 1 - counts.max() / values.size
     multi = m.weight >= 2
     with np.errstate(invalid="ignore", divide="ignore"):

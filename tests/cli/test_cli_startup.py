@@ -63,3 +63,39 @@ def test_each_command_parses_alone_as_in_the_full_parser(name):
     # the table names the module that declares the command: loaded alone, it is the full one
     others = [n for n, c in COMMANDS.items() if c.module != COMMANDS[name].module]
     assert full != help_of(build_parser(others))
+
+
+def test_build_parser_takes_any_iterable_and_refuses_unknown_names():
+    args = build_parser(c for c in ["score"]).parse_args(["score", "tiny/includes@0"])
+    assert args.probe == "tiny/includes@0"
+    with pytest.raises(ValueError, match="not jevalkit commands: imports"):
+        build_parser(["imports"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--vers"],
+        ["-h", "run"],
+        ["--version", "run"],
+        ["--bogus", "run", "-h"],
+        ["probes", "-h", "list"],
+        ["run", "--model", "run"],
+        ["metrics", "gate"],
+        ["ru"],
+        [""],
+    ],
+)
+def test_the_lazy_parser_answers_as_the_full_one(argv, capsys):
+    def outcome(parser):
+        try:
+            return "parsed", vars(parser.parse_args(argv)).keys()
+        except SystemExit as exc:
+            out, err = capsys.readouterr()
+            return exc.code, out, err
+
+    # what main() loads: the first word that is not an option, when it names a command
+    command = next((word for word in argv if not word.startswith("-")), None)
+    command = command if command in COMMANDS else None
+    lazy = outcome(build_parser([] if command is None else [command]))
+    assert lazy == outcome(build_parser())

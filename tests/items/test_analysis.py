@@ -146,3 +146,35 @@ def test_one_item_is_refused_and_an_untestable_item_is_not_called_ok():
     ).set_index("case_id")
     assert np.isnan(table.loc[3, "discrimination"]) and table.loc[3, "status"] == "untested"
     assert not table.loc[[1, 2], "status"].str.contains("untested").any()
+
+
+def test_rounding_noise_is_neither_discrimination_nor_a_live_item():
+    # x varies; a, b, c are dead, so x's rest score is one constant (up to the last bit)
+    vals = [0, 1 / 3, 2 / 3, 1.0, 0.1, 0.9] * 4
+    rows = [(f"s{i}", "x", v) for i, v in enumerate(vals)]
+    rows += [
+        (f"s{i}", c, k)
+        for i in range(len(vals))
+        for c, k in (("a", 0.7), ("b", 2 / 3), ("c", 1 / 3))
+    ]
+    table = analysis(pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id")
+    x = table.set_index("case_id").loc["x"]
+    assert np.isnan(x["discrimination"]) and x["status"] == "untested"
+    # every system's repeats of y are 0.1, 0.2, 0.3 in some order: the means differ in the last bit
+    orders = [(0.1, 0.2, 0.3), (0.3, 0.2, 0.1), (0.2, 0.3, 0.1)]
+    rows = [(f"s{i}", "y", r, v) for i in range(9) for r, v in enumerate(orders[i % 3])]
+    rows += [(f"s{i}", c, 0, float((i + k) % 2)) for i in range(9) for k, c in enumerate("ab")]
+    table = analysis(
+        pd.DataFrame(rows, columns=["system", "case_id", "repeat", "score"]), case="case_id"
+    ).set_index("case_id")
+    assert table.loc["y", "dead"] and table.loc["y", "share_differ"] == 0
+    assert np.isnan(table.loc["y", "discrimination"])
+
+
+def test_an_item_one_system_ran_is_untested_not_dead():
+    rows = [(s, c, float((i + c) % 2)) for i, s in enumerate("abcde") for c in (1, 2)]
+    rows += [("a", 3, 1.0)]
+    table = analysis(
+        pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id"
+    ).set_index("case_id")
+    assert not table.loc[3, "dead"] and table.loc[3, "status"] == "untested"
