@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 
 from jevalkit.runner import dask_client, run
 
@@ -43,7 +45,37 @@ def start_server(*args: str) -> tuple[subprocess.Popen, str]:
     return proc, base_url
 
 
-def timed(base_url: str, n: int, folder: str, name: str, **options) -> float:
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes ``pids`` have used so far."""
+    total = 0.0
+    for pid in pids:
+        times = psutil.Process(pid).cpu_times()
+        total += times.user + times.system
+    return total
+
+
+class CpuSplit:
+    """CPU seconds used between :meth:`start` and :meth:`stop` by the server, this process
+    (the driver, or the whole run in one process) and the Dask worker processes."""
+
+    def __init__(self, server: int, workers: list[int]) -> None:
+        self.groups = {"server": [server], "driver": [os.getpid()], "workers": workers}
+
+    def start(self) -> None:
+        self.before = {k: cpu_seconds(v) for k, v in self.groups.items()}
+
+    def stop(self) -> dict[str, float]:
+        return {k: cpu_seconds(v) - self.before[k] for k, v in self.groups.items()}
+
+
+def split_text(cpu: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.1f}" for k, v in cpu.items() if v >= 0.05) + " CPU s"
+
+
+def timed(
+    base_url: str, n: int, folder: str, name: str, cpu: CpuSplit, **options
+) -> tuple[float, dict[str, float]]:
+    cpu.start()
     started = time.perf_counter()
     df = run(
         "schema-ten-records",
@@ -59,8 +91,9 @@ def timed(base_url: str, n: int, folder: str, name: str, **options) -> float:
         **options,
     )
     elapsed = time.perf_counter() - started
+    used = cpu.stop()
     assert len(df) == n and df["error"].isna().all(), name
-    return elapsed
+    return elapsed, used
 
 
 def main() -> None:
@@ -71,15 +104,18 @@ def main() -> None:
     started = time.perf_counter()
     with dask_client(workers=2) as client:
         client.run(importlib.import_module, "jevalkit.runner")  # workers import jevalkit once
+        workers = list(client.run(os.getpid).values())
         print(
             f"2-worker LocalCluster started and jevalkit imported on it in "
-            f"{time.perf_counter() - started:.1f} s (not in the times below)"
+            f"{time.perf_counter() - started:.1f} s (not in the times below); "
+            f"{os.cpu_count()} CPUs"
         )
         proc, base_url = start_server("--latency", str(LATENCY))
+        cpu = CpuSplit(proc.pid, workers)
         try:
             with tempfile.TemporaryDirectory() as tmp:
-                one = timed(base_url, args.requests, tmp, "one")
-                two = timed(base_url, args.requests, tmp, "two", cluster=client)
+                one, _ = timed(base_url, args.requests, tmp, "one", cpu)
+                two, _ = timed(base_url, args.requests, tmp, "two", cpu, cluster=client)
         finally:
             proc.kill()
         print(
@@ -88,15 +124,24 @@ def main() -> None:
             f"overhead ratio {two / one:.2f} (target <= 1.15)"
         )
         proc, base_url = start_server("--reply-items", str(ITEMS))
+        cpu = CpuSplit(proc.pid, workers)
         try:
             with tempfile.TemporaryDirectory() as tmp:
-                one = timed(base_url, args.cpu_requests, tmp, "one")
-                two = timed(base_url, args.cpu_requests, tmp, "two", cluster=client)
+                one, one_cpu = timed(base_url, args.cpu_requests, tmp, "one", cpu)
+                two, two_cpu = timed(base_url, args.cpu_requests, tmp, "two", cpu, cluster=client)
         finally:
             proc.kill()
         print(
             f"{args.cpu_requests} large answers ({ITEMS} records each) scored: one process "
             f"{one:.2f} s, 2 Dask workers {two:.2f} s; speed-up {one / two:.2f}x (target >= 1.6)"
+        )
+        total = sum(two_cpu.values())
+        print(
+            f"  CPU, one process: {split_text(one_cpu)}; 2 Dask workers: {split_text(two_cpu)}\n"
+            f"  bound: {os.cpu_count()} CPUs for {total:.1f} CPU s is at least "
+            f"{total / (os.cpu_count() or 1):.2f} s of wall time (the one process needs "
+            f"{max(one_cpu.values()):.2f} s for its busiest process), so at most "
+            f"{one / (total / (os.cpu_count() or 1)):.2f}x here"
         )
 
 

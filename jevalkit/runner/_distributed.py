@@ -33,10 +33,17 @@ from tqdm.auto import tqdm
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ._execute import _check_same_content, _check_same_endpoint, execute, resume_rows, rows_of
+from ._execute import (
+    _check_same_content,
+    _check_same_endpoint,
+    execute,
+    execute_unread,
+    resume_rows,
+    rows_of,
+)
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
-from ._merge import merge_parts
+from ._merge import merge_parts, merge_rows
 from ._options import RunSettings
 from ._shards import parse_shard, part_files, part_path, shard_of
 from ._store import (
@@ -45,6 +52,7 @@ from ._store import (
     locked,
     read_results,
     results_frame,
+    rows_frame,
 )
 from ._target import endpoint_identity
 
@@ -197,8 +205,9 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
                 client, task.ledger, task.holder, usd=limits.usd, requests=limits.requests
             )
             budget.call("begin")
-        df = asyncio.run(
-            execute(
+        # the driver merges the part and reads the rows: reading them back here is wasted work
+        asyncio.run(
+            execute_unread(
                 jobs,
                 model=task.model,
                 out=task.part,
@@ -213,14 +222,19 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
                 "overrun": budget.overrun,
                 "yielded": budget.yielded,
             }
-        return {"stopped": df.attrs.get("stopped"), "overrun": budget.overrun, "yielded": False}
+        return {"stopped": budget.reached, "overrun": budget.overrun, "yielded": False}
     finally:
         for _ in range(leases):
             task.semaphore.release()
 
 
 class PartsProgress:
-    """Rows, error rows and spend written to the part files so far (read incrementally)."""
+    """Rows, error rows and spend written to the part files so far (read incrementally).
+
+    A row is parsed only when it may hold an error or a cost: when every ``"error"`` and
+    ``"cost_usd"`` in its line is followed by ``: null`` (as a row without either is written),
+    it counts as a row and nothing else, unparsed (rows of large answers cost far more to
+    parse than to count)."""
 
     def __init__(self, results: Path) -> None:
         self.results = results
@@ -231,27 +245,52 @@ class PartsProgress:
         total = {"rows": 0.0, "errors": 0.0, "usd": 0.0}
         for part in part_files(self.results):
             with contextlib.suppress(OSError):
-                total = {k: v + self._part(part)[k] for k, v in total.items()}
+                counts = self._part(part)
+                total = {k: v + counts[k] for k, v in total.items()}
         return total
 
     def _part(self, part: Path) -> dict[str, float]:
-        inode = part.stat().st_ino
-        old_inode, offset, counts = self._seen.get(part, (inode, 0, None))
-        if counts is None or old_inode != inode or part.stat().st_size < offset:
+        info = part.stat()
+        old_inode, offset, counts = self._seen.get(part, (info.st_ino, 0, None))
+        if counts is None or old_inode != info.st_ino or info.st_size < offset:
             offset, counts = 0, {"rows": 0.0, "errors": 0.0, "usd": 0.0}
         with part.open("rb") as fh:
             fh.seek(offset)
             data = fh.read()
         end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines():
+        for line in data[:end].split(b"\n"):
+            if not line.strip():
+                continue
+            if plain_row(line):
+                counts["rows"] += 1
+                continue
             with contextlib.suppress(ValueError):
                 row = json.loads(line)
                 counts["rows"] += 1
                 counts["errors"] += bool(row.get("error"))
                 cost = row.get("cost_usd")
                 counts["usd"] += cost if isinstance(cost, int | float) else 0.0
-        self._seen[part] = (inode, offset + end, counts)
+        self._seen[part] = (info.st_ino, offset + end, counts)
         return counts
+
+
+def plain_row(line: bytes) -> bool:
+    """True when the JSONL ``line`` certainly holds no error and no cost: every ``"error"`` and
+    ``"cost_usd"`` in it is a key followed by ``: null`` (inside a JSON string a quote is
+    escaped, so these bytes are a key or a whole string value, which is then not followed by
+    ``: null``). False: parse it to know.
+
+    Example:
+        >>> plain_row(b'{"output": "\\\\"error\\\\": 1", "error": null, "cost_usd": null}')
+        True
+        >>> plain_row(b'{"error": {"type": "http", "message": "503"}, "cost_usd": null}')
+        False
+        >>> plain_row(b'{"checks": [{"error": null}], "error": "x"}')
+        False
+    """
+    return all(
+        line.count(name) == line.count(name + b": null") for name in (b'"error"', b'"cost_usd"')
+    )
 
 
 class DaskSession:
@@ -346,24 +385,29 @@ class DaskSession:
         keys = [job.key(asked, label) for job in jobs]
         self._open(settings)
         stopped: dict[str, Any] = {"stopped": None, "overrun": None}
+        merged: dict[tuple, dict] | None = (
+            None  # the results file's rows, as the last merge left it
+        )
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
             existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
             while pending:  # one wave; another only when a task yielded under the budget
+                merged = None
                 try:
                     stopped = self._run_shards(
                         pending, path, model, settings, description, done=len(jobs) - len(pending)
                     )
                 finally:
                     if part_files(path):
-                        merge_parts(path, hold_lock=False)
+                        _, merged = merge_rows(path, hold_lock=False)
                 if stopped["stopped"] or stopped["overrun"] or not stopped["yielded"]:
                     break
-                existing, _ = latest_rows(path)
+                existing = merged if merged is not None else latest_rows(path)[0]
                 pending = [(j, k) for j, k in pending if k not in existing]
-            results = read_results(path)
+            # the merge read every row already: build the frame from them, not from the file
+            results = read_results(path) if merged is None else rows_frame(merged)
         mine = rows_of(results, keys).reset_index(drop=True)
         mine.attrs["stopped"] = stopped["stopped"]
         mine.attrs["budget_overrun"] = stopped["overrun"] is not None
@@ -421,18 +465,19 @@ class DaskSession:
                 else "Dask dashboard: none (the scheduler serves one when bokeh is installed)",
                 file=sys.stderr,
             )
-        progress = PartsProgress(path)
+        progress = PartsProgress(path) if settings.progress else None
         try:
             while True:
                 running = [f for f in futures if not f.done()]
                 with contextlib.suppress(TimeoutError):
                     wait(running, timeout=POLL_S, return_when="FIRST_COMPLETED")
-                counts = progress.counts()
-                postfix = {"errors": int(counts["errors"])}
-                if settings.new_budget().usd is not None or counts["usd"]:
-                    postfix["spent"] = f"${counts['usd']:.4f}"
-                bar.set_postfix(postfix, refresh=False)
-                bar.update(done + int(counts["rows"]) - bar.n)
+                if progress is not None:  # no bar: nothing to count
+                    counts = progress.counts()
+                    postfix = {"errors": int(counts["errors"])}
+                    if settings.new_budget().usd is not None or counts["usd"]:
+                        postfix["spent"] = f"${counts['usd']:.4f}"
+                    bar.set_postfix(postfix, refresh=False)
+                    bar.update(done + int(counts["rows"]) - bar.n)
                 failed = [f for f in futures if f.status == "error"]
                 if failed:
                     failed[0].result()  # raises the task's own error

@@ -6,6 +6,10 @@ rows and finishes), except that a part's row replaces an error row of the result
 sent again with ``retry_errors``, answered or failed again). Any other duplicate is two different answers to one request:
 the merge refuses it and changes nothing. The merged file is written atomically and made durable
 (the file and its folder fsynced) before any part file is removed.
+
+Every row is read and checked once; its line is copied unchanged (not written again from the
+parsed row), and two lines of one key are compared as bytes first, as rows only when they
+differ (the same row written with other spacing is the same row).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from ..errors import ResultsError
 from ._shards import part_files, parts_dir
-from ._store import check_results_path, latest_rows, locked, write_rows
+from ._store import check_results_path, latest_lines, locked, write_lines
 
 MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged"]
 
@@ -41,6 +45,15 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
         >>> [r["new"] for r in merge_parts(results)], parts.exists(), len(results.read_text().splitlines())
         ([1], False, 1)
     """
+    return merge_rows(results, hold_lock=hold_lock)[0]
+
+
+def merge_rows(
+    results: str | Path, *, hold_lock: bool = True
+) -> tuple[list[dict[str, Any]], dict[tuple, dict[str, Any]]]:
+    """:func:`merge_parts`, also returning the merged file's rows by key (as
+    :func:`~jevalkit.runner.latest_rows` would read them back), for a caller that wants them
+    without reading the file again."""
     path = check_results_path(results, writing=True)
     parts = part_files(path)
     if not parts:
@@ -53,22 +66,22 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
             stack.enter_context(locked(path))
         for part in parts:
             stack.enter_context(locked(part))
-        base, _ = latest_rows(path) if path.exists() else ({}, 0)
+        base, _ = latest_lines(path) if path.exists() else ({}, 0)
         merged = dict(base)
         origin = dict.fromkeys(base, path)
         report = []
         for part in parts:
-            rows, _ = latest_rows(part)
-            counts = {"part": str(part), "rows": len(rows), "new": 0, "replaced_errors": 0}
+            lines, _ = latest_lines(part)
+            counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
             counts["already_merged"] = 0
-            for key, row in rows.items():
+            for key, (row, line) in lines.items():
                 old = merged.get(key)
                 if old is None:
                     counts["new"] += 1
-                elif old == row:
+                elif old[1] == line or old[0] == row:
                     counts["already_merged"] += 1
                     continue
-                elif origin[key] == path and old.get("error"):  # a retried error row
+                elif origin[key] == path and old[0].get("error"):  # a retried error row
                     counts["replaced_errors"] += 1
                 else:
                     raise ResultsError(
@@ -76,10 +89,10 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
                         "the same request was answered twice; nothing was merged. Keep one of "
                         "the two rows (delete the other line) and run `jevalkit merge` again"
                     )
-                merged[key] = row
+                merged[key] = (row, line)
                 origin[key] = part
             report.append(counts)
-        write_rows(path, merged.values())
+        write_lines(path, (line for _, line in merged.values()))
         _fsync_folder(path.parent)
         for part in parts:
             part.unlink()
@@ -87,7 +100,7 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
         part.with_name(f".{part.name}.lock").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         parts_dir(path).rmdir()
-    return report
+    return report, {key: row for key, (row, _) in merged.items()}
 
 
 def _fsync_folder(folder: Path) -> None:
