@@ -276,20 +276,21 @@ class PartsProgress:
 
 def plain_row(line: bytes) -> bool:
     """True when the JSONL ``line`` certainly holds no error and no cost: every ``"error"`` and
-    ``"cost_usd"`` in it is a key followed by ``: null`` (inside a JSON string a quote is
-    escaped, so these bytes are a key or a whole string value, which is then not followed by
-    ``: null``). False: parse it to know.
+    ``"cost_usd"`` in it is a key followed by ``:null`` or ``: null`` (inside a JSON string a
+    quote is escaped, so these bytes are a key or a whole string value, which is then not
+    followed by a colon). False: parse it to know.
 
     Example:
-        >>> plain_row(b'{"output": "\\\\"error\\\\": 1", "error": null, "cost_usd": null}')
+        >>> plain_row(b'{"output":"\\\\"error\\\\": 1","error":null,"cost_usd": null}')
         True
-        >>> plain_row(b'{"error": {"type": "http", "message": "503"}, "cost_usd": null}')
+        >>> plain_row(b'{"error":{"type":"http","message":"503"},"cost_usd":null}')
         False
-        >>> plain_row(b'{"checks": [{"error": null}], "error": "x"}')
+        >>> plain_row(b'{"checks":[{"error":null}],"error":"x"}')
         False
     """
     return all(
-        line.count(name) == line.count(name + b": null") for name in (b'"error"', b'"cost_usd"')
+        line.count(name) == line.count(name + b":null") + line.count(name + b": null")
+        for name in (b'"error"', b'"cost_usd"')
     )
 
 

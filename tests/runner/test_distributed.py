@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import jevalkit
@@ -25,6 +26,7 @@ from jevalkit.judges import judge
 from jevalkit.runner import (
     KEY_COLUMNS,
     SHARDS_PER_THREAD,
+    ResultRow,
     dask_client,
     iter_rows,
     merge_parts,
@@ -34,6 +36,7 @@ from jevalkit.runner import (
     row_key,
     shard_of,
 )
+from jevalkit.runner._distributed import PartsProgress
 
 REPO = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
@@ -363,6 +366,60 @@ def lines_by_key_bytes(data: bytes, folder: Path) -> Counter:
     return lines_by_key(copy)
 
 
+def plain(repeat: int, **fields) -> ResultRow:
+    return ResultRow(
+        run_id="a", kind="probe", probe="p", version=1, model="m", repeat=repeat, **fields
+    )
+
+
+def test_merge_copies_each_line_unchanged_and_compares_rows_not_spacing(tmp_path):
+    out = tmp_path / "r.jsonl"
+    rows = [plain(i, output=f'say "error": {i}', score=1.0, passed=True) for i in range(4)]
+    parts_dir(out).mkdir()
+    for i in (0, 1):
+        (parts_dir(out) / f"{i}.jsonl").write_text("".join(r.to_json() + "\n" for r in rows[i::2]))
+    saved = {p.name: p.read_bytes() for p in part_files(out)}
+    merge_parts(out)
+    assert sorted(out.read_bytes().splitlines()) == sorted(r.to_json().encode() for r in rows)
+    # the same rows written with other spacing are the same rows: already merged, not refused
+    out.write_text("".join(json.dumps(json.loads(r.to_json())) + "\n" for r in rows))
+    parts_dir(out).mkdir()
+    for name, data in saved.items():
+        (parts_dir(out) / name).write_bytes(data)
+    report = merge_parts(out)
+    assert sum(r["already_merged"] for r in report) == 4 and sum(r["new"] for r in report) == 0
+    # one value changed, the spacing the file's own: two answers to one request, refused
+    before = out.read_bytes()
+    changed = json.loads(before.splitlines()[0])
+    changed["score"] = 0.0
+    parts_dir(out).mkdir()
+    (parts_dir(out) / "0.jsonl").write_text(json.dumps(changed) + "\n")
+    with pytest.raises(ResultsError, match="the same request was answered twice"):
+        merge_parts(out)
+    assert out.read_bytes() == before and part_files(out)
+
+
+def test_progress_counts_rows_errors_and_spend_parsing_only_rows_that_may_hold_them(tmp_path):
+    out = tmp_path / "r.jsonl"
+    parts_dir(out).mkdir()
+    error = {"type": "http", "message": "503", "status": 503}
+    rows = [
+        plain(0, output='{"error": {"type": "x"}, "cost_usd": 9}'),  # only inside the text
+        plain(1, error=error),
+        plain(2, output="[]", cost_usd=0.25),
+        plain(3, error=error, cost_usd=0.5),
+        plain(4, checks=[{"name": "error", "passed": True}]),
+    ]
+    part = parts_dir(out) / "0.jsonl"
+    part.write_text("".join(r.to_json() + "\n" for r in rows[:3]) + rows[3].to_json()[:20])
+    progress = PartsProgress(out)
+    assert progress.counts() == {"rows": 3, "errors": 1, "usd": 0.25}  # not the torn last line
+    part.write_text("".join(r.to_json() + "\n" for r in rows) + "\n")
+    (parts_dir(out) / "1.jsonl").write_text(plain(5, error=error).to_json() + "\n")
+    assert progress.counts() == {"rows": 6, "errors": 3, "usd": 0.75}
+    assert progress.counts() == {"rows": 6, "errors": 3, "usd": 0.75}  # read once, kept
+
+
 def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
     cluster, openai_server, tmp_path
 ):
@@ -483,3 +540,5 @@ def test_a_huge_local_cluster_is_refused_before_any_process_starts(tmp_path):
 def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
     df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
     assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
+    # the frame built from the merged rows is the file's own
+    pd.testing.assert_frame_equal(df, read_results(tmp_path / "r.jsonl"), check_like=False)
