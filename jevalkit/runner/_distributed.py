@@ -60,6 +60,11 @@ SCHEDULER_TIMEOUT_S = 10
 SHARDS_PER_THREAD = 2  # a few shards per worker thread: a re-run task repeats less
 POLL_S = 0.5
 LOCAL_WORKERS_PER_CPU = 4
+# Dask's statistical profiler samples every worker thread's stack every 10 ms: on a shard's deep
+# asyncio stacks that cost about 15% of the workers' CPU (bench_distributed). A LocalCluster of
+# our own samples every 100 ms at most (the dashboard's Profile page keeps working).
+PROFILE_INTERVAL = "distributed.worker.profile.interval"
+LOCAL_PROFILE_INTERVAL_S = 0.1
 
 Execute = Callable[..., Awaitable[pd.DataFrame]]
 
@@ -80,6 +85,7 @@ def dask_client(
         ...
         jevalkit.errors.UsageError: workers must be a whole number of at least 1, got 0
     """
+    import dask
     from dask.distributed import Client, LocalCluster
 
     check_cluster_options(scheduler=scheduler, cluster=cluster, workers=workers)
@@ -88,13 +94,14 @@ def dask_client(
         return
     local = None
     if scheduler is None and cluster is None:
-        local = LocalCluster(
-            n_workers=workers or 2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        )
+        with dask.config.set({PROFILE_INTERVAL: local_profile_interval()}):
+            local = LocalCluster(
+                n_workers=workers or 2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+            )
     try:
         client = Client(scheduler or cluster or local, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError, ValueError) as exc:
@@ -110,6 +117,26 @@ def dask_client(
         client.close()
         if local is not None:
             local.close()
+
+
+def local_profile_interval() -> str:
+    """The profiler interval of a LocalCluster :func:`dask_client` starts: the configured one,
+    but at least :data:`LOCAL_PROFILE_INTERVAL_S`.
+
+    Example:
+        >>> import dask
+        >>> with dask.config.set({PROFILE_INTERVAL: "10ms"}):
+        ...     local_profile_interval()
+        '100ms'
+        >>> with dask.config.set({PROFILE_INTERVAL: "1s"}):
+        ...     local_profile_interval()
+        '1000ms'
+    """
+    import dask
+    from dask.utils import parse_timedelta
+
+    seconds = parse_timedelta(dask.config.get(PROFILE_INTERVAL), default="ms")
+    return f"{round(max(seconds, LOCAL_PROFILE_INTERVAL_S) * 1000)}ms"
 
 
 def check_cluster_options(

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import dask
 import pandas as pd
 import pytest
 
@@ -523,6 +524,9 @@ def test_a_local_cluster_binds_loopback_only():
         new = listening() - before
         assert len(new) >= 3  # the scheduler, its dashboard and the worker
         assert {addr.ip for _, addr in new} == {"127.0.0.1"}, new
+        # its workers' statistical profiler samples every 100 ms, not every 10 ms (its cost)
+        intervals = client.run(dask.config.get, "distributed.worker.profile.interval")
+        assert set(intervals.values()) == {"100ms"}
     with pytest.raises(UsageError, match="must be an address"):
         jevalkit.run("schema-ten-records", "m", scheduler=" ")
 
