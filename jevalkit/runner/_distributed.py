@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import os
 import sys
@@ -43,7 +42,7 @@ from ._execute import (
 )
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
-from ._merge import merge_parts, merge_rows
+from ._merge import PartsReader, merge_parts, merge_rows
 from ._options import RunSettings
 from ._shards import parse_shard, part_files, part_path, shard_of
 from ._store import (
@@ -255,72 +254,6 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
             task.semaphore.release()
 
 
-class PartsProgress:
-    """Rows, error rows and spend written to the part files so far (read incrementally).
-
-    A row is parsed only when it may hold an error or a cost: when every ``"error"`` and
-    ``"cost_usd"`` in its line is followed by ``: null`` (as a row without either is written),
-    it counts as a row and nothing else, unparsed (rows of large answers cost far more to
-    parse than to count)."""
-
-    def __init__(self, results: Path) -> None:
-        self.results = results
-        self._seen: dict[Path, tuple[int, int, dict[str, float]]] = {}
-
-    def counts(self) -> dict[str, float]:
-        """``{"rows", "errors", "usd"}`` over every part file now."""
-        total = {"rows": 0.0, "errors": 0.0, "usd": 0.0}
-        for part in part_files(self.results):
-            with contextlib.suppress(OSError):
-                counts = self._part(part)
-                total = {k: v + counts[k] for k, v in total.items()}
-        return total
-
-    def _part(self, part: Path) -> dict[str, float]:
-        info = part.stat()
-        old_inode, offset, counts = self._seen.get(part, (info.st_ino, 0, None))
-        if counts is None or old_inode != info.st_ino or info.st_size < offset:
-            offset, counts = 0, {"rows": 0.0, "errors": 0.0, "usd": 0.0}
-        with part.open("rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
-        end = data.rfind(b"\n") + 1
-        for line in data[:end].split(b"\n"):
-            if not line.strip():
-                continue
-            if plain_row(line):
-                counts["rows"] += 1
-                continue
-            with contextlib.suppress(ValueError):
-                row = json.loads(line)
-                counts["rows"] += 1
-                counts["errors"] += bool(row.get("error"))
-                cost = row.get("cost_usd")
-                counts["usd"] += cost if isinstance(cost, int | float) else 0.0
-        self._seen[part] = (info.st_ino, offset + end, counts)
-        return counts
-
-
-def plain_row(line: bytes) -> bool:
-    """True when the JSONL ``line`` certainly holds no error and no cost: every ``"error"`` and
-    ``"cost_usd"`` in it is a key followed by ``:null`` or ``: null`` (inside a JSON string a
-    quote is escaped, so these bytes are a key or a whole string value, which is then not
-    followed by a colon). False: parse it to know.
-
-    Example:
-        >>> plain_row(b'{"output":"\\\\"error\\\\": 1","error":null,"cost_usd": null}')
-        True
-        >>> plain_row(b'{"error":{"type":"http","message":"503"},"cost_usd":null}')
-        False
-        >>> plain_row(b'{"checks":[{"error":null}],"error":"x"}')
-        False
-    """
-    return all(
-        line.count(name) == line.count(name + b":null") + line.count(name + b": null")
-        for name in (b'"error"', b'"cost_usd"')
-    )
-
-
 class DaskSession:
     """A run on a Dask cluster: its client, its concurrency semaphore and its budget ledger.
     :meth:`execute` has the signature of :func:`jevalkit.runner.execute`."""
@@ -423,13 +356,20 @@ class DaskSession:
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
             while pending:  # one wave; another only when a task yielded under the budget
                 merged = None
+                reader = PartsReader(path)  # reads the rows while the workers write them
                 try:
                     stopped = self._run_shards(
-                        pending, path, model, settings, description, done=len(jobs) - len(pending)
+                        pending,
+                        path,
+                        model,
+                        settings,
+                        description,
+                        done=len(jobs) - len(pending),
+                        reader=reader,
                     )
                 finally:
                     if part_files(path):
-                        _, merged = merge_rows(path, hold_lock=False)
+                        _, merged = merge_rows(path, hold_lock=False, reader=reader)
                 if stopped["stopped"] or stopped["overrun"] or not stopped["yielded"]:
                     break
                 existing = merged if merged is not None else latest_rows(path)[0]
@@ -452,6 +392,7 @@ class DaskSession:
         description: str,
         *,
         done: int,
+        reader: PartsReader,
     ) -> dict[str, Any]:
         from dask.distributed import wait
 
@@ -493,14 +434,14 @@ class DaskSession:
                 else "Dask dashboard: none (the scheduler serves one when bokeh is installed)",
                 file=sys.stderr,
             )
-        progress = PartsProgress(path) if settings.progress else None
         try:
             while True:
                 running = [f for f in futures if not f.done()]
                 with contextlib.suppress(TimeoutError):
                     wait(running, timeout=POLL_S, return_when="FIRST_COMPLETED")
-                if progress is not None:  # no bar: nothing to count
-                    counts = progress.counts()
+                reader.poll()  # parsed now, while the workers run, not after them
+                if settings.progress:
+                    counts = reader.counts()
                     postfix = {"errors": int(counts["errors"])}
                     if settings.new_budget().usd is not None or counts["usd"]:
                         postfix["spent"] = f"${counts['usd']:.4f}"

@@ -177,20 +177,35 @@ def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
     """Each row of a results file as ``(line number, the line's bytes, the row)``, as
     :func:`iter_rows` reads them (the line's bytes without its newline or a byte-order mark)."""
     path = check_results_path(path)
+    yield from lines_in(read_bytes(path), path)
+
+
+def read_bytes(path: Path, offset: int = 0) -> bytes:
+    """The bytes of the results file ``path`` from ``offset`` on."""
     try:
         with path.open("rb") as fh:
-            data = fh.read()
+            fh.seek(offset)
+            return fh.read()
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
-    if data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows editors save UTF-8
+
+
+def lines_in(
+    data: bytes, where: Path, *, first: int = 1, final: bool = True
+) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
+    """The rows of ``data``, the bytes of ``where`` from its line ``first`` on, as
+    :func:`iter_lines` yields them. Not ``final`` (the file is still being written): only the
+    lines that end in a newline."""
+    if first == 1 and data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows saves UTF-8
         data = data[3:]
     lines = data.split(b"\n")
     complete, tail = lines[:-1], lines[-1]
-    for lineno, line in enumerate(complete, 1):
+    for lineno, line in enumerate(complete, first):
         if line.strip():
-            yield lineno, line, _parse_line(line, f"{path}:{lineno}")
-    if tail.strip() and _complete_row(tail):
-        yield len(lines), tail, _parse_line(tail, f"{path}:{len(lines)}")
+            yield lineno, line, _parse_line(line, f"{where}:{lineno}")
+    last = first + len(lines) - 1
+    if final and tail.strip() and _complete_row(tail):
+        yield last, tail, _parse_line(tail, f"{where}:{last}")
 
 
 def _field(path: Any) -> str:
@@ -230,9 +245,17 @@ def latest_lines(path: str | Path) -> tuple[dict[tuple, tuple[dict[str, Any], by
     path = Path(path)
     if not path.exists():
         return {}, 0
+    return keyed_lines(iter_lines(path), path)
+
+
+def keyed_lines(
+    lines: Iterable[tuple[int, bytes, dict[str, Any]]], path: Path
+) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:
+    """:func:`latest_lines` of the ``lines`` of ``path`` (as :func:`iter_lines` yields them):
+    each row checked against the results format, by key, the later row winning."""
     rows: dict[tuple, tuple[dict[str, Any], bytes]] = {}
     replaced = 0
-    for lineno, line, row in iter_lines(path):
+    for lineno, line, row in lines:
         validate_row(row, f"{path}:{lineno}")
         key = row_key(row)
         replaced += key in rows

@@ -37,7 +37,7 @@ from jevalkit.runner import (
     row_key,
     shard_of,
 )
-from jevalkit.runner._distributed import PartsProgress
+from jevalkit.runner._merge import PartsReader, merge_rows
 
 REPO = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
@@ -400,7 +400,7 @@ def test_merge_copies_each_line_unchanged_and_compares_rows_not_spacing(tmp_path
     assert out.read_bytes() == before and part_files(out)
 
 
-def test_progress_counts_rows_errors_and_spend_parsing_only_rows_that_may_hold_them(tmp_path):
+def test_rows_read_while_parts_are_written_count_progress_and_are_not_parsed_again(tmp_path):
     out = tmp_path / "r.jsonl"
     parts_dir(out).mkdir()
     error = {"type": "http", "message": "503", "status": 503}
@@ -409,16 +409,46 @@ def test_progress_counts_rows_errors_and_spend_parsing_only_rows_that_may_hold_t
         plain(1, error=error),
         plain(2, output="[]", cost_usd=0.25),
         plain(3, error=error, cost_usd=0.5),
-        plain(4, checks=[{"name": "error", "passed": True}]),
     ]
     part = parts_dir(out) / "0.jsonl"
     part.write_text("".join(r.to_json() + "\n" for r in rows[:3]) + rows[3].to_json()[:20])
-    progress = PartsProgress(out)
-    assert progress.counts() == {"rows": 3, "errors": 1, "usd": 0.25}  # not the torn last line
-    part.write_text("".join(r.to_json() + "\n" for r in rows) + "\n")
-    (parts_dir(out) / "1.jsonl").write_text(plain(5, error=error).to_json() + "\n")
-    assert progress.counts() == {"rows": 6, "errors": 3, "usd": 0.75}
-    assert progress.counts() == {"rows": 6, "errors": 3, "usd": 0.75}  # read once, kept
+    reader = PartsReader(out)
+    reader.poll()
+    assert reader.counts() == {"rows": 3, "errors": 1, "usd": 0.25}  # not the torn last line
+    part.write_text("".join(r.to_json() + "\n" for r in rows))  # the writer mended its end
+    (parts_dir(out) / "1.jsonl").write_text(plain(4, error=error).to_json() + "\n")
+    reader.poll()
+    reader.poll()  # nothing new: nothing counted twice
+    assert reader.counts() == {"rows": 5, "errors": 3, "usd": 0.75}
+    # rows read before and rows read by the merge make the same file and rows
+    expected = {row_key(json.loads(r.to_json())): json.loads(r.to_json()) for r in rows}
+    copy = tmp_path / "copy.jsonl"
+    shutil.copytree(parts_dir(out), parts_dir(copy))
+    _, merged = merge_rows(out, reader=reader)
+    _, alone = merge_rows(copy)
+    assert merged == alone and len(merged) == 5 and all(merged[k] == v for k, v in expected.items())
+    assert out.read_bytes() == copy.read_bytes()
+
+
+def test_a_part_changed_after_it_was_read_is_read_anew_by_the_merge(tmp_path):
+    out = tmp_path / "r.jsonl"
+    parts_dir(out).mkdir()
+    part = parts_dir(out) / "0.jsonl"
+    part.write_text(plain(0, score=1.0).to_json() + "\n")
+    reader = PartsReader(out)
+    reader.poll()
+    with part.open("r+") as fh:  # the same size and inode, another answer
+        fh.write(plain(0, score=0.0).to_json() + "\n")
+    _, merged = merge_rows(out, reader=reader)
+    assert [row["score"] for row in merged.values()] == [0.0]
+    assert [row["score"] for row in iter_rows(out)] == [0.0]
+    # a line that is not a row is named by the merge, not hidden by the reader
+    parts_dir(out).mkdir()
+    (parts_dir(out) / "1.jsonl").write_text(plain(1).to_json() + "\n{oops\n")
+    reader = PartsReader(out)
+    reader.poll()
+    with pytest.raises(ResultsError, match=r"1\.jsonl:2"):
+        merge_rows(out, reader=reader)
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
