@@ -346,9 +346,8 @@ class DaskSession:
         keys = [job.key(asked, label) for job in jobs]
         self._open(settings)
         stopped: dict[str, Any] = {"stopped": None, "overrun": None}
-        merged: dict[tuple, dict] | None = (
-            None  # the results file's rows, as the last merge left it
-        )
+        # the results file's rows as the last merge left them (None: no merge since)
+        merged: dict[tuple, dict] | None = None
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
