@@ -571,6 +571,13 @@ def test_a_huge_local_cluster_is_refused_before_any_process_starts(tmp_path):
     assert main([*argv, "--out", str(tmp_path / "r.jsonl"), "--no-cache"]) == 2
 
 
+def test_model_drift_warns_on_the_driver(cluster, openai_server, tmp_path):
+    run(openai_server, tmp_path / "r.jsonl", repeats=2)
+    openai_server.identity["m"] = ("m-2026-02", "fp_2")
+    with pytest.warns(UserWarning, match=r"model drift: m "):
+        run(openai_server, tmp_path / "r.jsonl", repeats=3, scheduler=cluster.address)
+
+
 def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
     df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
     assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
