@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import os
 import sys
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -33,10 +33,18 @@ from tqdm.auto import tqdm
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ._execute import _check_same_content, _check_same_endpoint, execute, resume_rows, rows_of
+from ._drift import describe_drift, model_drift
+from ._execute import (
+    _check_same_content,
+    _check_same_endpoint,
+    execute,
+    execute_unread,
+    resume_rows,
+    rows_of,
+)
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
-from ._merge import merge_parts
+from ._merge import PartsReader, merge_parts, merge_rows
 from ._options import RunSettings
 from ._shards import parse_shard, part_files, part_path, shard_of
 from ._store import (
@@ -45,6 +53,7 @@ from ._store import (
     locked,
     read_results,
     results_frame,
+    rows_frame,
 )
 from ._target import endpoint_identity
 
@@ -52,6 +61,11 @@ SCHEDULER_TIMEOUT_S = 10
 SHARDS_PER_THREAD = 2  # a few shards per worker thread: a re-run task repeats less
 POLL_S = 0.5
 LOCAL_WORKERS_PER_CPU = 4
+# Dask's statistical profiler samples every worker thread's stack every 10 ms: on a shard's deep
+# asyncio stacks that cost about 15% of the workers' CPU (bench_distributed). A LocalCluster of
+# our own samples every 100 ms at most (the dashboard's Profile page keeps working).
+PROFILE_INTERVAL = "distributed.worker.profile.interval"
+LOCAL_PROFILE_INTERVAL_S = 0.1
 
 Execute = Callable[..., Awaitable[pd.DataFrame]]
 
@@ -72,6 +86,7 @@ def dask_client(
         ...
         jevalkit.errors.UsageError: workers must be a whole number of at least 1, got 0
     """
+    import dask
     from dask.distributed import Client, LocalCluster
 
     check_cluster_options(scheduler=scheduler, cluster=cluster, workers=workers)
@@ -80,13 +95,14 @@ def dask_client(
         return
     local = None
     if scheduler is None and cluster is None:
-        local = LocalCluster(
-            n_workers=workers or 2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        )
+        with dask.config.set({PROFILE_INTERVAL: local_profile_interval()}):
+            local = LocalCluster(
+                n_workers=workers or 2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+            )
     try:
         client = Client(scheduler or cluster or local, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError, ValueError) as exc:
@@ -102,6 +118,26 @@ def dask_client(
         client.close()
         if local is not None:
             local.close()
+
+
+def local_profile_interval() -> str:
+    """The profiler interval of a LocalCluster :func:`dask_client` starts: the configured one,
+    but at least :data:`LOCAL_PROFILE_INTERVAL_S`.
+
+    Example:
+        >>> import dask
+        >>> with dask.config.set({PROFILE_INTERVAL: "10ms"}):
+        ...     local_profile_interval()
+        '100ms'
+        >>> with dask.config.set({PROFILE_INTERVAL: "1s"}):
+        ...     local_profile_interval()
+        '1000ms'
+    """
+    import dask
+    from dask.utils import parse_timedelta
+
+    seconds = parse_timedelta(dask.config.get(PROFILE_INTERVAL), default="ms")
+    return f"{round(max(seconds, LOCAL_PROFILE_INTERVAL_S) * 1000)}ms"
 
 
 def check_cluster_options(
@@ -197,8 +233,9 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
                 client, task.ledger, task.holder, usd=limits.usd, requests=limits.requests
             )
             budget.call("begin")
-        df = asyncio.run(
-            execute(
+        # the driver merges the part and reads the rows: reading them back here is wasted work
+        asyncio.run(
+            execute_unread(
                 jobs,
                 model=task.model,
                 out=task.part,
@@ -213,45 +250,10 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
                 "overrun": budget.overrun,
                 "yielded": budget.yielded,
             }
-        return {"stopped": df.attrs.get("stopped"), "overrun": budget.overrun, "yielded": False}
+        return {"stopped": budget.reached, "overrun": budget.overrun, "yielded": False}
     finally:
         for _ in range(leases):
             task.semaphore.release()
-
-
-class PartsProgress:
-    """Rows, error rows and spend written to the part files so far (read incrementally)."""
-
-    def __init__(self, results: Path) -> None:
-        self.results = results
-        self._seen: dict[Path, tuple[int, int, dict[str, float]]] = {}
-
-    def counts(self) -> dict[str, float]:
-        """``{"rows", "errors", "usd"}`` over every part file now."""
-        total = {"rows": 0.0, "errors": 0.0, "usd": 0.0}
-        for part in part_files(self.results):
-            with contextlib.suppress(OSError):
-                total = {k: v + self._part(part)[k] for k, v in total.items()}
-        return total
-
-    def _part(self, part: Path) -> dict[str, float]:
-        inode = part.stat().st_ino
-        old_inode, offset, counts = self._seen.get(part, (inode, 0, None))
-        if counts is None or old_inode != inode or part.stat().st_size < offset:
-            offset, counts = 0, {"rows": 0.0, "errors": 0.0, "usd": 0.0}
-        with part.open("rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
-        end = data.rfind(b"\n") + 1
-        for line in data[:end].splitlines():
-            with contextlib.suppress(ValueError):
-                row = json.loads(line)
-                counts["rows"] += 1
-                counts["errors"] += bool(row.get("error"))
-                cost = row.get("cost_usd")
-                counts["usd"] += cost if isinstance(cost, int | float) else 0.0
-        self._seen[part] = (inode, offset + end, counts)
-        return counts
 
 
 class DaskSession:
@@ -346,24 +348,38 @@ class DaskSession:
         keys = [job.key(asked, label) for job in jobs]
         self._open(settings)
         stopped: dict[str, Any] = {"stopped": None, "overrun": None}
+        # the results file's rows as the last merge left them (None: no merge since)
+        merged: dict[tuple, dict] | None = None
         with locked(path):
             if part_files(path):  # an interrupted run left parts: fold them in first
                 merge_parts(path, hold_lock=False)
             existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
             pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
             while pending:  # one wave; another only when a task yielded under the budget
+                merged = None
+                reader = PartsReader(path)  # reads the rows while the workers write them
                 try:
                     stopped = self._run_shards(
-                        pending, path, model, settings, description, done=len(jobs) - len(pending)
+                        pending,
+                        path,
+                        model,
+                        settings,
+                        description,
+                        done=len(jobs) - len(pending),
+                        reader=reader,
                     )
                 finally:
                     if part_files(path):
-                        merge_parts(path, hold_lock=False)
+                        _, merged = merge_rows(path, hold_lock=False, reader=reader)
                 if stopped["stopped"] or stopped["overrun"] or not stopped["yielded"]:
                     break
-                existing, _ = latest_rows(path)
+                existing = merged if merged is not None else latest_rows(path)[0]
                 pending = [(j, k) for j, k in pending if k not in existing]
-            results = read_results(path)
+            # the merge read every row already: build the frame from them, not from the file
+            results = read_results(path) if merged is None else rows_frame(merged)
+        drift = describe_drift(model_drift(results))  # as execute warns, here, not on a worker
+        if drift:
+            warnings.warn(drift, stacklevel=2)
         mine = rows_of(results, keys).reset_index(drop=True)
         mine.attrs["stopped"] = stopped["stopped"]
         mine.attrs["budget_overrun"] = stopped["overrun"] is not None
@@ -380,6 +396,7 @@ class DaskSession:
         description: str,
         *,
         done: int,
+        reader: PartsReader,
     ) -> dict[str, Any]:
         from dask.distributed import wait
 
@@ -421,18 +438,19 @@ class DaskSession:
                 else "Dask dashboard: none (the scheduler serves one when bokeh is installed)",
                 file=sys.stderr,
             )
-        progress = PartsProgress(path)
         try:
             while True:
                 running = [f for f in futures if not f.done()]
                 with contextlib.suppress(TimeoutError):
                     wait(running, timeout=POLL_S, return_when="FIRST_COMPLETED")
-                counts = progress.counts()
-                postfix = {"errors": int(counts["errors"])}
-                if settings.new_budget().usd is not None or counts["usd"]:
-                    postfix["spent"] = f"${counts['usd']:.4f}"
-                bar.set_postfix(postfix, refresh=False)
-                bar.update(done + int(counts["rows"]) - bar.n)
+                reader.poll()  # parsed now, while the workers run, not after them
+                if settings.progress:
+                    counts = reader.counts()
+                    postfix = {"errors": int(counts["errors"])}
+                    if settings.new_budget().usd is not None or counts["usd"]:
+                        postfix["spent"] = f"${counts['usd']:.4f}"
+                    bar.set_postfix(postfix, refresh=False)
+                    bar.update(done + int(counts["rows"]) - bar.n)
                 failed = [f for f in futures if f.status == "error"]
                 if failed:
                     failed[0].result()  # raises the task's own error

@@ -33,7 +33,7 @@ from ..client import (
 )
 from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import ResultsError, UsageError
-from ._columns import ResultRow, row_key
+from ._columns import KEY_COLUMNS, ResultRow, row_key
 from ._drift import describe_drift, model_drift
 from ._job import JOB_FIELDS, Job
 from ._options import RunSettings
@@ -43,6 +43,7 @@ from ._store import (
     latest_rows,
     locked,
     read_results,
+    results_frame,
     rewrite_without,
 )
 from ._target import Target, endpoint_identity, open_target, row_endpoint
@@ -108,6 +109,43 @@ async def execute(
     """
     settings = settings or RunSettings()
     budget = budget if budget is not None else settings.new_budget()
+    results, keys = await _execute(jobs, model, out, settings, description, budget, read=True)
+    mine = rows_of(results, keys)
+    drift = describe_drift(model_drift(results))
+    if drift:
+        warnings.warn(drift, stacklevel=2)
+    mine = mine.reset_index(drop=True)
+    mine.attrs["stopped"] = budget.reached
+    mine.attrs["budget_overrun"] = budget.overrun is not None
+    return mine
+
+
+async def execute_unread(
+    jobs: Sequence[Job],
+    *,
+    model: str | None,
+    out: str | Path,
+    settings: RunSettings | None = None,
+    description: str = "requests",
+    budget: Budget,
+) -> None:
+    """:func:`execute` without reading the rows back (for a caller that reads the results file
+    itself: a Dask shard, whose part file the driver merges). Why it stopped is in ``budget``."""
+    await _execute(jobs, model, out, settings or RunSettings(), description, budget, read=False)
+
+
+async def _execute(
+    jobs: Sequence[Job],
+    model: str | None,
+    out: str | Path,
+    settings: RunSettings,
+    description: str,
+    budget: Budget,
+    *,
+    read: bool,
+) -> tuple[pd.DataFrame, list[tuple]]:
+    """The one body of :func:`execute` and :func:`execute_unread`: the whole results file after
+    the run (an empty frame when not ``read``) and the keys of ``jobs``."""
     path = check_results_path(out, writing=True)
     asked = model or "deterministic"
     if model is None and any(job.needs_model for job in jobs):
@@ -131,15 +169,8 @@ async def execute(
                 budget=budget,
             )
             await _run_pending(pending, run, done=len(jobs) - len(pending))
-        results = read_results(path)
-    mine = rows_of(results, keys)
-    drift = describe_drift(model_drift(results))
-    if drift:
-        warnings.warn(drift, stacklevel=2)
-    mine = mine.reset_index(drop=True)
-    mine.attrs["stopped"] = budget.reached
-    mine.attrs["budget_overrun"] = budget.overrun is not None
-    return mine
+        results = read_results(path) if read else results_frame([])
+    return results, keys
 
 
 def resume_rows(
@@ -169,7 +200,8 @@ def resume_rows(
 def rows_of(results: pd.DataFrame, keys: list[tuple]) -> pd.DataFrame:
     """The rows of ``results`` whose key is one of ``keys`` (this invocation's rows)."""
     wanted = set(keys)
-    return results[[row_key(r) in wanted for r in results.to_dict("records")]]
+    # the key columns only: converting every column of large rows to dicts costs far more
+    return results[[row_key(r) in wanted for r in results[list(KEY_COLUMNS)].to_dict("records")]]
 
 
 def _check_same_endpoint(

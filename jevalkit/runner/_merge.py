@@ -6,18 +6,34 @@ rows and finishes), except that a part's row replaces an error row of the result
 sent again with ``retry_errors``, answered or failed again). Any other duplicate is two different answers to one request:
 the merge refuses it and changes nothing. The merged file is written atomically and made durable
 (the file and its folder fsynced) before any part file is removed.
+
+Every row is read and checked once; its line is copied unchanged (not written again from the
+parsed row), and two lines of one key are compared as bytes first, as rows only when they
+differ (the same row written with other spacing is the same row).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
 from ._shards import part_files, parts_dir
-from ._store import check_results_path, latest_rows, locked, write_rows
+from ._store import (
+    check_results_path,
+    iter_lines,
+    keyed_lines,
+    latest_lines,
+    lines_in,
+    locked,
+    read_bytes,
+    write_lines,
+)
+
+Line = tuple[int, bytes, dict[str, Any]]  # (line number, the line's bytes, the row)
 
 MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged"]
 
@@ -41,6 +57,15 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
         >>> [r["new"] for r in merge_parts(results)], parts.exists(), len(results.read_text().splitlines())
         ([1], False, 1)
     """
+    return merge_rows(results, hold_lock=hold_lock)[0]
+
+
+def merge_rows(
+    results: str | Path, *, hold_lock: bool = True, reader: PartsReader | None = None
+) -> tuple[list[dict[str, Any]], dict[tuple, dict[str, Any]]]:
+    """:func:`merge_parts`, also returning the merged file's rows by key (as
+    :func:`latest_rows` would read them back), for a caller that wants them without reading the
+    file again; the rows ``reader`` read while the parts were written are not parsed again."""
     path = check_results_path(results, writing=True)
     parts = part_files(path)
     if not parts:
@@ -53,22 +78,24 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
             stack.enter_context(locked(path))
         for part in parts:
             stack.enter_context(locked(part))
-        base, _ = latest_rows(path) if path.exists() else ({}, 0)
+        base, _ = latest_lines(path) if path.exists() else ({}, 0)
         merged = dict(base)
         origin = dict.fromkeys(base, path)
         report = []
         for part in parts:
-            rows, _ = latest_rows(part)
-            counts = {"part": str(part), "rows": len(rows), "new": 0, "replaced_errors": 0}
+            lines, _ = keyed_lines(
+                reader.lines(part) if reader is not None else iter_lines(part), part
+            )
+            counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
             counts["already_merged"] = 0
-            for key, row in rows.items():
+            for key, (row, line) in lines.items():
                 old = merged.get(key)
                 if old is None:
                     counts["new"] += 1
-                elif old == row:
+                elif old[1] == line or old[0] == row:
                     counts["already_merged"] += 1
                     continue
-                elif origin[key] == path and old.get("error"):  # a retried error row
+                elif origin[key] == path and old[0].get("error"):  # a retried error row
                     counts["replaced_errors"] += 1
                 else:
                     raise ResultsError(
@@ -76,10 +103,10 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
                         "the same request was answered twice; nothing was merged. Keep one of "
                         "the two rows (delete the other line) and run `jevalkit merge` again"
                     )
-                merged[key] = row
+                merged[key] = (row, line)
                 origin[key] = part
             report.append(counts)
-        write_rows(path, merged.values())
+        write_lines(path, (line for _, line in merged.values()))
         _fsync_folder(path.parent)
         for part in parts:
             part.unlink()
@@ -87,7 +114,7 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
         part.with_name(f".{part.name}.lock").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         parts_dir(path).rmdir()
-    return report
+    return report, {key: row for key, (row, _) in merged.items()}
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -97,3 +124,79 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@dataclass
+class _Part:
+    """What :class:`PartsReader` read of one part: its inode, its first ``size`` bytes (in
+    chunks) holding ``n_lines`` lines, their rows, and the counts of the progress bar."""
+
+    inode: int
+    size: int = 0
+    chunks: list[bytes] = field(default_factory=list)
+    n_lines: int = 0
+    lines: list[Line] = field(default_factory=list)
+    counts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0.0))
+    broken: bool = False  # a line that is not a row: left to the merge, which names it
+
+
+class PartsReader:
+    """The rows of a run's part files, read while the workers write them (each line parsed once,
+    a line only once it ends in a newline): :meth:`counts` for the progress bar, and
+    :func:`merge_rows` takes them instead of parsing the parts again, after checking that each
+    part still begins with the very bytes they were read from (else it reads the part anew)."""
+
+    def __init__(self, results: Path) -> None:
+        self.results = results
+        self._parts: dict[Path, _Part] = {}
+
+    def poll(self) -> None:
+        """Read what the workers appended to each part since the last poll."""
+        for part in part_files(self.results):
+            with contextlib.suppress(OSError, ResultsError):
+                self._read(part)
+
+    def counts(self) -> dict[str, float]:
+        """``{"rows", "errors", "usd"}`` over the rows read so far."""
+        return {k: sum(p.counts[k] for p in self._parts.values()) for k in COUNTS}
+
+    def _read(self, part: Path) -> None:
+        info = part.stat()
+        state = self._parts.get(part)
+        if state is None or state.inode != info.st_ino or info.st_size < state.size:
+            state = self._parts[part] = _Part(info.st_ino)  # new, replaced or cut: anew
+        if state.broken:
+            return
+        data = read_bytes(part, state.size)
+        chunk = data[: data.rfind(b"\n") + 1]
+        if not chunk:
+            return
+        try:
+            new = list(lines_in(chunk, part, first=state.n_lines + 1, final=False))
+        except ResultsError:
+            state.broken = True
+            return
+        state.chunks.append(chunk)
+        state.size += len(chunk)
+        state.n_lines += chunk.count(b"\n")
+        state.lines.extend(new)
+        for _, _, row in new:
+            state.counts["rows"] += 1
+            state.counts["errors"] += bool(row.get("error"))
+            cost = row.get("cost_usd")
+            state.counts["usd"] += cost if isinstance(cost, int | float) else 0.0
+
+    def lines(self, part: Path) -> list[Line]:
+        """Every row of ``part`` now, as :func:`iter_lines` reads them: those read before (when
+        the part still begins with their bytes) and the rest, parsed now."""
+        data = read_bytes(check_results_path(part))
+        state = self._parts.get(part) or _Part(0)
+        view, size = memoryview(data), 0
+        for chunk in state.chunks:
+            if view[size : size + len(chunk)] != chunk:
+                return list(lines_in(data, part))  # changed since it was read: read it anew
+            size += len(chunk)
+        return [*state.lines, *lines_in(data[size:], part, first=state.n_lines + 1)]
+
+
+COUNTS = ("rows", "errors", "usd")

@@ -169,21 +169,43 @@ def iter_rows(path: str | Path) -> Iterable[dict[str, Any]]:
         ResultsError: not a regular file, or a line that is not strict JSON (NaN and Infinity
             are not JSON), or nested too deeply; the message names the line.
     """
+    for _, _, row in iter_lines(path):
+        yield row
+
+
+def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
+    """Each row of a results file as ``(line number, the line's bytes, the row)``, as
+    :func:`iter_rows` reads them (the line's bytes without its newline or a byte-order mark)."""
     path = check_results_path(path)
+    yield from lines_in(read_bytes(path), path)
+
+
+def read_bytes(path: Path, offset: int = 0) -> bytes:
+    """The bytes of the results file ``path`` from ``offset`` on."""
     try:
         with path.open("rb") as fh:
-            data = fh.read()
+            fh.seek(offset)
+            return fh.read()
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
-    if data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows editors save UTF-8
+
+
+def lines_in(
+    data: bytes, where: Path, *, first: int = 1, final: bool = True
+) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
+    """The rows of ``data``, the bytes of ``where`` from its line ``first`` on, as
+    :func:`iter_lines` yields them. Not ``final`` (the file is still being written): only the
+    lines that end in a newline."""
+    if first == 1 and data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows saves UTF-8
         data = data[3:]
     lines = data.split(b"\n")
     complete, tail = lines[:-1], lines[-1]
-    for lineno, line in enumerate(complete, 1):
+    for lineno, line in enumerate(complete, first):
         if line.strip():
-            yield _parse_line(line, f"{path}:{lineno}")
-    if tail.strip() and _complete_row(tail):
-        yield _parse_line(tail, f"{path}:{len(lines)}")
+            yield lineno, line, _parse_line(line, f"{where}:{lineno}")
+    last = first + len(lines) - 1
+    if final and tail.strip() and _complete_row(tail):
+        yield last, tail, _parse_line(tail, f"{where}:{last}")
 
 
 def _field(path: Any) -> str:
@@ -214,16 +236,30 @@ def validate_row(row: dict[str, Any], where: str) -> None:
 
 def latest_rows(path: str | Path) -> tuple[dict[tuple, dict[str, Any]], int]:
     """Valid rows by key, the later row winning, and how many earlier rows were replaced."""
+    lines, replaced = latest_lines(path)
+    return {key: row for key, (row, _) in lines.items()}, replaced
+
+
+def latest_lines(path: str | Path) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:
+    """As :func:`latest_rows`, each row beside the bytes of its line (to copy it unchanged)."""
     path = Path(path)
     if not path.exists():
         return {}, 0
-    rows: dict[tuple, dict[str, Any]] = {}
+    return keyed_lines(iter_lines(path), path)
+
+
+def keyed_lines(
+    lines: Iterable[tuple[int, bytes, dict[str, Any]]], path: Path
+) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:
+    """:func:`latest_lines` of the ``lines`` of ``path`` (as :func:`iter_lines` yields them):
+    each row checked against the results format, by key, the later row winning."""
+    rows: dict[tuple, tuple[dict[str, Any], bytes]] = {}
     replaced = 0
-    for lineno, row in enumerate(iter_rows(path), 1):
+    for lineno, line, row in lines:
         validate_row(row, f"{path}:{lineno}")
         key = row_key(row)
         replaced += key in rows
-        rows[key] = row
+        rows[key] = (row, line)
     return rows, replaced
 
 
@@ -317,17 +353,24 @@ def read_results(path: str | Path) -> pd.DataFrame:
             f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
         )
     rows, replaced = latest_rows(path)
-    # in key order, not the order requests happened to finish: every result computed from the
-    # frame (a sum, a mean, a first row) is then the same however the rows arrived
-    ordered = [rows[k] for k in sorted(rows, key=key_order)]
-    frame = results_frame(ordered)
-    frame.attrs["replaced_rows"] = replaced
+    frame = rows_frame(rows, replaced)
     if replaced:
         warnings.warn(
             f"{path}: {replaced} row(s) were replaced by later rows with the same key "
             "(re-runs of the same request); the later row is used",
             stacklevel=2,
         )
+    return frame
+
+
+def rows_frame(rows: dict[tuple, dict[str, Any]], replaced: int = 0) -> pd.DataFrame:
+    """The frame :func:`read_results` makes of the rows of a file by key (as
+    :func:`latest_rows` reads them, with ``replaced`` earlier rows replaced): in key order, with
+    the documented columns, ``attrs["replaced_rows"]`` set."""
+    # in key order, not the order requests happened to finish: every result computed from the
+    # frame (a sum, a mean, a first row) is then the same however the rows arrived
+    frame = results_frame([rows[k] for k in sorted(rows, key=key_order)])
+    frame.attrs["replaced_rows"] = replaced
     return frame
 
 
@@ -478,15 +521,31 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]], *, default: Any
         >>> [row["a"] for row in iter_rows(path)]
         [1, 2]
     """
+    return write_lines(
+        path,
+        (
+            json.dumps(row, separators=(",", ":"), allow_nan=False, default=default).encode()
+            for row in rows
+        ),
+    )
+
+
+def write_lines(path: str | Path, lines: Iterable[bytes]) -> Path:
+    """Write JSONL ``lines`` (each without its newline) to ``path`` atomically, as
+    :func:`write_rows` writes rows: into a hidden temporary file beside it, fsynced, then renamed
+    over ``path``.
+
+    Raises:
+        ResultsError: the file cannot be written (the temporary file is removed).
+    """
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(
-                    json.dumps(row, separators=(",", ":"), allow_nan=False, default=default) + "\n"
-                )
+        with tmp.open("wb") as fh:
+            for line in lines:
+                fh.write(line)
+                fh.write(b"\n")
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

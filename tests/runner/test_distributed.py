@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import dask
+import pandas as pd
 import pytest
 
 import jevalkit
@@ -25,6 +27,7 @@ from jevalkit.judges import judge
 from jevalkit.runner import (
     KEY_COLUMNS,
     SHARDS_PER_THREAD,
+    ResultRow,
     dask_client,
     iter_rows,
     merge_parts,
@@ -34,6 +37,7 @@ from jevalkit.runner import (
     row_key,
     shard_of,
 )
+from jevalkit.runner._merge import PartsReader, merge_rows
 
 REPO = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
@@ -363,6 +367,90 @@ def lines_by_key_bytes(data: bytes, folder: Path) -> Counter:
     return lines_by_key(copy)
 
 
+def plain(repeat: int, **fields) -> ResultRow:
+    return ResultRow(
+        run_id="a", kind="probe", probe="p", version=1, model="m", repeat=repeat, **fields
+    )
+
+
+def test_merge_copies_each_line_unchanged_and_compares_rows_not_spacing(tmp_path):
+    out = tmp_path / "r.jsonl"
+    rows = [plain(i, output=f'say "error": {i}', score=1.0, passed=True) for i in range(4)]
+    parts_dir(out).mkdir()
+    for i in (0, 1):
+        (parts_dir(out) / f"{i}.jsonl").write_text("".join(r.to_json() + "\n" for r in rows[i::2]))
+    saved = {p.name: p.read_bytes() for p in part_files(out)}
+    merge_parts(out)
+    assert sorted(out.read_bytes().splitlines()) == sorted(r.to_json().encode() for r in rows)
+    # the same rows written with other spacing are the same rows: already merged, not refused
+    out.write_text("".join(json.dumps(json.loads(r.to_json())) + "\n" for r in rows))
+    parts_dir(out).mkdir()
+    for name, data in saved.items():
+        (parts_dir(out) / name).write_bytes(data)
+    report = merge_parts(out)
+    assert sum(r["already_merged"] for r in report) == 4 and sum(r["new"] for r in report) == 0
+    # one value changed, the spacing the file's own: two answers to one request, refused
+    before = out.read_bytes()
+    changed = json.loads(before.splitlines()[0])
+    changed["score"] = 0.0
+    parts_dir(out).mkdir()
+    (parts_dir(out) / "0.jsonl").write_text(json.dumps(changed) + "\n")
+    with pytest.raises(ResultsError, match="the same request was answered twice"):
+        merge_parts(out)
+    assert out.read_bytes() == before and part_files(out)
+
+
+def test_rows_read_while_parts_are_written_count_progress_and_are_not_parsed_again(tmp_path):
+    out = tmp_path / "r.jsonl"
+    parts_dir(out).mkdir()
+    error = {"type": "http", "message": "503", "status": 503}
+    rows = [
+        plain(0, output='{"error": {"type": "x"}, "cost_usd": 9}'),  # only inside the text
+        plain(1, error=error),
+        plain(2, output="[]", cost_usd=0.25),
+        plain(3, error=error, cost_usd=0.5),
+    ]
+    part = parts_dir(out) / "0.jsonl"
+    part.write_text("".join(r.to_json() + "\n" for r in rows[:3]) + rows[3].to_json()[:20])
+    reader = PartsReader(out)
+    reader.poll()
+    assert reader.counts() == {"rows": 3, "errors": 1, "usd": 0.25}  # not the torn last line
+    part.write_text("".join(r.to_json() + "\n" for r in rows))  # the writer mended its end
+    (parts_dir(out) / "1.jsonl").write_text(plain(4, error=error).to_json() + "\n")
+    reader.poll()
+    reader.poll()  # nothing new: nothing counted twice
+    assert reader.counts() == {"rows": 5, "errors": 3, "usd": 0.75}
+    # rows read before and rows read by the merge make the same file and rows
+    expected = {row_key(json.loads(r.to_json())): json.loads(r.to_json()) for r in rows}
+    copy = tmp_path / "copy.jsonl"
+    shutil.copytree(parts_dir(out), parts_dir(copy))
+    _, merged = merge_rows(out, reader=reader)
+    _, alone = merge_rows(copy)
+    assert merged == alone and len(merged) == 5 and all(merged[k] == v for k, v in expected.items())
+    assert out.read_bytes() == copy.read_bytes()
+
+
+def test_a_part_changed_after_it_was_read_is_read_anew_by_the_merge(tmp_path):
+    out = tmp_path / "r.jsonl"
+    parts_dir(out).mkdir()
+    part = parts_dir(out) / "0.jsonl"
+    part.write_text(plain(0, score=1.0).to_json() + "\n")
+    reader = PartsReader(out)
+    reader.poll()
+    with part.open("r+") as fh:  # the same size and inode, another answer
+        fh.write(plain(0, score=0.0).to_json() + "\n")
+    _, merged = merge_rows(out, reader=reader)
+    assert [row["score"] for row in merged.values()] == [0.0]
+    assert [row["score"] for row in iter_rows(out)] == [0.0]
+    # a line that is not a row is named by the merge, not hidden by the reader
+    parts_dir(out).mkdir()
+    (parts_dir(out) / "1.jsonl").write_text(plain(1).to_json() + "\n{oops\n")
+    reader = PartsReader(out)
+    reader.poll()
+    with pytest.raises(ResultsError, match=r"1\.jsonl:2"):
+        merge_rows(out, reader=reader)
+
+
 def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
     cluster, openai_server, tmp_path
 ):
@@ -466,6 +554,9 @@ def test_a_local_cluster_binds_loopback_only():
         new = listening() - before
         assert len(new) >= 3  # the scheduler, its dashboard and the worker
         assert {addr.ip for _, addr in new} == {"127.0.0.1"}, new
+        # its workers' statistical profiler samples every 100 ms, not every 10 ms (its cost)
+        intervals = client.run(dask.config.get, "distributed.worker.profile.interval")
+        assert set(intervals.values()) == {"100ms"}
     with pytest.raises(UsageError, match="must be an address"):
         jevalkit.run("schema-ten-records", "m", scheduler=" ")
 
@@ -480,6 +571,15 @@ def test_a_huge_local_cluster_is_refused_before_any_process_starts(tmp_path):
     assert main([*argv, "--out", str(tmp_path / "r.jsonl"), "--no-cache"]) == 2
 
 
+def test_model_drift_warns_on_the_driver(cluster, openai_server, tmp_path):
+    run(openai_server, tmp_path / "r.jsonl", repeats=2)
+    openai_server.identity["m"] = ("m-2026-02", "fp_2")
+    with pytest.warns(UserWarning, match=r"model drift: m "):
+        run(openai_server, tmp_path / "r.jsonl", repeats=3, scheduler=cluster.address)
+
+
 def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
     df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
     assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
+    # the frame built from the merged rows is the file's own
+    pd.testing.assert_frame_equal(df, read_results(tmp_path / "r.jsonl"), check_like=False)
