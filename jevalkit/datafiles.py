@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -135,6 +136,13 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):  # 1e400: valid JSON syntax, no number a float can hold
+        raise ValueError(f"{text[:40]} is too large for a number")
+    return value
+
+
 def jsonl_lines(text: str) -> list[str]:
     """The lines of a JSONL text: split on ``\\n`` only (a ``\\r`` before it dropped), never on
     the other characters :meth:`str.splitlines` treats as breaks (U+2028, U+0085, ...), which
@@ -150,7 +158,18 @@ def jsonl_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # readers disagree on which value counts: refuse, do not pick
+        seen: set[str] = set()
+        twice = next(name for name, _ in pairs if name in seen or seen.add(name))
+        raise ValueError(f"the name {twice[:40]!r} is given twice in one object")
+    return obj
+
+
+_STRICT = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_names
+)
 _LENIENT = json.JSONDecoder()
 
 

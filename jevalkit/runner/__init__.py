@@ -16,7 +16,7 @@ from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import execute
 from ._job import JOB_FIELDS, Job, Send
-from ._merge import MERGE_COLUMNS, merge_parts
+from ._merge import MERGE_COLUMNS, PartsReader, merge_parts, merge_rows
 from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
 from ._rounds import run_adaptive
@@ -47,6 +47,7 @@ __all__ = [
     "AdaptiveRepeats",
     "Job",
     "Option",
+    "PartsReader",
     "ResultRow",
     "RunOptions",
     "RunSettings",
@@ -61,6 +62,7 @@ __all__ = [
     "json_ready",
     "locked",
     "merge_parts",
+    "merge_rows",
     "model_drift",
     "params_hash",
     "part_files",

@@ -521,13 +521,17 @@ def write_rows(path: str | Path, rows: Iterable[dict[str, Any]], *, default: Any
         >>> [row["a"] for row in iter_rows(path)]
         [1, 2]
     """
-    return write_lines(
-        path,
-        (
-            json.dumps(row, separators=(",", ":"), allow_nan=False, default=default).encode()
-            for row in rows
-        ),
-    )
+    return write_lines(path, (json_row(row, default=default) for row in rows))
+
+
+def json_row(row: dict[str, Any], *, default: Any = None) -> bytes:
+    """One results line for ``row`` (no newline): compact JSON, NaN and infinity refused.
+
+    Example:
+        >>> json_row({"a": 1, "b": None})
+        b'{"a":1,"b":null}'
+    """
+    return json.dumps(row, separators=(",", ":"), allow_nan=False, default=default).encode()
 
 
 def write_lines(path: str | Path, lines: Iterable[bytes]) -> Path:

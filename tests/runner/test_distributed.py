@@ -27,17 +27,18 @@ from jevalkit.judges import judge
 from jevalkit.runner import (
     KEY_COLUMNS,
     SHARDS_PER_THREAD,
+    PartsReader,
     ResultRow,
     dask_client,
     iter_rows,
     merge_parts,
+    merge_rows,
     part_files,
     parts_dir,
     read_results,
     row_key,
     shard_of,
 )
-from jevalkit.runner._merge import PartsReader, merge_rows
 
 REPO = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
@@ -398,6 +399,26 @@ def test_merge_copies_each_line_unchanged_and_compares_rows_not_spacing(tmp_path
     with pytest.raises(ResultsError, match="the same request was answered twice"):
         merge_parts(out)
     assert out.read_bytes() == before and part_files(out)
+
+
+def test_merge_writes_hand_edited_lines_anew_and_refuses_ambiguous_ones(tmp_path):
+    out = tmp_path / "r.jsonl"
+    parts_dir(out).mkdir()
+    line = plain(0, score=1.0).to_json()
+    # a carriage return between tokens and trailing blanks: valid JSON other readers split
+    (parts_dir(out) / "0.jsonl").write_bytes(line.replace(",", ",\r", 1).encode() + b"  \n")
+    merge_parts(out)
+    assert out.read_bytes() == json.dumps(json.loads(line), separators=(",", ":")).encode() + b"\n"
+    # a name twice in one object (readers disagree on which value counts), a number too large
+    for bad, reason in (
+        (line.replace('"score":1.0', '"score":0.0,"score":1.0'), "'score' is given twice"),
+        (line.replace('"score":1.0', '"score":1e400'), "1e400 is too large for a number"),
+    ):
+        parts_dir(out).mkdir(exist_ok=True)
+        (parts_dir(out) / "0.jsonl").write_text(bad + "\n")
+        with pytest.raises(ResultsError, match=reason):
+            merge_parts(out)
+        shutil.rmtree(parts_dir(out))
 
 
 def test_rows_read_while_parts_are_written_count_progress_and_are_not_parsed_again(tmp_path):
