@@ -299,6 +299,10 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
             async def send(request: Request) -> Completion:
                 if client is None:
                     raise UsageError(f"{job.probe} needs a model to send requests to")
+                if run.target is not None and run.target.local and "seed" in request.body:
+                    # llama-server's prompt cache changes the numerics too: the same seed gave
+                    # one text on a cold prompt and another once the prompt was cached
+                    request = replace(request, body={**request.body, "cache_prompt": False})
                 completion = await client.send(request)
                 sent.append(completion)
                 return completion
