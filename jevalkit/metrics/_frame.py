@@ -202,6 +202,14 @@ def refuse_duplicate_rows(frame: pd.DataFrame, keys: list[str], repeat: str | No
         )
 
 
+def _kind(value: Any) -> str | None:
+    """The type of a key value, numpy's scalars named as Python's (None for a missing one)."""
+    if value is None or value != value:
+        return None
+    name = type(value).__name__
+    return {"int64": "int", "float64": "float", "str_": "str"}.get(name, name)
+
+
 def check_key_types(frame: pd.DataFrame, columns: list[str], system: str) -> None:
     """Refuse case keys whose type differs between systems (``1`` in one, ``"1"`` in the other):
     such keys never pair, and the comparison would silently hold no case.
@@ -217,8 +225,7 @@ def check_key_types(frame: pd.DataFrame, columns: list[str], system: str) -> Non
         return
     names = frame[system].astype(str)
     for column in (c for c in columns if c in frame.columns):  # absent: require() says so
-        kinds = frame[column].map(lambda v: None if v is None or v != v else type(v).__name__)
-        kinds = kinds.replace({"int64": "int", "float64": "float", "str_": "str"})
+        kinds = frame[column].map(_kind)
         seen = {
             who: sorted(set(k.dropna()))
             for who, k in kinds.groupby(names, sort=True)
@@ -234,6 +241,15 @@ def check_key_types(frame: pd.DataFrame, columns: list[str], system: str) -> Non
                 f"but {'/'.join(sorted(kinds_other))} for system {other_name!r}: such keys never "
                 "pair; convert the column to one type (e.g. .astype(str))"
             )
+        if len(ref) > 1:  # mixed in every system alike: 1 and "1" would still be two cases
+            spelled: dict[str, Any] = {}
+            for value in frame[column].dropna().unique():
+                twin = spelled.setdefault(str(value), value)
+                if _kind(twin) != _kind(value):
+                    raise StatsError(
+                        f"case column {column!r} holds both {twin!r} and {value!r}: two cases "
+                        "or one? convert the column to one type (e.g. .astype(str))"
+                    )
 
 
 def group_codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.DataFrame]:

@@ -178,3 +178,11 @@ def test_an_item_one_system_ran_is_untested_not_dead():
         pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id"
     ).set_index("case_id")
     assert not table.loc[3, "dead"] and table.loc[3, "status"] == "untested"
+
+
+def test_case_ids_one_and_string_one_in_every_system_are_refused_not_two_items():
+    rows = [
+        (s, c, float((i + j) % 2)) for i, s in enumerate("abcd") for j, c in enumerate([1, "1", 2])
+    ]
+    with pytest.raises(StatsError, match="holds both 1 and '1': two cases or one"):
+        analysis(pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id")
