@@ -20,7 +20,6 @@ import math
 import os
 import sys
 import uuid
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -33,7 +32,7 @@ from tqdm.auto import tqdm
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ._drift import describe_drift, model_drift
+from ._drift import warn_of_drift
 from ._execute import (
     _check_same_content,
     _check_same_endpoint,
@@ -377,9 +376,7 @@ class DaskSession:
                 pending = [(j, k) for j, k in pending if k not in existing]
             # the merge read every row already: build the frame from them, not from the file
             results = read_results(path) if merged is None else rows_frame(merged)
-        drift = describe_drift(model_drift(results))  # as execute warns, here, not on a worker
-        if drift:
-            warnings.warn(drift, stacklevel=2)
+        warn_of_drift(results)  # as execute warns: here, not into a worker's log
         mine = rows_of(results, keys).reset_index(drop=True)
         mine.attrs["stopped"] = stopped["stopped"]
         mine.attrs["budget_overrun"] = stopped["overrun"] is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 
 
@@ -61,3 +63,15 @@ def describe_drift(drift: pd.DataFrame) -> str:
             f"{found} in rows {rows}{more}"
         )
     return "\n".join(lines)
+
+
+def warn_of_drift(results: pd.DataFrame) -> None:
+    """Warn (one :class:`UserWarning`, attributed to the caller's caller) when ``results``
+    drift; see :func:`model_drift`.
+
+    Example:
+        >>> warn_of_drift(pd.DataFrame(columns=["model", "model_resolved"]))  # no rows: quiet
+    """
+    drift = describe_drift(model_drift(results))
+    if drift:
+        warnings.warn(drift, stacklevel=3)

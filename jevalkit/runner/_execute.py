@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import math
 import uuid
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -34,7 +33,7 @@ from ..client import (
 from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import ResultsError, UsageError
 from ._columns import KEY_COLUMNS, ResultRow, row_key
-from ._drift import describe_drift, model_drift
+from ._drift import warn_of_drift
 from ._job import JOB_FIELDS, Job
 from ._options import RunSettings
 from ._store import (
@@ -110,11 +109,8 @@ async def execute(
     settings = settings or RunSettings()
     budget = budget if budget is not None else settings.new_budget()
     results, keys = await _execute(jobs, model, out, settings, description, budget, read=True)
-    mine = rows_of(results, keys)
-    drift = describe_drift(model_drift(results))
-    if drift:
-        warnings.warn(drift, stacklevel=2)
-    mine = mine.reset_index(drop=True)
+    warn_of_drift(results)
+    mine = rows_of(results, keys).reset_index(drop=True)
     mine.attrs["stopped"] = budget.reached
     mine.attrs["budget_overrun"] = budget.overrun is not None
     return mine
