@@ -115,6 +115,20 @@ def timed(
     return elapsed, used
 
 
+def one_and_two(client, workers: list[int], n: int, *server_args) -> tuple[tuple, tuple]:
+    """(wall time, CPU split) of n requests in one process, then on the 2-worker cluster,
+    against a fresh loopback server started with ``server_args``."""
+    proc, base_url = start_server(*(str(a) for a in server_args))
+    cpu = CpuSplit(proc.pid, workers)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            one = timed(base_url, n, tmp, "one", cpu)
+            two = timed(base_url, n, tmp, "two", cpu, cluster=client)
+    finally:
+        proc.kill()
+    return one, two
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=4000)
@@ -129,27 +143,15 @@ def main() -> None:
             f"{time.perf_counter() - started:.1f} s (not in the times below); "
             f"{os.cpu_count()} CPUs"
         )
-        proc, base_url = start_server("--latency", str(LATENCY))
-        cpu = CpuSplit(proc.pid, workers)
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                one, _ = timed(base_url, args.requests, tmp, "one", cpu)
-                two, _ = timed(base_url, args.requests, tmp, "two", cpu, cluster=client)
-        finally:
-            proc.kill()
+        (one, _), (two, _) = one_and_two(client, workers, args.requests, "--latency", LATENCY)
         print(
             f"{args.requests} requests at {LATENCY * 1000:.0f} ms, concurrency {CONCURRENCY}: "
             f"one process {one:.2f} s, 2 Dask workers {two:.2f} s; "
             f"overhead ratio {two / one:.2f} (target <= 1.15)"
         )
-        proc, base_url = start_server("--reply-items", str(ITEMS))
-        cpu = CpuSplit(proc.pid, workers)
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                one, one_cpu = timed(base_url, args.cpu_requests, tmp, "one", cpu)
-                two, two_cpu = timed(base_url, args.cpu_requests, tmp, "two", cpu, cluster=client)
-        finally:
-            proc.kill()
+        (one, one_cpu), (two, two_cpu) = one_and_two(
+            client, workers, args.cpu_requests, "--reply-items", ITEMS
+        )
         print(
             f"{args.cpu_requests} large answers ({ITEMS} records each) scored: one process "
             f"{one:.2f} s, 2 Dask workers {two:.2f} s; speed-up {one / two:.2f}x (target >= 1.6)"
