@@ -11,7 +11,7 @@ Example:
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
 from ._columns import COLUMNS, KEY_COLUMNS, ResultRow, json_ready, params_hash, row_key
-from ._distributed import SHARDS_PER_THREAD, check_cluster_options, dask_client, scaled_execute
+from ._distributed import check_cluster_options, dask_client, dask_shards, scaled_execute
 from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import execute
@@ -21,7 +21,7 @@ from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
 from ._rounds import run_adaptive
 from ._run import arun, run
-from ._shards import part_files, parts_dir, shard_of
+from ._shards import guided_shards, part_files, parts_dir, shard_of
 from ._store import (
     DTYPES,
     check_results_path,
@@ -43,7 +43,6 @@ __all__ = [
     "MERGE_COLUMNS",
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
-    "SHARDS_PER_THREAD",
     "AdaptiveRepeats",
     "Job",
     "Option",
@@ -56,8 +55,10 @@ __all__ = [
     "check_cluster_options",
     "check_results_path",
     "dask_client",
+    "dask_shards",
     "default_results_path",
     "execute",
+    "guided_shards",
     "iter_rows",
     "json_ready",
     "locked",

@@ -1,7 +1,7 @@
 """One logical run from many Dask workers.
 
 The driver plans the jobs, skips the keys the results file already holds, splits the rest into
-shards by a stable hash of their key (:func:`shard_of`) and submits one Dask task per shard.
+shards (:func:`dask_shards`) and submits one Dask task per shard.
 Each task runs the one execution path (:func:`execute`) into its own part file, so a task that
 Dask re-runs after its worker died resumes from that file by key. When every task is done the
 parts are merged into the results file (:func:`merge_parts`). Across workers the run keeps one
@@ -45,7 +45,7 @@ from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._merge import PartsReader, merge_parts, merge_rows
 from ._options import RunSettings
-from ._shards import parse_shard, part_files, part_path, shard_of
+from ._shards import guided_shards, parse_shard, part_files, part_path, shard_of
 from ._store import (
     check_results_path,
     latest_rows,
@@ -57,7 +57,7 @@ from ._store import (
 from ._target import endpoint_identity
 
 SCHEDULER_TIMEOUT_S = 10
-SHARDS_PER_THREAD = 2  # a few shards per worker thread: a re-run task repeats less
+SHARD_LEASES = 4  # the smallest shard holds four times a task's share of the concurrency
 POLL_S = 0.5
 LOCAL_WORKERS_PER_CPU = 4
 # Dask's statistical profiler samples every worker thread's stack every 10 ms: on a shard's deep
@@ -193,6 +193,31 @@ def dashboard_link(client: Any) -> str | None:
         if _has_dashboard() and "dashboard" in client.scheduler_info().get("services", {}):
             return client.dashboard_link
     return None
+
+
+def task_share(concurrency: int, threads: int) -> int:
+    """The concurrency leases one shard task may hold: the run's concurrency split over the
+    cluster's worker threads.
+
+    Example:
+        >>> task_share(32, 2), task_share(3, 4)
+        (16, 1)
+    """
+    return max(1, math.ceil(concurrency / max(1, threads)))
+
+
+def dask_shards(keys: list[tuple], threads: int, concurrency: int) -> list[list[int]]:
+    """How a run on Dask splits the jobs of ``keys`` into tasks (positions in ``keys``): guided
+    shards (:func:`~jevalkit.runner.guided_shards`), the smallest holding :data:`SHARD_LEASES`
+    times a task's share of the concurrency. Which keys share a shard depends only on the set
+    of keys, the threads and the concurrency.
+
+    Example:
+        >>> keys = [("p", 1, None, "m", "ab", None, None, None, None, r) for r in range(100)]
+        >>> [len(s) for s in dask_shards(keys, threads=2, concurrency=8)]  # smallest 4 x 8/2
+        [25, 19, 16, 16, 16, 8]
+    """
+    return guided_shards(keys, threads, SHARD_LEASES * task_share(concurrency, threads))
 
 
 @dataclass(frozen=True)
@@ -398,16 +423,12 @@ class DaskSession:
         from dask.distributed import wait
 
         threads = max(1, sum(self.client.nthreads().values()))
-        n_shards = max(1, min(len(pending), threads * SHARDS_PER_THREAD))
-        shards: list[list[Job]] = [[] for _ in range(n_shards)]
-        for job, key in pending:
-            shards[shard_of(key, n_shards)].append(job)
-        share = max(1, math.ceil(settings.concurrency / threads))
+        share = task_share(settings.concurrency, threads)
         self._rounds += 1
         futures = []
-        for index, shard_jobs in enumerate(shards):
-            if not shard_jobs:
-                continue
+        positions = dask_shards([key for _, key in pending], threads, settings.concurrency)
+        for index, shard in enumerate(positions):
+            shard_jobs = [pending[i][0] for i in shard]
             holder = f"{self.name}-r{self._rounds}-s{index}"
             task = ShardTask(
                 model=model,

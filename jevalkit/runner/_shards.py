@@ -1,20 +1,24 @@
 """Shards: a run's jobs split by a stable hash of their row key, each shard written to a part
 file of its own beside the results file (``<results>.parts/<shard>.jsonl``).
 
-The hash is sha256 of the key's JSON, so every process (a Dask worker, a Slurm array task, a
-Kubernetes indexed job) puts a job in the same shard without talking to the others.
+The hash is sha256 of the key's JSON, so every process (a Slurm array task, a Kubernetes indexed
+job) puts a job in the same shard without talking to the others (:func:`shard_of`). On Dask the
+driver splits the run itself (:func:`guided_shards`): jobs in the order of that hash, in shards
+that shrink towards the end of the run, so the workers finish together.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 
 from ..errors import UsageError
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+GUIDED_SHARE = 2  # each shard holds at most 1/(GUIDED_SHARE x threads) of the jobs still unsplit
 
 
 def shard_of(key: tuple, n_shards: int) -> int:
@@ -25,8 +29,43 @@ def shard_of(key: tuple, n_shards: int) -> int:
         >>> shard_of(key, 4) == shard_of(key, 4), 0 <= shard_of(key, 4) < 4
         (True, True)
     """
+    return key_hash(key) % n_shards
+
+
+def key_hash(key: tuple) -> int:
+    """A stable 64-bit hash of a row key (sha256 of its JSON): the same in every process.
+
+    Example:
+        >>> key_hash(("p", 1, None, "m", "ab", None, None, None, None, 3)) == key_hash(
+        ...     ("p", 1, None, "m", "ab", None, None, None, None, 3))
+        True
+    """
     text = json.dumps(list(key), sort_keys=True, separators=(",", ":"), default=str)
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % n_shards
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def guided_shards(keys: list[tuple], threads: int, smallest: int) -> list[list[int]]:
+    """Split jobs (given by their row keys) for ``threads`` worker threads: the positions of
+    ``keys`` in each shard, jobs in the order of :func:`key_hash` (models and cases mixed in
+    every shard), shards shrinking from 1/(2 x threads) of the jobs to ``smallest`` jobs
+    (guided self-scheduling). Equal shards leave one worker idle while the other finishes its
+    last shard; shrinking ones keep both busy until the last few jobs.
+
+    Example:
+        >>> keys = [("p", 1, None, "m", "ab", None, None, None, None, r) for r in range(100)]
+        >>> shards = guided_shards(keys, threads=2, smallest=8)
+        >>> [len(s) for s in shards]
+        [25, 19, 14, 11, 8, 8, 8, 7]
+        >>> sorted(i for s in shards for i in s) == list(range(100))
+        True
+    """
+    order = sorted(range(len(keys)), key=lambda i: key_hash(keys[i]))
+    shards, start = [], 0
+    while start < len(order):
+        size = max(smallest, math.ceil((len(order) - start) / (GUIDED_SHARE * max(1, threads))))
+        shards.append(order[start : start + size])
+        start += size
+    return shards
 
 
 def parse_shard(value: str | tuple[int, int]) -> tuple[int, int]:

@@ -26,10 +26,10 @@ from jevalkit.errors import ResultsError, UsageError
 from jevalkit.judges import judge
 from jevalkit.runner import (
     KEY_COLUMNS,
-    SHARDS_PER_THREAD,
     PartsReader,
     ResultRow,
     dask_client,
+    dask_shards,
     iter_rows,
     merge_parts,
     merge_rows,
@@ -542,12 +542,13 @@ def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
         assert sent[(row["parameters"]["top_p"], row["parameters"]["seed"])] == 1
     # the killed shard was finished by another attempt, which resumed from the dead one's part
     dead = {row_key(r): r["run_id"] for r in df.to_dict("records") if row_key(r) in snapshot}
-    shards = 2 * SHARDS_PER_THREAD  # two worker threads
-    victim_shard = {shard_of(k, shards) for k in dead} & {victim_index}
+    keys = [row_key(r) for r in df.to_dict("records")]
+    shard = {keys[i] for i in dask_shards(keys, threads=2, concurrency=4)[victim_index]}
+    victim_shard = set(dead) & shard
     later = [
         r["run_id"]
         for r in df.to_dict("records")
-        if shard_of(row_key(r), shards) == victim_index and row_key(r) not in snapshot
+        if row_key(r) in shard and row_key(r) not in snapshot
     ]
     assert victim_shard and later and not set(later) & set(dead.values())
     cluster.workers = [w for w in cluster.workers if w.poll() is None]
