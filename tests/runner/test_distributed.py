@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,7 @@ from jevalkit.runner import (
     ResultRow,
     dask_client,
     dask_shards,
+    guided_shards,
     iter_rows,
     merge_parts,
     merge_rows,
@@ -304,6 +306,23 @@ def test_adaptive_repeats_run_in_waves_and_stop_like_a_single_process(
     columns = ["n", "sweeps", "rounds", "value", "ci_low", "ci_high", "stop_reason"]
     assert spread.attrs["adaptive"][columns].equals(alone.attrs["adaptive"][columns])
     assert alone.attrs["adaptive"]["rounds"].iloc[0] >= 2  # more than one wave
+
+
+def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():
+    keys = [("p", 1, f"c{i % 7}", None, "m", "ab", None, None, None, None, i) for i in range(1000)]
+    shards = guided_shards(keys, threads=4, smallest=16)
+    sizes = [len(s) for s in shards]
+    assert sorted(i for s in shards for i in s) == list(range(1000))
+    assert sizes[0] == 125 and sizes == sorted(sizes, reverse=True)  # 1000 / (2 x 4), shrinking
+    assert all(size >= 16 for size in sizes[:-1]) and sizes[-1] <= 16
+    # which keys share a shard does not depend on the order the jobs were planned in
+    shuffled = random.Random(0).sample(keys, len(keys))
+    again = guided_shards(shuffled, threads=4, smallest=16)
+    assert [{keys[i] for i in s} for s in shards] == [{shuffled[i] for i in s} for s in again]
+    assert guided_shards([], threads=2, smallest=4) == []
+    assert [len(s) for s in guided_shards(keys[:3], threads=8, smallest=4)] == [3]
+    # on Dask: the smallest shard is four times a task's share of the concurrency
+    assert min(len(s) for s in dask_shards(keys, threads=2, concurrency=32)[:-1]) == 64
 
 
 def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_server, tmp_path):
