@@ -61,3 +61,20 @@ def write_probe(
     if publish:
         publish_probes(root=root)
     return path
+
+
+def write_placeholders(probe_file: Path) -> None:
+    """Do what a user does after ``jevalkit probes new``: replace every ``TODO`` placeholder of
+    the skeleton at ``probe_file`` with text of their own (the comment header is dropped)."""
+
+    def written(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: written(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [written(v) for v in value]
+        if isinstance(value, str) and (value == "TODO" or value.startswith("TODO:")):
+            return value.replace("TODO", "Written", 1)
+        return value
+
+    data = yaml.safe_load(probe_file.read_text("utf-8"))
+    probe_file.write_text(yaml.safe_dump(written(data), sort_keys=False), "utf-8")

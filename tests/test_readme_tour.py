@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from probe_folders import write_placeholders
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
@@ -142,7 +143,7 @@ def test_every_readme_command_is_run_by_this_file():
 
 
 # README line -> (the argv run here, the exit code expected, a text its output must hold)
-COMMANDS: dict[str, list[tuple[str, int | None, str]]] = {
+COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand edit, its file)
     "jevalkit probes list | check | show PROBE | lock | new ID --cases FILE": [
         ("probes list", 0, "schema-ten-records"),
         ("probes check", 0, "schema-ten-records"),
@@ -189,8 +190,10 @@ COMMANDS: dict[str, list[tuple[str, int | None, str]]] = {
             0,
             "my-probes/my-probe/v1.yaml",
         ),
-        # the skeleton's worked examples pass; only the publication is missing
-        ("probes check --probes-dir my-probes", 1, "2 ok, 1 failed"),
+        # the skeleton's worked examples pass; its placeholders and the publication fail
+        ("probes check --probes-dir my-probes", 1, "2 ok, 2 failed"),
+        ("probes lock --probes-dir my-probes", 2, ""),
+        (write_placeholders, "my-probes/my-probe/v1.yaml"),  # "edit every TODO"
         ("probes lock --probes-dir my-probes", 0, "published: my-probe@1"),
         ("probes check --probes-dir my-probes", 0, "my-probe@1"),
         (
@@ -337,7 +340,11 @@ def test_readme_command(line, tour, capsys, monkeypatch):
     root, server = tour
     monkeypatch.chdir(root)
     monkeypatch.setenv("JEVALKIT_DATA_DIR", str(root / "data"))
-    for command, expected_code, needle in COMMANDS[line]:
+    for command, *expected in COMMANDS[line]:
+        if callable(command):  # what the user does by hand between two commands
+            command(root / expected[0])
+            continue
+        expected_code, needle = expected
         argv = shlex.split(command.replace("{base_url}", f"--base-url {server.base_url}"))
         with monkeypatch.context() as scoped:
             while "=" in argv[0]:  # NAME=VALUE before the command, as in the shell

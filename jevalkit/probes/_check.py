@@ -7,10 +7,11 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import probes_dir
-from ..datafiles import publish_versions
+from ..datafiles import load_yaml, publish_versions
 from ..errors import CaseFileError, ProbeError
 from ._loader import load_probe, probe_files, read_probe_file
 from ._lock import LOCK_NAME, read_lock
+from ._new import placeholders
 
 CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem"]
 
@@ -21,8 +22,9 @@ def check_probes(
     """Check probes (all of them by default); one row per worked example or problem.
 
     A probe fails its check when a ``pass`` example scores below 1, a ``fail`` example scores 1,
-    it has no passing or no failing example, it is not published in the lock, or its file fails to
-    load (bad format, changed content). With ``beside_bundled`` (``root`` is a user's folder looked
+    it has no passing or no failing example, it still holds a placeholder of the ``jevalkit probes
+    new`` skeleton (``TODO``), it is not published in the lock, or its file fails to load (bad
+    format, changed content). With ``beside_bundled`` (``root`` is a user's folder looked
     up beside the bundled probes, as ``$JEVALKIT_PROBES`` is), a probe whose id is also bundled
     fails: loading it by name would be refused. Columns: ``probe``, ``label``, ``expect``,
     ``score``, ``ok``, ``problem`` (why a row is not ok, else empty).
@@ -82,11 +84,27 @@ def check_probes(
                     "`jevalkit run` and load_probe refuse it; rename the folder and the id",
                 )
             )
+        unwritten = _unwritten(probe.path) if probe.path is not None else ""
+        if unwritten:
+            rows.append(_problem(probe.name, unwritten))
         if probe.name not in read_lock(home / LOCK_NAME):
             rows.append(
                 _problem(probe.name, "not published in probes.lock; run `jevalkit probes lock`")
             )
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
+
+
+def _unwritten(path: Path) -> str:
+    """Why the probe file at ``path`` is not ready to publish (the skeleton's placeholders it
+    still holds), or an empty string."""
+    found = placeholders(load_yaml(path, ProbeError))
+    if not found:
+        return ""
+    more = f" and {len(found) - 4} more" if len(found) > 4 else ""
+    return (
+        f"{path}: still holds the skeleton's TODO placeholder(s) at {', '.join(found[:4])}{more}; "
+        "write them, then check again"
+    )
 
 
 def _problem(probe: str, problem: str) -> dict:
@@ -105,6 +123,10 @@ def publish_probes(*, root: Path | None = None) -> list[str]:
 
     Versions already published are verified, never rewritten.
 
+    Raises:
+        ProbeError: a version not yet published still holds a placeholder of the ``jevalkit
+            probes new`` skeleton (``TODO``); nothing is published then.
+
     Example (on a copy of the bundled probes: a doctest must not write the real lock):
         >>> import shutil, tempfile
         >>> bundled = load_probe("schema-ten-records").path.parents[1]
@@ -116,6 +138,11 @@ def publish_probes(*, root: Path | None = None) -> list[str]:
         True
     """
     root = probes_dir() if root is None else root
+    published = read_lock(root / LOCK_NAME)
+    for file in probe_files(root):
+        unwritten = f"{file.parent.name}@{file.stem[1:]}" not in published and _unwritten(file)
+        if unwritten:
+            raise ProbeError(f"nothing was published: {unwritten}")
     return publish_versions(
         probe_files(root),
         read_probe_file,

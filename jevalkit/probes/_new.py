@@ -16,7 +16,7 @@ from ..errors import ProbeError, UsageError
 from ._cases import Case, read_case_file
 from ._loader import PROBES_ENV, read_probe_file
 
-__all__ = ["SKELETON_SCORERS", "new_probe", "user_probes_dir"]
+__all__ = ["SKELETON_SCORERS", "new_probe", "placeholders", "user_probes_dir"]
 
 SKELETON_SCORERS = ("exact_match", "levenshtein", "json_similarity", "json_schema", "constraints")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -34,6 +34,33 @@ def user_probes_dir(probes_dir: str | Path | None = None) -> Path | None:
         return Path(probes_dir)
     first = os.environ.get(PROBES_ENV, "").split(os.pathsep)[0].strip()
     return Path(first) if first else None
+
+
+_PLACEHOLDER = re.compile(r"^TODO(:|$)")
+
+
+def placeholders(data: Any, where: str = "") -> list[str]:
+    """The fields of a probe's data still holding a ``jevalkit probes new`` placeholder (text
+    that is ``TODO`` or begins with ``TODO:``), as dotted paths.
+
+    Example:
+        >>> placeholders({"title": "TODO: a title", "rubric": [{"text": "Cites a source."}],
+        ...               "examples": [{"output": "TODO"}, {"output": "TODO list: milk"}]})
+        ['title', 'examples.0.output']
+    """
+    if isinstance(data, str):
+        return [where or "<probe>"] if _PLACEHOLDER.match(data) else []
+    if isinstance(data, dict):
+        items = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return []
+    return [
+        path
+        for key, value in items
+        for path in placeholders(value, f"{where}.{key}" if where else str(key))
+    ]
 
 
 def _scoring(kind: str, first: Case) -> tuple[dict[str, Any], str, str]:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import yaml
+from probe_folders import write_placeholders
 
 
 def jevalkit(*args, env=None, cwd=None):
@@ -43,6 +44,13 @@ def test_new_check_lock_run(tmp_path, openai_server):
     assert data["scoring"] == {"type": "exact_match", "strip": True}
     check = jevalkit("probes", "check", "--probes-dir", str(mine))
     assert check.returncode == 1 and "not published in probes.lock" in check.stdout
+    # the skeleton's placeholders fail the check and keep it from being published
+    assert f"{probe_file}: still holds the skeleton's TODO placeholder(s) at title," in check.stdout
+    refused = jevalkit("probes", "lock", "--probes-dir", str(mine))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "nothing was published" in refused.stderr and not (mine / "probes.lock").exists()
+    write_placeholders(probe_file)
+    assert "TODO" not in probe_file.read_text()
     assert jevalkit("probes", "lock", "--probes-dir", str(mine)).stdout.strip() == (
         "published: capitals@1"
     )
@@ -76,7 +84,8 @@ def test_a_changed_user_case_file_and_a_broken_field_are_named(tmp_path):
     cases = write_cases(tmp_path)
     mine = tmp_path / "mine"
     jevalkit("probes", "new", "capitals", "--cases", str(cases), "--probes-dir", str(mine))
-    jevalkit("probes", "lock", "--probes-dir", str(mine))
+    write_placeholders(mine / "capitals" / "v1.yaml")
+    assert jevalkit("probes", "lock", "--probes-dir", str(mine)).returncode == 0
     copy = mine / "capitals" / "cases.csv"
     copy.write_text(copy.read_text() + "k99,Country 99,City 99\n")
     check = jevalkit("probes", "check", "--probes-dir", str(mine))
@@ -135,7 +144,8 @@ def test_every_skeleton_scorer_loads_and_checks(tmp_path):
             str(mine),
         )
         assert made.returncode == 0, (scorer, made.stderr)
-        jevalkit("probes", "lock", "--probes-dir", str(mine))
+        write_placeholders(mine / "p" / "v1.yaml")
+        assert jevalkit("probes", "lock", "--probes-dir", str(mine)).returncode == 0
         check = jevalkit("probes", "check", "--probes-dir", str(mine))
         assert check.returncode == 0, (scorer, check.stdout)
 

@@ -12,6 +12,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from probe_folders import write_placeholders
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,6 +130,8 @@ def test_a_user_probe_folder_outside_the_package_works_from_the_wheel(installed,
         ("probes", "lock", "--probes-dir", str(mine)),
         ("probes", "check", "--probes-dir", str(mine)),
     ):
+        if args[1] == "lock":
+            write_placeholders(mine / "echo-number" / "v1.yaml")
         done = jevalkit(installed, *args)
         assert done.returncode == 0, (args, done.stdout, done.stderr)
     assert not any(env_dir.rglob("echo-number"))  # nothing written into the installed package
