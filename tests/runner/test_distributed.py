@@ -325,6 +325,39 @@ def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():
     assert min(len(s) for s in dask_shards(keys, threads=2, concurrency=32)[:-1]) == 64
 
 
+def test_dask_shards_give_every_worker_thread_a_task_when_there_are_jobs_enough():
+    # a task holds at most its share of the concurrency: fewer tasks than threads would leave
+    # workers idle and cap the run below its concurrency (one task of 12 jobs at default 8
+    # concurrency on 2 threads sent 4 at a time, from one worker)
+    for n in (1, 3, 6, 12, 17, 100, 2500):
+        keys = [("p", 1, None, "m", "ab", None, None, None, None, r) for r in range(n)]
+        for threads in (1, 2, 8):
+            for concurrency in (1, 4, 8, 64, 1000):
+                shards = dask_shards(keys, threads=threads, concurrency=concurrency)
+                assert sorted(i for s in shards for i in s) == list(range(n))
+                assert len(shards) >= min(threads, n, concurrency), (n, threads, concurrency)
+
+
+def test_a_small_run_uses_both_workers_and_the_whole_concurrency(cluster, openai_server, tmp_path):
+    in_flight, peak, more = [0], [0], threading.Condition()
+    plain = openai_server.reply
+
+    def reply(body):
+        with more:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            more.notify_all()
+            more.wait_for(lambda: in_flight[0] >= 4, timeout=2)  # give overlap a chance
+            in_flight[0] -= 1
+        return plain(body)
+
+    openai_server.reply = reply
+    df = run(openai_server, tmp_path / "r.jsonl", scheduler=cluster.address, repeats=3,
+             concurrency=4)  # fmt: skip
+    assert len(df) == 6 and df["run_id"].nunique() == 2  # a task on each worker
+    assert peak[0] == 4  # the run's concurrency, not one task's share of it
+
+
 def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_server, tmp_path):
     out = tmp_path / "r.jsonl"
     run(openai_server, out, shard="0/2", repeats=2)
