@@ -129,7 +129,7 @@ def grid() -> list[jevalkit.Probe]:
     ]
 
 
-def run(server, out, **options):
+def run(server, out, probes=None, **options):
     defaults = dict(
         base_url=server.base_url,
         out=out,
@@ -140,7 +140,7 @@ def run(server, out, **options):
         progress=False,
         cache=False,
     )
-    return jevalkit.run(grid(), "m", **{**defaults, **options})
+    return jevalkit.run(probes or grid(), "m", **{**defaults, **options})
 
 
 def by_key(frame) -> dict[tuple, dict]:
@@ -336,6 +336,29 @@ def test_dask_shards_give_every_worker_thread_a_task_when_there_are_jobs_enough(
                 shards = dask_shards(keys, threads=threads, concurrency=concurrency)
                 assert sorted(i for s in shards for i in s) == list(range(n))
                 assert len(shards) >= min(threads, n, concurrency), (n, threads, concurrency)
+
+
+def test_guided_shards_never_split_one_key_over_two_shards():
+    # two jobs of one key (the same probe given twice) must share a part: in two parts their
+    # two rows are two answers to one request, which the merge refuses after paying for both
+    keys = [("p", 1, None, "m", "ab", None, None, None, None, r % 50) for r in range(100)]
+    for threads, smallest in ((1, 1), (2, 3), (4, 5), (8, 1)):
+        shards = guided_shards(keys, threads=threads, smallest=smallest)
+        assert sorted(i for s in shards for i in s) == list(range(100))
+        owner: dict[tuple, int] = {}
+        for index, shard in enumerate(shards):
+            for i in shard:
+                assert owner.setdefault(keys[i], index) == index, (threads, smallest, keys[i])
+
+
+def test_a_probe_given_three_times_runs_on_dask_as_in_one_process(cluster, openai_server, tmp_path):
+    # 36 jobs of 12 keys: the first shard (9 jobs) ended inside one key's three jobs, two parts
+    # held two answers to it and the merge refused the run after every request was sent
+    alone = run(openai_server, tmp_path / "a.jsonl", probes=grid() * 3)
+    spread = run(openai_server, tmp_path / "d.jsonl", probes=grid() * 3, concurrency=4,
+                 scheduler=cluster.address)  # fmt: skip
+    assert by_key(spread) == by_key(alone)
+    assert set(lines_by_key(tmp_path / "d.jsonl").values()) == {1}
 
 
 def test_a_small_run_uses_both_workers_and_the_whole_concurrency(cluster, openai_server, tmp_path):
