@@ -209,15 +209,21 @@ def task_share(concurrency: int, threads: int) -> int:
 def dask_shards(keys: list[tuple], threads: int, concurrency: int) -> list[list[int]]:
     """How a run on Dask splits the jobs of ``keys`` into tasks (positions in ``keys``): guided
     shards (:func:`~jevalkit.runner.guided_shards`), the smallest holding :data:`SHARD_LEASES`
-    times a task's share of the concurrency. Which keys share a shard depends only on the set
-    of keys, the threads and the concurrency.
+    times a task's share of the concurrency, but no more than a thread's share of the jobs: a
+    task holds at most its share of the concurrency, so a run of fewer tasks than threads
+    would leave workers idle and send fewer requests at a time than it may. Which keys share a
+    shard depends only on the set of keys, the threads and the concurrency.
 
     Example:
         >>> keys = [("p", 1, None, "m", "ab", None, None, None, None, r) for r in range(100)]
         >>> [len(s) for s in dask_shards(keys, threads=2, concurrency=8)]  # smallest 4 x 8/2
         [25, 19, 16, 16, 16, 8]
+        >>> [len(s) for s in dask_shards(keys[:12], threads=2, concurrency=8)]  # 12 / 2
+        [6, 6]
     """
-    return guided_shards(keys, threads, SHARD_LEASES * task_share(concurrency, threads))
+    threads = max(1, threads)
+    smallest = min(SHARD_LEASES * task_share(concurrency, threads), len(keys) // threads)
+    return guided_shards(keys, threads, max(1, smallest))
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,14 @@ def key_hash(key: tuple) -> int:
         ...     ("p", 1, None, "m", "ab", None, None, None, None, 3))
         True
     """
-    text = json.dumps(list(key), sort_keys=True, separators=(",", ":"), default=str)
+    return _text_hash(_key_text(key))
+
+
+def _key_text(key: tuple) -> str:
+    return json.dumps(list(key), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _text_hash(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
@@ -49,7 +56,8 @@ def guided_shards(keys: list[tuple], threads: int, smallest: int) -> list[list[i
     ``keys`` in each shard, jobs in the order of :func:`key_hash` (models and cases mixed in
     every shard), shards shrinking from 1/(2 x threads) of the jobs to ``smallest`` jobs
     (guided self-scheduling). Equal shards leave one worker idle while the other finishes its
-    last shard; shrinking ones keep both busy until the last few jobs.
+    last shard; shrinking ones keep both busy until the last few jobs. The jobs of one key
+    (a probe given twice) share a shard, as :func:`shard_of` puts them in one.
 
     Example:
         >>> keys = [("p", 1, None, "m", "ab", None, None, None, None, r) for r in range(100)]
@@ -59,12 +67,18 @@ def guided_shards(keys: list[tuple], threads: int, smallest: int) -> list[list[i
         >>> sorted(i for s in shards for i in s) == list(range(100))
         True
     """
-    order = sorted(range(len(keys)), key=lambda i: key_hash(keys[i]))
+    texts = [_key_text(key) for key in keys]
+    # by hash, then by the key itself: the jobs of one key (given twice) lie side by side
+    order = sorted(range(len(keys)), key=lambda i: (_text_hash(texts[i]), texts[i]))
     shards, start = [], 0
     while start < len(order):
         size = max(smallest, math.ceil((len(order) - start) / (GUIDED_SHARE * max(1, threads))))
-        shards.append(order[start : start + size])
-        start += size
+        end = min(start + size, len(order))
+        # never split one key over two shards: two parts would hold two answers to it
+        while end < len(order) and texts[order[end]] == texts[order[end - 1]]:
+            end += 1
+        shards.append(order[start:end])
+        start = end
     return shards
 
 

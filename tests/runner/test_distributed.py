@@ -129,7 +129,7 @@ def grid() -> list[jevalkit.Probe]:
     ]
 
 
-def run(server, out, **options):
+def run(server, out, probes=None, **options):
     defaults = dict(
         base_url=server.base_url,
         out=out,
@@ -140,7 +140,7 @@ def run(server, out, **options):
         progress=False,
         cache=False,
     )
-    return jevalkit.run(grid(), "m", **{**defaults, **options})
+    return jevalkit.run(probes or grid(), "m", **{**defaults, **options})
 
 
 def by_key(frame) -> dict[tuple, dict]:
@@ -323,6 +323,62 @@ def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():
     assert [len(s) for s in guided_shards(keys[:3], threads=8, smallest=4)] == [3]
     # on Dask: the smallest shard is four times a task's share of the concurrency
     assert min(len(s) for s in dask_shards(keys, threads=2, concurrency=32)[:-1]) == 64
+
+
+def test_dask_shards_give_every_worker_thread_a_task_when_there_are_jobs_enough():
+    # a task holds at most its share of the concurrency: fewer tasks than threads would leave
+    # workers idle and cap the run below its concurrency (one task of 12 jobs at default 8
+    # concurrency on 2 threads sent 4 at a time, from one worker)
+    for n in (1, 3, 6, 12, 17, 100, 2500):
+        keys = [("p", 1, None, "m", "ab", None, None, None, None, r) for r in range(n)]
+        for threads in (1, 2, 8):
+            for concurrency in (1, 4, 8, 64, 1000):
+                shards = dask_shards(keys, threads=threads, concurrency=concurrency)
+                assert sorted(i for s in shards for i in s) == list(range(n))
+                assert len(shards) >= min(threads, n, concurrency), (n, threads, concurrency)
+
+
+def test_guided_shards_never_split_one_key_over_two_shards():
+    # two jobs of one key (the same probe given twice) must share a part: in two parts their
+    # two rows are two answers to one request, which the merge refuses after paying for both
+    keys = [("p", 1, None, "m", "ab", None, None, None, None, r % 50) for r in range(100)]
+    for threads, smallest in ((1, 1), (2, 3), (4, 5), (8, 1)):
+        shards = guided_shards(keys, threads=threads, smallest=smallest)
+        assert sorted(i for s in shards for i in s) == list(range(100))
+        owner: dict[tuple, int] = {}
+        for index, shard in enumerate(shards):
+            for i in shard:
+                assert owner.setdefault(keys[i], index) == index, (threads, smallest, keys[i])
+
+
+def test_a_probe_given_three_times_runs_on_dask_as_in_one_process(cluster, openai_server, tmp_path):
+    # 36 jobs of 12 keys: the first shard (9 jobs) ended inside one key's three jobs, two parts
+    # held two answers to it and the merge refused the run after every request was sent
+    alone = run(openai_server, tmp_path / "a.jsonl", probes=grid() * 3)
+    spread = run(openai_server, tmp_path / "d.jsonl", probes=grid() * 3, concurrency=4,
+                 scheduler=cluster.address)  # fmt: skip
+    assert by_key(spread) == by_key(alone)
+    assert set(lines_by_key(tmp_path / "d.jsonl").values()) == {1}
+
+
+def test_a_small_run_uses_both_workers_and_the_whole_concurrency(cluster, openai_server, tmp_path):
+    in_flight, peak, more = [0], [0], threading.Condition()
+    plain = openai_server.reply
+
+    def reply(body):
+        with more:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            more.notify_all()
+            more.wait_for(lambda: in_flight[0] >= 4, timeout=2)  # give overlap a chance
+            in_flight[0] -= 1
+        return plain(body)
+
+    openai_server.reply = reply
+    df = run(openai_server, tmp_path / "r.jsonl", scheduler=cluster.address, repeats=3,
+             concurrency=4)  # fmt: skip
+    assert len(df) == 6 and df["run_id"].nunique() == 2  # a task on each worker
+    assert peak[0] == 4  # the run's concurrency, not one task's share of it
 
 
 def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_server, tmp_path):
