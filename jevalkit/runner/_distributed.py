@@ -195,6 +195,21 @@ def dashboard_link(client: Any) -> str | None:
     return None
 
 
+def shard_settings(settings: RunSettings) -> RunSettings:
+    """What a shard task runs with: no cluster objects and no engine (it runs its shard in its
+    own process), and no ``retry_errors``: the driver already took the results file's error rows
+    out, and a task Dask re-runs must not send again the error rows its dead attempt wrote.
+
+    Example:
+        >>> s = shard_settings(RunSettings(workers=2, retry_errors=True, concurrency=8))
+        >>> s.workers, s.retry_errors, s.concurrency
+        (None, False, 8)
+    """
+    return replace(
+        settings, scheduler=None, cluster=None, workers=None, shard=None, retry_errors=False
+    )
+
+
 def task_share(concurrency: int, threads: int) -> int:
     """The concurrency leases one shard task may hold: the run's concurrency split over the
     cluster's worker threads.
@@ -361,8 +376,6 @@ class DaskSession:
         description: str,
     ) -> pd.DataFrame:
         base_url, label = settings.base_url, settings.label
-        # what the workers get: no cluster objects, no engine (they run their shard in-process)
-        settings = replace(settings, scheduler=None, cluster=None, workers=None, shard=None)
         # absolute: a worker's working folder is not the driver's
         path = check_results_path(Path(out).absolute(), writing=True)
         if model is not None and is_local_model(model) and base_url is None:
@@ -393,7 +406,7 @@ class DaskSession:
                         pending,
                         path,
                         model,
-                        settings,
+                        shard_settings(settings),
                         description,
                         done=len(jobs) - len(pending),
                         reader=reader,
