@@ -160,6 +160,7 @@ def metric(server, name: str) -> float:
 
 def test_a_request_given_up_on_is_cancelled_on_the_server(server, tmp_path):
     # 3,000 tokens take ~50 s; the client gives up after 1 s, three times (retries)
+    wait_until_idle(server)  # an earlier test's request still decoding would count below
     df = run(
         "schema-ten-records",
         "local",
@@ -172,7 +173,11 @@ def test_a_request_given_up_on_is_cancelled_on_the_server(server, tmp_path):
         timeout=1.0,
         max_retries=2,
     )
-    assert df.loc[0, "error"]["type"] == "timeout" and df.loc[0, "attempts"] == 3
+    row = df.iloc[0]
+    assert row["error"]["type"] == "timeout" and row["attempts"] == 3, (
+        row["error"],
+        row["attempts"],
+    )
     # The server notices a closed connection between two decode steps, so under load it may
     # decode some tokens after the client left (issue 24: a fixed sleep then a counter read
     # raced that; a 20 s wait raced a machine with both cores busy, where the server took
@@ -180,7 +185,8 @@ def test_a_request_given_up_on_is_cancelled_on_the_server(server, tmp_path):
     # cancelled decodes its 3,000 tokens; a cancelled one stops well short of half of them.
     gave_up = metric(server, "llamacpp:n_decode_total")
     while metric(server, "llamacpp:requests_processing"):
-        assert metric(server, "llamacpp:n_decode_total") - gave_up < 1500, "still generating"
+        decoded = metric(server, "llamacpp:n_decode_total") - gave_up
+        assert decoded < 1500, f"still generating: {decoded} decode steps after the client left"
         time.sleep(0.2)
     before = metric(server, "llamacpp:n_decode_total")
     time.sleep(1.0)
