@@ -197,20 +197,28 @@ def test_judges_run_on_dask_too(cluster, tmp_path):
     assert len(left) > 2 and left.equals(right)
 
 
-def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_server, tmp_path):
+def count_in_flight(server, overlap: int, wait_s: float) -> list[int]:
+    """Make ``server`` hold each answer until ``overlap`` requests are in flight (at most
+    ``wait_s`` seconds); return a one-item list holding the most ever in flight."""
     in_flight, peak, more = [0], [0], threading.Condition()
-    plain = openai_server.reply
+    plain = server.reply
 
     def reply(body):
         with more:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
             more.notify_all()
-            more.wait_for(lambda: in_flight[0] > 2, timeout=0.3)  # give overlap a chance
+            more.wait_for(lambda: in_flight[0] >= overlap, timeout=wait_s)
             in_flight[0] -= 1
         return plain(body)
 
-    openai_server.reply = reply
+    server.reply = reply
+    return peak
+
+
+def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_server, tmp_path):
+    peak = count_in_flight(openai_server, overlap=3, wait_s=0.3)  # give overlap a chance
+
     out = tmp_path / "r.jsonl"
     df = run(openai_server, out, scheduler=cluster.address, concurrency=2, budget_requests=5)
     assert len(openai_server.requests) == 5 and len(df) == 5  # the budget, not 5 per worker
@@ -362,19 +370,8 @@ def test_a_probe_given_three_times_runs_on_dask_as_in_one_process(cluster, opena
 
 
 def test_a_small_run_uses_both_workers_and_the_whole_concurrency(cluster, openai_server, tmp_path):
-    in_flight, peak, more = [0], [0], threading.Condition()
-    plain = openai_server.reply
+    peak = count_in_flight(openai_server, overlap=4, wait_s=2)
 
-    def reply(body):
-        with more:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-            more.notify_all()
-            more.wait_for(lambda: in_flight[0] >= 4, timeout=2)  # give overlap a chance
-            in_flight[0] -= 1
-        return plain(body)
-
-    openai_server.reply = reply
     df = run(openai_server, tmp_path / "r.jsonl", scheduler=cluster.address, repeats=3,
              concurrency=4)  # fmt: skip
     assert len(df) == 6 and df["run_id"].nunique() == 2  # a task on each worker
