@@ -59,6 +59,7 @@ from ._target import endpoint_identity
 SCHEDULER_TIMEOUT_S = 10
 SHARD_LEASES = 4  # the smallest shard holds four times a task's share of the concurrency
 POLL_S = 0.5
+WORKER_WAIT_S = 600.0  # how long a run waits for a cluster's first worker (queued batch jobs)
 LOCAL_WORKERS_PER_CPU = 4
 # Dask's statistical profiler samples every worker thread's stack every 10 ms: on a shard's deep
 # asyncio stacks that cost about 15% of the workers' CPU (bench_distributed). A LocalCluster of
@@ -428,6 +429,23 @@ class DaskSession:
         mine.attrs["dashboard"] = self.dashboard
         return mine
 
+    def _worker_threads(self) -> int:
+        """The cluster's worker threads, waiting up to :data:`WORKER_WAIT_S` for a first worker
+        (a cluster just scaled up, such as a dask-jobqueue one whose jobs are queued): a run
+        split for no workers would give every task the whole concurrency."""
+        threads = sum(self.client.nthreads().values())
+        if threads:
+            return threads
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+        except TimeoutError:
+            raise UsageError(
+                f"no Dask worker joined the scheduler within {WORKER_WAIT_S:g} s; start workers "
+                "(`dask worker ADDRESS`) or check the cluster's jobs, then run again (rows "
+                "already written are kept)"
+            ) from None
+        return max(1, sum(self.client.nthreads().values()))
+
     def _run_shards(
         self,
         pending: list[tuple[Job, tuple]],
@@ -441,7 +459,7 @@ class DaskSession:
     ) -> dict[str, Any]:
         from dask.distributed import wait
 
-        threads = max(1, sum(self.client.nthreads().values()))
+        threads = self._worker_threads()
         share = task_share(settings.concurrency, threads)
         self._rounds += 1
         futures = []

@@ -639,6 +639,25 @@ def listening() -> set:
     }
 
 
+def test_a_cluster_without_workers_is_waited_for_then_refused_in_one_line(
+    openai_server, tmp_path, monkeypatch
+):
+    from dask.distributed import LocalCluster
+
+    from jevalkit.runner import _distributed
+
+    monkeypatch.setattr(_distributed, "WORKER_WAIT_S", 2.0)
+    empty = LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None)
+    try:
+        started = time.monotonic()
+        with pytest.raises(UsageError, match=r"no Dask worker joined the scheduler within 2 s"):
+            run(openai_server, tmp_path / "r.jsonl", cluster=empty)
+        assert time.monotonic() - started >= 2.0  # it waited for one before refusing
+        assert not openai_server.requests and not part_files(tmp_path / "r.jsonl")
+    finally:
+        empty.close()
+
+
 def test_a_local_cluster_binds_loopback_only():
     before = listening()
     with dask_client(workers=1) as client:
