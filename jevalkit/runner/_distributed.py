@@ -59,7 +59,8 @@ from ._target import endpoint_identity
 SCHEDULER_TIMEOUT_S = 10
 SHARD_LEASES = 4  # the smallest shard holds four times a task's share of the concurrency
 POLL_S = 0.5
-WORKER_WAIT_S = 600.0  # how long a run waits for a cluster's first worker (queued batch jobs)
+# how long a run waits for a cluster's first worker (queued batch jobs); seconds, default 600
+WORKER_WAIT_ENV = "JEVALKIT_WORKER_WAIT_S"
 LOCAL_WORKERS_PER_CPU = 4
 # Dask's statistical profiler samples every worker thread's stack every 10 ms: on a shard's deep
 # asyncio stacks that cost about 15% of the workers' CPU (bench_distributed). A LocalCluster of
@@ -194,6 +195,29 @@ def dashboard_link(client: Any) -> str | None:
         if _has_dashboard() and "dashboard" in client.scheduler_info().get("services", {}):
             return client.dashboard_link
     return None
+
+
+def worker_wait_s() -> float:
+    """Seconds a run waits for a cluster's first worker: ``$JEVALKIT_WORKER_WAIT_S``, else 600.
+
+    Example:
+        >>> import os
+        >>> os.environ["JEVALKIT_WORKER_WAIT_S"] = "soon"
+        >>> worker_wait_s()
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: JEVALKIT_WORKER_WAIT_S='soon': give a number of seconds above 0, e.g. 600
+        >>> del os.environ["JEVALKIT_WORKER_WAIT_S"]; worker_wait_s()
+        600.0
+    """
+    text = os.environ.get(WORKER_WAIT_ENV, "600")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise UsageError(f"{WORKER_WAIT_ENV}={text!r}: give a number of seconds above 0, e.g. 600")
+    return seconds
 
 
 def shard_settings(settings: RunSettings) -> RunSettings:
@@ -430,17 +454,19 @@ class DaskSession:
         return mine
 
     def _worker_threads(self) -> int:
-        """The cluster's worker threads, waiting up to :data:`WORKER_WAIT_S` for a first worker
-        (a cluster just scaled up, such as a dask-jobqueue one whose jobs are queued): a run
-        split for no workers would give every task the whole concurrency."""
+        """The cluster's worker threads, waiting up to ``$JEVALKIT_WORKER_WAIT_S`` seconds
+        (default 600) for a first worker (a cluster just scaled up, such as a dask-jobqueue one
+        whose jobs are queued): a run split for no workers would give every task the whole
+        concurrency."""
         threads = sum(self.client.nthreads().values())
         if threads:
             return threads
+        wait = worker_wait_s()
         try:
-            self.client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+            self.client.wait_for_workers(1, timeout=wait)
         except TimeoutError:
             raise UsageError(
-                f"no Dask worker joined the scheduler within {WORKER_WAIT_S:g} s; start workers "
+                f"no Dask worker joined the scheduler within {wait:g} s; start workers "
                 "(`dask worker ADDRESS`) or check the cluster's jobs, then run again (rows "
                 "already written are kept)"
             ) from None

@@ -644,9 +644,7 @@ def test_a_cluster_without_workers_is_waited_for_then_refused_in_one_line(
 ):
     from dask.distributed import LocalCluster
 
-    from jevalkit.runner import _distributed
-
-    monkeypatch.setattr(_distributed, "WORKER_WAIT_S", 2.0)
+    monkeypatch.setenv("JEVALKIT_WORKER_WAIT_S", "2")
     empty = LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None)
     try:
         started = time.monotonic()
