@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..metrics import ScoreColumns, require_connected, require_systems, score_matrix
 
@@ -38,6 +39,13 @@ ANALYSIS_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="item",
+    estimand="Cronbach's alpha of a systems x items matrix",
+    interval="Feldt F interval",
+    data="arrays",
+    note="pinned to pingouin in tests/items",
+)
 def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
     """Cronbach's alpha of a complete systems x items matrix, with Feldt's interval.
 
@@ -80,6 +88,14 @@ def _constant(values: np.ndarray) -> bool:
     return bool(np.ptp(values) <= _TOL * max(1.0, float(np.abs(values).max())))
 
 
+@estimator(
+    unit="item",
+    estimand="per item: mean score, corrected item-total r; Cronbach's alpha",
+    interval="Feldt F interval for alpha (attrs); t-test p for r",
+    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    call={"case": "case_id"},
+    note="pinned to pingouin.cronbach_alpha and scipy.stats.pearsonr in tests/items",
+)
 def analysis(
     df: pd.DataFrame,
     *,

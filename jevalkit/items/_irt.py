@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..metrics import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 
@@ -147,6 +148,12 @@ def _m_step_1pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
     return a, c
 
 
+@estimator(
+    unit="item",
+    estimand="1PL/2PL item parameters; EAP abilities",
+    interval="posterior SD of each ability",
+    note="returns an IrtFit, not a table; parameter recovery and girth's fit in tests/items/test_irt.py, refusals there",
+)
 def fit_irt(
     df: pd.DataFrame,
     *,

@@ -8,6 +8,7 @@ from typing import Unpack
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..metrics import ScoreColumns, score_matrix
 from ._estimate import estimate
@@ -17,6 +18,12 @@ from ._select import select
 VALIDATION_COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
 
 
+@estimator(
+    unit="system",
+    estimand="error and coverage of estimate per k",
+    interval="none (it measures other intervals)",
+    note="a validation loop over fit_irt, select and estimate",
+)
 def leave_systems_out(
     df: pd.DataFrame,
     ks: Sequence[int],

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..judges import EVALUATORS, Judgment, load_judge_prompt
 from ..stats import ppi_interval, ppi_lambda, rogan_gladen_interval
@@ -255,6 +256,15 @@ def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str,
     )
 
 
+@estimator(
+    unit="item",
+    estimand="mean human score (PPI, PPI++, Rogan-Gladen; Hajek form when weighted)",
+    interval="t with a small-sample floor; delta method",
+    data="labels",
+    checks=("order", "rename", "method", "scale", "one_case"),
+    call={"levels": ["fail", "pass"]},
+    calibration="corrected_mean",
+)
 def corrected_mean(
     df: pd.DataFrame,
     labels: pd.DataFrame,
@@ -311,6 +321,15 @@ def corrected_mean(
     return pd.DataFrame(out, columns=["system", *CORRECTED_COLUMNS])
 
 
+@estimator(
+    unit="item",
+    estimand="paired difference in mean human score",
+    interval="t with a small-sample floor",
+    data="labels",
+    checks=("order", "rename", "method"),
+    call={"baseline": "A", "candidate": "B", "levels": ["fail", "pass"]},
+    calibration="corrected_mean",
+)
 def corrected_difference(
     df: pd.DataFrame,
     labels: pd.DataFrame,
@@ -398,6 +417,14 @@ BUDGET_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="item",
+    estimand="labels needed for a target half-width",
+    interval="none (a planning number)",
+    data="labels",
+    checks=("order", "rename", "method"),
+    call={"target_half_width": 0.1, "levels": ["fail", "pass"]},
+)
 def label_budget(
     df: pd.DataFrame,
     pilot_labels: pd.DataFrame,

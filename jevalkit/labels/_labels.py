@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..contract import estimator
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..runner import repair_torn_tail, system_of
@@ -377,6 +378,13 @@ def check_sampling_probability(prob: Any, where: str = "") -> None:
         raise UsageError(f"{where}sampling_probability must be in (0, 1], got {prob!r:.40}")
 
 
+@estimator(
+    unit="item",
+    estimand="agreement between labellers (Krippendorff's alpha)",
+    interval="bootstrap over items",
+    data="arrays",
+    note="labeller frames; pinned in tests/labels",
+)
 def label_agreement(labels: pd.DataFrame, levels: list[str]) -> pd.DataFrame:
     """Agreement between labellers on the items several of them labelled: Krippendorff's alpha
     at the ordinal level (levels in order, lowest first).

@@ -14,7 +14,6 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
-from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
 from ._facets import (
     FACET_INTERVAL_COLUMNS,
@@ -61,19 +60,15 @@ __all__ = [
     "BASELINE_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
-    "CHECKS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
-    "CONTRACT",
     "COST_COLUMNS",
-    "DATA_KINDS",
     "DECISIONS",
     "DEFAULT_MAX_ERROR_RATE",
     "ERROR_SUMMARY_COLUMNS",
     "FACET_INTERVAL_COLUMNS",
     "GATE_COLUMNS",
     "GATE_METRICS",
-    "HELPERS",
     "LEADERBOARD_COLUMNS",
     "LENGTH_COLUMNS",
     "PER_CASE_COLUMNS",
@@ -86,7 +81,6 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
-    "Estimator",
     "ScoreColumns",
     "ScoreMatrix",
     "baseline_win_rates",
@@ -120,7 +114,6 @@ __all__ = [
     "quality",
     "rank",
     "rank_sets",
-    "register",
     "release_gate",
     "reliability",
     "reliability_curve",

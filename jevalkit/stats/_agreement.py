@@ -10,11 +10,19 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from statsmodels.stats import inter_rater
 
+from ..contract import estimator
 from ..errors import StatsError
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
+@estimator(
+    unit="unit",
+    estimand="chance-corrected agreement, any level of measurement",
+    interval="none (a point statistic)",
+    data="arrays",
+    note="a point statistic (no interval); pinned to the krippendorff package in tests/stats",
+)
 def krippendorff_alpha(
     data: ArrayLike | pd.DataFrame,
     level: Level = "nominal",
@@ -88,6 +96,13 @@ def krippendorff_alpha(
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
 
 
+@estimator(
+    unit="item",
+    estimand="chance-corrected agreement of raters",
+    interval="none (a point statistic)",
+    data="arrays",
+    note="a point statistic (no interval); pinned to statsmodels in tests/stats",
+)
 def fleiss_kappa(table: ArrayLike) -> float:
     """Fleiss' kappa from a subjects x categories table of rating counts (statsmodels).
 

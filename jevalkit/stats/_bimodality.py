@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._validate import as_clean_array
 
@@ -218,6 +219,14 @@ def discrete_bimodality(
     return float(g[0]), float(p[0])
 
 
+@estimator(
+    unit="value",
+    estimand="is a distribution split in two",
+    interval="a test: sequential parametric bootstrap / dip",
+    checks=("order", "rename", "one_case", "method"),
+    adapter=lambda frame: bimodality(frame["score"].astype(float), n_resamples=199),
+    calibration="bimodality",
+)
 def bimodality(
     scores: ArrayLike,
     *,
@@ -339,6 +348,17 @@ def _plan(x: np.ndarray, levels: ArrayLike | None) -> tuple[dict, np.ndarray | N
     return row, None
 
 
+@estimator(
+    unit="value",
+    estimand="bimodality of several samples",
+    interval="as bimodality",
+    checks=("order", "rename", "one_case", "method"),
+    adapter=lambda frame: bimodality_groups(
+        [g["score"].astype(float) for _, g in frame.groupby("system", sort=True)],
+        n_resamples=199,
+    ),
+    calibration="bimodality",
+)
 def bimodality_groups(
     samples: Sequence[ArrayLike],
     *,

@@ -8,10 +8,19 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._validate import as_clean_array, as_labels
 
 
+@estimator(
+    unit="value",
+    estimand="the standard error of a mean, cluster-aware",
+    interval="normal / t",
+    checks=("order", "rename", "one_case"),
+    adapter=lambda frame: standard_error(frame["score"].astype(float), frame["case_id"]),
+    calibration="pass_rate",
+)
 def standard_error(
     scores: ArrayLike, cluster: ArrayLike | None = None, *, small_sample_correction: bool = False
 ) -> float:
@@ -100,6 +109,19 @@ def _paired_arrays(
     return np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
 
 
+@estimator(
+    unit="pair",
+    estimand="a paired mean difference",
+    interval="t over pairs",
+    checks=("order", "rename", "one_case", "no_spread", "method"),
+    adapter=lambda frame: paired_difference(
+        frame.groupby(["case_id", "system"], as_index=False)["score"].mean(),
+        systems=tuple(sorted(frame["system"].unique())[1::-1]),
+        case="case_id",
+        system="system",
+    ),
+    calibration="compare",
+)
 def paired_difference(
     a: ArrayLike | pd.Series | pd.DataFrame,
     b: ArrayLike | pd.Series | None = None,
@@ -151,6 +173,10 @@ def paired_difference(
     z = mean / se if se > 0 else (0.0 if mean == 0 else np.inf * np.sign(mean))
     p = float(2 * sps.norm.sf(abs(z)))
     corr = float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0 else np.nan
+    how = "normal interval, paired " + ("clustered SE" if cluster is not None else "SE")
+    half = z_crit * se
+    if se == 0:  # every pair differs alike: no spread is not a certainty
+        half, how = np.nan, "no interval: every pair differs by the same amount (no spread)"
     return pd.DataFrame(
         [
             {
@@ -159,12 +185,12 @@ def paired_difference(
                 "mean_b": float(y.mean()),
                 "value": mean,
                 "se": se,
-                "ci_low": mean - z_crit * se,
-                "ci_high": mean + z_crit * se,
+                "ci_low": mean - half,
+                "ci_high": mean + half,
                 "z": float(z),
                 "p_value": p,
                 "corr": corr,
-                "method": "paired, clustered SE" if cluster is not None else "paired SE",
+                "method": how,
             }
         ]
     )

@@ -19,6 +19,7 @@ from scipy import optimize
 from scipy import stats as sps
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
+from ..contract import estimator
 from ..errors import StatsError
 
 
@@ -78,6 +79,13 @@ def _equidistant_fit(y: np.ndarray, x: np.ndarray, n_thresholds: int, start: np.
     return -best.fun, best.x
 
 
+@estimator(
+    unit="rating",
+    estimand="the spacing of ordinal levels",
+    interval="none",
+    data="arrays",
+    note="a descriptive fit; pinned in tests/stats",
+)
 def ordinal_spacing(
     levels: ArrayLike,
     groups: ArrayLike | None = None,

@@ -9,11 +9,19 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._gstudy import RESIDUAL, g_study
 from ._validate import as_clean_array, as_labels
 
 
+@estimator(
+    unit="value",
+    estimand="between- and within-case variance",
+    interval="none (inputs to repeats_needed)",
+    data="arrays",
+    note="moment estimates feeding repeats_needed; pinned in tests/stats",
+)
 def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
     """Split pilot scores (k repeats per case) into between-case and within-case variance: the
     one-facet G-study (:func:`g_study` with the facet ``case``; ANOVA when every case has the
@@ -48,6 +56,13 @@ def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
     }
 
 
+@estimator(
+    unit="case",
+    estimand="standard error against repeats per case",
+    interval="none (a planning curve)",
+    data="arrays",
+    note="a planning curve; pinned in tests/stats",
+)
 def repeats_needed(
     scores: ArrayLike,
     case: ArrayLike,

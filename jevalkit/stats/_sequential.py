@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..contract import estimator
 from ..errors import StatsError
 
 TRUNCATION = 0.5
@@ -55,6 +56,13 @@ def _psi(g: np.ndarray | float) -> np.ndarray | float:
     return -np.log1p(-g) - g
 
 
+@estimator(
+    unit="case",
+    estimand="the mean over cases of each case's expected score, at every sweep",
+    interval="anytime-valid confidence sequence (betting)",
+    data="arrays",
+    note="the adaptive runner's stopping rule; calibrated by benchmarks/bench_adaptive.py",
+)
 class SweepSequence:
     """A confidence sequence for the mean over cases of each case's expected score in [0, 1].
 
@@ -201,6 +209,13 @@ class SweepSequence:
         return max(0.0, low), min(1.0, high)
 
 
+@estimator(
+    unit="value",
+    estimand="a running mean, valid at every look",
+    interval="anytime-valid confidence sequence",
+    data="arrays",
+    note="calibrated by benchmarks/bench_adaptive.py",
+)
 def confidence_sequence(scores: ArrayLike, *, confidence: float = 0.95) -> pd.DataFrame:
     """The anytime-valid interval of the mean over cases of each case's expected score.
 
