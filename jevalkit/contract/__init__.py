@@ -37,6 +37,13 @@ from ._declare import (
     public_name,
 )
 from ._finish import finish, interval_pairs
+from ._matrix import (
+    ScoreColumns,
+    ScoreMatrix,
+    require_connected,
+    require_systems,
+    score_matrix,
+)
 from ._prepare import (
     Prepared,
     check_key_types,
@@ -59,6 +66,8 @@ __all__ = [
     "Contract",
     "Prepared",
     "Result",
+    "ScoreColumns",
+    "ScoreMatrix",
     "as_table",
     "check_key_types",
     "check_scale",
@@ -72,5 +81,8 @@ __all__ = [
     "public_name",
     "refuse_duplicates",
     "require",
+    "require_connected",
+    "require_systems",
+    "score_matrix",
     "scored_mask",
 ]

@@ -18,9 +18,8 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from ..contract import estimator
+from ..contract import ScoreColumns, estimator, require_connected, require_systems, score_matrix
 from ..errors import StatsError
-from ..metrics import ScoreColumns, require_connected, require_systems, score_matrix
 
 ANALYSIS_COLUMNS = [
     "n_systems",

@@ -30,9 +30,8 @@ import pandas as pd
 from scipy import stats as sps
 from scipy.special import expit
 
-from ..contract import estimator
+from ..contract import estimator, score_matrix
 from ..errors import StatsError
-from ..metrics import score_matrix
 from ._irt import NODES, IrtFit
 
 ESTIMATE_COLUMNS = ["system", "value", "ci_low", "ci_high", "n_items", "method"]

@@ -30,9 +30,15 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
-from ..contract import estimator
+from ..contract import (
+    ScoreColumns,
+    ScoreMatrix,
+    estimator,
+    require_connected,
+    require_systems,
+    score_matrix,
+)
 from ..errors import StatsError
-from ..metrics import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 
 NODES = np.linspace(-5.0, 5.0, 41)
 PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()

@@ -8,9 +8,8 @@ from typing import Unpack
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..contract import estimator
+from ..contract import ScoreColumns, estimator, score_matrix
 from ..errors import StatsError
-from ..metrics import ScoreColumns, score_matrix
 from ._estimate import estimate
 from ._irt import fit_irt
 from ._select import select

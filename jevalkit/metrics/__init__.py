@@ -48,7 +48,6 @@ from ._judge_bias import (
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
-from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 from ._per_case import PER_CASE_COLUMNS, per_case
 from ._plan import PLAN_COLUMNS, plan_design
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
@@ -81,8 +80,6 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
-    "ScoreColumns",
-    "ScoreMatrix",
     "baseline_win_rates",
     "by_groups",
     "case_changes",
@@ -118,11 +115,8 @@ __all__ = [
     "reliability",
     "reliability_curve",
     "require",
-    "require_connected",
-    "require_systems",
     "run_noise_floor",
     "run_summary",
-    "score_matrix",
     "scored",
     "separability",
     "summarize",

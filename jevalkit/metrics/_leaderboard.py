@@ -39,10 +39,9 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from ..contract import estimator
+from ..contract import ScoreColumns, estimator, require_connected, score_matrix
 from ..errors import StatsError
 from ._frame import columns_of
-from ._matrix import ScoreColumns, require_connected, score_matrix
 from ._rank import ELO_SCALE, rank_with_draws
 from ._scores import mean_score
 

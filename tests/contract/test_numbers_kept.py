@@ -24,7 +24,7 @@ from jevalkit import items as it
 from jevalkit import labels as lb
 from jevalkit import metrics as m
 from jevalkit import stats as s
-from jevalkit.contract import Result
+from jevalkit.contract import Result, score_matrix
 
 ROOT = Path(__file__).parents[2]
 BEFORE = json.loads((Path(__file__).parent / "pins" / "before.json").read_text())
@@ -215,7 +215,7 @@ def calls():
         "reliability_curve/judged": lambda: m.reliability_curve(judged),
         "analysis/bench": lambda: it.analysis(bench, case="case_id"),
         "cronbach_alpha/matrix": lambda: it.cronbach_alpha(
-            np.asarray(m.score_matrix(bench, case="case_id").scores)
+            np.asarray(score_matrix(bench, case="case_id").scores)
         ),
         "fit_irt/2pl": lambda: {
             "items": fit2.items,
