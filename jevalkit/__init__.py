@@ -27,7 +27,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .metrics import plan_design
+    from .metrics import choose_design
     from .probes import Probe, check_probes, list_probes, load_probe
     from .runner import COLUMNS, arun, plan, read_results, run
     from .scorers import Score
@@ -39,8 +39,8 @@ _LAZY = {
     "load_probe": "probes",
     "COLUMNS": "runner",
     "arun": "runner",
+    "choose_design": "metrics",
     "plan": "runner",
-    "plan_design": "metrics",
     "read_results": "runner",
     "run": "runner",
     "Score": "scorers",
@@ -60,10 +60,10 @@ __all__ = [
     "__version__",
     "arun",
     "check_probes",
+    "choose_design",
     "list_probes",
     "load_probe",
     "plan",
-    "plan_design",
     "read_results",
     "run",
 ]

@@ -18,7 +18,6 @@ from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, pr
 from ..errors import StatsError
 from ._facet_interval import (
     FACET_COLUMNS,
-    check_generalize,
     no_interval,
     other_facets,
     paired_facet_interval,
@@ -196,13 +195,10 @@ def compare(
     unknown = [m for m in metrics if m not in METRICS]
     if unknown or not metrics:
         raise StatsError(f"metrics must be among {', '.join(METRICS)}, got {list(metrics)}")
-    check_generalize(generalize)
     by_cols = columns_of(by)
     for column in [*by_cols, system]:
         require(data, column, "by" if column != system else "system", "compared within or between")
-    facets = other_facets(generalize, case)
-    for facet in facets:
-        require(data, facet, "generalize", "a facet to generalise over")
+    facets = other_facets(generalize, case, data)
     with_case = generalize is not None and len(facets) < len(list(dict.fromkeys(generalize)))
     systems = sorted(data[system].dropna().astype(str).unique())
     rows = []

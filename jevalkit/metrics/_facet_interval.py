@@ -34,10 +34,18 @@ def check_generalize(generalize: Sequence[str] | None) -> None:
         raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
 
 
-def other_facets(generalize: Sequence[str] | None, case: CaseSpec) -> list[str]:
-    """The generalised facets besides the case (a case column counts as the case)."""
+def other_facets(
+    generalize: Sequence[str] | None, case: CaseSpec, data: object = None
+) -> list[str]:
+    """The generalised facets besides the case (a case column counts as the case), each a
+    column of ``data`` when it is a frame."""
+    check_generalize(generalize)
     cases = set(columns_of(case))
-    return [g for g in dict.fromkeys(generalize or ()) if g != CASE_FACET and g not in cases]
+    others = [g for g in dict.fromkeys(generalize or ()) if g != CASE_FACET and g not in cases]
+    if isinstance(data, pd.DataFrame):
+        for facet in others:
+            require(data, facet, "generalize", "a facet to generalise over")
+    return others
 
 
 def facet_interval(

@@ -55,6 +55,7 @@ LENGTH_COLUMNS = [
     estimand="share of decisive games won by the answer shown first",
     interval="Wilson; paired t for the level shift",
     data="games",
+    call={"case": "case_id"},
     checks=("order", "rename", "method", "one_order"),
     calibration="position_bias",
 )
@@ -231,6 +232,7 @@ def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     estimand="share of decisive games won by the longer answer",
     interval="Wilson; logistic-model Wald interval",
     data="games",
+    call={"case": "case_id"},
     checks=("order", "rename", "method"),
     note="needs recorded lengths: the games frame carries them",
 )
@@ -320,6 +322,7 @@ def _direction(verdict: Any) -> int:
     estimand="one preference per case: the mean of its games",
     interval="none (a per-case table)",
     data="games",
+    call={"case": "case_id"},
     checks=("order", "rename"),
     note="a per-case table, no estimate across cases",
 )

@@ -211,7 +211,7 @@ def _ranking(table, draws, n_cases, coefficients, anchor) -> Ranking:
     interval="percentile bootstrap over cases",
     data="games",
     checks=("order", "rename", "method", "graph"),
-    call={"anchor": "A", "n_resamples": 200},
+    call={"anchor": "A", "n_resamples": 200, "case": "case_id"},
     calibration="rank",
 )
 def rank(
@@ -384,7 +384,7 @@ def rank(
             "ci_low": 1000 + ELO_SCALE * low,
             "ci_high": 1000 + ELO_SCALE * high,
             "strength": strengths,
-            "strength_se": np.where(flat, np.nan, boot_strengths.std(axis=0, ddof=1)),
+            "strength_se": np.where(flat | is_anchor, np.nan, boot_strengths.std(axis=0, ddof=1)),
             "win_prob_vs_anchor": sigmoid(strengths),
             "win_prob_ci_low": sigmoid(low),
             "win_prob_ci_high": sigmoid(high),
@@ -490,7 +490,7 @@ BASELINE_COLUMNS = [
     interval="t with a case-clustered SE (or percentile bootstrap); Wilson floor",
     data="games",
     checks=("order", "rename", "method", "one_case", "no_spread"),
-    call={"baseline": "A", "n_resamples": 500},
+    call={"baseline": "A", "n_resamples": 500, "case": "case_id"},
     calibration="baseline_win_rates",
 )
 def baseline_win_rates(
@@ -549,9 +549,7 @@ def baseline_win_rates(
     games = games[involved]
     other = np.where(a[involved] == baseline, b[involved], a[involved])
     outcome = np.where(a[involved] == baseline, 1 - games["_y"], games["_y"])
-    frame = pd.DataFrame(
-        {"system": other, "case": games["_case"].to_numpy(), "y": outcome}
-    )
+    frame = pd.DataFrame({"system": other, "case": games["_case"].to_numpy(), "y": outcome})
     rng = np.random.default_rng(seed)
     rows = []
     for system, part in frame.groupby("system", sort=True):

@@ -149,7 +149,7 @@ def mean_score(
         score,
         by=by,
         case=case,
-        within=other_facets(generalize, case) if isinstance(data, pd.DataFrame) else (),
+        within=other_facets(generalize, case, data) if isinstance(data, pd.DataFrame) else (),
         kind="score",
         scale=scale,
         keyword="score",
@@ -316,7 +316,7 @@ def pass_rate(
         passed,
         by=by,
         case=case,
-        within=other_facets(generalize, case) if isinstance(data, pd.DataFrame) else (),
+        within=other_facets(generalize, case, data) if isinstance(data, pd.DataFrame) else (),
         kind="verdict",
         keyword="passed",
     )

@@ -80,15 +80,25 @@ def enc(x):
 # what changed on purpose, and why (a place, as ``same`` names it, and the reason)
 ANCHOR = (
     "the anchor's rating is fixed at 1000 by definition: no interval (finish refuses a "
-    "zero-width one), and its method says so"
+    "zero-width one) and no standard error, and its method says so"
 )
 DELIBERATE = {
     "paired_difference.frame[0].method": "names its interval now (the contract's method check)",
     **{
         f"{call}.frame[0].{column}": ANCHOR
         for call in ("rank/pairwise", "rank/pairwise_pref", "leaderboard/pairwise")
-        for column in ("ci_low", "ci_high", "win_prob_ci_low", "win_prob_ci_high", "method")
+        for column in (
+            "ci_low",
+            "ci_high",
+            "win_prob_ci_low",
+            "win_prob_ci_high",
+            "method",
+            "strength_se",
+            "se",
+        )
     },
+    "leaderboard/pairwise.attrs.signal_to_noise": "the anchor's standard error (0 by "
+    "definition) no longer counts as noise in the root mean square of the SEs",
 }
 
 
@@ -156,7 +166,9 @@ def between_within(g) -> dict:
 
 
 def designs(d) -> dict:
-    return framed(d.designs, generalize=list(d.generalize), confidence=d.confidence, priced=d.priced)
+    return framed(
+        d.designs, generalize=list(d.generalize), confidence=d.confidence, priced=d.priced
+    )
 
 
 def curve(r) -> dict:
