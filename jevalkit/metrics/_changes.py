@@ -168,7 +168,7 @@ def case_changes(
     out = joined
     if not include_unchanged:
         out = out[out["status"] != "unchanged"]
-    return finish(out[[*cols, *COLUMNS]], order=COLUMNS)
+    return finish(out[[*cols, *COLUMNS]], order=[*cols, *COLUMNS])
 
 
 def _why_nothing_pairs(

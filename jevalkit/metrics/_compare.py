@@ -252,7 +252,7 @@ def compare(
     if ok.any():
         out.loc[ok, "p_holm"] = multipletests(out.loc[ok, "p_value"], method="holm")[1]
         out.loc[ok, "p_bh"] = multipletests(out.loc[ok, "p_value"], method="fdr_bh")[1]
-    return finish(out, order=[*COLUMNS, *extra], estimate="delta")
+    return finish(out, order=[*by_cols, *COLUMNS, *extra], estimate="delta")
 
 
 def _pair(

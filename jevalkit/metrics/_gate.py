@@ -222,7 +222,7 @@ def gate(
                 "reason": "all results: no scored rows to decide on",
             }
         )
-    return finish(pd.DataFrame(rows, columns=[*cols, *COLUMNS]), order=COLUMNS)
+    return finish(pd.DataFrame(rows), order=[*cols, *COLUMNS])
 
 
 RELEASE_COLUMNS = [

@@ -4,7 +4,7 @@ one preference per case its two orders give (with whether they agree)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -12,10 +12,10 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportions_ztest
 
-from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish
+from ..contract import estimator, finish
 from ..errors import StatsError
 from ..stats import wilson_ci
-from ._games import games_of
+from ._games import GameColumns, games_of
 
 POSITION_COLUMNS = [
     "n_games",
@@ -62,14 +62,8 @@ LENGTH_COLUMNS = [
 def position_bias(
     df: pd.DataFrame,
     *,
-    case: CaseSpec = CASE_COLUMNS,
-    system_a: str = "system_a",
-    system_b: str = "system_b",
-    verdict: str = "verdict",
-    score: str = "score",
-    position: str = "position",
-    repeat: str | None = "repeat",
     confidence: float = 0.95,
+    **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Does the answer shown first win more often than chance?
 
@@ -91,16 +85,7 @@ def position_bias(
         >>> int(row["first_wins"]), int(row["n_decisive"]), float(row["swap_consistency"])
         (3, 4, 0.5)
     """
-    games, _ = games_of(
-        df,
-        case=case,
-        system_a=system_a,
-        system_b=system_b,
-        verdict=verdict,
-        score=score,
-        position=position,
-        repeat=repeat,
-    )
+    games, _ = games_of(df, **columns)
     position = games["position"]
     if position.isna().all():
         raise StatsError(
@@ -239,14 +224,8 @@ def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 def length_bias(
     df: pd.DataFrame,
     *,
-    case: CaseSpec = CASE_COLUMNS,
-    system_a: str = "system_a",
-    system_b: str = "system_b",
-    verdict: str = "verdict",
-    score: str = "score",
-    position: str = "position",
-    repeat: str | None = "repeat",
     confidence: float = 0.95,
+    **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Does the longer answer win more often than chance?
 
@@ -255,16 +234,7 @@ def length_bias(
     coefficient of the length difference (per 100 characters) in a logistic model of system_a
     winning (statsmodels ``Logit``, ties left out), with its interval and p-value.
     """
-    games, _ = games_of(
-        df,
-        case=case,
-        system_a=system_a,
-        system_b=system_b,
-        verdict=verdict,
-        score=score,
-        position=position,
-        repeat=repeat,
-    )
+    games, _ = games_of(df, **columns)
     len_a, len_b = _lengths(games)
     score = games["score"].astype(float).to_numpy()
     ok = ~np.isnan(len_a) & ~np.isnan(len_b) & (score != 0.5)
@@ -328,14 +298,7 @@ def _direction(verdict: Any) -> int:
 )
 def pairwise_preferences(
     df: pd.DataFrame,
-    *,
-    case: CaseSpec = CASE_COLUMNS,
-    system_a: str = "system_a",
-    system_b: str = "system_b",
-    verdict: str = "verdict",
-    score: str = "score",
-    position: str = "position",
-    repeat: str | None = "repeat",
+    **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """One preference per case from its games: the mean of the games' scores (the preference for
     ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back
@@ -353,16 +316,7 @@ def pairwise_preferences(
         >>> pairwise_preferences(g, case="case_id")[["preference", "swap_consistent"]].values.tolist()
         [[0.5, False]]
     """
-    games, cases = games_of(
-        df,
-        case=case,
-        system_a=system_a,
-        system_b=system_b,
-        verdict=verdict,
-        score=score,
-        position=position,
-        repeat=repeat,
-    )
+    games, cases = games_of(df, **columns)
     rows = []
     for key, group in games.groupby(
         ["_case", "system_a", "system_b", "repeat"], sort=True, dropna=False

@@ -34,6 +34,18 @@ def _t_interval(metric: str, diffs: np.ndarray, confidence: float) -> tuple[floa
     return low, high, how
 
 
+def no_estimate(reason: str) -> dict:
+    """The estimate columns of a comparison the data cannot make, with the reason."""
+    return {
+        **dict.fromkeys(["value", "value_baseline", "delta", "ci_low", "ci_high"], np.nan),
+        **dict.fromkeys(["statistic", "p_value", "p_wilcoxon", "effect_size"], np.nan),
+        **dict.fromkeys(["sd_diff", "mde"], np.nan),
+        "test": None,
+        "effect_size_name": None,
+        "method": reason,
+    }
+
+
 def paired_estimate(
     metric: str,
     x: np.ndarray,
@@ -49,22 +61,7 @@ def paired_estimate(
         raise StatsError(f"paired values differ in length ({x.size} and {y.size})")
     n = x.size
     if n == 0:
-        return {
-            "value": np.nan,
-            "value_baseline": np.nan,
-            "delta": np.nan,
-            "ci_low": np.nan,
-            "ci_high": np.nan,
-            "test": None,
-            "statistic": np.nan,
-            "p_value": np.nan,
-            "p_wilcoxon": np.nan,
-            "effect_size": np.nan,
-            "effect_size_name": None,
-            "sd_diff": np.nan,
-            "mde": np.nan,
-            "method": empty_reason,
-        }
+        return no_estimate(empty_reason)
     if metric == "win_rate":
         outcome = np.sign(x - y) * 0.5 + 0.5
         value, value_base, diffs = float(outcome.mean()), 0.5, outcome - 0.5

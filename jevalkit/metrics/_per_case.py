@@ -86,4 +86,4 @@ def per_case(
     ).reset_index(drop=True)
     for column in ("n", "n_missing", "passed"):
         out[column] = out[column].astype(int)
-    return finish(out[[*keys, *COLUMNS]], order=COLUMNS)
+    return finish(out, order=[*keys, *COLUMNS])

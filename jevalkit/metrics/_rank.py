@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -30,11 +31,11 @@ from scipy import stats as sps
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from ..contract import CASE_COLUMNS, CaseSpec, Result, estimator, finish, group_codes
+from ..contract import Result, estimator, finish, group_codes
 from ..errors import StatsError
 from ..judges import STYLE_FEATURES
 from ..stats import no_spread_ci, standard_error
-from ._games import games_of
+from ._games import GameColumns, games_of
 
 ELO_SCALE = 400.0 / math.log(10.0)
 RANK_COLUMNS = [
@@ -225,13 +226,7 @@ def rank(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
-    case: CaseSpec = CASE_COLUMNS,
-    system_a: str = "system_a",
-    system_b: str = "system_b",
-    verdict: str = "verdict",
-    score: str = "score",
-    position: str = "position",
-    repeat: str | None = "repeat",
+    **columns: Unpack[GameColumns],
 ) -> Ranking:
     """Bradley-Terry ratings of the systems in pairwise games, with bootstrap intervals.
 
@@ -247,8 +242,8 @@ def rank(
             names it.
         resample: ``cases`` (all games of a case together; the honest default) or ``games``.
         n_resamples, confidence, seed: of the percentile bootstrap.
-        case, system_a, system_b, verdict, score, position, repeat: the games' columns (the
-            data contract); a copied game row is refused.
+        columns: the games' columns (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
+            ``score=``, ``position=``, ``repeat=``; the data contract): a copied game is refused.
 
     Returns:
         A :class:`Ranking`; its ``ratings`` (``.table()``) have one row per system, best first:
@@ -270,15 +265,6 @@ def rank(
         >>> ranking.draws.shape, 0 <= ranking.separability <= 1
         ((200, 6), True)
     """
-    columns = {
-        "case": case,
-        "system_a": system_a,
-        "system_b": system_b,
-        "verdict": verdict,
-        "score": score,
-        "position": position,
-        "repeat": repeat,
-    }
     if resample not in ("cases", "games"):
         raise StatsError(f"resample must be 'cases' or 'games', got {resample!r}")
     games = _games(df, strong_weight, estimand, columns)
@@ -502,13 +488,7 @@ def baseline_win_rates(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
-    case: CaseSpec = CASE_COLUMNS,
-    system_a: str = "system_a",
-    system_b: str = "system_b",
-    verdict: str = "verdict",
-    score: str = "score",
-    position: str = "position",
-    repeat: str | None = "repeat",
+    **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Every system's win rate against one baseline in pairwise games, with an interval that
     keeps the games of a case together.
@@ -532,15 +512,6 @@ def baseline_win_rates(
     """
     if interval not in ("t", "bootstrap"):
         raise StatsError(f"interval must be 't' or 'bootstrap', got {interval!r}")
-    columns = {
-        "case": case,
-        "system_a": system_a,
-        "system_b": system_b,
-        "verdict": verdict,
-        "score": score,
-        "position": position,
-        "repeat": repeat,
-    }
     games = _games(df, 1.0, estimand, columns)
     a, b = games["system_a"].astype(str), games["system_b"].astype(str)
     involved = (a == baseline) | (b == baseline)

@@ -74,7 +74,7 @@ def summarize(
         except StatsError:
             pass  # no case ran twice within a group: nothing to report
     table = pd.concat([p[cols + SUMMARY_COLUMNS] for p in parts], ignore_index=True)
-    return finish(table, order=SUMMARY_COLUMNS)
+    return finish(table, order=[*cols, *SUMMARY_COLUMNS])
 
 
 @estimator(

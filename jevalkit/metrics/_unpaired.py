@@ -9,6 +9,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from ..stats import minimum_detectable_effect, no_spread_ci
+from ._paired_intervals import no_estimate
 
 
 def unpaired_estimate(
@@ -28,21 +29,7 @@ def unpaired_estimate(
     mde = minimum_detectable_effect(1, se2, alpha=alpha, power=power)
     mde = mde if mde > 0 else np.nan  # no spread on either side: nothing to power against
     if metric == "win_rate":
-        return {
-            **base,
-            "value": np.nan,
-            "value_baseline": 0.5,
-            "delta": np.nan,
-            "ci_low": np.nan,
-            "ci_high": np.nan,
-            "test": None,
-            "statistic": np.nan,
-            "p_value": np.nan,
-            "effect_size": np.nan,
-            "effect_size_name": None,
-            "mde": np.nan,
-            "method": "one case: a win rate needs several cases",
-        }
+        return {**no_estimate("one case: a win rate needs several cases"), "value_baseline": 0.5}
     if metric == "pass_rate" and np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all():
         kx, ky = int(x.sum()), int(y.sum())
         low, high = confint_proportions_2indep(
