@@ -50,6 +50,11 @@ class Result:
         return len(self._unpack or self._fields())
 
     def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, str):  # a column name: the table has it, the result has fields
+            raise TypeError(
+                f"{type(self).__name__} is a results object: read its table with "
+                f".table()[{index!r}], or a field as .{index}"
+            )
         return tuple(self)[index]
 
     def table(self) -> pd.DataFrame:

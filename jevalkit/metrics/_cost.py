@@ -69,7 +69,7 @@ def cost(
         ...     "case_id": ["c1", "c2", "c1", "c2"], "passed": [True, False, True, True],
         ...     "prompt_tokens": [100] * 4, "completion_tokens": [50] * 4,
         ...     "cost_usd": [0.001, 0.001, None, None]})
-        >>> t = cost(rows)
+        >>> t = cost(rows, by="system")
         >>> t[["system", "n_priced", "cost_usd", "value", "cost_per_point"]].values.tolist()
         [['a', 2, 0.002, 0.5, 4e-05], ['b', 0, nan, 1.0, nan]]
     """

@@ -67,6 +67,10 @@ def position_bias(
 ) -> pd.DataFrame:
     """Does the answer shown first win more often than chance?
 
+    The games' columns are keywords (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
+    ``score=``, ``position=``, ``repeat=``; :class:`GameColumns`), defaulting to the results
+    columns; a copied game row is refused.
+
     Returns one row: over decisive games (not ties), ``first_wins`` and ``first_win_share`` of the
     answer shown first, with a Wilson interval and the two-sided binomial test against 0.5
     (``p_value``; when a pair was shown more often in one order than the other, its two orders
@@ -81,7 +85,7 @@ def position_bias(
         >>> g = pd.DataFrame({"case_id": ["c1", "c1", "c2", "c2"], "system_a": "x", "system_b": "y",
         ...                   "repeat": 0, "position": ["a_first", "b_first"] * 2,
         ...                   "verdict": ["a>b", "b>a", "a>b", "a>b"], "score": [1.0, 0.0, 1.0, 1.0]})
-        >>> row = position_bias(g).iloc[0]
+        >>> row = position_bias(g, case="case_id").iloc[0]
         >>> int(row["first_wins"]), int(row["n_decisive"]), float(row["swap_consistency"])
         (3, 4, 0.5)
     """
@@ -228,6 +232,10 @@ def length_bias(
     **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Does the longer answer win more often than chance?
+
+    The games' columns are keywords (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
+    ``score=``, ``position=``, ``repeat=``; :class:`GameColumns`), defaulting to the results
+    columns; a copied game row is refused.
 
     Returns one row: over decisive games between answers of different lengths, ``longer_wins``
     and ``longer_win_share`` with a Wilson interval and the binomial test against 0.5; and the

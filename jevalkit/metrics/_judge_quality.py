@@ -68,9 +68,9 @@ def _paired_ci(
         if np.ptp(x[idx]) == 0 or np.ptp(y[idx]) == 0:
             continue
         values.append(fn(x[idx], y[idx]).statistic)
-    if len(values) < 10:
+    low, high = np.percentile(values, [2.5, 97.5]) if len(values) >= 10 else (np.nan, np.nan)
+    if not high > low:  # too few resamples varied, or every one gave the same value: none
         return np.nan, np.nan
-    low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
 
 

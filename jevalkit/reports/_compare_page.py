@@ -82,7 +82,8 @@ def compare_page(table: pd.DataFrame, changes: pd.DataFrame, *, title: str = "Co
     if changes.empty:
         parts.append("<p>No case changed its verdict.</p>")
     # case_changes documents its table as the case columns, then status, ...
-    case_cols = list(changes.columns[: list(changes.columns).index("status")])
+    columns = list(changes.columns)
+    case_cols = columns[: columns.index("status")] if "status" in columns else []
     for r in changes.to_dict("records"):
         case = ", ".join(f"{c} {_e(r[c])}" for c in case_cols if not _missing(r[c]))
         a, b = highlight_differences(str(r.get("output_a") or ""), str(r.get("output_b") or ""))

@@ -110,7 +110,7 @@ def repeats_needed(
     Example:
         >>> r = repeats_needed([1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1], list("aaabbbcccddd"), max_repeats=5)
         >>> r.curve["se"].is_monotonic_decreasing, r.recommended_repeats
-        (True, None)
+        (True, 14)
     """
     if max_repeats < 1:
         raise StatsError(f"max_repeats must be at least 1, got {max_repeats}")
