@@ -51,9 +51,10 @@ class Result:
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, str):  # a column name: the table has it, the result has fields
+            field = f", or the field .{index}" if index in self._fields() else ""
             raise TypeError(
                 f"{type(self).__name__} is a results object: read its table with "
-                f".table()[{index!r}], or a field as .{index}"
+                f".table()[{index!r}]{field}"
             )
         return tuple(self)[index]
 

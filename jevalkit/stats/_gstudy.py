@@ -243,6 +243,10 @@ def variance_components(
         >>> study.levels, study.repeats
         ({'case': 40, 'variant': 3}, 4.0)
     """
+    if isinstance(facets, str):
+        raise StatsError(
+            f"facets takes a list of columns, e.g. [{facets!r}] or ['case', 'variant']"
+        )
     wanted = list(dict.fromkeys(facets))
     if not wanted:
         raise StatsError("give at least one facet column")

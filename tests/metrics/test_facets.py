@@ -226,6 +226,8 @@ def test_only_varying_facets_are_fitted_and_the_rest_named():
         variance_components(d, facets=["case", "base_url"])
     with pytest.raises(StatsError, match="none of the facets"):
         variance_components(d, facets=["model"], only_varying=True)
+    with pytest.raises(StatsError, match="facets takes a list of columns"):
+        variance_components(d, facets="case")
 
 
 def test_a_g_study_refuses_case_keys_that_never_pair():
