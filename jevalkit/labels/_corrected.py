@@ -5,7 +5,7 @@ judge's mean over all items, corrected by its average error on the labelled slic
 mean of the *human* score without the judge's bias (prediction-powered inference, Angelopoulos,
 Bates, Fannjiang, Jordan & Zrnic 2023, Science 382; power-tuned "PPI++", Angelopoulos, Duchi &
 Zrnic 2023, arXiv:2311.01453). Computed with the authors' ``ppi-python`` package; the estimators on arrays are
-:func:`jevalkit.stats.ppi_interval`, :func:`jevalkit.stats.ppi_lambda` and
+:func:`jevalkit.stats.ppi_interval` (``lam=None``: PPI++'s tuned lambda) and
 :func:`jevalkit.stats.rogan_gladen_interval`.
 
 For pass/fail verdicts the Rogan-Gladen estimator (Rogan & Gladen 1978, Am. J. Epidemiol. 107)
@@ -30,7 +30,7 @@ from scipy import stats
 from ..contract import estimator
 from ..errors import StatsError
 from ..judges import EVALUATORS, Judgment, load_judge_prompt
-from ..stats import ppi_interval, ppi_lambda, rogan_gladen_interval
+from ..stats import ppi_interval, rogan_gladen_interval
 from ._labels import judged_items
 
 CORRECTED_COLUMNS = [
@@ -179,12 +179,10 @@ def _rows(
             "the labelled items alone (PPI with lambda = 0), t interval" + how,
         )
     )
-    for name, lam in (("PPI", 1.0), ("PPI++", None)):
-        if lam is None:
-            lam = ppi_lambda(y, yhat, yhat_unlabelled, weights)
-        value, low, high, judged_var, rect_var = ppi_interval(
-            y, yhat, yhat_unlabelled, lam, weights=weights, confidence=confidence
-        )
+    for name, tuning in (("PPI", 1.0), ("PPI++", None)):
+        ppi = ppi_interval(y, yhat, yhat_unlabelled, tuning, weights=weights, confidence=confidence)
+        value, low, high, judged_var, rect_var = ppi
+        lam = ppi.lam
         total = judged_var + rect_var
         effective = n * classical_var / total if total > 0 else math.inf
         rows.append(
@@ -472,10 +470,9 @@ def label_budget(
         if y.size < 2:
             raise StatsError(f"system {system!r}: a pilot needs at least 2 labels")
         weights = None if np.allclose(w, w[0]) else w
-        lam = ppi_lambda(y, yhat, yhat_u, weights)
-        _, low, high, judged_var, rect_var = ppi_interval(
-            y, yhat, yhat_u, lam, weights=weights, confidence=confidence
-        )
+        tuned = ppi_interval(y, yhat, yhat_u, None, weights=weights, confidence=confidence)
+        _, low, high, judged_var, rect_var = tuned
+        lam = tuned.lam
         now = (high - low) / 2
         per_label = rect_var * y.size  # the rectifier's variance per label
         q = stats.t.ppf(0.5 + confidence / 2, y.size - 1)
