@@ -275,7 +275,7 @@ def calls():
         "label_agreement/labels": lambda: lb.label_agreement(
             pd.concat([labels, labels.assign(labeller="x")]), ["safe", "unsafe"]
         ),
-        "label_plan/judged": lambda: lb.label_plan(judged, 10, strategy="random", seed=3),
+        "label_plan/judged": lambda: lb.label_sample(judged, 10, strategy="random", seed=3),
         "bootstrap_ci/sample": lambda: s.bootstrap_ci(sample, n_resamples=999, seed=1),
         "bootstrap_ci/percentile": lambda: s.bootstrap_ci(
             sample, n_resamples=999, seed=1, method="percentile"

@@ -102,9 +102,9 @@ def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():
     assert "<img" not in browser.detail.value
 
 
-def test_labeler_takes_label_plans_output_directly(tmp_path):
-    """Issue 26.10: label_plan's rows had no output, so the Labeler refused them."""
-    from jevalkit.labels import label_plan, read_labels
+def test_labeler_takes_label_samples_output_directly(tmp_path):
+    """Issue 26.10: label_sample's rows had no output, so the Labeler refused them."""
+    from jevalkit.labels import label_sample, read_labels
     from jevalkit.widgets import Labeler
 
     judged = pd.DataFrame(
@@ -121,7 +121,7 @@ def test_labeler_takes_label_plans_output_directly(tmp_path):
             ],
         }
     )
-    plan = label_plan(judged, 3, seed=1)
+    plan = label_sample(judged, 3, seed=1)
     lab = Labeler(plan, levels=["bad", "good"], out=tmp_path / "l.jsonl", labeller="ann")
     first = plan.iloc[0]["case_id"]
     i = first.split("/")[1]
