@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from jevalkit.judges import Judgment, judgment_fields
-from jevalkit.labels import label_sample, label_record
+from jevalkit.labels import label_record, label_sample
 from jevalkit.runner import ResultRow
 
 HERE = Path(__file__).parent

@@ -120,8 +120,13 @@ def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> CronbachAlph
     if not np.isfinite(scores).all():
         missing = int((~np.isfinite(scores)).sum())
         return CronbachAlpha(
-            nan, nan, nan, n, k, f"{over}: not estimable ({missing} cells missing; alpha needs "
-            "the systems scored on every item)"
+            nan,
+            nan,
+            nan,
+            n,
+            k,
+            f"{over}: not estimable ({missing} cells missing; alpha needs "
+            "the systems scored on every item)",
         )
     total_var = scores.sum(axis=1).var(ddof=1)
     if total_var == 0:

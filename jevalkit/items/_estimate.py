@@ -136,7 +136,9 @@ def estimate(
             value, low, high, how = _sample_estimate(fit, anchors, y[s], seen, confidence)
             low, high = max(low, 0.0), min(high, 1.0)
         if not high > low:  # no spread within the strata is not a certainty
-            low, high = no_spread_ci(min(max(value, 0.0), 1.0), int(seen.sum()), confidence=confidence)
+            low, high = no_spread_ci(
+                min(max(value, 0.0), 1.0), int(seen.sum()), confidence=confidence
+            )
             how += "; no spread within the strata: Wilson interval at the same estimate"
         rows.append(
             {

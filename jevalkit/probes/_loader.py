@@ -22,8 +22,6 @@ from ._consistency import check_consistency
 from ._lock import LOCK_NAME, content_hash, read_lock, verify
 from ._model import Probe, probe_from_dict
 
-
-
 FORMATS = {1: "probe_format.schema.json", 2: "probe_format_v2.schema.json"}
 
 

@@ -40,7 +40,16 @@ from ..contract import estimator
 from ..errors import StatsError
 
 TRUNCATION = 0.5
-_COLUMNS = ["n_cases", "n_sweeps", "n_scores", "estimate", "ci_low", "ci_high", "half_width", "method"]
+_COLUMNS = [
+    "n_cases",
+    "n_sweeps",
+    "n_scores",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "half_width",
+    "method",
+]
 
 
 def _psi(g: np.ndarray | float) -> np.ndarray | float:
