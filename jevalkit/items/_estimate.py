@@ -183,7 +183,10 @@ def _irt_estimate(fit, anchors, cols, y, w, seen, confidence):
         f"model-assisted: {fit.model.upper()} predictions at the EAP ability plus the "
         f"{how.replace('stratified sample mean of', 'stratified mean residual of')}"
     )
-    return base + value, max(base + low, 0.0), min(base + high, 1.0), how
+    estimate = base + value
+    if not 0.0 <= estimate <= 1.0:  # the difference estimator can leave [0, 1]; the score cannot
+        how += f"; clipped to [0, 1] (unclipped {estimate:.3f})"
+    return min(max(estimate, 0.0), 1.0), max(base + low, 0.0), min(base + high, 1.0), how
 
 
 def _sample_estimate(fit, anchors, y, seen, confidence):
