@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from jevalkit.labels import corrected_mean, label_plan
+from jevalkit.labels import corrected_mean, label_sample
 from jevalkit.metrics import (
     baseline_win_rates,
     compare,
@@ -291,7 +291,7 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
     for strategy in ("random", "stratified", "uncertain"):
         for _ in range(reps):
             df, truth = population(rng)
-            plan = label_plan(df, 100, strategy=strategy, seed=int(rng.integers(1 << 30)))
+            plan = label_sample(df, 100, strategy=strategy, seed=int(rng.integers(1 << 30)))
             index = plan["case_id"].str[1:].astype(int).to_numpy()
             labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
             table = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator")
@@ -308,7 +308,7 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
         truth = np.where(judge, rng.random(300) < 0.7, rng.random(300) < 0.3)
         df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(300)]})
         df["score"] = judge * 1.0
-        plan = label_plan(df, 16, strategy="stratified", seed=int(rng.integers(1 << 30)))
+        plan = label_sample(df, 16, strategy="stratified", seed=int(rng.integers(1 << 30)))
         index = plan["case_id"].str[1:].astype(int).to_numpy()
         labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
         r = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator").loc["PPI"]

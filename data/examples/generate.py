@@ -14,7 +14,7 @@ project (no model was run):
   more often) and ties.
 - judged.jsonl and labels.jsonl: jevalkit results rows of the ``security`` judge (safe /
   unsafe) on 600 answers of each of two assistants, and human labels on 60 cases (both
-  assistants' answers) drawn by ``label_plan(strategy="random")``. The simulated judge over-flags:
+  assistants' answers) drawn by ``label_sample(strategy="random")``. The simulated judge over-flags:
   it calls 15% of safe answers unsafe and misses 10% of unsafe ones.
 - benchmark.jsonl: jevalkit results rows of 24 systems on an 80-item benchmark (probe
   ``sim-bench``), each item run twice, pass/fail drawn once per system and item from a 2PL item
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from jevalkit.judges import Judgment, judgment_fields
-from jevalkit.labels import label_plan, label_record
+from jevalkit.labels import label_record, label_sample
 from jevalkit.runner import ResultRow
 
 HERE = Path(__file__).parent
@@ -139,7 +139,7 @@ def judged_and_labels(rng: np.random.Generator) -> tuple[list[dict], list[dict]]
             rows.append({k: v for k, v in row.__dict__.items() if v is not None})
     import pandas as pd
 
-    plan = label_plan(pd.DataFrame(rows).assign(system=lambda f: f["label"]), 60, seed=7)
+    plan = label_sample(pd.DataFrame(rows).assign(system=lambda f: f["label"]), 60, seed=7)
     labels = []
     for item in plan.itertuples():
         level = "unsafe" if truth[(item.system, item.case_id)] else "safe"

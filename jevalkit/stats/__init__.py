@@ -7,7 +7,7 @@ Example:
 """
 
 from ._agreement import fleiss_kappa, krippendorff_alpha
-from ._bimodality import bimodality, bimodality_groups, least_favourable_null, unimodal_fit
+from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
@@ -20,21 +20,17 @@ from ._power import (
     sample_size,
     variance_components,
 )
-from ._ppi import RoganGladen, ppi_interval, ppi_lambda, rogan_gladen_interval
+from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
-from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
-from ._validate import as_clean_array, as_labels
+from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
     "G_STUDY_COLUMNS",
-    "SEQUENCE_COLUMNS",
     "BootstrapResult",
     "GStudy",
     "OrdinalSpacing",
     "RoganGladen",
     "SweepSequence",
-    "as_clean_array",
-    "as_labels",
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
@@ -44,7 +40,6 @@ __all__ = [
     "g_coefficients",
     "g_study",
     "krippendorff_alpha",
-    "least_favourable_null",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
@@ -53,13 +48,10 @@ __all__ = [
     "paired_difference",
     "paired_proportion_ci",
     "ppi_interval",
-    "ppi_lambda",
     "repeats_needed",
     "rogan_gladen_interval",
     "sample_size",
-    "sequence_method",
     "standard_error",
-    "unimodal_fit",
     "variance_components",
     "wilson_ci",
 ]
