@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from jevalkit.errors import StatsError
 from jevalkit.labels import corrected_mean, label_plan
 from jevalkit.metrics import (
     baseline_win_rates,
@@ -33,7 +34,7 @@ from jevalkit.metrics import (
     rank,
     win_rate,
 )
-from jevalkit.stats import bimodality
+from jevalkit.stats import bimodality, level_sets, selective_threshold
 
 
 def covered(low: float, high: float, truth: float) -> bool:
@@ -360,6 +361,83 @@ def sim_bimodality(reps: int, seed: int) -> list[dict]:
     ]
 
 
+def _judge_confidence(rng, n: int, kind: str) -> tuple[np.ndarray, np.ndarray, callable]:
+    """A judge's confidence in its verdict and whether a person agreed: ``kind`` says how the
+    confidence relates to the true agreement probability q(c)."""
+    q = {
+        "overconfident": lambda c: 0.55 + 0.4 * ((c - 0.5) / 0.5) ** 2,
+        "calibrated": lambda c: c,
+        "uninformative": lambda c: np.full_like(c, 0.85),
+    }[kind]
+    c = rng.uniform(0.5, 1.0, n)
+    return c, rng.random(n) < q(c), q
+
+
+def sim_selective_threshold(reps: int, seed: int) -> list[dict]:
+    """Judges whose confidence is informative but miscalibrated (or uninformative): over
+    calibrations of 200 and 500 labelled items, is the agreement on fresh items at or above the
+    certified threshold at least the target (90%)? Refusals count as kept guarantees (nothing
+    was certified); the nominal is the confidence level, 90%."""
+    rng = np.random.default_rng(seed)
+    grid = np.linspace(0.5, 1.0, 20001)
+    out = []
+    for kind in ("overconfident", "calibrated", "uninformative"):
+        for n in (200, 500):
+            hits, certified = [], 0
+            for _ in range(reps):
+                c, agree, q = _judge_confidence(rng, n, kind)
+                try:
+                    t = selective_threshold(c, agree, target_agreement=0.9, confidence_level=0.9)
+                except StatsError:
+                    hits.append(True)
+                    continue
+                certified += 1
+                hits.append(float(q(grid[grid >= t.threshold]).mean()) >= 0.9)
+            out.append(
+                row(
+                    f"selective_threshold: {kind} judge, {n} labels (certified in "
+                    f"{certified}/{reps})",
+                    hits,
+                    nominal=0.9,
+                )
+            )
+    return out
+
+
+def sim_level_sets(reps: int, seed: int) -> list[dict]:
+    """A 5-level judge whose probabilities are too sharp (logits x 2 around a noisy guess):
+    do 90% conformal level sets hold the person's level on 90% of fresh items?"""
+    rng = np.random.default_rng(seed)
+    levels = np.arange(5)
+
+    def judge(n: int) -> tuple[np.ndarray, np.ndarray]:
+        truth = rng.integers(0, 5, n)
+        guess = truth + rng.normal(0, 0.9, n)
+        logits = -2.0 * (levels[None, :] - guess[:, None]) ** 2
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return probs / probs.sum(axis=1, keepdims=True), truth
+
+    out = []
+    for n in (50, 300):
+        hits = []
+        for _ in range(reps):
+            cal, cal_levels = judge(n)
+            fresh, truth = judge(200)
+            sets = level_sets(fresh, cal, cal_levels, coverage=0.9).sets
+            hits.append(float(np.mean([t in s for t, s in zip(truth, sets, strict=True)])))
+        out.append(
+            {
+                "method": f"level_sets: 90% ordinal conformal sets, {n} calibration items "
+                "(mean coverage over fresh items)",
+                "kind": "coverage",
+                "nominal": 0.9,
+                "observed": float(np.mean(hits)),
+                "reps": len(hits),
+            }
+        )
+    return out
+
+
 SIMULATIONS = {
     "mean_score": sim_mean_score,
     "no_spread_ci": sim_no_spread_ci,
@@ -374,6 +452,8 @@ SIMULATIONS = {
     "corrected_mean": sim_corrected_mean,
     "rogan_gladen": sim_rogan_gladen,
     "bimodality": sim_bimodality,
+    "selective_threshold": sim_selective_threshold,
+    "level_sets": sim_level_sets,
 }
 
 

@@ -9,6 +9,7 @@ Example:
 from ._agreement import fleiss_kappa, krippendorff_alpha
 from ._bimodality import bimodality, bimodality_groups, least_favourable_null, unimodal_fit
 from ._bootstrap import BootstrapResult, bootstrap_ci
+from ._conformal import LevelSets, level_sets
 from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import G_STUDY_COLUMNS, GStudy, g_study
@@ -22,6 +23,7 @@ from ._power import (
 )
 from ._ppi import RoganGladen, ppi_interval, ppi_lambda, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
+from ._selective import SelectiveThreshold, selective_threshold
 from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
 from ._validate import as_clean_array, as_labels
 
@@ -30,8 +32,10 @@ __all__ = [
     "SEQUENCE_COLUMNS",
     "BootstrapResult",
     "GStudy",
+    "LevelSets",
     "OrdinalSpacing",
     "RoganGladen",
+    "SelectiveThreshold",
     "SweepSequence",
     "as_clean_array",
     "as_labels",
@@ -45,6 +49,7 @@ __all__ = [
     "g_study",
     "krippendorff_alpha",
     "least_favourable_null",
+    "level_sets",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
@@ -57,6 +62,7 @@ __all__ = [
     "repeats_needed",
     "rogan_gladen_interval",
     "sample_size",
+    "selective_threshold",
     "sequence_method",
     "standard_error",
     "unimodal_fit",
