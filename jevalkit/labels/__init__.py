@@ -14,6 +14,7 @@ Example:
     2
 """
 
+from ._cascade import Cascade, calibrate_cascade, load_cascade
 from ._corrected import (
     BUDGET_COLUMNS,
     CORRECTED_COLUMNS,
@@ -45,7 +46,9 @@ __all__ = [
     "LABEL_COLUMNS",
     "LABEL_PLAN_COLUMNS",
     "STRATEGIES",
+    "Cascade",
     "append_label",
+    "calibrate_cascade",
     "check_sampling_probability",
     "corrected_difference",
     "corrected_mean",
@@ -55,5 +58,6 @@ __all__ = [
     "label_plan",
     "label_record",
     "label_scores_for",
+    "load_cascade",
     "read_labels",
 ]
