@@ -22,7 +22,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from jevalkit.errors import StatsError
-from jevalkit.labels import corrected_mean, label_plan
+from jevalkit.labels import calibrate_cascade, corrected_mean, label_plan
 from jevalkit.metrics import (
     baseline_win_rates,
     compare,
@@ -438,6 +438,75 @@ def sim_level_sets(reps: int, seed: int) -> list[dict]:
     return out
 
 
+def _two_judges(rng, n: int, informative: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
+    """Judge rows of a cheap, overconfident judge and a stronger one over n items, and the
+    person's level of each item (pass/fail)."""
+    truth = rng.random(n) < 0.5
+    rows = []
+    for judge, floor in (("cheap", 0.3), ("strong", 0.7)):
+        sure = rng.uniform(0.5, 1.0, n)
+        # informative: right more often when surer, not always as often as it claims
+        p_right = floor + (0.99 - floor) * (sure - 0.5) / 0.5 if informative else np.full(n, 0.8)
+        right = rng.random(n) < p_right
+        called = np.where(right, truth, ~truth)
+        p_pass = np.where(called, sure, 1 - sure)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "model": judge,
+                    "system": "m",
+                    "case_id": [f"c{i}" for i in range(n)],
+                    "probs": list(np.c_[1 - p_pass, p_pass]),
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True), truth
+
+
+def sim_calibrate_cascade(reps: int, seed: int) -> list[dict]:
+    """Two judges (cheap and overconfident, then stronger) and people: calibrated on 200 or 500
+    labelled items, do the verdicts not sent to people agree with people at least 90% of the
+    time on 4,000 fresh items (nominal: the confidence level, 90%)? An uninformative judge
+    pair must escalate (nearly) everything rather than certify."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for informative in (True, False):
+        for n in (200, 500):
+            hits, coverage = [], []
+            for _ in range(reps):
+                judged, truth = _two_judges(rng, n, informative)
+                labels = pd.DataFrame(
+                    {
+                        "system": "m",
+                        "case_id": [f"c{i}" for i in range(n)],
+                        "level": np.where(truth, "pass", "fail"),
+                    }
+                )
+                cascade = calibrate_cascade(
+                    judged, labels, judges=["cheap", "strong"], levels=["fail", "pass"]
+                )
+                fresh, fresh_truth = _two_judges(rng, 4000, informative)
+                applied = cascade.apply(fresh)
+                decided = applied[applied["decided_by"] != "person"]
+                coverage.append(len(decided) / 4000)
+                if decided.empty:
+                    hits.append(True)
+                    continue
+                person = np.where(fresh_truth, "pass", "fail")
+                index = decided["case_id"].str[1:].astype(int).to_numpy()
+                hits.append(float(np.mean(decided["verdict"].to_numpy() == person[index])) >= 0.9)
+            kind = "informative" if informative else "uninformative"
+            out.append(
+                row(
+                    f"calibrate_cascade: {kind} judges, {n} labels (mean coverage "
+                    f"{np.mean(coverage):.0%} of items decided by a judge)",
+                    hits,
+                    nominal=0.9,
+                )
+            )
+    return out
+
+
 SIMULATIONS = {
     "mean_score": sim_mean_score,
     "no_spread_ci": sim_no_spread_ci,
@@ -454,6 +523,7 @@ SIMULATIONS = {
     "bimodality": sim_bimodality,
     "selective_threshold": sim_selective_threshold,
     "level_sets": sim_level_sets,
+    "calibrate_cascade": sim_calibrate_cascade,
 }
 
 

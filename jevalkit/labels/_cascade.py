@@ -73,7 +73,16 @@ def judge_verdicts(
         raise StatsError(f"judge {judge!r}: no {column!r} column to read its confidence from")
     rows = rows[rows[column].notna()]
     if rows.empty:
-        return pd.DataFrame(columns=[*ITEM, "verdict", "confidence", "cost_usd", "n_repeats"])
+        return pd.DataFrame(
+            {
+                "system": pd.Series(dtype=str),
+                "case_id": pd.Series(dtype=str),
+                "verdict": pd.Series(dtype=object),
+                "confidence": pd.Series(dtype=float),
+                "cost_usd": pd.Series(dtype=float),
+                "n_repeats": pd.Series(dtype=int),
+            }
+        )
     frame = rows.assign(system=system_of(rows) if "system" not in rows else rows["system"])
     frame = frame.assign(system=frame["system"].astype(str), case_id=frame["case_id"].astype(str))
     k = len(levels)
@@ -203,32 +212,23 @@ class Cascade(Result):
             >>> sorted(set(out["decided_by"]))
             ['cheap', 'person', 'strong']
         """
-        decided: dict[tuple[str, str], dict[str, Any]] = {}
-        verdicts = {
-            j: judge_verdicts(judged, j, self.levels, self.confidence).set_index(ITEM)
-            for j in self.judges
-        }
-        items = set().union(*(set(table.index) for table in verdicts.values()))
-        for item in sorted(items):
-            for judge, threshold in zip(self.judges, self.thresholds, strict=True):
-                table = verdicts[judge]
-                if item not in table.index:
-                    decided[item] = {"verdict": None, "decided_by": f"pending: {judge}"}
-                    break
-                row = table.loc[item]
-                if row["confidence"] >= threshold:
-                    decided[item] = {
-                        "verdict": row["verdict"],
-                        "decided_by": judge,
-                        "confidence": float(row["confidence"]),
-                    }
-                    break
-            else:
-                decided[item] = {"verdict": None, "decided_by": PERSON}
-        out = pd.DataFrame(
-            [{"system": s, "case_id": c, **v} for (s, c), v in decided.items()],
-            columns=[*ITEM, "verdict", "decided_by", "confidence"],
-        )
+        verdicts = [judge_verdicts(judged, j, self.levels, self.confidence) for j in self.judges]
+        items = pd.concat([v[ITEM] for v in verdicts]).drop_duplicates().sort_values(ITEM)
+        out = items.reset_index(drop=True).assign(verdict=None, decided_by=None, confidence=np.nan)
+        open_ = np.ones(len(out), dtype=bool)
+        for judge, threshold, table in zip(self.judges, self.thresholds, verdicts, strict=True):
+            joined = out[ITEM].merge(table, on=ITEM, how="left")
+            has = joined["confidence"].notna().to_numpy()
+            sure = has & (joined["confidence"].to_numpy(dtype=float) >= threshold)
+            take = open_ & sure
+            if take.any():
+                out.loc[take, "verdict"] = joined.loc[take, "verdict"].to_numpy()
+                out.loc[take, "decided_by"] = judge
+                out.loc[take, "confidence"] = joined.loc[take, "confidence"].to_numpy(dtype=float)
+            waiting = open_ & ~has
+            out.loc[waiting, "decided_by"] = f"pending: {judge}"
+            open_ &= has & ~sure  # still open: judged here, and not sure enough
+        out.loc[open_, "decided_by"] = PERSON
         return out
 
     def summary(self, judged: pd.DataFrame, *, label_cost_usd: float | None = None) -> pd.DataFrame:
