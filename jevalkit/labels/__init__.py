@@ -15,6 +15,7 @@ Example:
     2
 """
 
+from ._cascade import Cascade, calibrate_cascade, load_cascade
 from ._corrected import corrected_difference, corrected_mean, label_budget
 from ._labels import (
     append_label,
@@ -26,7 +27,9 @@ from ._labels import (
 )
 
 __all__ = [
+    "Cascade",
     "append_label",
+    "calibrate_cascade",
     "corrected_difference",
     "corrected_mean",
     "judged_items",
@@ -34,5 +37,6 @@ __all__ = [
     "label_budget",
     "label_record",
     "label_sample",
+    "load_cascade",
     "read_labels",
 ]

@@ -9,6 +9,7 @@ Example:
 from ._agreement import fleiss_kappa, krippendorff_alpha
 from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
+from ._conformal import LevelSets, level_sets
 from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import G_STUDY_COLUMNS, GStudy, g_study
@@ -22,14 +23,17 @@ from ._power import (
 )
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
+from ._selective import SelectiveThreshold, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
     "G_STUDY_COLUMNS",
     "BootstrapResult",
     "GStudy",
+    "LevelSets",
     "OrdinalSpacing",
     "RoganGladen",
+    "SelectiveThreshold",
     "SweepSequence",
     "bimodality",
     "bimodality_groups",
@@ -40,6 +44,7 @@ __all__ = [
     "g_coefficients",
     "g_study",
     "krippendorff_alpha",
+    "level_sets",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
@@ -51,6 +56,7 @@ __all__ = [
     "repeats_needed",
     "rogan_gladen_interval",
     "sample_size",
+    "selective_threshold",
     "standard_error",
     "variance_components",
     "wilson_ci",
