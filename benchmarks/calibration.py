@@ -506,6 +506,7 @@ def sim_calibrate_cascade(reps: int, seed: int) -> list[dict]:
                     nominal=0.9,
                 )
             )
+    return out
 
 
 def sim_pass_at_k(reps: int, seed: int) -> list[dict]:
