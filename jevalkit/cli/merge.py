@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..runner import merge_parts
+from ..results import merge_parts
 from ._commands import add_command
 
 __all__ = ["register"]

@@ -25,12 +25,11 @@ from ..costs import prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 from ..probes import Probe, load_probe
+from ..results import check_results_path, params_hash, read_results
 from ._adaptive import check_reachable
-from ._columns import params_hash
 from ._options import RunOptions, RunSettings
 from ._plan import Selection, default_results_path, probe_parameters
 from ._run import _as_list, check_generation
-from ._store import check_results_path, read_results
 from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0

@@ -32,11 +32,9 @@ from ..client import (
 )
 from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import ResultsError, UsageError
-from ._columns import KEY_COLUMNS, ResultRow, row_key
-from ._drift import warn_of_drift
-from ._job import JOB_FIELDS, Job
-from ._options import RunSettings
-from ._store import (
+from ..results import (
+    KEY_COLUMNS,
+    ResultRow,
     ResultsWriter,
     check_results_path,
     latest_rows,
@@ -44,7 +42,11 @@ from ._store import (
     read_results,
     results_frame,
     rewrite_without,
+    row_key,
 )
+from ._drift import warn_of_drift
+from ._job import JOB_FIELDS, Job
+from ._options import RunSettings
 from ._target import Target, endpoint_identity, open_target, row_endpoint
 
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from ..client import CHAT, DEFAULT_BASE_URL, Request
 from ..errors import UsageError
 from ..probes import Case, Probe, select_cases
-from ._columns import params_hash
+from ..results import params_hash
 from ._job import Job, Send
 
 OVERRIDABLE = ("temperature", "max_tokens", "seed", "top_p")

@@ -24,9 +24,9 @@ import pandas as pd
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
+from ..results import finite, row_key
 from ..stats import sequence_method
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, check_reachable
-from ._columns import finite, row_key
 from ._execute import execute
 from ._job import Job
 from ._options import RunSettings

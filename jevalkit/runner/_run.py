@@ -139,7 +139,7 @@ def run(
 
     Returns:
         The rows of this run's (probe, case, variant, repeat) keys, with the columns of
-        :data:`jevalkit.runner.COLUMNS`.
+        :data:`jevalkit.results.COLUMNS`.
 
     Example:
         >>> import jevalkit, tempfile

@@ -13,7 +13,6 @@ import hashlib
 import json
 import math
 import re
-from pathlib import Path
 
 from ..errors import UsageError
 
@@ -110,43 +109,3 @@ def parse_shard(value: str | tuple[int, int]) -> tuple[int, int]:
             f"(shards are numbered from 0), e.g. --shard 0/{count}"
         )
     return index, count
-
-
-def parts_dir(results: str | Path) -> Path:
-    """The folder holding the part files of ``results``.
-
-    Example:
-        >>> parts_dir("runs/r.jsonl")
-        PosixPath('runs/r.jsonl.parts')
-    """
-    results = Path(results)
-    return results.with_name(results.name + ".parts")
-
-
-def part_path(results: str | Path, shard: int) -> Path:
-    """The part file of one shard of ``results``.
-
-    Example:
-        >>> part_path("runs/r.jsonl", 3)
-        PosixPath('runs/r.jsonl.parts/3.jsonl')
-    """
-    return parts_dir(results) / f"{shard}.jsonl"
-
-
-def part_files(results: str | Path) -> list[Path]:
-    """The part files beside ``results``, in shard order (empty when there are none).
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
-        >>> parts_dir(results).mkdir()
-        >>> for name in ("10.jsonl", "2.jsonl", "notes.txt"):
-        ...     _ = (parts_dir(results) / name).write_text("")
-        >>> [p.name for p in part_files(results)]
-        ['2.jsonl', '10.jsonl']
-    """
-    folder = parts_dir(results)
-    if not folder.is_dir():
-        return []
-    found = [p for p in folder.glob("*.jsonl") if p.stem.isdigit()]
-    return sorted(found, key=lambda p: int(p.stem))

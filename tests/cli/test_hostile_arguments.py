@@ -18,7 +18,7 @@ import pytest
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
-from jevalkit.runner import ResultRow
+from jevalkit.results import ResultRow
 
 ALIAS_BOMB = """a: &a ["x","x","x","x","x","x","x","x","x"]
 b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]

@@ -23,15 +23,13 @@ import pytest
 
 import jevalkit
 from jevalkit.cli import main
+from jevalkit.cluster import dask_client
 from jevalkit.errors import ResultsError, UsageError
 from jevalkit.judges import judge
-from jevalkit.runner import (
+from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
     ResultRow,
-    dask_client,
-    dask_shards,
-    guided_shards,
     iter_rows,
     merge_parts,
     merge_rows,
@@ -39,8 +37,8 @@ from jevalkit.runner import (
     parts_dir,
     read_results,
     row_key,
-    shard_of,
 )
+from jevalkit.runner import dask_shards, guided_shards, shard_of
 
 REPO = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
