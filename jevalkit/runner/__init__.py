@@ -12,16 +12,17 @@ Example:
 """
 
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
-from ._distributed import dask_shards, scaled_execute
+from ._dask import DaskExecutor, dask_shards
 from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
-from ._execute import execute
+from ._execute import Executor, execute
+from ._executors import open_executor
 from ._job import JOB_FIELDS, Job, Send
 from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
 from ._plan import default_results_path, plan_jobs
 from ._rounds import run_adaptive
 from ._run import arun, run
-from ._shards import guided_shards, shard_of
+from ._shards import ShardExecutor, guided_shards, shard_of
 
 __all__ = [
     "ADAPTIVE_COLUMNS",
@@ -29,21 +30,24 @@ __all__ = [
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
     "AdaptiveRepeats",
+    "DaskExecutor",
+    "Executor",
     "Job",
     "Option",
     "RunOptions",
     "RunSettings",
     "Send",
+    "ShardExecutor",
     "arun",
     "dask_shards",
     "default_results_path",
     "execute",
     "guided_shards",
     "model_drift",
+    "open_executor",
     "plan",
     "plan_jobs",
     "run",
     "run_adaptive",
-    "scaled_execute",
     "shard_of",
 ]

@@ -24,12 +24,12 @@ from scipy import stats
 from ..costs import prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
-from ..probes import Probe, load_probe
+from ..probes import Probe
 from ..results import check_results_path, params_hash, read_results
 from ._adaptive import check_reachable
 from ._options import RunOptions, RunSettings
-from ._plan import Selection, default_results_path, probe_parameters
-from ._run import _as_list, check_generation
+from ._plan import Selection, default_results_path, probe_parameters, probes_of
+from ._run import check_generation
 from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
@@ -153,7 +153,7 @@ def plan(
         >>> bool(row["cost_low"] < row["cost_high"] == row["cost_high"])
         True
     """
-    probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
+    probe_list = probes_of(probes)
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     check_generation(overrides)
     settings = RunSettings.of(options)

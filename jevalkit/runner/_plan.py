@@ -4,6 +4,7 @@ and row key."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from urllib.parse import urlsplit
 
 from ..client import CHAT, DEFAULT_BASE_URL, Request
 from ..errors import UsageError
-from ..probes import Case, Probe, select_cases
+from ..probes import Case, Probe, load_probe, select_cases
 from ..results import params_hash
 from ._job import Job, Send
 
@@ -106,6 +107,17 @@ class Selection:
         else:
             cases, subset = (None,), None
         return [(c, v) for c in cases for v in self.variant_ids(probe)], subset
+
+
+def probes_of(probes: str | Probe | Sequence[str | Probe]) -> list[Probe]:
+    """The probes a run names: ids (``"id@N"`` or ``"id"``) loaded, :class:`Probe` objects kept.
+
+    Example:
+        >>> [p.name for p in probes_of("schema-ten-records@2")]
+        ['schema-ten-records@2']
+    """
+    names = [probes] if isinstance(probes, str | Probe) else list(probes)
+    return [p if isinstance(p, Probe) else load_probe(p) for p in names]
 
 
 def effective_parameters(probe: Probe, overrides: dict[str, Any]) -> dict[str, Any]:

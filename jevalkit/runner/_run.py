@@ -10,10 +10,11 @@ import pandas as pd
 
 from .._sync import run_sync
 from ..errors import UsageError
-from ..probes import Probe, load_probe
-from ._distributed import scaled_execute
+from ..probes import Probe
+from ._execute import execute
+from ._executors import open_executor
 from ._options import RunOptions, RunSettings
-from ._plan import Selection, default_results_path, plan_jobs
+from ._plan import Selection, default_results_path, plan_jobs, probes_of
 from ._rounds import run_adaptive
 
 
@@ -35,7 +36,7 @@ async def arun(
 ) -> pd.DataFrame:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
     settings = RunSettings.of(options)
-    probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
+    probe_list = probes_of(probes)
     overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
     overrides.update(extra_params or {})
     check_generation(overrides)
@@ -51,12 +52,12 @@ async def arun(
         variants=variants,
     )
     jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained, selection=selection)
-    async with scaled_execute(settings) as run_jobs:  # here, on Dask, or one shard
+    async with open_executor(settings) as executor:  # here, on Dask, or one shard
         if adaptive is not None:
             return await run_adaptive(
-                jobs, adaptive, model=model, out=path, settings=settings, run_jobs=run_jobs
+                jobs, adaptive, model=model, out=path, settings=settings, executor=executor
             )
-        return await run_jobs(jobs, model=model, out=path, settings=settings)
+        return await execute(jobs, model=model, out=path, settings=settings, executor=executor)
 
 
 def check_generation(overrides: dict[str, Any]) -> None:
@@ -151,9 +152,3 @@ def run(
     """
     generation = {k: v for k, v in locals().items() if k not in ("probes", "model", "options")}
     return run_sync(arun(probes, model, **generation, **options))
-
-
-def _as_list(probes: str | Probe | Sequence[str | Probe]) -> list[str | Probe]:
-    if isinstance(probes, str | Probe):
-        return [probes]
-    return list(probes)

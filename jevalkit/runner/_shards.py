@@ -1,5 +1,6 @@
 """Shards: a run's jobs split by a stable hash of their row key, each shard written to a part
-file of its own beside the results file (``<results>.parts/<shard>.jsonl``).
+file of its own beside the results file (``<results>.parts/<shard>.jsonl``, the results layer's
+:func:`~jevalkit.results.part_path`), and :class:`ShardExecutor`, the strategy that runs one.
 
 The hash is sha256 of the key's JSON, so every process (a Slurm array task, a Kubernetes indexed
 job) puts a job in the same shard without talking to the others (:func:`shard_of`). On Dask the
@@ -13,8 +14,11 @@ import hashlib
 import json
 import math
 import re
+from pathlib import Path
 
 from ..errors import UsageError
+from ..results import part_files, part_path
+from ._execute import Executor
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 GUIDED_SHARE = 2  # each shard holds at most 1/(GUIDED_SHARE x threads) of the jobs still unsplit
@@ -109,3 +113,36 @@ def parse_shard(value: str | tuple[int, int]) -> tuple[int, int]:
             f"(shards are numbered from 0), e.g. --shard 0/{count}"
         )
     return index, count
+
+
+class ShardExecutor(Executor):
+    """Shard ``index`` of ``count`` (``--shard i/N``, for Slurm job arrays and Kubernetes indexed
+    jobs, no engine): the jobs whose key hashes to it (:func:`shard_of`), sent in this process
+    into ``<results>.parts/<index>.jsonl``; keys already in the results file or in another part
+    are done. Merge the parts with :func:`jevalkit.results.merge_parts` (``jevalkit merge``).
+
+    Example:
+        >>> shard = ShardExecutor(1, 4)
+        >>> shard.store(Path("runs/r.jsonl")), shard.describe("requests")
+        (PosixPath('runs/r.jsonl.parts/1.jsonl'), 'requests (shard 1/4)')
+    """
+
+    def __init__(self, index: int, count: int) -> None:
+        self.index, self.count = parse_shard((index, count))
+
+    def store(self, path: Path) -> Path:
+        """This shard's part file."""
+        return part_path(path, self.index)
+
+    def beside(self, path: Path) -> list[Path]:
+        """The results file and the other shards' parts."""
+        mine = self.store(path)
+        return [path, *(p for p in part_files(path) if p != mine)]
+
+    def takes(self, key: tuple) -> bool:
+        """Whether ``key`` hashes to this shard."""
+        return shard_of(key, self.count) == self.index
+
+    def describe(self, description: str) -> str:
+        """The label, with the shard."""
+        return f"{description} (shard {self.index}/{self.count})"

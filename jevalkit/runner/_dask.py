@@ -1,8 +1,9 @@
-"""One logical run from many Dask workers.
+"""One logical run from many Dask workers: :class:`DaskExecutor`, a strategy of the one execution
+path (:func:`~jevalkit.runner.execute` resumes and reads; this module only decides how the
+pending jobs are sent).
 
-The driver plans the jobs, skips the keys the results file already holds, splits the rest into
-shards (:func:`dask_shards`) and submits one Dask task per shard.
-Each task runs the one execution path (:func:`execute`) into its own part file, so a task that
+The driver splits the pending jobs into shards (:func:`dask_shards`) and submits one Dask task per
+shard. Each task runs the one execution path (:func:`execute`) into its own part file, so a task that
 Dask re-runs after its worker died resumes from that file by key. When every task is done the
 parts are merged into the results file (:func:`merge_parts`). Across workers the run keeps one
 concurrency (a ``distributed.Semaphore``: each task holds its share of leases and sends at most
@@ -20,53 +21,40 @@ import math
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..cluster import dashboard_link, dask_client
+from ..cluster import dashboard_link
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
 from ..results import (
     PartsReader,
-    check_results_path,
     latest_rows,
-    locked,
     merge_parts,
     merge_rows,
     part_files,
     part_path,
     read_results,
-    results_frame,
     rows_frame,
 )
-from ._drift import warn_of_drift
-from ._execute import (
-    _check_same_content,
-    _check_same_endpoint,
-    execute,
-    execute_unread,
-    resume_rows,
-    rows_of,
-)
+from ._execute import Executor, Unread, execute
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
 from ._options import RunSettings
-from ._shards import guided_shards, parse_shard, shard_of
-from ._target import endpoint_identity
+from ._resume import Rows
+from ._send import RunContext
+from ._shards import guided_shards
 
 SHARD_LEASES = 4  # the smallest shard holds four times a task's share of the concurrency
 POLL_S = 0.5
 # how long a run waits for a cluster's first worker (queued batch jobs); seconds, default 600
 WORKER_WAIT_ENV = "JEVALKIT_WORKER_WAIT_S"
-
-Execute = Callable[..., Awaitable[pd.DataFrame]]
 
 
 def worker_wait_s() -> float:
@@ -177,13 +165,14 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
             budget.call("begin")
         # the driver merges the part and reads the rows: reading them back here is wasted work
         asyncio.run(
-            execute_unread(
+            execute(
                 jobs,
                 model=task.model,
                 out=task.part,
                 settings=settings,
                 description=task.description,
                 budget=budget,
+                executor=Unread(),
             )
         )
         if isinstance(budget, LedgerBudget):
@@ -198,9 +187,13 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
             task.semaphore.release()
 
 
-class DaskSession:
-    """A run on a Dask cluster: its client, its concurrency semaphore and its budget ledger.
-    :meth:`execute` has the signature of :func:`jevalkit.runner.execute`."""
+class DaskExecutor(Executor):
+    """The jobs spread over a Dask cluster: the driver holds the results file's lock, folds in
+    the parts an interrupted run left, splits the pending jobs into guided shards
+    (:func:`dask_shards`) and submits one task per shard, each sending its shard in its own
+    process into its own part file; then it merges the parts (:func:`merge_rows`). One
+    concurrency (a ``distributed.Semaphore``) and one budget (a ledger on the scheduler) hold
+    across the workers. Open it once per run: adaptive rounds reuse its semaphore and ledger."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -209,6 +202,45 @@ class DaskSession:
         self.ledger: str | None = None
         self.dashboard = dashboard_link(client)
         self._rounds = 0
+
+    def check(self, model: str | None, settings: RunSettings) -> None:
+        """Refuse the embedded model without a base URL: each task would start one."""
+        if model is not None and is_local_model(model) and settings.base_url is None:
+            raise UsageError(
+                "--model local with a Dask scheduler would start one embedded model per task: "
+                "start it once on each worker machine (`jevalkit local start`) and pass its "
+                "address with --base-url, or run without --scheduler/--workers"
+            )
+
+    def store(self, path: Path) -> Path:
+        """The results file, absolute: a worker's working folder is not the driver's."""
+        return path.absolute()
+
+    def prepare(self, store: Path) -> None:
+        """Merge the parts an interrupted run left before resuming."""
+        if part_files(store):
+            merge_parts(store, hold_lock=False)
+
+    async def send(self, pending: Sequence[Job], run: RunContext, *, done: int) -> Rows | None:
+        """Run the pending jobs as waves of shard tasks (another wave only when a task yielded
+        to others' requests under the budget); return the merged file's rows."""
+        return await asyncio.to_thread(self._waves, list(pending), run, done)
+
+    def read(self, store: Path, rows: Rows | None) -> pd.DataFrame:
+        """The rows the merge read, else the file."""
+        return read_results(store) if rows is None else rows_frame(rows)
+
+    def annotate(self, frame: pd.DataFrame) -> None:
+        """The Dask dashboard's address (None when the scheduler serves none)."""
+        frame.attrs["dashboard"] = self.dashboard
+
+    def close(self) -> None:
+        """Drop the ledger and the semaphore on the scheduler."""
+        with contextlib.suppress(Exception):
+            if self.ledger is not None:
+                self.client.run_on_scheduler(ledger_op, "close", self.ledger)
+            if self.semaphore is not None:
+                self.semaphore.close()
 
     def _open(self, settings: RunSettings) -> None:
         from dask.distributed import Semaphore
@@ -235,95 +267,31 @@ class DaskSession:
                     "scheduler runs, or drop --budget-usd/--budget-requests"
                 ) from None
 
-    def close(self) -> None:
-        """Drop the ledger and the semaphore on the scheduler."""
-        with contextlib.suppress(Exception):
-            if self.ledger is not None:
-                self.client.run_on_scheduler(ledger_op, "close", self.ledger)
-            if self.semaphore is not None:
-                self.semaphore.close()
-
-    async def execute(
-        self,
-        jobs: Sequence[Job],
-        *,
-        model: str | None,
-        out: str | Path,
-        settings: RunSettings | None = None,
-        description: str = "requests",
-        budget: Budget | None = None,
-    ) -> pd.DataFrame:
-        """Execute ``jobs`` on the cluster and return their rows, as :func:`execute` does."""
-        settings = settings or RunSettings()
-        df = await asyncio.to_thread(
-            self._drive, list(jobs), model, Path(out), settings, description
-        )
-        if budget is not None and df.attrs.get("stopped"):
-            budget.reached = df.attrs["stopped"]
-            budget.overrun = df.attrs.pop("overrun")
-        df.attrs.pop("overrun", None)
-        return df
-
-    def _drive(
-        self,
-        jobs: list[Job],
-        model: str | None,
-        out: Path,
-        settings: RunSettings,
-        description: str,
-    ) -> pd.DataFrame:
-        base_url, label = settings.base_url, settings.label
-        # absolute: a worker's working folder is not the driver's
-        path = check_results_path(Path(out).absolute(), writing=True)
-        if model is not None and is_local_model(model) and base_url is None:
-            raise UsageError(
-                "--model local with a Dask scheduler would start one embedded model per task: "
-                "start it once on each worker machine (`jevalkit local start`) and pass its "
-                "address with --base-url, or run without --scheduler/--workers"
-            )
-        asked = model or "deterministic"
-        if model is None and any(job.needs_model for job in jobs):
-            raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
-        endpoint = endpoint_identity(model, base_url, api_key_env=settings.api_key_env)
-        keys = [job.key(asked, label) for job in jobs]
-        self._open(settings)
-        stopped: dict[str, Any] = {"stopped": None, "overrun": None}
-        # the results file's rows as the last merge left them (None: no merge since)
-        merged: dict[tuple, dict] | None = None
-        with locked(path):
-            if part_files(path):  # an interrupted run left parts: fold them in first
-                merge_parts(path, hold_lock=False)
-            existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)
-            pending = [(j, k) for j, k in zip(jobs, keys, strict=True) if k not in existing]
-            while pending:  # one wave; another only when a task yielded under the budget
-                merged = None
-                reader = PartsReader(path)  # reads the rows while the workers write them
-                try:
-                    stopped = self._run_shards(
-                        pending,
-                        path,
-                        model,
-                        shard_settings(settings),
-                        description,
-                        done=len(jobs) - len(pending),
-                        reader=reader,
-                    )
-                finally:
-                    if part_files(path):
-                        _, merged = merge_rows(path, hold_lock=False, reader=reader)
-                if stopped["stopped"] or stopped["overrun"] or not stopped["yielded"]:
-                    break
-                existing = merged if merged is not None else latest_rows(path)[0]
-                pending = [(j, k) for j, k in pending if k not in existing]
-            # the merge read every row already: build the frame from them, not from the file
-            results = read_results(path) if merged is None else rows_frame(merged)
-        warn_of_drift(results)  # as execute warns: here, not into a worker's log
-        mine = rows_of(results, keys).reset_index(drop=True)
-        mine.attrs["stopped"] = stopped["stopped"]
-        mine.attrs["budget_overrun"] = stopped["overrun"] is not None
-        mine.attrs["overrun"] = stopped["overrun"]
-        mine.attrs["dashboard"] = self.dashboard
-        return mine
+    def _waves(self, jobs: list[Job], run: RunContext, done: int) -> Rows | None:
+        self._open(run.settings)
+        path, total = run.path, done + len(jobs)
+        task_run = replace(run, settings=shard_settings(run.settings))
+        pending = [(job, job.key(run.asked, run.settings.label)) for job in jobs]
+        merged: Rows | None = None  # the results file's rows as the last merge left them
+        while pending:  # one wave; another only when a task yielded under the budget
+            merged = None
+            reader = PartsReader(path)  # reads the rows while the workers write them
+            try:
+                stopped = self._run_shards(
+                    pending, task_run, done=total - len(pending), reader=reader
+                )
+            finally:
+                if part_files(path):
+                    _, merged = merge_rows(path, hold_lock=False, reader=reader)
+            if stopped["stopped"] or stopped["overrun"]:
+                run.budget.reached = stopped["stopped"]
+                run.budget.overrun = stopped["overrun"]
+                break
+            if not stopped["yielded"]:
+                break
+            existing = merged if merged is not None else latest_rows(path)[0]
+            pending = [(j, k) for j, k in pending if k not in existing]
+        return merged
 
     def _worker_threads(self) -> int:
         """The cluster's worker threads, waiting up to ``$JEVALKIT_WORKER_WAIT_S`` seconds
@@ -345,18 +313,11 @@ class DaskSession:
         return max(1, sum(self.client.nthreads().values()))
 
     def _run_shards(
-        self,
-        pending: list[tuple[Job, tuple]],
-        path: Path,
-        model: str | None,
-        settings: RunSettings,
-        description: str,
-        *,
-        done: int,
-        reader: PartsReader,
+        self, pending: list[tuple[Job, tuple]], run: RunContext, *, done: int, reader: PartsReader
     ) -> dict[str, Any]:
         from dask.distributed import wait
 
+        settings = run.settings
         threads = self._worker_threads()
         share = task_share(settings.concurrency, threads)
         self._rounds += 1
@@ -366,10 +327,10 @@ class DaskSession:
             shard_jobs = [pending[i][0] for i in shard]
             holder = f"{self.name}-r{self._rounds}-s{index}"
             task = ShardTask(
-                model=model,
-                part=str(part_path(path, index)),
+                model=run.model,
+                part=str(part_path(run.path, index)),
                 settings=settings,
-                description=description,
+                description=run.description,
                 semaphore=self.semaphore,
                 share=share,
                 ledger=self.ledger,
@@ -379,7 +340,7 @@ class DaskSession:
         bar = tqdm(
             total=done + len(pending),
             initial=done,
-            desc=description,
+            desc=run.description,
             unit="req",
             disable=not settings.progress,
             dynamic_ncols=True,
@@ -420,95 +381,3 @@ class DaskSession:
             "overrun": next((r["overrun"] for r in reasons if r["overrun"]), None),
             "yielded": any(r["yielded"] for r in reasons),
         }
-
-
-async def execute_shard(
-    jobs: Sequence[Job],
-    *,
-    shard: tuple[int, int],
-    model: str | None,
-    out: str | Path,
-    settings: RunSettings | None = None,
-    description: str = "requests",
-    budget: Budget | None = None,
-) -> pd.DataFrame:
-    """Run shard ``shard = (i, N)`` of ``jobs`` into ``<out>.parts/<i>.jsonl`` (no engine: for
-    Slurm job arrays and Kubernetes indexed jobs); merge the parts with :func:`merge_parts`.
-    Keys already in the results file or in another part are skipped (an error row of the results
-    file is sent again with ``retry_errors``)."""
-    index, count = shard
-    settings = settings or RunSettings()
-    path = check_results_path(out, writing=True)
-    asked = model or "deterministic"
-    keys = [job.key(asked, settings.label) for job in jobs]
-    done: dict[tuple, dict] = {}
-    mine_part = part_path(path, index)
-    for source in [path, *part_files(path)]:
-        if source != mine_part and source.exists():
-            rows, _ = latest_rows(source)
-            if source == path and settings.retry_errors:
-                rows = {k: v for k, v in rows.items() if not v.get("error")}
-            done.update(rows)
-    endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
-    _check_same_endpoint(path, done, set(keys), endpoint)
-    _check_same_content(path, done, list(jobs), keys)
-    mine = [
-        job
-        for job, key in zip(jobs, keys, strict=True)
-        if shard_of(key, count) == index and key not in done
-    ]
-    if not mine and not mine_part.exists():
-        return results_frame([])  # every key of this shard is done already
-    return await execute(
-        mine,
-        model=model,
-        out=mine_part,
-        settings=settings,
-        description=f"{description} (shard {index}/{count})",
-        budget=budget,
-    )
-
-
-@contextlib.asynccontextmanager
-async def scaled_execute(settings: RunSettings | None = None) -> AsyncIterator[Execute]:
-    """The execution path ``settings`` ask for, with the signature of :func:`execute`: on a Dask
-    cluster (``scheduler``, ``cluster`` or ``workers``), one shard (``shard="i/N"``), or in this
-    process (none of them).
-
-    Example:
-        >>> import asyncio
-        >>> async def which():
-        ...     async with scaled_execute(RunSettings()) as run_jobs:
-        ...         return run_jobs.__name__
-        >>> asyncio.run(which())
-        'execute'
-    """
-    s = settings or RunSettings()
-    engines = sum(x is not None for x in (s.scheduler, s.cluster, s.workers))
-    if s.shard is not None and engines:
-        raise UsageError(
-            "--shard runs one shard without Dask; drop --scheduler/--workers, or drop --shard "
-            "and let Dask shard the run"
-        )
-    if s.shard is not None:
-        if s.repeats == "auto" or s.adaptive is not None:
-            raise UsageError(
-                "--repeats auto decides each round on all of its rows: run it on Dask "
-                "(--scheduler or --workers), not as --shard"
-            )
-        yield partial(execute_shard, shard=parse_shard(s.shard))
-        return
-    if not engines:
-        yield execute
-        return
-    stack = contextlib.ExitStack()
-    client = await asyncio.to_thread(
-        stack.enter_context,
-        dask_client(scheduler=s.scheduler, cluster=s.cluster, workers=s.workers),
-    )
-    session = DaskSession(client)
-    try:
-        yield session.execute
-    finally:
-        await asyncio.to_thread(session.close)
-        await asyncio.to_thread(stack.close)
