@@ -160,5 +160,16 @@ def judge(
         >>> bool((df["verdict"] == df["gold"]).all())
         True
     """
-    own = {k: v for k, v in locals().items() if k not in ("evaluator", "data", "model", "options")}
-    return run_sync(ajudge(evaluator, data, model, **own, **options))
+    return run_sync(
+        ajudge(
+            evaluator,
+            data,
+            model,
+            systems=systems,
+            both_orders=both_orders,
+            config=config,
+            criteria=criteria,
+            seed=seed,
+            **options,
+        )
+    )

@@ -18,8 +18,8 @@ from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import Executor, execute
 from ._executors import open_executor
 from ._job import JOB_FIELDS, Job, Send
-from ._options import RUN_OPTIONS, Option, RunOptions, RunSettings
-from ._plan import default_results_path, plan_jobs
+from ._options import RUN_OPTIONS, Option, ProbeOptions, RunOptions, RunSettings, option
+from ._plan import ProbeChoices, default_results_path, plan_jobs, probes_of
 from ._rounds import run_adaptive
 from ._run import arun, run
 from ._shards import ShardExecutor, guided_shards, shard_of
@@ -34,6 +34,8 @@ __all__ = [
     "Executor",
     "Job",
     "Option",
+    "ProbeChoices",
+    "ProbeOptions",
     "RunOptions",
     "RunSettings",
     "Send",
@@ -45,8 +47,10 @@ __all__ = [
     "guided_shards",
     "model_drift",
     "open_executor",
+    "option",
     "plan",
     "plan_jobs",
+    "probes_of",
     "run",
     "run_adaptive",
     "shard_of",
