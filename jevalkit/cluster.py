@@ -3,19 +3,24 @@ a scheduler's address, or a LocalCluster whose ports all bind 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Iterator
 from typing import Any
 
+from ._sync import run_sync
 from .errors import UsageError
 
 __all__ = [
+    "HANDSHAKE_S",
     "LOCAL_PROFILE_INTERVAL_S",
     "LOCAL_WORKERS_PER_CPU",
     "PROFILE_INTERVAL",
     "SCHEDULER_TIMEOUT_S",
+    "TRANSPORT_FIXES",
     "check_cluster_options",
+    "check_scheduler",
     "dashboard_link",
     "dask_client",
     "local_profile_interval",
@@ -23,6 +28,7 @@ __all__ = [
 ]
 
 SCHEDULER_TIMEOUT_S = 10
+HANDSHAKE_S = SCHEDULER_TIMEOUT_S + 1  # the connection's 10 s, then a second for the handshake
 LOCAL_WORKERS_PER_CPU = 4
 # Dask's statistical profiler samples every worker thread's stack every 10 ms: on a shard's deep
 # asyncio stacks that cost about 15% of the workers' CPU (bench_distributed). A LocalCluster of
@@ -64,14 +70,18 @@ def dask_client(
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",
             )
+    if scheduler is not None:
+        check_scheduler(scheduler)
     try:
         client = Client(scheduler or cluster or local, timeout=f"{SCHEDULER_TIMEOUT_S}s")
-    except (OSError, TimeoutError, ValueError) as exc:
+    except Exception as exc:  # what Dask raises for an address it cannot use varies by transport
         if local is not None:
             local.close()
+        where = scheduler or ("the cluster" if cluster is not None else "the LocalCluster")
         raise UsageError(
-            f"cannot reach the Dask scheduler {scheduler or 'LocalCluster'} within "
-            f"{SCHEDULER_TIMEOUT_S} s ({type(exc).__name__}); check the address"
+            f"cannot use the Dask scheduler {where}: it did not accept a client within "
+            f"{SCHEDULER_TIMEOUT_S} s ({_first_line(exc)}); check the address: a scheduler "
+            "listens on tcp://host:8786 by default, a worker's address is not one"
         ) from None
     try:
         yield client
@@ -79,6 +89,65 @@ def dask_client(
         client.close()
         if local is not None:
             local.close()
+
+
+def check_scheduler(address: str) -> None:
+    """Refuse, in one line and within :data:`SCHEDULER_TIMEOUT_S` seconds, an address where no
+    Dask scheduler can answer: nothing listening, something that does not speak Dask's protocol
+    (an HTTP server accepts the connection and never sends Dask's handshake, which Dask itself
+    waits for without a limit), or a transport this machine cannot use (``tls://`` without
+    Dask's TLS configuration, ``ucx://`` without UCX).
+
+    Example:
+        >>> check_scheduler("ucx://127.0.0.1:8786")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: ucx://127.0.0.1:8786: ucx:// needs UCX support on this machine (the distributed-ucxx package); install it, or give the scheduler's tcp:// address
+    """
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await connect(address, timeout=SCHEDULER_TIMEOUT_S)
+        await comm.close()
+
+    scheme = address.split("://", 1)[0] if "://" in address else "tcp"
+    try:
+        run_sync(asyncio.wait_for(handshake(), HANDSHAKE_S))
+    except TimeoutError:
+        raise UsageError(
+            f"{address}: something accepted the connection but sent no Dask handshake within "
+            f"{HANDSHAKE_S} s: it is not a Dask scheduler; check the address and port "
+            "(a scheduler listens on 8786 by default)"
+        ) from None
+    except OSError as exc:
+        raise UsageError(
+            f"cannot reach the Dask scheduler {address} within {SCHEDULER_TIMEOUT_S} s "
+            f"({_first_line(exc)}); check the address"
+        ) from None
+    except Exception as exc:  # a transport Dask cannot use here raises TypeError, ValueError, ...
+        fix = TRANSPORT_FIXES.get(scheme)
+        if fix is None:
+            fix = f"Dask cannot use it ({_first_line(exc)}); give the scheduler's tcp:// address"
+        raise UsageError(f"{address}: {fix}") from None
+
+
+TRANSPORT_FIXES = {
+    "tls": (
+        "tls:// needs Dask's TLS configuration on this machine (distributed.comm.tls.ca-file, "
+        "distributed.comm.tls.client.cert and .key); set it, or pass a Client made with a "
+        "distributed.security.Security as cluster="
+    ),
+    "ucx": (
+        "ucx:// needs UCX support on this machine (the distributed-ucxx package); install it, "
+        "or give the scheduler's tcp:// address"
+    ),
+}
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: the first line of the message`` (at most 200 characters)."""
+    text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def local_profile_interval() -> str:

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from ..cluster import dashboard_link
 from ..costs import Budget
-from ..errors import UsageError
+from ..errors import ClusterError, UsageError
 from ..local import is_local_model
 from ..results import (
     PartsReader,
@@ -185,6 +185,22 @@ def run_shard(jobs: list[Job], task: ShardTask) -> dict[str, Any]:
     finally:
         for _ in range(leases):
             task.semaphore.release()
+
+
+def raise_task_error(future: Any, shard: int, path: Path) -> None:
+    """Raise the error of a failed shard task: a task that killed every worker that ran it
+    (``KilledWorker``) as one line naming the shard and the way on; any other as it is (the
+    task's own error, raised on the driver)."""
+    from dask.distributed import KilledWorker
+
+    error = future.exception()
+    if isinstance(error, KilledWorker):
+        raise ClusterError(
+            f"shard {shard} of the run into {path} failed on {error.allowed_failures + 1} "
+            "workers (each died while running it: out of memory? see the workers' logs); the "
+            "rows written so far are kept, and running the same command again resumes from them"
+        )
+    future.result()
 
 
 class DaskExecutor(Executor):
@@ -367,7 +383,7 @@ class DaskExecutor(Executor):
                     bar.update(done + int(counts["rows"]) - bar.n)
                 failed = [f for f in futures if f.status == "error"]
                 if failed:
-                    failed[0].result()  # raises the task's own error
+                    raise_task_error(failed[0], futures.index(failed[0]), run.path)
                 if all(f.done() for f in futures):
                     break
             reasons = [f.result() for f in futures]
