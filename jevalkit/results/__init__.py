@@ -5,7 +5,8 @@ One row per key (:data:`KEY_COLUMNS`), the columns defined once (:class:`ResultR
 (:func:`validate_row`); strict reading with the latest row per key (:func:`read_results`,
 :func:`iter_rows`); durable writing (:class:`ResultsWriter` appends from many tasks,
 :func:`write_rows` rewrites atomically) under one writer's lock (:func:`locked`); the part files of
-a sharded run and their checked merge (:func:`merge_parts`); and :func:`system_of`, the system a
+a sharded run, each with its run's configuration (:class:`RunConfig`), and their checked merge
+(:func:`merge_parts`); and :func:`system_of`, the system a
 row belongs to. The runner writes through this package; io, metrics, labels, items, reports and
 widgets read through it and never import the runner. It imports nothing of jevalkit but
 ``errors`` and ``datafiles``.
@@ -17,13 +18,14 @@ Example:
 """
 
 from ._columns import COLUMNS, DTYPES, KEY_COLUMNS, ResultRow, key_order, params_hash, row_key
+from ._config import RunConfig, check_one_run, config_path
 from ._frame import read_results, results_frame, rows_frame, system_of
 from ._json import finite, json_ready, json_row
 from ._lock import locked
 from ._merge import MERGE_COLUMNS, merge_parts, merge_rows
 from ._parts import PartsReader, part_files, part_path, parts_dir
 from ._path import check_results_path
-from ._read import iter_lines, iter_rows, latest_rows
+from ._read import iter_lines, iter_rows, latest_rows, torn_bytes
 from ._validate import validate_row
 from ._write import ResultsWriter, repair_torn_tail, rewrite_without, write_rows
 
@@ -35,7 +37,10 @@ __all__ = [
     "PartsReader",
     "ResultRow",
     "ResultsWriter",
+    "RunConfig",
+    "check_one_run",
     "check_results_path",
+    "config_path",
     "finite",
     "iter_lines",
     "iter_rows",
@@ -57,6 +62,7 @@ __all__ = [
     "row_key",
     "rows_frame",
     "system_of",
+    "torn_bytes",
     "validate_row",
     "write_rows",
 ]

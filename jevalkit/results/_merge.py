@@ -7,6 +7,13 @@ sent again with ``retry_errors``, answered or failed again). Any other duplicate
 the merge refuses it and changes nothing. The merged file is written atomically and made durable
 (the file and its folder fsynced) before any part file is removed.
 
+The parts must be shards of one run: each records its run's configuration beside it
+(:class:`~jevalkit.results.RunConfig`), and parts of different runs (another model, base URL,
+probe version, ``params_hash``, other planned jobs) are refused naming the part and the field,
+before anything is written. A part whose last line is torn (a write a crash interrupted) is said
+so (``torn``) and kept: its complete rows are merged, and it is removed only by a later merge,
+once its shard has run again (resuming, it mends the line and sends that request again).
+
 Every row is read and checked once; its line is copied unchanged (not written again from the
 parsed row), and two lines of one key are compared as bytes first, as rows only when they
 differ (the same row written with other spacing is the same row). A line edited by hand into a
@@ -20,24 +27,28 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
+from ._config import check_one_run, remove_config
 from ._json import json_row
 from ._lock import locked
 from ._parts import PartsReader, part_files, parts_dir
 from ._path import check_results_path
-from ._read import iter_lines, keyed_lines, latest_lines
+from ._read import iter_lines, keyed_lines, latest_lines, torn_bytes
 from ._write import fsync_folder, write_lines
 
-MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged"]
+MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged", "torn"]
 
 
 def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str, Any]]:
     """Merge the part files beside ``results`` into it and remove them; return one dict per part
-    (:data:`MERGE_COLUMNS`). ``hold_lock`` False: the caller already holds the results lock.
+    (:data:`MERGE_COLUMNS`: its rows, those new, those replacing error rows, those merged
+    already, and ``torn``, the bytes of a torn last line: such a part is kept). ``hold_lock``
+    False: the caller already holds the results lock.
 
     Raises:
-        ResultsError: no part files, a part being written by a run, a conflicting duplicate (the
-            message names the part, the key and the fix), or a write the disk refused (the
-            results file and the parts are then unchanged).
+        ResultsError: no part files, a part being written by a run, parts of different runs (the
+            message names the part and the field), a conflicting duplicate (the message names
+            the part, the key and the fix), a parts folder that is a symbolic link, or a write
+            the disk refused (the results file and the parts are then unchanged).
 
     Example:
         >>> import tempfile, pathlib
@@ -84,6 +95,7 @@ def merge_rows(
             stack.enter_context(locked(path))
         for part in parts:
             stack.enter_context(locked(part))
+        check_one_run(parts)
         base, _ = latest_lines(path) if path.exists() else ({}, 0)
         merged = dict(base)
         origin = dict.fromkeys(base, path)
@@ -94,6 +106,7 @@ def merge_rows(
             )
             counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
             counts["already_merged"] = 0
+            counts["torn"] = torn_bytes(part)
             for key, (row, line) in lines.items():
                 old = merged.get(key)
                 if old is None:
@@ -114,9 +127,11 @@ def merge_rows(
             report.append(counts)
         write_lines(path, (_clean(row, line) for row, line in merged.values()))
         fsync_folder(path.parent)
-        for part in parts:
+        done = [part for part, counts in zip(parts, report, strict=True) if not counts["torn"]]
+        for part in done:
             part.unlink()
-    for part in parts:
+    for part in done:
+        remove_config(part)
         part.with_name(f".{part.name}.lock").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         parts_dir(path).rmdir()

@@ -5,6 +5,7 @@ the shards write them."""
 from __future__ import annotations
 
 import contextlib
+import os
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,8 @@ def part_path(results: str | Path, shard: int) -> Path:
 
 
 def part_files(results: str | Path) -> list[Path]:
-    """The part files beside ``results``, in shard order (empty when there are none).
+    """The part files beside ``results``, in shard order (empty when there are none); a parts
+    folder or a part file that is a symbolic link is refused (the merge deletes what it merged).
 
     Example:
         >>> import tempfile, pathlib
@@ -52,9 +54,20 @@ def part_files(results: str | Path) -> list[Path]:
         ['2.jsonl', '10.jsonl']
     """
     folder = parts_dir(results)
+    if folder.is_symlink():
+        raise ResultsError(
+            f"{folder} is a symbolic link (to {os.readlink(folder)}): part files are written and "
+            "deleted in it, so it must be a folder of its own; replace the link with a folder"
+        )
     if not folder.is_dir():
         return []
     found = [p for p in folder.glob("*.jsonl") if p.stem.isdigit()]
+    for part in found:
+        if part.is_symlink():
+            raise ResultsError(
+                f"{part} is a symbolic link (to {os.readlink(part)}): a part file is read and "
+                "deleted by the merge, so it must be the shard's own file; remove the link"
+            )
     return sorted(found, key=lambda p: int(p.stem))
 
 

@@ -17,7 +17,7 @@ from ..errors import ResultsError
 from ._columns import ResultRow, row_key
 from ._json import json_row
 from ._path import check_results_path
-from ._read import complete_row, iter_rows
+from ._read import complete_row, iter_rows, last_line
 
 
 def repair_torn_tail(path: Path) -> int:
@@ -40,33 +40,16 @@ def repair_torn_tail(path: Path) -> int:
     if not path.exists():
         return 0
     with path.open("rb+") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        if size == 0:
+        keep, tail = last_line(fh)
+        if not tail:
             return 0
-        block = 65536
-        pos = size
-        while pos > 0:
-            start = max(0, pos - block)
-            fh.seek(start)
-            chunk = fh.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                keep = start + nl + 1
-                break
-            pos = start
-        else:
-            keep = 0
-        if keep == size:
-            return 0
-        fh.seek(keep)
-        tail = fh.read()
         if complete_row(tail):
             fh.seek(0, os.SEEK_END)
             fh.write(b"\n")
             removed = 0
         else:
             fh.truncate(keep)
-            removed = size - keep
+            removed = len(tail)
         fh.flush()
         os.fsync(fh.fileno())
         return removed

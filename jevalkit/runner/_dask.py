@@ -35,6 +35,7 @@ from ..errors import ClusterError, UsageError
 from ..local import is_local_model
 from ..results import (
     PartsReader,
+    RunConfig,
     latest_rows,
     merge_parts,
     merge_rows,
@@ -232,7 +233,9 @@ class DaskExecutor(Executor):
         """The results file, absolute: a worker's working folder is not the driver's."""
         return path.absolute()
 
-    def prepare(self, store: Path) -> None:
+    sharding = "dask"
+
+    def prepare(self, path: Path, store: Path, config: RunConfig) -> None:
         """Merge the parts an interrupted run left before resuming."""
         if part_files(store):
             merge_parts(store, hold_lock=False)
@@ -342,9 +345,12 @@ class DaskExecutor(Executor):
         for index, shard in enumerate(positions):
             shard_jobs = [pending[i][0] for i in shard]
             holder = f"{self.name}-r{self._rounds}-s{index}"
+            part = part_path(run.path, index)
+            if run.config is not None:
+                run.config.write(part)
             task = ShardTask(
                 model=run.model,
-                part=str(part_path(run.path, index)),
+                part=str(part),
                 settings=settings,
                 description=run.description,
                 semaphore=self.semaphore,

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..costs import Budget
 from ..errors import UsageError
-from ..results import check_results_path, locked, read_results, results_frame
+from ..results import RunConfig, check_results_path, locked, read_results, results_frame
 from ._drift import warn_of_drift
 from ._job import Job
 from ._options import RunSettings
@@ -57,8 +57,11 @@ class Executor:
         """The progress bar's label."""
         return description
 
-    def prepare(self, store: Path) -> None:
-        """Holding ``store``'s lock, before the resume rule reads it."""
+    sharding = "none"  # how the run is split, as its parts' configuration records it
+
+    def prepare(self, path: Path, store: Path, config: RunConfig) -> None:
+        """Holding ``store``'s lock, before the resume rule reads it (``path``: the results
+        file; ``config``: the run's configuration, as its parts record it)."""
 
     async def send(self, pending: Sequence[Job], run: RunContext, *, done: int) -> Rows | None:
         """Send ``pending`` and write their rows into ``run.path``; return the rows of
@@ -125,6 +128,16 @@ async def execute(
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     store = check_results_path(executor.store(path), writing=True)
+    config = RunConfig.of(
+        asked,
+        endpoint,
+        settings.label,
+        executor.sharding,
+        (
+            (j.probe, j.version, j.probe_hash, j.params_hash, k)
+            for j, k in zip(jobs, keys, strict=True)
+        ),
+    )
     mine = [(job, key) for job, key in zip(jobs, keys, strict=True) if executor.takes(key)]
     mine_jobs, mine_keys = [job for job, _ in mine], [key for _, key in mine]
     beside = rows_beside(executor.beside(path), mine_keys, retry_errors=settings.retry_errors)
@@ -144,7 +157,7 @@ async def execute(
         results = results_frame([])
     else:
         with locked(store):
-            executor.prepare(store)
+            executor.prepare(path, store, config)
             done = resume()
             pending = [job for job, key in mine if key not in done]
             rows = None
@@ -157,6 +170,7 @@ async def execute(
                     description=executor.describe(description),
                     price=price,
                     budget=budget,
+                    config=config,
                 )
                 rows = await executor.send(pending, run, done=len(mine) - len(pending))
             results = executor.read(store, rows)

@@ -27,7 +27,7 @@ from ..client import (
 )
 from ..costs import Budget, BudgetMeter, BudgetReached, Price
 from ..errors import UsageError
-from ..results import ResultRow, ResultsWriter
+from ..results import ResultRow, ResultsWriter, RunConfig
 from ._job import JOB_FIELDS, Job
 from ._options import RunSettings
 from ._target import Target, open_target
@@ -47,6 +47,7 @@ class RunContext:
         price: the model's price, when known.
         budget: this invocation's budget (one per invocation, shared by its rounds).
         run_id: recorded in every row this invocation writes.
+        config: the run's configuration, as its part files record it (None: not recorded).
         target, client: the endpoint and its client, once open (None for deterministic jobs).
     """
 
@@ -57,6 +58,7 @@ class RunContext:
     description: str
     price: Price | None
     budget: Budget
+    config: RunConfig | None = None
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     target: Target | None = None
     client: ChatClient | None = None

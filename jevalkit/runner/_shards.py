@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
-from ..results import part_files, part_path
+from ..results import RunConfig, check_one_run, part_files, part_path
 from ._execute import Executor
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -129,6 +129,7 @@ class ShardExecutor(Executor):
 
     def __init__(self, index: int, count: int) -> None:
         self.index, self.count = parse_shard((index, count))
+        self.sharding = f"{self.count} shards"
 
     def store(self, path: Path) -> Path:
         """This shard's part file."""
@@ -146,3 +147,10 @@ class ShardExecutor(Executor):
     def describe(self, description: str) -> str:
         """The label, with the shard."""
         return f"{description} (shard {self.index}/{self.count})"
+
+    def prepare(self, path: Path, store: Path, config: RunConfig) -> None:
+        """Refuse to write into parts of another run (the other shards' or this one's own,
+        naming the part and the field), then record this run's configuration beside the part."""
+        others = [p for p in part_files(path) if p != store]
+        check_one_run(others, mine=config, at=store)
+        config.write(store)

@@ -33,6 +33,7 @@ from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
     ResultRow,
+    config_path,
     iter_rows,
     merge_parts,
     merge_rows,
@@ -394,6 +395,7 @@ def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_ser
     rows = list(iter_rows(part))
     other = parts_dir(out) / "1.jsonl"
     other.write_text(json.dumps({**rows[0], "output": "[]", "run_id": "x"}) + "\n")
+    shutil.copy(config_path(part), config_path(other))  # a part of the same run
     before = part.read_bytes()
     with pytest.raises(ResultsError, match="the same request was answered twice"):
         merge_parts(out)
