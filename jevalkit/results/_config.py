@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ResultsError
 from ._write import write_lines
 
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far more than any run's; a larger file is not one
 # the fields in the order a difference is looked for (and named), with their names in messages
 FIELDS = {
     "model": "model",
@@ -114,7 +115,8 @@ class RunConfig:
         """The configuration recorded beside ``part``; None when none is."""
         path = config_path(part)
         try:
-            text = path.read_bytes()
+            with path.open("rb") as fh:
+                text = fh.read(MAX_CONFIG_BYTES + 1)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -122,12 +124,35 @@ class RunConfig:
                 f"{path}: cannot read the run configuration ({exc.strerror})"
             ) from None
         try:
-            return cls(**json.loads(text))
-        except (ValueError, TypeError):
+            if len(text) > MAX_CONFIG_BYTES:
+                raise ValueError("too large")
+            config = cls(**json.loads(text))
+            if not config._well_formed():
+                raise ValueError("a field of the wrong type")
+        except (ValueError, TypeError, RecursionError):
             raise ResultsError(
-                f"{path}: not a run configuration jevalkit wrote; run this shard again (it "
-                "resumes) to write it anew"
+                f"{path}: not a run configuration jevalkit wrote; move the part and it away, "
+                "or delete both and run that shard again"
             ) from None
+        return config
+
+    def _well_formed(self) -> bool:
+        optional = (str, type(None))
+        return (
+            isinstance(self.model, str)
+            and isinstance(self.endpoint, optional)
+            and isinstance(self.label, optional)
+            and isinstance(self.sharding, str)
+            and isinstance(self.jobs, int)
+            and isinstance(self.plan, str)
+            and isinstance(self.probes, dict)
+            and all(
+                isinstance(v, dict)
+                and isinstance(v.get("probe_hash"), optional)
+                and isinstance(v.get("params_hash"), list)
+                for v in self.probes.values()
+            )
+        )
 
 
 def config_path(part: Path) -> Path:

@@ -235,7 +235,7 @@ class DaskExecutor(Executor):
 
     sharding = "dask"
 
-    def prepare(self, path: Path, store: Path, config: RunConfig) -> None:
+    def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Merge the parts an interrupted run left before resuming."""
         if part_files(store):
             merge_parts(store, hold_lock=False)

@@ -59,9 +59,10 @@ class Executor:
 
     sharding = "none"  # how the run is split, as its parts' configuration records it
 
-    def prepare(self, path: Path, store: Path, config: RunConfig) -> None:
+    def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Holding ``store``'s lock, before the resume rule reads it (``path``: the results
-        file; ``config``: the run's configuration, as its parts record it)."""
+        file; ``config``: the run's configuration, as its parts record it, for an executor
+        that splits the run: one whose ``sharding`` is not ``"none"``)."""
 
     async def send(self, pending: Sequence[Job], run: RunContext, *, done: int) -> Rows | None:
         """Send ``pending`` and write their rows into ``run.path``; return the rows of
@@ -128,16 +129,18 @@ async def execute(
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     store = check_results_path(executor.store(path), writing=True)
-    config = RunConfig.of(
-        asked,
-        endpoint,
-        settings.label,
-        executor.sharding,
-        (
-            (j.probe, j.version, j.probe_hash, j.params_hash, k)
-            for j, k in zip(jobs, keys, strict=True)
-        ),
-    )
+    config = None  # recorded beside the part files of a split run only
+    if executor.sharding != "none":
+        config = RunConfig.of(
+            asked,
+            endpoint,
+            settings.label,
+            executor.sharding,
+            (
+                (j.probe, j.version, j.probe_hash, j.params_hash, k)
+                for j, k in zip(jobs, keys, strict=True)
+            ),
+        )
     mine = [(job, key) for job, key in zip(jobs, keys, strict=True) if executor.takes(key)]
     mine_jobs, mine_keys = [job for job, _ in mine], [key for _, key in mine]
     beside = rows_beside(executor.beside(path), mine_keys, retry_errors=settings.retry_errors)

@@ -148,9 +148,10 @@ class ShardExecutor(Executor):
         """The label, with the shard."""
         return f"{description} (shard {self.index}/{self.count})"
 
-    def prepare(self, path: Path, store: Path, config: RunConfig) -> None:
+    def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Refuse to write into parts of another run (the other shards' or this one's own,
         naming the part and the field), then record this run's configuration beside the part."""
+        assert config is not None  # a sharded run records its configuration
         others = [p for p in part_files(path) if p != store]
         check_one_run(others, mine=config, at=store)
         config.write(store)

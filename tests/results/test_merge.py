@@ -166,9 +166,13 @@ def test_a_run_configuration_that_is_not_ours_is_refused_in_one_line(openai_serv
     out = tmp_path / "r.jsonl"
     for which in ("0/2", "1/2"):
         shard(openai_server, out, which)
-    config_path(part_files(out)[0]).write_text(json.dumps({"model": "m"}))
-    with pytest.raises(ResultsError, match=r"0\.run\.json: not a run configuration jevalkit"):
-        merge_parts(out)
+    config = config_path(part_files(out)[0])
+    good = json.loads(config.read_text())
+    for bad in ({"model": "m"}, {**good, "probes": ["x"]}, {**good, "jobs": "6"}, [1], "[" * 10**5):
+        config.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+        with pytest.raises(ResultsError, match=r"0\.run\.json: not a run configuration jevalkit"):
+            merge_parts(out)
+    assert len(part_files(out)) == 2 and not out.exists()
 
 
 def test_the_configuration_names_what_differs(tmp_path):
