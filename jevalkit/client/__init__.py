@@ -27,6 +27,7 @@ from ._endpoint import (
     resolve_endpoint,
     strip_credentials,
 )
+from ._generation import GENERATION, GenerationOptions, Sampling, check_generation, take_generation
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [
@@ -35,15 +36,19 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "ERROR_TYPES",
+    "GENERATION",
     "KEY_VARIABLES",
     "AttemptMeter",
     "ChatClient",
     "Completion",
     "Endpoint",
+    "GenerationOptions",
     "Request",
     "ResponseCache",
     "RetryPolicy",
+    "Sampling",
     "cache_key",
+    "check_generation",
     "combine",
     "default_cache_dir",
     "error_completion",
@@ -54,5 +59,6 @@ __all__ = [
     "parse_retry_after",
     "resolve_endpoint",
     "strip_credentials",
+    "take_generation",
     "token_count",
 ]

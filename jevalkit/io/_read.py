@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ImportFormatError, JevalkitError, ResultsError
-from ..runner import read_results
+from ..results import read_results
 from ._inspect import read_inspect
 from ._jsonl import check_file, first_records, head_lines, load_json
 from ._judge_files import read_grades, read_pairwise, read_preferences, read_verdicts

@@ -12,7 +12,7 @@ import pandas as pd
 from ..errors import ReportError
 from ..metrics import pass_rate, per_case
 from ..probes import Probe, curl_command
-from ..runner import read_results
+from ..results import read_results
 from ._html import write_page
 from ._probe_summary import headline
 

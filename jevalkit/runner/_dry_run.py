@@ -24,13 +24,12 @@ from scipy import stats
 from ..costs import prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
-from ..probes import Probe, load_probe
+from ..probes import Probe
+from ..results import check_results_path, params_hash, read_results
 from ._adaptive import check_reachable
-from ._columns import params_hash
-from ._options import RunOptions, RunSettings
-from ._plan import Selection, default_results_path, probe_parameters
-from ._run import _as_list, check_generation
-from ._store import check_results_path, read_results
+from ._options import ProbeOptions
+from ._plan import probe_parameters
+from ._run import ProbeRun
 from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
@@ -49,6 +48,7 @@ PLAN_COLUMNS = [
     "cost_expected",
     "cost_high",
     "price_source",
+    "parameters",
 ]
 
 
@@ -115,17 +115,8 @@ def plan(
     probes: str | Probe | Sequence[str | Probe],
     model: str,
     *,
-    temperature: float | None = None,
-    seed: int | None = None,
-    max_tokens: int | None = None,
-    top_p: float | None = None,
-    constrained: bool = False,
     confidence: float = 0.95,
-    cases: str | None = None,
-    sample: int | None = None,
-    sample_seed: int | None = None,
-    variants: str | Sequence[str] | None = None,
-    **options: Unpack[RunOptions],
+    **options: Unpack[ProbeOptions],
 ) -> pd.DataFrame:
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
     Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
@@ -142,7 +133,9 @@ def plan(
         skips), ``prompt_tokens`` (for the requests to send), ``prompt_tokens_method``
         (``exact: ...`` or ``estimate: ...``), ``completion_tokens_low`` /
         ``_expected`` / ``_high`` and ``completion_tokens_method``, ``cost_low`` /
-        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price), ``price_source``.
+        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price), ``price_source``,
+        ``parameters`` (what each probe is sent with: its own, the generation parameters
+        given, ``extra_params``; the seed of repeat 0; None on the total row).
 
     Example:
         >>> import tempfile
@@ -154,25 +147,16 @@ def plan(
         >>> bool(row["cost_low"] < row["cost_high"] == row["cost_high"])
         True
     """
-    probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
-    overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
-    check_generation(overrides)
-    settings = RunSettings.of(options)
+    r = ProbeRun.of(probes, model, dict(options))
+    probe_list, settings, overrides = r.probes, r.settings, r.overrides
     base_url, label, repeats = settings.base_url, settings.label, settings.repeats
-    selection = Selection(
-        cases=cases,
-        sample=sample,
-        sample_seed=seed if sample_seed is None else sample_seed,
-        variants=variants,
-    )
+    selection, constrained = r.choices.selection, r.choices.constrained
     units = [selection.units(p)[0] for p in probe_list]
     adaptive = settings.adaptive_plan()
     auto = adaptive is not None
     if adaptive is not None:
         check_reachable(adaptive, sum(len(u) for u in units))
-    name = "+".join(sorted({p.id for p in probe_list}))
-    out = settings.out
-    path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    path = r.path
     # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
     endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
@@ -243,6 +227,7 @@ def plan(
                 "completion_tokens_high": high_tokens,
                 "completion_tokens_method": completion_method,
                 "_prompt_high": prompt_tokens * high_n,
+                "parameters": q,
             }
         )
     table = pd.DataFrame(rows)
@@ -251,6 +236,7 @@ def plan(
     total_row = {**total.to_dict(), "probe": "total"}
     total_row["prompt_tokens_method"] = prompt_method
     total_row["completion_tokens_method"] = "sum of the rows above"
+    total_row["parameters"] = None
     table = pd.concat([table, pd.DataFrame([total_row])], ignore_index=True)
     if price is None:
         for column in ("cost_low", "cost_expected", "cost_high"):
