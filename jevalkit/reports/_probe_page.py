@@ -203,12 +203,18 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
         parts.append(
             "<h2>Prompt</h2><p>Exactly what every model receives. Nothing else is sent.</p>"
         )
+    if probe.prompt_style == "completion":
+        parts.append("<p>A completion-style prompt (sent to <code>/completions</code>).</p>")
     for m in probe.messages:
         parts.append(f"<h3>{_e(m.role)}</h3><pre>{_e(m.content)}</pre>")
+    if probe.prompt is not None:
+        parts.append(f"<pre>{_e(probe.prompt)}</pre>")
     for v in probe.variants:
         parts.append(f"<h3>Variant <code>{_e(v.id)}</code></h3><p>{_e(v.note)}</p>")
         for m in v.messages:
             parts.append(f"<h4>{_e(m.role)}</h4><pre>{_e(m.content)}</pre>")
+        if v.prompt is not None:
+            parts.append(f"<pre>{_e(v.prompt)}</pre>")
     if probe.cases:
         parts += _cases_section(probe)
     parts.append(

@@ -57,11 +57,12 @@ def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:
-            text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
-            text.raise_for_status()
-            tokens = http.post(
-                f"{root}/tokenize", json={"content": text.json()["prompt"], "add_special": True}
-            )
+            prompt = body.get("prompt")  # a completion probe's text is sent as it is
+            if prompt is None:
+                text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
+                text.raise_for_status()
+                prompt = text.json()["prompt"]
+            tokens = http.post(f"{root}/tokenize", json={"content": prompt, "add_special": True})
             tokens.raise_for_status()
             counts.append(len(tokens.json()["tokens"]))
         return counts
@@ -181,7 +182,7 @@ def plan(
     price = settings.price(model)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
     bodies = [
-        {"messages": p.chat_messages(case, variant), **q}
+        {**p.request_input(case, variant), **q}
         for p, q, chosen in zip(probe_list, params, units, strict=True)
         for case, variant in chosen
     ]
