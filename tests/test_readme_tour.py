@@ -262,10 +262,10 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         ),
     ],
     "jevalkit run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --dry-run": [
-        (
-            "run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --dry-run {base_url}",
+        (  # as written: a dry run sends nothing, so it needs neither a server nor a key
+            "run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --dry-run",
             0,
-            "dry run: nothing was sent",
+            "would send to: https://api.openai.com/v1 as 'gpt-4o-mini'; key $OPENAI_API_KEY",
         ),
     ],
     "jevalkit run schema-ten-records --model local --repeats auto --target-half-width 0.1 --max-repeats 60": [

@@ -21,7 +21,10 @@ __all__ = [
 def add_model_argument(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     """``--model``."""
     cmd.add_argument(
-        "--model", required=required, help="model name; `local` for the embedded model"
+        "--model",
+        required=required,
+        help="provider/model: openai/gpt-4o-mini (OpenAI), openrouter/<id> (OpenRouter), "
+        "anthropic/<model>, or local (the embedded model); with --base-url, any name",
     )
 
 

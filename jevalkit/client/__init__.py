@@ -27,6 +27,7 @@ from ._endpoint import (
     resolve_endpoint,
     strip_credentials,
 )
+from ._providers import PROVIDERS, Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "ERROR_TYPES",
     "KEY_VARIABLES",
+    "PROVIDERS",
     "AttemptMeter",
     "ChatClient",
     "Completion",
@@ -43,9 +45,11 @@ __all__ = [
     "Request",
     "ResponseCache",
     "RetryPolicy",
+    "Route",
     "cache_key",
     "combine",
     "default_cache_dir",
+    "destination",
     "error_completion",
     "excerpt",
     "is_loopback",
@@ -53,6 +57,7 @@ __all__ = [
     "parse_response",
     "parse_retry_after",
     "resolve_endpoint",
+    "route_model",
     "strip_credentials",
     "token_count",
 ]

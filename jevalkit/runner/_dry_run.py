@@ -131,8 +131,8 @@ def plan(
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
     Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
     and refuses what ``run`` refuses before sending: the settings, the results path (a folder,
-    a device), the endpoint (a malformed or non-http(s) URL, a missing key), a dollar budget
-    without a price.
+    a device), the endpoint (a malformed or non-http(s) URL, a model name that names no
+    provider), a dollar budget without a price. It needs no API key: nothing is sent.
 
     ``cases``, ``sample``, ``sample_seed`` and ``variants`` choose the (case, variant) units as
     in :func:`jevalkit.run`; each is sent ``repeats`` times.
@@ -176,7 +176,8 @@ def plan(
     path = Path(out) if out is not None else default_results_path(name, model, base_url)
     # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
-    endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
+    # a bad URL or model name is refused as the run would; the key is not needed to send nothing
+    endpoint_identity(model, base_url, api_key_env=settings.api_key_env, require_key=False)
     if settings.budget_usd is not None:
         settings.require_price(model)
     price = settings.price(model)

@@ -97,7 +97,11 @@ class RunOptions(TypedDict, total=False):
 
     base_url: Annotated[
         str | None,
-        Option(None, "OpenAI-compatible base URL (default: $JEVALKIT_BASE_URL, else OpenRouter)"),
+        Option(
+            None,
+            "OpenAI-compatible base URL; the model name is sent as written (default: the "
+            "model's provider prefix, else $JEVALKIT_BASE_URL)",
+        ),
     ]
     api_key_env: Annotated[
         str | None,
