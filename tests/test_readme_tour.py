@@ -158,7 +158,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run unit-conversion --model local --repeats 3 --cases 1-20 {base_url}",
             0,
-            "unit-conversion@1",
+            "unit-conversion@2",
         ),
     ],
     "jevalkit run schema-ten-records --model local --variants all --repeats 5 --temperature 1 --seed 1": [
@@ -191,7 +191,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             "my-probes/my-probe/v1.yaml",
         ),
         # the skeleton's worked examples pass; its placeholders and the publication fail
-        ("probes check --probes-dir my-probes", 1, "2 ok, 2 failed"),
+        ("probes check --probes-dir my-probes", 1, "2 ok, 1 failed"),
         ("probes lock --probes-dir my-probes", 2, ""),
         (write_placeholders, "my-probes/my-probe/v1.yaml"),  # "edit every TODO"
         ("probes lock --probes-dir my-probes", 0, "published: my-probe@1"),

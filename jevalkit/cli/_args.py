@@ -45,7 +45,7 @@ def add_run_arguments(cmd: argparse.ArgumentParser | Any, *, skip: tuple[str, ..
             continue
         if isinstance(option.default, bool):
             action = "store_false" if option.default else "store_true"
-            cmd.add_argument(flag, dest=name, action=action, help=option.help)
+            cmd.add_argument(flag, dest=name, action=action, help=option.flag_help or option.help)
             continue
         shown = (
             ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -148,7 +149,19 @@ class Probe:
         for case in self.cases:
             if case.id == str(case_id):
                 return case
-        raise ProbeError(f"{self.name} has no case {case_id!r}")
+        if not self.cases:
+            raise ProbeError(f"{self.name} has no cases: score it without a case (drop --case)")
+        ids = [c.id for c in self.cases]
+        close = difflib.get_close_matches(str(case_id), ids, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        shown = ", ".join(ids[:10]) + (f", ... ({len(ids)} in all)" if len(ids) > 10 else "")
+        where = self.path if self.path is not None else "the probe"
+        if self.path is not None and self.cases_file:
+            where = self.path.parent / self.cases_file
+        raise ProbeError(
+            f"{self.name} has no case {case_id!r}; {hint}its cases: {shown} (every id is in "
+            f"{where}; `jevalkit probes show {self.name}` shows the probe)"
+        )
 
     @property
     def variant_ids(self) -> tuple[str, ...]:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import sys
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -96,13 +98,21 @@ def dask_client(
         return
     local = None
     if scheduler is None and cluster is None:
-        with dask.config.set({PROFILE_INTERVAL: local_profile_interval()}):
+        # Dask's housekeeping warnings (a lease released after it timed out on a busy machine,
+        # "worker process still alive after 4 s, killing" at close, a dashboard port taken)
+        # are nothing a user of this cluster can act on: only its errors are shown.
+        with (
+            dask.config.set({PROFILE_INTERVAL: local_profile_interval()}),
+            warnings.catch_warnings(),
+        ):
+            warnings.filterwarnings("ignore", message="Port .* is already in use")
             local = LocalCluster(
                 n_workers=workers or 2,
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
             )
     try:
         client = Client(scheduler or cluster or local, timeout=f"{SCHEDULER_TIMEOUT_S}s")

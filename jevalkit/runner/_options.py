@@ -46,6 +46,8 @@ class Option:
             flag that turns it off.
         metavar: the placeholder in ``--help``.
         parse: turns the flag's text into the value (``int``, ``float``, ...; default ``str``).
+        flag_help: the flag's own line in ``--help`` when ``help`` (the keyword's) would read
+            backwards there (a ``--no-...`` flag does the opposite of its keyword).
     """
 
     default: Any
@@ -53,6 +55,7 @@ class Option:
     flag: str | None = ""
     metavar: str | None = None
     parse: Callable[[str], Any] | None = None
+    flag_help: str | None = None
 
     def cli_flag(self, name: str) -> str | None:
         """The flag of option ``name`` (None: not on the command line).
@@ -172,7 +175,10 @@ class RunOptions(TypedDict, total=False):
     cache: Annotated[
         bool,
         Option(
-            True, "use the response cache, one entry per request and repeat (--no-cache: bypass it)"
+            True,
+            "use the response cache, one entry per request and repeat (False: bypass it)",
+            flag_help="bypass the response cache: send every request again and store nothing "
+            "(by default an answer cached for the same request and repeat is reused)",
         ),
     ]
     cache_dir: Annotated[
