@@ -241,6 +241,9 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             "imported.jsonl",
         ),
     ],
+    "jevalkit export runs/demo.jsonl --to every-eval-ever --out demo.eee.json": [
+        ("export runs/demo.jsonl --to every-eval-ever --out demo.eee.json", 0, "demo.eee.json"),
+    ],
     "jevalkit compare base.jsonl head.jsonl --html diff.html": [
         ("compare base.jsonl head.jsonl --html diff.html", 0, "diff.html"),
     ],

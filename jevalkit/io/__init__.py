@@ -13,6 +13,7 @@ Example:
 """
 
 from ..errors import ImportFormatError
+from ._export import EXPORT_FORMATS, export
 from ._frame import FRAME_COLUMNS, results_from_columns
 from ._inspect import read_inspect
 from ._judge_files import (
@@ -31,6 +32,7 @@ from ._write import combine_imports, write_results
 from ._zip import MAX_INFLATED_BYTES, read_zip_member
 
 __all__ = [
+    "EXPORT_FORMATS",
     "FORMATS",
     "FRAME_COLUMNS",
     "MAX_INFLATED_BYTES",
@@ -40,6 +42,7 @@ __all__ = [
     "ImportFormatError",
     "combine_imports",
     "detect_format",
+    "export",
     "from_table",
     "load_table",
     "read",

@@ -69,8 +69,8 @@ def versions_run(probe: Probe, results: Sequence[str | Path]) -> dict[str, int]:
 
     Example:
         >>> import jevalkit
-        >>> from jevalkit._paths import data_dir
-        >>> demo = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
+        >>> from jevalkit.reports import open_results
+        >>> _, demo = open_results(None, default="schema-ten-records__local-demo.jsonl")
         >>> versions_run(jevalkit.load_probe("schema-ten-records@3"), [demo])
         {'schema-ten-records@2': 15}
     """
