@@ -14,6 +14,7 @@ Example:
 
 from ..errors import ImportFormatError
 from ._export import EXPORT_FORMATS, export
+from ._folder import FolderLogs, folder_logs
 from ._frame import FRAME_COLUMNS, results_from_columns
 from ._inspect import read_inspect
 from ._judge_files import (
@@ -39,10 +40,12 @@ __all__ = [
     "READER_OPTIONS",
     "VERDICTS",
     "VERDICT_SCORES",
+    "FolderLogs",
     "ImportFormatError",
     "combine_imports",
     "detect_format",
     "export",
+    "folder_logs",
     "from_table",
     "load_table",
     "read",
