@@ -254,13 +254,17 @@ def _read_jevalkit(path: Path) -> pd.DataFrame:
 def sniff_format(path: str | Path) -> str | None:
     """The format of the file at ``path`` told by its content, as :func:`detect_format` tells
     it; None when no format fits a text file (read it as jevalkit results, whose reader names the
-    field at fault). An archive no format fits is refused as such, never "not UTF-8".
+    field at fault). An archive no format fits is refused as such, never "not UTF-8". A folder
+    gives None (a command reading results refuses it as not a file; ``--from inspect`` or
+    ``import`` reads it as inspect_ai logs).
 
     Example:
         >>> from jevalkit.reports import example_path
         >>> sniff_format(example_path("grades.jsonl"))
         'grades'
     """
+    if Path(path).is_dir():
+        return None
     try:
         return detect_format(path)
     except ImportFormatError:
