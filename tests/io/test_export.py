@@ -18,7 +18,7 @@ from jevalkit import io, metrics
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
 from jevalkit.errors import ImportFormatError
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 RUNS = data_dir() / "runs"
 UNITS = RUNS / "unit-conversion__v2__local.jsonl"

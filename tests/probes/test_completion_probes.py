@@ -14,7 +14,8 @@ from jevalkit import metrics
 from jevalkit._paths import data_dir
 from jevalkit.errors import ProbeError
 from jevalkit.probes import probe_card
-from jevalkit.runner import plan_jobs, read_results
+from jevalkit.results import read_results
+from jevalkit.runner import plan_jobs
 
 PROMPT = "Q: What is twice 5?\nA: 10\n\nQ: What is twice {{x}}?\nA:"
 

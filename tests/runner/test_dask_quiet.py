@@ -19,7 +19,7 @@ def test_a_semaphore_release_warning_of_our_cluster_is_not_printed(tmp_path):
             f"""
             import sys
             sys.path.insert(0, {str(REPO)!r})
-            from jevalkit.runner import dask_client
+            from jevalkit.cluster import dask_client
 
             def release_unknown(dask_scheduler):  # what a lease that timed out leads to
                 dask_scheduler.extensions["semaphores"].release(name="gone", lease_id="x")
