@@ -28,6 +28,7 @@ from ._gate import DEFAULT_MAX_ERROR_RATE, GATE_METRICS, gate, gate_decision, re
 from ._judge_bias import length_bias, pairwise_preferences, position_bias
 from ._judge_quality import quality, reliability_curve
 from ._leaderboard import Leaderboard, leaderboard, rank_sets
+from ._pass_at_k import pass_at_k, pass_hat_k
 from ._per_case import per_case
 from ._rank import Ranking, baseline_win_rates, rank
 from ._retest import judge_retest
@@ -56,6 +57,8 @@ __all__ = [
     "mean_error",
     "mean_score",
     "pairwise_preferences",
+    "pass_at_k",
+    "pass_hat_k",
     "pass_rate",
     "per_case",
     "position_bias",

@@ -7,8 +7,9 @@ Example:
 """
 
 from ._agreement import fleiss_kappa, krippendorff_alpha
-from ._bimodality import bimodality, bimodality_groups, least_favourable_null, unimodal_fit
+from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
+from ._conformal import LevelSets, level_sets
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import GStudy, variance_components
 from ._ordinal import OrdinalSpacing, ordinal_spacing
@@ -19,28 +20,27 @@ from ._power import (
     repeats_needed,
     sample_size,
 )
-from ._ppi import RoganGladen, ppi_interval, ppi_lambda, rogan_gladen_interval
+from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
-from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
-from ._validate import as_clean_array, as_labels
+from ._selective import SelectiveThreshold, selective_threshold
+from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
-    "SEQUENCE_COLUMNS",
     "BootstrapResult",
     "GStudy",
+    "LevelSets",
     "OrdinalSpacing",
     "RepeatsCurve",
     "RoganGladen",
+    "SelectiveThreshold",
     "SweepSequence",
-    "as_clean_array",
-    "as_labels",
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
     "confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",
-    "least_favourable_null",
+    "level_sets",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
@@ -48,13 +48,11 @@ __all__ = [
     "paired_difference",
     "paired_proportion_ci",
     "ppi_interval",
-    "ppi_lambda",
     "repeats_needed",
     "rogan_gladen_interval",
     "sample_size",
-    "sequence_method",
+    "selective_threshold",
     "standard_error",
-    "unimodal_fit",
     "variance_components",
     "wilson_ci",
 ]
