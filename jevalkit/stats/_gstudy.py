@@ -70,8 +70,8 @@ class GStudy(Result):
         balanced: whether the ANOVA estimators were used (else REML).
         nested: facet -> its parent.
         n, n_missing: the rows used, and the rows not scored (an error or no value).
-        cost_per_request: the mean ``cost_usd`` of the rows that have one (None when none
-            has, or the requests were free): what a design's cost is counted in.
+        cost_per_request: the mean ``cost_usd`` of the rows that have one (0.0 for free
+            requests; None when no row has a cost): what a design's cost is counted in.
         left_out: facets asked for but absent or with one level (``only_varying=True``).
         method: how the components were estimated.
 
@@ -297,12 +297,12 @@ def _varies(data: pd.DataFrame, columns: list[str]) -> bool:
 
 
 def _cost_per_request(data: pd.DataFrame) -> float | None:
-    """The mean dollars per request of the rows whose cost is known (None when none is, or
-    when the requests were free, e.g. the embedded model: then a design counts requests)."""
+    """The mean dollars per request of the rows whose cost is known: 0.0 when they were free
+    (the embedded model), None when no row has a cost (then a design counts requests only)."""
     if "cost_usd" not in data.columns:
         return None
     cost = pd.to_numeric(data["cost_usd"], errors="coerce").dropna()
-    return float(cost.mean()) if len(cost) and cost.mean() > 0 else None
+    return float(cost.mean()) if len(cost) else None
 
 
 def _name(facets: frozenset[str], order: Sequence[str], nested: Mapping[str, str]) -> str:

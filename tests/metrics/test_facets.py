@@ -1,6 +1,8 @@
 """Facets: the G-study of a results frame (stats.variance_components), facet-aware intervals,
 what the G-study implies for a design (reliability, the cheapest design), test-retest."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pingouin
@@ -163,7 +165,11 @@ def test_planner_refuses_what_it_cannot_reach():
     with pytest.raises(StatsError, match="give target_half_width, budget_usd"):
         metrics.choose_design(pilot)
     with pytest.raises(StatsError, match="no design within the limits and budget"):
-        metrics.choose_design(pilot, target_half_width=0.001, budget_usd=100)
+        metrics.choose_design(
+            pilot, target_half_width=0.001, budget_usd=100, cost_per_request=0.01
+        )
+    with pytest.raises(StatsError, match="budget_usd needs a price: .* give cost_per_request"):
+        metrics.choose_design(pilot, budget_usd=100)  # no cost_usd in the pilot
     with pytest.raises(
         StatsError, match=r"give the GStudy of jevalkit\.stats\.variance_components"
     ):
@@ -235,3 +241,22 @@ def test_a_g_study_refuses_case_keys_that_never_pair():
     b = d.assign(system="B", case_id=d["case_id"].astype(str))
     with pytest.raises(StatsError, match="never pair"):
         variance_components(pd.concat([d, b], ignore_index=True), facets=["case", "system"])
+
+
+def test_planner_counts_requests_without_prices_and_keeps_the_pilots_variants():
+    truth = pd.DataFrame(
+        {
+            "component": ["case", "variant", "case x variant", "residual"],
+            "facets": [("case",), ("variant",), ("case", "variant"), ()],
+            "variance": [0.04, 0.002, 0.01, 0.05],
+        }
+    )
+    pilot = GStudy.of(truth, levels={"case": 20, "variant": 3}, repeats=2)
+    plan = metrics.choose_design(pilot, target_half_width=0.2)
+    designs = plan.table()
+    assert not plan.priced and designs["cost_usd"].isna().all()  # not the request count
+    assert designs["variant"].max() == 3  # a probe with 3 variants is not planned with 4
+    assert designs["requests"].is_monotonic_increasing  # cheapest first, counted in requests
+    free = dataclasses.replace(pilot, cost_per_request=0.0)  # the embedded model: cost_usd 0
+    chosen = metrics.choose_design(free, target_half_width=0.2).chosen
+    assert chosen["cost_usd"] == 0 and chosen["requests"] == designs["requests"].iloc[0]
