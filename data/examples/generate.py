@@ -23,6 +23,13 @@ project (no model was run):
   analysis to find: items 70-75 every system passes (dead), items 76-77 mis-keyed (difficulty 0, discrimination
   1.5, the verdict inverted: negative discrimination), items 66-69 a coin flip on every run (flaky), and one
   system (sys-05) whose last 8 items errored (no score: the leaderboard bounds them).
+- variants.jsonl: jevalkit results rows of one model on a probe with cases and prompt variants
+  (probe ``sim-extraction``: 40 cases x 3 wordings x 4 repeats), each run scored by 4 rubric
+  checks (score = share held, passed = all held). Each check holds with probability
+  logistic(0.8 + case + variant + case x variant + check + run), with standard deviations 1.2
+  (case), 0.5 (case x variant), 0.7 (run: what a new sample redraws), variant effects 0, -0.6,
+  +0.3 and check offsets +1, +0.5, 0, -0.5: every facet the total_error and consistency
+  notebooks decompose is there, with a known size.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ import numpy as np
 
 from jevalkit.judges import Judgment, judgment_fields
 from jevalkit.labels import label_record, label_sample
-from jevalkit.runner import ResultRow
+from jevalkit.results import ResultRow
 
 HERE = Path(__file__).parent
 
@@ -234,6 +241,42 @@ def benchmark(rng: np.random.Generator) -> list[dict]:
     return rows
 
 
+def variants(rng: np.random.Generator) -> list[dict]:
+    n_cases, n_repeats = 40, 4
+    wordings = {"base": 0.0, "terse": -0.6, "checklist": 0.3}
+    checks = {"name": 1.0, "email": 0.5, "city": 0.0, "age": -0.5}
+    case = rng.normal(0, 1.2, n_cases)
+    cross = rng.normal(0, 0.5, (n_cases, len(wordings)))
+    rows = []
+    for i in range(n_cases):
+        for v, (variant, shift) in enumerate(wordings.items()):
+            for repeat in range(n_repeats):
+                eta = 0.8 + case[i] + shift + cross[i, v] + rng.normal(0, 0.7)
+                held = {
+                    c: bool(rng.random() < 1 / (1 + np.exp(-(eta + off))))
+                    for c, off in checks.items()
+                }
+                row = ResultRow(
+                    run_id="example-variants",
+                    kind="probe",
+                    probe="sim-extraction",
+                    version=1,
+                    model="sim-model",
+                    repeat=repeat,
+                    case_id=f"case-{i + 1:02d}",
+                    variant=variant,
+                    score=sum(held.values()) / len(held),
+                    passed=all(held.values()),
+                    checks=[
+                        {"id": c, "text": f"The {c} field is right", "passed": ok}
+                        for c, ok in held.items()
+                    ],
+                    cost_usd=0.0,
+                )
+                rows.append({k: v for k, v in row.__dict__.items() if v not in (None, [], {}, "")})
+    return rows
+
+
 def main() -> None:
     rng = np.random.default_rng(20261130)
     for name, rows in (("grades.jsonl", grades(rng)), ("pairwise.jsonl", pairwise(rng))):
@@ -246,6 +289,8 @@ def main() -> None:
         (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     rows = benchmark(np.random.default_rng(20261202))
     (HERE / "benchmark.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows = variants(np.random.default_rng(20261203))
+    (HERE / "variants.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ from ._prepare import (
     scored_mask,
 )
 from ._result import Result, as_table
+from ._table_html import table_html
 
 __all__ = [
     "CASE_COLUMNS",
@@ -85,4 +86,5 @@ __all__ = [
     "require_systems",
     "score_matrix",
     "scored_mask",
+    "table_html",
 ]

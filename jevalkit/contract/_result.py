@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._table_html import table_html
+
 
 class Result:
     """The base of results objects (subclasses are frozen dataclasses). ``_unpack`` names the
@@ -93,11 +95,17 @@ class Result:
         return out
 
     def _repr_html_(self) -> str:
+        """The table as a report shows it (:func:`table_html`: 4 significant digits, escaped,
+        methods as footnotes), under the result's name."""
         title = html.escape(type(self).__name__)
-        body = self.table().to_html(index=False, escape=True, na_rep="")
+        table = self.table()
         method = getattr(self, "method", "")
-        note = f"<p><small>{html.escape(str(method))}</small></p>" if method else ""
-        return f"<div><strong>{title}</strong>{body}{note}</div>"
+        note = (
+            f"<p class='jevalkit-method'><small>method: {html.escape(str(method))}</small></p>"
+            if method and isinstance(method, str) and "method" not in table.columns
+            else ""
+        )
+        return f"<div class='jevalkit-result'><strong>{title}</strong>{table_html(table)}{note}</div>"
 
 
 def as_table(answer: Any) -> pd.DataFrame:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._paths import notebooks_dir
+from .._paths import data_dir, notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
 from ..results import json_ready
 from ._export import export_html
+from ._notebook import notes, show_notes
 
 ALWAYS_INJECTED = ("headline_path",)
 
@@ -121,7 +122,9 @@ def check_parameters(notebook: Path, parameters: dict[str, Any]) -> None:
 
 
 def save_headline(numbers: Any, path: str | Path) -> None:
-    """Called from a notebook's last cell: write the headline numbers as JSON.
+    """Called from a notebook's last cell: write the headline numbers as JSON (a file only: the
+    report does not print them), with the notes the run collected (``notes``, see
+    :func:`collect_notes`) added to a dict and shown as the report's "Notes" list.
 
     Example:
         >>> import tempfile, pathlib
@@ -129,6 +132,9 @@ def save_headline(numbers: Any, path: str | Path) -> None:
         >>> save_headline({"pass_rate": 0.5}, p); json.loads(p.read_text())
         {'pass_rate': 0.5}
     """
+    if isinstance(numbers, dict) and notes():
+        numbers = {**numbers, "notes": notes()}
+    show_notes()
     text = json.dumps(json_ready(numbers), indent=2, allow_nan=False)
     Path(path).write_text(text, encoding="utf-8")
 
@@ -218,8 +224,38 @@ def run_report(
     }
     nbformat.write(nb, executed)
     with quiet_kernel():
-        export_html(nb, html, shown, show_code=show_code)
+        export_html(nb, html, files_read(shown, headline), show_code=show_code)
     return Report(executed, html, headline)
+
+
+def files_read(shown: dict[str, str], headline: Path) -> dict[str, str]:
+    """The parameters table with each file parameter left at None shown as the file the
+    notebook read instead (the notebook saves it in its headline under the parameter's name):
+    ``results None`` would hide which data the numbers describe. A file bundled with jevalkit
+    is named by its place in ``data/``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> h = pathlib.Path(tempfile.mkdtemp()) / "h.json"
+        >>> _ = h.write_text(json.dumps({"results": str(data_dir() / "examples" / "variants.jsonl")}))
+        >>> files_read({"results": "None", "probe": "'p@1'"}, h)["results"]
+        "'data/examples/variants.jsonl' (the default: bundled with jevalkit)"
+    """
+    try:
+        numbers = json.loads(headline.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return shown
+    out = dict(shown)
+    for name, value in shown.items():
+        read = numbers.get(name) if isinstance(numbers, dict) and value == "None" else None
+        if not isinstance(read, str):
+            continue
+        path = Path(read)
+        try:
+            out[name] = f"{'data/' + path.relative_to(data_dir()).as_posix()!r} (the default: bundled with jevalkit)"
+        except ValueError:
+            out[name] = f"{read!r} (the default)"
+    return out
 
 
 def _failing_cell(nb: Any, fallback: int) -> int:

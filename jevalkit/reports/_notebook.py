@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import html
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from .._paths import data_dir, runs_dir
+from ..contract import table_html
 from ..io import read_source
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
@@ -35,14 +37,18 @@ def open_results(
 ) -> tuple[pd.DataFrame, str]:
     """The results a notebook analyses, and their path: ``results`` when given (read by
     :func:`jevalkit.io.read_source`: ``format`` None tells a jevalkit results file or another
-    tool's log by its content), else the bundled real run named ``default``.
+    tool's log by its content), else the bundled file ``default``: a real run of ``data/runs/``
+    by its name, or ``examples/NAME`` for a simulated example of ``data/examples/``.
 
     Example:
         >>> df, path = open_results(None, default="schema-ten-records__local-demo.jsonl")
         >>> len(df) > 0, path.endswith("schema-ten-records__local-demo.jsonl")
         (True, True)
+        >>> open_results(None, default="examples/variants.jsonl")[0]["variant"].nunique()
+        3
     """
-    path = str(results) if results is not None else str(runs_dir() / default)
+    bundled = data_dir() / default if "/" in default else runs_dir() / default
+    path = str(results) if results is not None else str(bundled)
     return read_source(path, format), path
 
 
@@ -67,34 +73,10 @@ def shown_text(text: object, limit: int = 1200) -> str:
     return f"{value[:cut].rstrip()}\n[... {rest} more characters]"
 
 
-def table_html(table: pd.DataFrame) -> str:
-    """A table as a report shows it: numbers to 4 significant digits, every value escaped, and
-    no index unless it carries labels (a crosstab's rows, not 0, 1, 2, ...).
-
-    Example:
-        >>> print(table_html(pd.DataFrame({"value": [0.133333], "method": ["<b>"]})))  # doctest: +NORMALIZE_WHITESPACE
-        <table border="1" class="dataframe">
-          <thead>
-            <tr style="text-align: right;">
-              <th>value</th>
-              <th>method</th>
-            </tr>
-          </thead>
-          <tbody>
-            <tr>
-              <td>0.1333</td>
-              <td>&lt;b&gt;</td>
-            </tr>
-          </tbody>
-        </table>
-    """
-    plain = isinstance(table.index, pd.RangeIndex) and table.index.name is None
-    return table.to_html(index=not plain, float_format=lambda v: f"{v:.4g}", na_rep="", escape=True)
-
-
 def tidy_tables() -> None:
-    """Called from a notebook's setup cell: show every DataFrame of this kernel with
-    :func:`table_html` (a report is read, not debugged). Outside IPython it does nothing.
+    """Show every DataFrame of this kernel with :func:`jevalkit.contract.table_html` (a report
+    is read, not debugged: 4 significant digits, no index of 0, 1, 2, methods as footnotes).
+    Outside IPython it does nothing.
 
     Example:
         >>> tidy_tables()  # no IPython kernel here: nothing to change
@@ -104,6 +86,67 @@ def tidy_tables() -> None:
     shell = get_ipython()
     if shell is not None:
         shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, table_html)
+
+
+_NOTES: dict[str, None] = {}  # this kernel's warnings, in order, each once
+
+
+def _note(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+    """``warnings.showwarning`` in a report's kernel: the message kept as a note, without the
+    file, the line of code or the category a stderr warning prints."""
+    text = " ".join(str(message).split())
+    _NOTES.setdefault(text, None)
+
+
+def collect_notes() -> None:
+    """Called from a report's setup cell: every warning from here on becomes a short note
+    (shown by :func:`show_notes` at the end, and saved in the headline as ``notes``) instead of
+    a stderr box naming a temporary file and a line of code the reader cannot see.
+
+    Example:
+        >>> import warnings
+        >>> saved = warnings.showwarning
+        >>> collect_notes(); warnings.warn("fewer than 2 cases"); notes()
+        ['fewer than 2 cases']
+        >>> warnings.showwarning = saved
+    """
+    _NOTES.clear()
+    warnings.simplefilter("default")  # each distinct warning once, not hidden
+    warnings.showwarning = _note
+
+
+def notes() -> list[str]:
+    """The notes collected so far (see :func:`collect_notes`)."""
+    return list(_NOTES)
+
+
+def show_notes() -> None:
+    """Display the collected notes as a short "Notes" list (nothing when there are none).
+
+    Example:
+        >>> show_notes()  # no IPython display here and no notes: nothing shown
+    """
+    if not _NOTES:
+        return
+    from IPython.display import HTML, display
+
+    items = "".join(f"<li>{html.escape(text)}</li>" for text in _NOTES)
+    display(HTML(f"<h2>Notes</h2><ul class='jevalkit-notes'>{items}</ul>"))
+
+
+def report_setup() -> None:
+    """A report notebook's setup: tables as the report shows them (:func:`tidy_tables`) and
+    warnings as notes (:func:`collect_notes`).
+
+    Example:
+        >>> import warnings
+        >>> saved = warnings.showwarning
+        >>> report_setup(); warnings.showwarning is saved  # outside a kernel: the hook only
+        False
+        >>> warnings.showwarning = saved
+    """
+    tidy_tables()
+    collect_notes()
 
 
 def example_path(name: str) -> Path:
