@@ -110,27 +110,45 @@ def item_map(
     abilities: Sequence[float], difficulties: Sequence[float], *, title: str
 ) -> plt.Figure:
     """A Wright map: systems' abilities above, items' difficulties below, on one logit axis
-    (an item separates the systems whose abilities sit near its difficulty).
+    (an item separates the systems whose abilities sit near its difficulty). The axis spans the
+    systems' abilities and 2 logits either side: an item far outside (a difficulty of 60 logits,
+    an item every system passes) is drawn at the edge and counted in a note, so one such item
+    does not squeeze the rest into a line.
 
     Example:
         >>> item_map([0.1, -0.5], [0.0, 1.2, -2.0], title="t").axes[0].get_title()
         't (2 systems, 3 items)'
+        >>> fig = item_map([0.1, -0.5], [0.0, 60.0], title="t")
+        >>> bool(fig.axes[1].get_xlim()[1] < 3), fig.axes[1].texts[0].get_text()
+        (True, '1 item beyond the axis, drawn at its edge')
     """
     a = np.asarray(abilities, float)
     d = np.asarray(difficulties, float)
     d = d[np.isfinite(d)]
-    with plt.rc_context(STYLE):
+    lo = min(a.min(), d.min(initial=0)) - 0.5
+    hi = max(a.max(), d.max(initial=0)) + 0.5
+    lo, hi = max(lo, a.min() - 2.0), min(hi, a.max() + 2.0)
+    outside = int(np.sum((d < lo) | (d > hi)))
+    with _styled():
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 4.2))
-        edges = np.linspace(
-            min(a.min(), d.min(initial=0)) - 0.5, max(a.max(), d.max(initial=0)) + 0.5, 30
-        )
+        edges = np.linspace(lo, hi, 30)
         top.hist(a, bins=edges, color="#2c6fbb", edgecolor="white")
         top.set_ylabel("systems")
         top.set_title(f"{title} ({a.size} systems, {d.size} items)")
-        bottom.hist(d, bins=edges, color="#d98c2b", edgecolor="white")
+        bottom.hist(np.clip(d, lo, hi), bins=edges, color="#d98c2b", edgecolor="white")
         bottom.invert_yaxis()
         bottom.set_ylabel("items")
         bottom.set_xlabel("ability / difficulty (logits; systems ~ N(0, 1))")
+        bottom.set_xlim(lo, hi)
+        if outside:
+            bottom.text(
+                0.99,
+                0.05,
+                f"{outside} item{'s' if outside > 1 else ''} beyond the axis, drawn at its edge",
+                transform=bottom.transAxes,
+                ha="right",
+                fontsize=8,
+            )
         fig.tight_layout()
     return fig
 

@@ -8,6 +8,7 @@ export, a terminal), each widget shows the same content as static HTML.
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
 import ipywidgets as widgets
@@ -24,51 +25,88 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _case_fields(cases: Any) -> dict[str, dict[str, Any]]:
+    """Case id -> the fields to show beside an output (the input, the expected answer), from a
+    probe's cases (:attr:`jevalkit.probes.Probe.cases`) or a table with ``case_id``."""
+    if cases is None:
+        return {}
+    if isinstance(cases, pd.DataFrame):
+        if "case_id" not in cases.columns:
+            raise StatsError("cases= needs a 'case_id' column (one row per case)")
+        return {
+            str(r["case_id"]): {k: v for k, v in r.items() if k != "case_id"}
+            for r in cases.to_dict("records")
+        }
+    return {str(c.id): dict(c.fields) for c in cases}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
 class ResultsBrowser(widgets.VBox):
-    """Filter results by probe, model, repeat and passed; show an output with its failing checks.
+    """Filter results by probe, system, case, repeat and passed; show an output with its case
+    (the id, and with ``cases=`` the case's input and expected answer) and its failing checks.
+
+    Args:
+        df: results rows.
+        cases: the probe's cases, to show each output beside its case's fields: a probe's
+            ``cases`` (``load_probe("contact-extraction@2").cases``) or a table with
+            ``case_id`` and the fields (``expected``, ``text``, ...).
 
     Example:
         >>> df = pd.DataFrame({"probe": ["p", "p"], "model": ["m", "m"], "repeat": [0, 1],
+        ...                    "case_id": ["c1", "c2"],
         ...                    "passed": [True, False], "output": ["ok", "bad"], "score_errors": [[], ["$: x"]],
         ...                    "checks": [[], [{"id": "c", "text": "C holds", "passed": False}]]})
-        >>> b = ResultsBrowser(df)
+        >>> b = ResultsBrowser(df, cases=pd.DataFrame({"case_id": ["c2"], "expected": ["good"]}))
         >>> b.passed_filter = "failed"
-        >>> len(b.selection), "C holds" in b.detail.value
-        (1, True)
+        >>> len(b.selection), "C holds" in b.detail.value, "c2" in b.detail.value, "good" in b.detail.value
+        (1, True, True, True)
+        >>> b.passed_filter = "all"; b.case.value = "c1"; b.selection["output"].tolist()
+        ['ok']
     """
 
     passed_filter = traitlets.Unicode("all")
     index = traitlets.Int(0)
 
-    def __init__(self, df: pd.DataFrame, **kwargs: Any) -> None:
+    def __init__(self, df: pd.DataFrame, *, cases: Any = None, **kwargs: Any) -> None:
         self.df = df.reset_index(drop=True)
+        self.cases = _case_fields(cases)
+        self._who = "system" if "system" in self.df else "model"
 
         def options(col: str) -> list[str]:
             values = self.df[col].dropna().unique() if col in self.df else []
             return ["all", *sorted(map(str, values))]
 
         self.probe = widgets.Dropdown(options=options("probe"), description="probe")
-        self.model = widgets.Dropdown(options=options("model"), description="model")
+        self.model = widgets.Dropdown(options=options(self._who), description=self._who)
+        self.case = widgets.Dropdown(options=options("case_id"), description="case")
         self.repeat = widgets.Dropdown(options=options("repeat"), description="repeat")
         self.passed = widgets.ToggleButtons(
             options=["all", "passed", "failed"], description="passed"
         )
         self.slider = widgets.IntSlider(min=0, max=0, description="row")
+        self.count = widgets.HTML()
         self.detail = widgets.HTML()
         self.selection = self.df
-        for w in (self.probe, self.model, self.repeat):
+        for w in (self.probe, self.model, self.case, self.repeat):
             w.observe(lambda _: self._refresh(), "value")
         self.passed.observe(lambda c: setattr(self, "passed_filter", c["new"]), "value")
         self.slider.observe(lambda c: setattr(self, "index", c["new"]), "value")
         super().__init__(
             children=[
                 widgets.HBox([self.probe, self.model]),
-                widgets.HBox([self.repeat, self.passed]),
-                self.slider,
+                widgets.HBox([self.case, self.repeat]),
+                self.passed,
+                widgets.HBox([self.slider, self.count]),
                 self.detail,
             ],
             **kwargs,
         )
+        self.add_class("jevalkit-results-browser")
         self._refresh()
 
     @traitlets.observe("passed_filter", "index")
@@ -79,18 +117,27 @@ class ResultsBrowser(widgets.VBox):
 
     def _refresh(self) -> None:
         sel = self.df
-        for col, w in (("probe", self.probe), ("model", self.model), ("repeat", self.repeat)):
+        filters = (
+            ("probe", self.probe),
+            (self._who, self.model),
+            ("case_id", self.case),
+            ("repeat", self.repeat),
+        )
+        for col, w in filters:
             if w.value != "all":
                 sel = sel[sel[col].astype(str) == w.value]
         if self.passed_filter != "all":
             sel = sel[sel["passed"] == (self.passed_filter == "passed")]
         self.selection = sel.reset_index(drop=True)
         self.slider.max = max(0, len(sel) - 1)
+        self.count.value = f"<span class='jevalkit-count'>{len(sel)} of {len(self.df)} rows</span>"
         i = min(self.index, self.slider.max)
         if sel.empty:
             self.detail.value = "<i>no rows match</i>"
             return
-        row = sel.iloc[i]
+        self.detail.value = self._row_html(sel.iloc[i])
+
+    def _row_html(self, row: pd.Series) -> str:
         checks = row.get("checks")
         failing = [
             c.get("text", "")
@@ -101,10 +148,26 @@ class ResultsBrowser(widgets.VBox):
         items = "".join(
             f"<li>{_e(t)}</li>" for t in failing + list(errors if isinstance(errors, list) else [])
         )
-        self.detail.value = (
-            f"<b>{_e(row.get('probe'))} · {_e(row.get('model'))} · repeat {_e(row.get('repeat'))}"
-            f" · passed {_e(row.get('passed'))}</b><ul>{items}</ul>"
-            f"<pre style='max-height:16em;overflow:auto'>{_e(row.get('output'))}</pre>"
+        version = row.get("version")
+        probe = f"{row.get('probe')}@{version}" if pd.notna(version) else row.get("probe")
+        case = row.get("case_id")
+        where = [str(probe), str(row.get(self._who))]
+        if pd.notna(case):
+            where.append(f"case {case}")
+        variant = row.get("variant")
+        if isinstance(variant, str):
+            where.append(f"variant {variant}")
+        where += [f"repeat {row.get('repeat')}", f"passed {row.get('passed')}"]
+        fields = self.cases.get(str(case), {}) if pd.notna(case) else {}
+        shown = "".join(
+            f"<tr><th>{_e(k)}</th><td><pre class='jevalkit-case-{_e(k)}'>{_e(_shown(v))}</pre></td></tr>"
+            for k, v in fields.items()
+        )
+        case_html = f"<table class='jevalkit-case'>{shown}</table>" if shown else ""
+        return (
+            f"<b>{' · '.join(_e(w) for w in where)}</b>{case_html}<ul>{items}</ul>"
+            f"<pre class='jevalkit-output' style='max-height:16em;overflow:auto'>"
+            f"{_e(row.get('output'))}</pre>"
         )
 
     def static_html(self) -> str:
