@@ -29,16 +29,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def jupyterlab(folder, name: str, cells: list[str]) -> Iterator[str]:
-    """JupyterLab serving ``folder`` with notebook ``name`` made of ``cells``; yields its URL."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nbformat.write(nb, folder / name)
+def jupyterlab(folder, name: str, cells: list[str] | None = None) -> Iterator[str]:
+    """JupyterLab serving ``folder`` with notebook ``name`` made of ``cells`` (None: the
+    notebook is in ``folder`` already); yields its URL."""
+    if cells is not None:
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+        nbformat.write(nb, folder / name)
     port = free_port()
     cmd = [
         sys.executable,
