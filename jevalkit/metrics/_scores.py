@@ -393,7 +393,7 @@ def mean_absolute_error(
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> pd.DataFrame:
-    """Mean |predicted - gold| with a BCa bootstrap interval over cases.
+    """Mean ``|predicted - gold|`` with a BCa bootstrap interval over cases.
 
     Give two arrays (predictions, then their gold values), or a DataFrame with the ``level``
     (the predicted value, default the judge's expected level) and ``gold`` columns (rows without

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from sendable import defects
 
 from jevalkit._paths import data_dir
 from jevalkit.reports import run_report
@@ -23,6 +24,7 @@ def test_benchmark_health_finds_the_planted_defects(out):
     assert numbers["irt"]["n_calibrated"] == 74
     check = numbers["leave_systems_out"]
     assert {r["k"] for r in check} == {10, 20} and all(r["n_systems"] == 6 for r in check)
+    assert defects(report.html.read_text(), title="Benchmark health") == []  # no row index
 
 
 def test_leaderboard_report_and_page(out):
