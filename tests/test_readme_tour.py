@@ -1,5 +1,5 @@
-"""Every command in README.md runs (issue 24.12, 26.12): each ``jevalkit ...`` line of the README's
-shell blocks is listed here with the command line the test runs for it, and the test fails when
+"""Every command in README.md and the guide runs (issue 24.12, 26.12, 38.6): each ``jevalkit ...``
+line of their shell blocks is listed here with the command line the test runs for it, and the test fails when
 the README gains a command this file does not run.
 
 The commands run as written, in a scratch folder with a copy of ``data/``, against the loopback
@@ -51,8 +51,10 @@ ELSEWHERE = {
 
 
 def readme_commands() -> list[str]:
-    """Every ``jevalkit ...`` line in README's fenced shell blocks, comments cut."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
+    """Every ``jevalkit ...`` line in the fenced shell blocks of README.md and of the guide
+    (docs/guide/, where the README's reference sections went), comments cut."""
+    pages = [README, *sorted((REPO / "docs" / "guide").glob("*.md"))]
+    blocks = [b for page in pages for b in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S)]
     lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
     return [line for line in lines if line.startswith("jevalkit ")]
 
