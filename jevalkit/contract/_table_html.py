@@ -58,6 +58,8 @@ def table_html(table: pd.DataFrame) -> str:
     notes: list[str] = []
     for column in [c for c in table.columns if _is_method(c)]:
         values = table[column]
+        if isinstance(values, pd.DataFrame):  # two columns of one name: left as they are
+            continue
         distinct = list(dict.fromkeys(str(v) for v in values.dropna()))
         if not distinct:
             shown = shown.drop(columns=[column])

@@ -91,7 +91,7 @@ def tidy_tables() -> None:
 _NOTES: dict[str, None] = {}  # this kernel's warnings, in order, each once
 
 
-def _note(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+def _note(message, category, filename, lineno, file=None, line=None) -> None:
     """``warnings.showwarning`` in a report's kernel: the message kept as a note, without the
     file, the line of code or the category a stderr warning prints."""
     text = " ".join(str(message).split())
@@ -111,8 +111,7 @@ def collect_notes() -> None:
         >>> warnings.showwarning = saved
     """
     _NOTES.clear()
-    warnings.simplefilter("default")  # each distinct warning once, not hidden
-    warnings.showwarning = _note
+    warnings.showwarning = _note  # the filters stay as they are: what would show is noted
 
 
 def notes() -> list[str]:

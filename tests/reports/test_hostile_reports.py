@@ -64,6 +64,8 @@ def reports(tmp_path_factory):
     bench.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     variants = root / "variants.jsonl"
     hostile_copy("schema-ten-records__variants__local.jsonl", variants)
+    contacts = root / "contacts.jsonl"  # two configurations on the same cases, for the widgets
+    hostile_copy("contact-extraction__v2__local.jsonl", contacts)
     inputs = {
         "benchmark_health": bench,
         "leaderboard": bench,
@@ -74,11 +76,16 @@ def reports(tmp_path_factory):
         "pairwise_ranking": games,
         "imported_log": judge_rows,
         "judge_correction": judged,
+        "explore_results": contacts,
+    }
+    extra = {
+        "judge_correction": {"labels": str(labels)},
+        "explore_results": {"judge_results": str(judge_rows)},
     }
     written = []
     for notebook in bundled_notebooks():
         results = inputs.get(notebook, judge_rows)
-        parameters = {"labels": str(labels)} if notebook == "judge_correction" else {}
+        parameters = extra.get(notebook, {})
         report = run_report(notebook, results=results, parameters=parameters, out=root / notebook)
         written.append(report.html)
     return written
