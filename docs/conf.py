@@ -15,7 +15,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 project = "jevalkit"
 author = "the jevalkit authors"
-copyright = "2026, the jevalkit authors"  # noqa: A001
+copyright = "2026, the jevalkit authors"
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.autosummary"]
 html_theme = "pydata_sphinx_theme"
@@ -34,7 +34,8 @@ nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
-nb_execution_in_temp = True  # a notebook writes its headline JSON into a scratch folder, not the repo
+# a notebook writes its headline JSON into a scratch folder, not the repo
+nb_execution_in_temp = True
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 autodoc_member_order = "bysource"
@@ -49,6 +50,12 @@ suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 # `make docs` builds everything; `-t smoke` (the test) the front page, one tutorial and the
 # reference of one package
 if tags.has("smoke"):  # type: ignore[name-defined]  # noqa: F821
-    exclude_patterns = ["_build", "index.md", "guide/**", "api/**", "tutorials/index.md",
-                        "tutorials/notebooks/**"]
+    exclude_patterns = [
+        "_build",
+        "index.md",
+        "guide/**",
+        "api/**",
+        "tutorials/index.md",
+        "tutorials/notebooks/**",
+    ]
     root_doc = "smoke"

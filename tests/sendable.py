@@ -23,7 +23,9 @@ def defects(page: str, *, title: str) -> list[str]:
     if any(n > 1 for n in images.values()):
         found.append("a figure shown twice")
     body = page[page.find("<body") :]
-    if re.search(r"\\[._-]", re.sub(r"<style.*?</style>|<script.*?</script>", "", body, flags=re.S)):
+    if re.search(
+        r"\\[._-]", re.sub(r"<style.*?</style>|<script.*?</script>", "", body, flags=re.S)
+    ):
         found.append("a Markdown escape shown literally")
     if re.search(r"\{(&#x27;|')results", body):
         found.append("the headline numbers dumped as a dict")

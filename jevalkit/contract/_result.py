@@ -105,7 +105,9 @@ class Result:
             if method and isinstance(method, str) and "method" not in table.columns
             else ""
         )
-        return f"<div class='jevalkit-result'><strong>{title}</strong>{table_html(table)}{note}</div>"
+        return (
+            f"<div class='jevalkit-result'><strong>{title}</strong>{table_html(table)}{note}</div>"
+        )
 
 
 def as_table(answer: Any) -> pd.DataFrame:

@@ -252,7 +252,9 @@ def files_read(shown: dict[str, str], headline: Path) -> dict[str, str]:
             continue
         path = Path(read)
         try:
-            out[name] = f"{'data/' + path.relative_to(data_dir()).as_posix()!r} (the default: bundled with jevalkit)"
+            out[name] = (
+                f"{'data/' + path.relative_to(data_dir()).as_posix()!r} (the default: bundled with jevalkit)"
+            )
         except ValueError:
             out[name] = f"{read!r} (the default)"
     return out

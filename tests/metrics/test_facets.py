@@ -165,10 +165,8 @@ def test_planner_refuses_what_it_cannot_reach():
     with pytest.raises(StatsError, match="give target_half_width, budget_usd"):
         metrics.choose_design(pilot)
     with pytest.raises(StatsError, match="no design within the limits and budget"):
-        metrics.choose_design(
-            pilot, target_half_width=0.001, budget_usd=100, cost_per_request=0.01
-        )
-    with pytest.raises(StatsError, match="budget_usd needs a price: .* give cost_per_request"):
+        metrics.choose_design(pilot, target_half_width=0.001, budget_usd=100, cost_per_request=0.01)
+    with pytest.raises(StatsError, match=r"budget_usd needs a price: .* give cost_per_request"):
         metrics.choose_design(pilot, budget_usd=100)  # no cost_usd in the pilot
     with pytest.raises(
         StatsError, match=r"give the GStudy of jevalkit\.stats\.variance_components"

@@ -52,7 +52,7 @@ TITLES = {
 
 def test_no_page_has_a_defect_a_reader_would_send_back(pages):
     found = {key: defects(html, title=TITLES[key]) for key, (_, html) in pages.items()}
-    assert found == dict.fromkeys(pages, [])
+    assert found == {key: [] for key in pages}
 
 
 def test_a_warning_is_a_short_note_without_a_path_or_code(pages):
@@ -70,7 +70,9 @@ def test_the_parameters_table_names_the_file_read(pages):
     assert "data/examples/variants.jsonl" in table and "results_format</td><td><code>None" in table
     assert "results</td><td><code>None" not in table
     given = pages["total_error_warns"][1]  # a file given is shown as given
-    assert str(VARIANT_RUN) in re.search(r"jevalkit-parameters\">(.*?)</table>", given, re.S).group(1)
+    assert str(VARIANT_RUN) in re.search(r"jevalkit-parameters\">(.*?)</table>", given, re.S).group(
+        1
+    )
 
 
 def test_methods_are_footnotes_not_a_column(pages):

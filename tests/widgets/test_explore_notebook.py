@@ -29,7 +29,9 @@ def wait_until(page, check, what: str, timeout: float = 30) -> None:
 def test_every_widget_of_the_explore_notebook_renders_and_responds(tmp_path):
     shutil.copy(notebooks_dir() / "explore_results.ipynb", tmp_path / "explore.ipynb")
     # every cell drawn, not only those on screen (JupyterLab 4 skips drawing the others)
-    settings = tmp_path / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings = (
+        tmp_path / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    )
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     df = io.read(RUN)
@@ -42,12 +44,17 @@ def test_every_widget_of_the_explore_notebook_renders_and_responds(tmp_path):
         # filter by case: both configurations' outputs for it, beside its expected answer
         browser.locator("select").nth(2).select_option(case.id)
         n = int((df["case_id"] == case.id).sum())
-        wait_until(page, lambda: count.text_content() == f"{n} of {len(df)} rows", "the case filter")
+        wait_until(
+            page, lambda: count.text_content() == f"{n} of {len(df)} rows", "the case filter"
+        )
         detail = browser.text_content()
         assert f"case {case.id}" in detail and case.expected["email"] in detail
         assert case.fields["text"][:40] in detail
         # CompareView: the two configurations paired on all 25 cases
-        assert "25 case(s) both ran" in page.locator(".widget-html-content:has-text('both ran')").first.text_content()
+        assert (
+            "25 case(s) both ran"
+            in page.locator(".widget-html-content:has-text('both ran')").first.text_content()
+        )
         # LevelDistribution: another judged case redraws the bars
         bars = page.locator(".jevalkit-level-distribution").first
         before = bars.inner_text()
