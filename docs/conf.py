@@ -5,13 +5,40 @@ require.js, no widget manager; a widget shows its static HTML)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# the tutorials' kernel: this Python, told not to log (a kernel on 127.0.0.1 over TCP warns
+# that it is unencrypted on every start: how every local kernel runs, not news to the reader;
+# the reports silence it the same way)
+_KERNELS = Path(tempfile.mkdtemp(prefix="jevalkit-docs-kernels-"))
+(_KERNELS / "kernels" / "python3").mkdir(parents=True)
+(_KERNELS / "kernels" / "python3" / "kernel.json").write_text(
+    json.dumps(
+        {
+            "argv": [
+                sys.executable,
+                "-m",
+                "ipykernel_launcher",
+                "-f",
+                "{connection_file}",
+                "--IPKernelApp.log_level=CRITICAL",
+            ],
+            "display_name": "Python 3",
+            "language": "python",
+        }
+    )
+)
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    [str(_KERNELS), *filter(None, [os.environ.get("JUPYTER_PATH")])]
+)
 
 project = "jevalkit"
 author = "the jevalkit authors"
