@@ -30,7 +30,7 @@ from ._execute import (
     run_report,
     save_headline,
 )
-from ._export import export_html, parameters_html, report_cells
+from ._export import export_html, parameters_html, report_cells, report_title
 from ._html import (
     distribution_html,
     highlight_differences,
@@ -111,6 +111,7 @@ __all__ = [
     "rank_svg",
     "report_cells",
     "report_setup",
+    "report_title",
     "resolve_value",
     "run_batch",
     "run_report",

@@ -4,6 +4,7 @@ benchmark, and their headlines carry the planted defects and the rank intervals.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from sendable import defects
@@ -36,6 +37,11 @@ def test_leaderboard_report_and_page(out):
     assert all(r["rank_low"] <= r["rank"] <= r["rank_high"] for r in rows.values())
     page = (out / "leaderboard.page.html").read_text()
     assert page.count("<svg") >= 48  # a score interval and a rank interval per system
+    html = report.html.read_text()
+    assert defects(html, title="Leaderboard") == []  # the page's name, not `leaderboard\.page`
+    method = "simultaneous 95% rank intervals"  # a footnote, not repeated in every row
+    assert not re.search(rf"<td>[^<]*{method}", html)
+    assert re.search(rf'class="jevalkit-method"><small>method: [^<]*{method}', html)
 
 
 def test_leaderboard_report_on_pairwise_games(tmp_path):
