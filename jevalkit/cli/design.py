@@ -91,7 +91,9 @@ def _design(args: argparse.Namespace) -> int:
         print(components.drop(columns=["facets"]).to_string(index=False))
         if study.left_out:
             print(f"left out (absent or one level): {', '.join(study.left_out)}")
-        unit = "USD" if choice.priced else "requests (no prices: cost_usd counts them)"
+        unit = (
+            "USD" if choice.priced else "requests (no cost_usd in these results: cost_usd is empty)"
+        )
         print(f"\nDesigns, best first (cost in {unit}):")
         print(designs.to_string(index=False))
     return 0
