@@ -17,7 +17,20 @@ def cli(*args):
 
 
 def test_design_prints_components_and_the_chosen_design():
-    done = cli("design", DEMO, "--facets", "case,label", "--target-half-width", "0.45", "--json")
+    # the demo has 3 labels: planned with at most 3 unless --limit says more may be written
+    capped = cli("design", DEMO, "--facets", "case,label", "--target-half-width", "0.45")
+    assert capped.returncode == 2 and "label=3" in capped.stderr
+    done = cli(
+        "design",
+        DEMO,
+        "--facets",
+        "case,label",
+        "--target-half-width",
+        "0.45",
+        "--limit",
+        "label=10",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [c["component"] for c in out["components"]] == ["label", "residual"]
