@@ -24,7 +24,7 @@ def test_environment_yml_lists_every_dependency_of_the_make_install():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     wanted = names(project["dependencies"])
-    for extra in ("test", "notebooks", "local", "inspect"):
+    for extra in ("test", "notebooks", "local", "docs", "inspect"):
         wanted |= names(extras[extra])
     wanted.discard("dask")  # conda-forge splits dask[distributed] into dask + distributed
     env = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
