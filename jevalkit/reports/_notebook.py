@@ -108,14 +108,23 @@ def collect_notes() -> None:
         >>> saved = warnings.showwarning
         >>> collect_notes(); warnings.warn("fewer than 2 cases"); notes()
         ['fewer than 2 cases']
-        >>> warnings.showwarning = saved
+        >>> collect_notes(); warnings.showwarning = saved  # cleared, and the hook undone
     """
     _NOTES.clear()
     warnings.showwarning = _note  # the filters stay as they are: what would show is noted
 
 
 def notes() -> list[str]:
-    """The notes collected so far (see :func:`collect_notes`)."""
+    """The notes collected so far (see :func:`collect_notes`), each once, its whitespace
+    collapsed.
+
+    Example:
+        >>> import warnings
+        >>> saved = warnings.showwarning
+        >>> collect_notes(); warnings.warn("a  note\\n  on two lines"); warnings.warn("a note on two lines"); notes()
+        ['a note on two lines']
+        >>> collect_notes(); warnings.showwarning = saved
+    """
     return list(_NOTES)
 
 
