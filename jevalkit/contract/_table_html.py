@@ -28,10 +28,11 @@ def _labelled_index(table: pd.DataFrame) -> bool:
     return not pd.api.types.is_integer_dtype(index.dtype)
 
 
-def table_html(table: pd.DataFrame) -> str:
+def table_html(table: pd.DataFrame, *, max_rows: int | None = None) -> str:
     """``table`` as report HTML: numbers to 4 significant digits, values escaped, no index
     unless it carries labels, and each ``method`` column as footnotes (one note when every row
-    has the same method; else a mark per row and one note per distinct method).
+    has the same method; else a mark per row and one note per distinct method). With
+    ``max_rows``, the first rows only and a note of how many there are.
 
     Example:
         >>> t = pd.DataFrame({"value": [0.133333, 0.5], "method": ["<b>", "<b>"]}, index=[3, 7])
@@ -53,9 +54,14 @@ def table_html(table: pd.DataFrame) -> str:
         </table><p class="jevalkit-method"><small>method: &lt;b&gt;</small></p></div>
         >>> "[2]" in table_html(pd.DataFrame({"x": [1, 2], "method": ["a", "b"]}))
         True
+        >>> "the first 2 of 3 rows" in table_html(pd.DataFrame({"x": [1, 2, 3]}), max_rows=2)
+        True
     """
-    shown = table.copy()
     notes: list[str] = []
+    if max_rows is not None and len(table) > max_rows:
+        notes.append(f"the first {max_rows} of {len(table)} rows")
+        table = table.head(max_rows)
+    shown = table.copy()
     for column in [c for c in table.columns if _is_method(c)]:
         values = table[column]
         if isinstance(values, pd.DataFrame):  # two columns of one name: left as they are

@@ -28,6 +28,7 @@ from ..contract import (
     require_connected,
     require_systems,
     score_matrix,
+    table_html,
 )
 from ..errors import StatsError
 
@@ -209,7 +210,7 @@ class ItemAnalysis(Result):
             f"({self.alpha_ci_low:.3f} to {self.alpha_ci_high:.3f}); {self.n_dead} dead, "
             f"{self.n_negative} negative, {self.n_flaky} flaky"
         )
-        flagged = self.flagged().to_html(index=False, escape=True, na_rep="", max_rows=50)
+        flagged = table_html(self.flagged(), max_rows=50)
         return (
             f"<div><strong>ItemAnalysis</strong><p>{html.escape(head)}</p>{flagged}"
             f"<p><small>{html.escape(self.method)}</small></p></div>"

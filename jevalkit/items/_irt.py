@@ -41,6 +41,7 @@ from ..contract import (
     require_connected,
     require_systems,
     score_matrix,
+    table_html,
 )
 from ..errors import StatsError
 
@@ -102,8 +103,8 @@ class IrtFit(Result):
             f"on {len(self.systems)} systems; log-likelihood {self.loglik:.1f}, AIC "
             f"{self.aic:.1f}, BIC {self.bic:.1f}, converged {self.converged}"
         )
-        systems = self.systems.to_html(index=False, escape=True, na_rep="", max_rows=30)
-        items = self.items.to_html(index=False, escape=True, na_rep="", max_rows=30)
+        systems = table_html(self.systems, max_rows=30)
+        items = table_html(self.items, max_rows=30)
         return (
             f"<div><strong>IrtFit</strong><p>{html.escape(head)}</p>{systems}{items}"
             f"<p><small>{html.escape(self.method)}</small></p></div>"
