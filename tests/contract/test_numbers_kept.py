@@ -186,6 +186,15 @@ def designs(d) -> dict:
     )
 
 
+def unpriced_as_before(encoded: dict) -> dict:
+    """An unpriced plan as it was encoded before issue 38.4: ``cost_usd`` counted requests."""
+    assert encoded["attrs"]["priced"] is False
+    for row in encoded["frame"]:
+        assert row["cost_usd"] == "nan"
+        row["cost_usd"] = row["requests"]
+    return encoded
+
+
 def curve(r) -> dict:
     return framed(r.curve, recommended_repeats=r.recommended_repeats)
 
@@ -224,7 +233,6 @@ def calls():
     fit1 = it.fit_irt(bench, case="case_id", model="1pl")
     anchors = it.select(fit2, 20, method="stratified", seed=1)
     new = bench[bench["system"] == "sys-03"]
-    comps = s.variance_components(variants, facets=("variant",), case="case_id")
     g_comps = s.variance_components(
         grades, facets=("case", "system"), case="case_id", score="score"
     )
@@ -303,12 +311,20 @@ def calls():
         "run_summary/unit": lambda: m.run_summary(unit),
         "cost/unit": lambda: m.cost(unit, by="system"),
         "variance_components/grades": lambda: study(g_comps),
-        "variance_components/variants": lambda: study(comps),
+        # issue 38.4: free rows (cost_usd 0) now cost 0.0, not None as if unpriced; without
+        # the cost column the call is the one of before
+        "variance_components/variants": lambda: study(
+            s.variance_components(
+                variants.drop(columns=["cost_usd"]), facets=("variant",), case="case_id"
+            )
+        ),
         "reliability/grades": lambda: m.reliability(g_comps, object="system", generalize=["case"]),
         "mean_error/grades": lambda: m.mean_error(g_comps, generalize=["case"]),
         "run_noise_floor/grades": lambda: m.run_noise_floor(g_comps),
-        "plan_design/grades": lambda: designs(
-            m.choose_design(g_comps, target_half_width=0.5, generalize=["case"])
+        # issue 38.4: without prices cost_usd is now empty (NaN), no longer the request count
+        # it was; every other number of the plan is kept
+        "plan_design/grades": lambda: unpriced_as_before(
+            designs(m.choose_design(g_comps, target_half_width=0.5, generalize=["case"]))
         ),
         "judge_retest/unit": lambda: m.judge_retest(variants, case=["case_id", "variant"]),
         "quality/judged": lambda: m.quality(judged),
