@@ -12,6 +12,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.contract import (
     CHECKS,
@@ -351,6 +352,14 @@ def test_no_variation_never_gives_a_zero_width_interval(entry):
         assert (table.loc[both, high] > table.loc[both, low]).all(), table.loc[
             both, "method"
         ].tolist()
+    plain = entry.data == "results" and entry.adapter is None and entry.unit == "case"
+    if plain and "value" in table and ("ci_low", "ci_high") in interval_pairs(table):
+        # repeats that never vary are not independent draws: their correlation cannot be
+        # estimated, so an interval of a share of 1 is no narrower than Wilson's over the cases
+        cases = results_frame()["case_id"].nunique()
+        floor = proportion_confint(cases, cases, method="wilson")[0]
+        ones = table[(table["value"] == 1.0) & table["ci_low"].notna()]
+        assert (ones["ci_low"] <= floor + 1e-9).all(), (floor, ones["method"].tolist())
 
 
 @pytest.mark.parametrize("entry", entries("gate"))
