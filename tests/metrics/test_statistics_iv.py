@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from jevalkit.metrics import mean_score, pass_rate
+from jevalkit.metrics import mean_score, pass_rate, position_bias
 
 
 def repeated(passed: np.ndarray) -> pd.DataFrame:
@@ -57,3 +57,27 @@ def test_pass_rate_and_mean_score_of_the_same_verdicts_agree():
     assert rate["n_effective"] == pytest.approx(30 / rate["design_effect"] * (1.96 / t) ** 2, 1e-3)
     width_rate, width_score = rate["ci_high"] - rate["ci_low"], score["ci_high"] - score["ci_low"]
     assert width_rate == pytest.approx(width_score, rel=0.1)  # Wilson's shape vs t's: close
+
+
+# ---- item 12: position bias uses the exact binomial test when the weights are equal --------
+
+
+def test_position_bias_is_exact_when_the_decisive_weights_are_equal():
+    # 122 decisive games, the first-shown answer winning 79 (MT-Bench); the pair was shown
+    # more often in one order, but only ties were shown the other way round, so every
+    # decisive game carries the same weight
+    rows = []
+    for i in range(122):
+        first_won = i < 79
+        rows.append(("a_first", f"c{i:03d}", 1.0 if first_won else 0.0))
+    for i in range(40):
+        rows.append(("b_first", f"t{i:03d}", 0.5))
+    games = pd.DataFrame(rows, columns=["position", "case_id", "score"]).assign(
+        system_a="x", system_b="y", repeat=0
+    )
+    games["verdict"] = games["score"].map({1.0: "a>b", 0.0: "b>a", 0.5: "a=b"})
+    row = position_bias(games, case="case_id").iloc[0]
+    exact = sps.binomtest(79, 122, 0.5).pvalue
+    assert row["p_value"] == pytest.approx(exact) and row["p_value"] == pytest.approx(0.00143, abs=5e-6)
+    assert row["first_wins"] == 79 and row["n_decisive"] == 122
+    assert "Kish" not in row["method"]
