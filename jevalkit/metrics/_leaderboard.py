@@ -115,7 +115,7 @@ def _sets_of(frame: pd.DataFrame) -> pd.DataFrame:
     unit="system",
     estimand="each system's rank, all systems at once",
     interval="max-t bootstrap over pairwise differences, step-down",
-    checks=("order", "rename", "scale", "keys"),
+    checks=("order", "rename", "scale", "keys", "one_case"),
     adapter=_sets_of,
     note="the core of leaderboard; simulated in benchmarks/bench_items.py",
 )
@@ -129,7 +129,8 @@ def rank_sets(
         value: the S point estimates.
         draws: B x S bootstrap draws of them (resampled jointly).
         n_shared: S x S counts of the cases each pair shares (for pairs whose bootstrap SE is
-            zero; ``inf`` where that cannot happen).
+            zero; ``inf`` where that cannot happen: then a pair whose draws never vary is
+            never separated, since a degenerate resampling distribution separates nothing).
 
     Returns:
         ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row surely better than
@@ -163,6 +164,10 @@ def rank_sets(
     t = np.where(np.isfinite(t), t, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = np.abs(diff[iu]) / se[iu]
+    # a resampling distribution that never varies (one case resampled, and no count of shared
+    # cases to floor it with) says nothing about noise: it separates nothing
+    degenerate = ~(se[iu] > 1e-12)
+    observed[degenerate] = 0.0
     # small samples: the bootstrap SD is the plug-in SE and its max-statistic treats it as
     # known. Each pair's statistic is read as a paired t on n - 1 df (SE times sqrt(n/(n-1)))
     # and carried to the normal scale at the same tail probability, so that one pair alone

@@ -340,6 +340,8 @@ def test_one_case_gives_no_interval(entry):
         assert table[low].isna().all() and table[high].isna().all(), (low, table["method"].tolist())
     if "se" in table:  # one case has no standard error either (never 0)
         assert table["se"].isna().all(), table["se"].tolist()
+    if "rank_low" in table:  # one case separates no system: every rank interval is every rank
+        assert (table["rank_low"] == 1).all() and (table["rank_high"] == len(table)).all()
 
 
 @pytest.mark.parametrize("entry", entries("no_spread"))

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from jevalkit.metrics import mean_score, pass_rate, position_bias
+from jevalkit.metrics import leaderboard, mean_score, pass_rate, position_bias, rank_sets
 
 
 def repeated(passed: np.ndarray) -> pd.DataFrame:
@@ -81,3 +81,36 @@ def test_position_bias_is_exact_when_the_decisive_weights_are_equal():
     assert row["p_value"] == pytest.approx(exact) and row["p_value"] == pytest.approx(0.00143, abs=5e-6)
     assert row["first_wins"] == 79 and row["n_decisive"] == 122
     assert "Kish" not in row["method"]
+
+
+# ---- item 9: a degenerate resampling distribution separates nothing ------------------------
+
+
+def one_prompt_games(seed: int = 0) -> pd.DataFrame:
+    """18 games of one prompt between three systems (both orders, three repeats)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a, b in (("A", "B"), ("A", "C"), ("B", "C")):
+        for position in ("a_first", "b_first"):
+            for r in range(3):
+                won = rng.random() < 0.7
+                rows.append(
+                    {"kind": "pairwise", "probe": "pw", "version": 1, "model": "judge",
+                     "case_id": "g0", "system_a": a, "system_b": b, "position": position,
+                     "repeat": r, "verdict": "a>b" if won else "b>a", "score": float(won)}
+                )
+    return pd.DataFrame(rows)
+
+
+def test_a_pairwise_leaderboard_from_one_case_gives_no_exact_ranks():
+    board = leaderboard(one_prompt_games(), kind="pairwise", n_resamples=200).table()
+    assert len(board) == 3
+    assert (board["rank_low"] == 1).all() and (board["rank_high"] == 3).all()  # was [1,1] [2,2] [3,3]
+    assert (board["tie_class"] == 1).all()
+
+
+def test_rank_sets_never_separate_on_draws_that_never_vary():
+    value = np.array([0.5, 0.1, -0.4])
+    out = rank_sets(value, np.tile(value, (300, 1)), np.full((3, 3), np.inf))
+    assert out["rank_low"].tolist() == [1, 1, 1] and out["rank_high"].tolist() == [3, 3, 3]
+    assert not out["better"].any()
