@@ -376,6 +376,19 @@ def test_a_gate_never_passes_on_a_missing_or_zero_width_interval(entry):
             assert (passed[high] > passed[low]).all() and passed[low].notna().all()
 
 
+@pytest.mark.parametrize("entry", entries("gate"))
+def test_a_gate_decides_a_probe_without_cases_over_its_repeats(entry):
+    # one prompt run 30 times per system: A always passes, B never does. Such a probe has no
+    # cases to pair; its estimand is the prompt's pass probability, and the data decide it
+    frame = results_frame(n_cases=1, repeats=30)
+    frame = frame[frame["system"].isin(["A", "B"])].copy()
+    frame["passed"] = frame["system"] == "A"
+    frame["score"] = frame["passed"].astype(float)
+    table = run(entry, (frame,))
+    assert not (table["decision"] == "refused").any(), table["reason"].tolist()
+    assert set(table["decision"]) == ({"fail"} if entry.data == "two_runs" else {"pass", "fail"})
+
+
 @pytest.mark.parametrize("entry", entries("graph"))
 def test_a_disconnected_graph_is_refused_and_separation_is_unbounded(entry):
     apart = pd.concat(

@@ -3,13 +3,23 @@ an outside reference (scipy, statsmodels) or a closed form."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from jevalkit.metrics import leaderboard, mean_score, pass_rate, position_bias, rank_sets
+from jevalkit.cli import main
+from jevalkit.metrics import (
+    leaderboard,
+    mean_score,
+    pass_rate,
+    position_bias,
+    rank_sets,
+    release_gate,
+)
 
 
 def repeated(passed: np.ndarray) -> pd.DataFrame:
@@ -114,3 +124,56 @@ def test_rank_sets_never_separate_on_draws_that_never_vary():
     out = rank_sets(value, np.tile(value, (300, 1)), np.full((3, 3), np.inf))
     assert out["rank_low"].tolist() == [1, 1, 1] and out["rank_high"].tolist() == [3, 3, 3]
     assert not out["better"].any()
+
+
+# ---- item 1: a probe without cases is gated over its repeats -------------------------------
+
+
+def one_prompt(passes: list[bool], probe: str = "schema-ten-records") -> pd.DataFrame:
+    """A probe without cases: one prompt (case_id null), run len(passes) times."""
+    return pd.DataFrame(
+        {
+            "kind": "probe",
+            "probe": probe,
+            "version": 2,
+            "case_id": None,
+            "model": "local",
+            "system": "local",
+            "repeat": range(len(passes)),
+            "passed": passes,
+            "score": [float(p) for p in passes],
+        }
+    )
+
+
+def write(frame: pd.DataFrame, path) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict("records")))
+    return str(path)
+
+
+def test_a_probe_without_cases_that_regressed_fails_the_release_gate(tmp_path, capsys):
+    base, head = one_prompt([True] * 30), one_prompt([False] * 30)
+    row = release_gate(base, head, max_drop=0.02).iloc[0]
+    assert row["decision"] == "fail"  # was refused: "n = 1; ... two or more paired cases"
+    assert "this prompt's pass probability" in row["reason"] and "unpaired" in row["reason"]
+    assert "30 and 30 repeats" in row["reason"]
+    code = main(
+        ["gate", "--baseline", write(base, tmp_path / "base.jsonl"), "--candidate",
+         write(head, tmp_path / "head.jsonl"), "--max-drop", "0.02"]
+    )
+    assert code == 1, capsys.readouterr().out
+
+
+def test_a_probe_without_cases_that_held_passes_and_a_flaky_one_is_refused():
+    held = release_gate(one_prompt([True] * 200), one_prompt([True] * 200), max_drop=0.05)
+    assert held["decision"].iloc[0] == "pass"
+    flaky = [bool(i % 2) for i in range(30)]
+    row = release_gate(one_prompt(flaky), one_prompt(flaky), max_drop=0.02).iloc[0]
+    assert row["decision"] == "refused" and "too inconsistent" in row["reason"]
+
+
+def test_a_probe_with_cases_pairing_one_is_still_refused():
+    base = pd.DataFrame({"case_id": ["a", "b", "c"], "passed": [True] * 3, "repeat": 0})
+    head = pd.DataFrame({"case_id": ["a", "d", "e"], "passed": [True] * 3, "repeat": 0})
+    row = release_gate(base, head, max_drop=0.05, case="case_id").iloc[0]
+    assert row["decision"] == "refused" and "two or more paired cases" in row["reason"]
