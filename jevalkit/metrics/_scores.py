@@ -343,9 +343,10 @@ def pass_rate(
         clustered = np.bincount(case_group, totals**2, minlength=g) / n**2
         ratio = clustered / iid
     repeated = (n_cases >= 2) & (n_cases < n)
-    clustering = repeated & (k > 0) & (k < n)
-    # without spread the within-case correlation cannot be estimated: count cases, not rows
-    # (the effective n of perfectly correlated repeats), as mean_score's Wilson floor does
+    # without spread (no run varies, or no case mean does) the variance of the mean cannot be
+    # estimated: count cases, not rows (the effective n of perfectly correlated repeats), as
+    # mean_score's Wilson floor does
+    clustering = repeated & (k > 0) & (k < n) & (clustered > 1e-24)
     unknown = repeated & ~clustering
     with np.errstate(invalid="ignore", divide="ignore"):
         # CR1: the cluster-robust variance with its G / (G - 1) correction, so a balanced
@@ -378,8 +379,8 @@ def pass_rate(
             )
         elif unknown[i]:
             methods.append(
-                f"Wilson over {n_cases[i]} cases ({p.case_label}): repeats without spread, so "
-                "their correlation cannot be estimated and the effective n is the number of cases"
+                f"Wilson over {n_cases[i]} cases ({p.case_label}): without spread the repeats' "
+                "correlation cannot be estimated, so the effective n is the number of cases"
             )
         elif n_cases[i] == 1 and n[i] > 1 and p.unit == "case":
             methods.append(f"Wilson over repeats of one case ({p.case_label})")
