@@ -23,7 +23,7 @@ from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
 from ._scores import mean_score, pass_rate
-from .rows import error_share, has_repeats
+from .rows import error_share, has_repeats, kept_apart
 
 GATE_METRICS = ("mean_score", "pass_rate")
 _METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
@@ -113,7 +113,9 @@ def gate(
     Pairwise games (rows with ``system_a``) are refused: gate on ``win_rate`` or ``compare``
     instead.
 
-    Systems are never pooled: a file with three systems gets three decisions (pooled, their
+    Systems are never pooled, nor a probe's versions or generation settings (``params_hash``;
+    :func:`jevalkit.metrics.rows.kept_apart`): each gets its own decision. A file with three
+    systems gets three decisions (pooled, their
     different pass rates on one case look like verdicts that flip, and the gate called the
     evaluator flaky). ``system=None`` says the rows are one system.
 
@@ -145,6 +147,7 @@ def gate(
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
+    cols = [*cols, *kept_apart(results, cols)]  # a probe's versions and settings: apart
     table = _METRIC_OF[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):

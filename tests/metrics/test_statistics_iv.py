@@ -13,12 +13,14 @@ from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.cli import main
 from jevalkit.metrics import (
+    gate,
     leaderboard,
     mean_score,
     pass_rate,
     position_bias,
     rank_sets,
     release_gate,
+    summarize,
 )
 
 
@@ -177,3 +179,38 @@ def test_a_probe_with_cases_pairing_one_is_still_refused():
     head = pd.DataFrame({"case_id": ["a", "d", "e"], "passed": [True] * 3, "repeat": 0})
     row = release_gate(base, head, max_drop=0.05, case="case_id").iloc[0]
     assert row["decision"] == "refused" and "two or more paired cases" in row["reason"]
+
+
+# ---- item 3: a probe's versions and generation settings are never pooled silently ---------
+
+
+def two_versions() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for version, digest, p in ((1, "t0", 0.9), (2, "t1", 0.3)):
+        for c in range(30):
+            ok = bool(rng.random() < p)
+            rows.append(
+                {"kind": "probe", "probe": "trivia", "version": version, "params_hash": digest,
+                 "case_id": f"c{c}", "model": "m", "system": "m", "repeat": 0, "passed": ok,
+                 "score": float(ok)}
+            )
+    return pd.DataFrame(rows)
+
+
+def test_metrics_by_system_keeps_versions_and_settings_apart(tmp_path, capsys):
+    df = two_versions()
+    table = summarize(df, by="system")
+    rates = table[table["metric"] == "pass_rate"]
+    assert rates["version"].tolist() == [1, 2] and rates["n"].tolist() == [30, 30]  # was n = 60
+    # the same version at two temperatures: the settings are kept apart
+    same_version = summarize(df.assign(version=1), by="system")
+    assert same_version[same_version["metric"] == "pass_rate"]["params_hash"].tolist() == ["t0", "t1"]
+    pooled = summarize(df, by="system", pool=True)
+    assert pooled[pooled["metric"] == "pass_rate"]["n"].tolist() == [60]
+    path = write(df, tmp_path / "r.jsonl")
+    assert main(["metrics", path, "--by", "system"]) == 0
+    out = capsys.readouterr().out
+    assert "kept apart: probe, version" in out and "--pool" in out
+    gates = gate(df, minimum=0.5)
+    assert gates["decision"].tolist() == ["pass", "fail"]  # one decision per version
