@@ -1,0 +1,102 @@
+"""Simultaneous rank intervals (issue 36 item 6): coverage on designs they are easily wrong on.
+
+Each design draws a leaderboard many times and counts the boards on which no pair of systems
+was separated the wrong way (a tied pair told apart, or an order reversed): the familywise
+event the rank intervals promise at 95%. Printed: nominal vs observed with a Wilson Monte
+Carlo interval, and the mean rank-interval length.
+
+Designs: small tied boards (10 systems, 30 or 50 cases; continuous scores sharing a case effect
+with correlation 0.9, or independent), few systems and cases, 0/1 verdicts, extreme scores near
+1, one system far from the rest, and a spread board of 300 cases (where 97-100% is expected).
+
+Run: ``PYTHONPATH=. python benchmarks/bench_rank_sets.py [--sims 200]``.
+
+Measured (200 boards each, before -> after the bootstrap-t of issue 36): see the README's
+metrics section and the report of the issue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from jevalkit.metrics import leaderboard
+
+DESIGNS = {
+    # name: (means on the probit scale, cases, case-effect correlation, 0/1 verdicts)
+    "10 tied, 30 cases, correlated 0.9": (np.zeros(10), 30, 0.9, False),
+    "10 tied, 30 cases, independent": (np.zeros(10), 30, 0.0, False),
+    "10 tied, 50 cases, correlated 0.9": (np.zeros(10), 50, 0.9, False),
+    "3 tied, 10 cases, correlated 0.5": (np.zeros(3), 10, 0.5, False),
+    "10 tied, 30 cases, 0/1 verdicts": (np.zeros(10), 30, 0.5, True),
+    "10 tied near 1 (0.97), 30 cases, 0/1": (np.full(10, 1.9), 30, 0.3, True),
+    "9 tied + 1 far ahead, 30 cases": (np.r_[np.zeros(9), 1.5], 30, 0.5, False),
+    "10 spread, 300 cases, 0/1": (np.linspace(-0.25, 0.25, 10), 300, 0.5, True),
+}
+
+
+def board_frame(mu: np.ndarray, n_cases: int, rho: float, binary: bool, rng) -> pd.DataFrame:
+    case = rng.normal(0, np.sqrt(rho), n_cases)
+    latent = mu[:, None] + case[None, :] + rng.normal(0, np.sqrt(1 - rho), (mu.size, n_cases))
+    score = sps.norm.cdf(latent)
+    if binary:
+        score = (rng.random(score.shape) < sps.norm.cdf(mu[:, None] + case[None, :])).astype(float)
+    s, c = np.indices(score.shape).reshape(2, -1)
+    return pd.DataFrame({"system": [f"s{i:02d}" for i in s], "case_id": c, "score": score.ravel()})
+
+
+def true_means(mu: np.ndarray, rho: float, binary: bool) -> np.ndarray:
+    # E[Phi(mu + c + e)] = Phi(mu / sqrt(2)) for c + e ~ N(0, 1): the same map for both kinds
+    return sps.norm.cdf(mu / np.sqrt(2))
+
+
+def coverage(name: str, n_sims: int, n_resamples: int) -> dict:
+    mu, n_cases, rho, binary = DESIGNS[name]
+    truth = dict(zip([f"s{i:02d}" for i in range(mu.size)], true_means(mu, rho, binary), strict=True))
+    hits, lengths = [], []
+    for seed in range(n_sims):
+        rng = np.random.default_rng(seed)
+        df = board_frame(mu, n_cases, rho, binary, rng)
+        board = leaderboard(df, case="case_id", n_resamples=n_resamples, seed=seed).table()
+        # a wrong separation: a system placed surely below one that is not truly better
+        ok = True
+        for r in board.itertuples():
+            better_than_r = sum(truth[o] > truth[r.system] for o in truth)
+            not_worse = sum(truth[o] >= truth[r.system] for o in truth)
+            ok &= r.rank_low <= better_than_r + 1 and r.rank_high >= not_worse
+        hits.append(ok)
+        lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
+    k = int(np.sum(hits))
+    low, high = proportion_confint(k, n_sims, method="wilson")
+    return {"design": name, "nominal": 0.95, "observed": k / n_sims, "mc_low": low,
+            "mc_high": high, "mean_length": float(np.mean(lengths)), "boards": n_sims}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sims", type=int, default=200)
+    parser.add_argument("--resamples", type=int, default=500)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    rows = []
+    for name in DESIGNS:
+        if args.only and not any(o in name for o in args.only):
+            continue
+        started = time.perf_counter()
+        rows.append(coverage(name, args.sims, args.resamples))
+        r = rows[-1]
+        print(
+            f"{r['design']:<40} nominal {r['nominal']:.0%}  observed {r['observed']:.1%} "
+            f"[{r['mc_low']:.1%}, {r['mc_high']:.1%}]  mean length {r['mean_length']:.1f}  "
+            f"({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
