@@ -12,6 +12,7 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.cli import main
+from jevalkit.errors import StatsError
 from jevalkit.metrics import (
     gate,
     leaderboard,
@@ -214,3 +215,89 @@ def test_metrics_by_system_keeps_versions_and_settings_apart(tmp_path, capsys):
     assert "kept apart: probe, version" in out and "--pool" in out
     gates = gate(df, minimum=0.5)
     assert gates["decision"].tolist() == ["pass", "fail"]  # one decision per version
+
+
+# ---- item 6: simultaneous rank sets on small tied boards -----------------------------------
+
+
+def tied_board(seed: int, n_systems: int = 10, n_cases: int = 30, rho: float = 0.9):
+    """Tied systems: continuous scores in [0, 1] sharing a case effect (correlation rho)."""
+    rng = np.random.default_rng(seed)
+    case = rng.normal(0, np.sqrt(rho), n_cases)
+    latent = case[None, :] + rng.normal(0, np.sqrt(1 - rho), (n_systems, n_cases))
+    s, c = np.indices(latent.shape).reshape(2, -1)
+    return pd.DataFrame(
+        {"system": [f"s{i}" for i in s], "case_id": c, "score": sps.norm.cdf(latent).ravel()}
+    )
+
+
+def test_rank_sets_rarely_separate_tied_systems_on_a_small_board():
+    # seeded small version of benchmarks/bench_rank_sets.py (200-500 boards there): 10 tied
+    # systems, 30 cases, independent scores. The max-t over plug-in SEs told some tied pair
+    # apart on 7 of these 100 boards (93%); the bootstrap-t on 3
+    separated = 0
+    for seed in range(100):
+        df = tied_board(seed, rho=0.0)
+        board = leaderboard(df, case="case_id", n_resamples=300, seed=seed).table()
+        separated += not ((board["rank_low"] == 1).all() and (board["rank_high"] == 10).all())
+    assert separated <= 4
+
+
+def test_rank_sets_still_separate_what_is_apart():
+    rng = np.random.default_rng(1)
+    mu = np.linspace(-1.0, 1.0, 5)
+    case = rng.normal(0, 0.7, 30)
+    latent = mu[:, None] + case[None, :] + rng.normal(0, 0.5, (5, 30))
+    s, c = np.indices(latent.shape).reshape(2, -1)
+    df = pd.DataFrame({"system": [f"s{i}" for i in s], "case_id": c, "score": sps.norm.cdf(latent).ravel()})
+    board = leaderboard(df, case="case_id", n_resamples=500).table()
+    assert board["system"].tolist() == ["s4", "s3", "s2", "s1", "s0"]
+    assert board["rank_low"].tolist() == [1, 2, 3, 4, 5] == board["rank_high"].tolist()
+
+
+# ---- item 15: rank sets over judge and variant noise ---------------------------------------
+
+
+def judged_board(seed: int = 0, n_systems: int = 6, n_cases: int = 40, n_judges: int = 4):
+    """Tied systems whose judges each favour some systems (a system x judge effect)."""
+    rng = np.random.default_rng(seed)
+    favour = rng.normal(0, 0.4, (n_systems, n_judges))
+    case = rng.normal(0, 0.5, n_cases)
+    rows = []
+    for s in range(n_systems):
+        for c in range(n_cases):
+            for j in range(n_judges):
+                latent = case[c] + favour[s, j] + rng.normal(0, 0.3)
+                rows.append(
+                    {"system": f"s{s}", "case_id": c, "judge": f"j{j}", "repeat": j,
+                     "score": float(sps.norm.cdf(latent))}
+                )
+    return pd.DataFrame(rows)
+
+
+def test_a_leaderboard_generalising_over_judges_resamples_them():
+    df = judged_board()
+    cases_only = leaderboard(df, case="case_id", n_resamples=400).table()
+    assert (cases_only["rank_high"] - cases_only["rank_low"]).min() < 5  # judges' taste as signal
+    board = leaderboard(df, case="case_id", n_resamples=400, generalize=["case", "judge"]).table()
+    assert (board["rank_low"] == 1).all() and (board["rank_high"] == 6).all()
+    assert "judge (4 levels)" in board["method"].iloc[0] and "case (40 levels)" in board["method"].iloc[0]
+    # the point estimates are the cases' means either way
+    assert board.set_index("system")["value"].to_dict() == pytest.approx(
+        cases_only.set_index("system")["value"].to_dict()
+    )
+
+
+def test_facet_draws_resample_the_judges_levels():
+    # one case, two judges that disagree: only the judges' resampling can move a system
+    df = pd.DataFrame(
+        {"system": ["a", "a", "b", "b"] * 2, "case_id": [0, 0, 0, 0, 1, 1, 1, 1],
+         "judge": ["x", "y"] * 4, "repeat": [0, 1] * 4,
+         "score": [0.9, 0.1, 0.5, 0.5, 0.9, 0.1, 0.5, 0.5]}
+    )
+    board = leaderboard(df, case="case_id", n_resamples=200, generalize=["judge"]).table()
+    assert (board["rank_low"] == 1).all() and (board["rank_high"] == 2).all()
+    with pytest.raises(StatsError, match="one level"):
+        leaderboard(df.assign(judge="x", repeat=range(8)), case="case_id", generalize=["judge"])
+    with pytest.raises(StatsError, match="pairwise board"):
+        leaderboard(one_prompt_games(), kind="pairwise", generalize=["judge"])
