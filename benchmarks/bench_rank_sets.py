@@ -7,7 +7,9 @@ Carlo interval, and the mean rank-interval length.
 
 Designs: small tied boards (10 systems, 30 or 50 cases; continuous scores sharing a case effect
 with correlation 0.9, or independent), few systems and cases, 0/1 verdicts, extreme scores near
-1, one system far from the rest, and a spread board of 300 cases (where 97-100% is expected).
+1, one system far from the rest, and a spread board of 300 cases (where 97-100% is expected);
+and boards judged by 2 or 4 judges who each favour some systems (a fresh system x judge effect
+per board), ranked with ``generalize=["case", "judge"]`` or over cases only.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_rank_sets.py [--sims 200]``.
 
@@ -77,6 +79,51 @@ def coverage(name: str, n_sims: int, n_resamples: int) -> dict:
             "mc_high": high, "mean_length": float(np.mean(lengths)), "boards": n_sims}
 
 
+FACET_DESIGNS = {
+    # name: (systems, cases, judges, SD of the system x judge effect, generalize)
+    "6 tied, 40 cases x 4 judges, generalize case+judge": (6, 40, 4, 0.3, ["case", "judge"]),
+    "6 tied, 40 cases x 2 judges, generalize case+judge": (6, 40, 2, 0.3, ["case", "judge"]),
+    "6 tied, 40 cases x 4 judges, cases only": (6, 40, 4, 0.3, None),
+    "6 tied, 40 cases x 4 judges, no judge effect, case+judge": (6, 40, 4, 0.0, ["case", "judge"]),
+}
+
+
+def judged_frame(n_systems, n_cases, n_judges, sd, rng) -> pd.DataFrame:
+    favour = rng.normal(0, sd, (n_systems, n_judges))  # a fresh draw of judges each board
+    case = rng.normal(0, 0.5, n_cases)
+    latent = (
+        case[None, :, None]
+        + favour[:, None, :]
+        + rng.normal(0, 0.3, (n_systems, n_cases, n_judges))
+    )
+    s, c, j = np.indices(latent.shape).reshape(3, -1)
+    return pd.DataFrame(
+        {
+            "system": [f"s{i:02d}" for i in s],
+            "case_id": c,
+            "judge": [f"j{i}" for i in j],
+            "repeat": j,
+            "score": sps.norm.cdf(latent).ravel(),
+        }
+    )
+
+
+def facet_coverage(name: str, n_sims: int, n_resamples: int) -> dict:
+    n_systems, n_cases, n_judges, sd, generalize = FACET_DESIGNS[name]
+    hits, lengths = [], []
+    for seed in range(n_sims):
+        df = judged_frame(n_systems, n_cases, n_judges, sd, np.random.default_rng(seed))
+        board = leaderboard(
+            df, case="case_id", n_resamples=n_resamples, seed=seed, generalize=generalize
+        ).table()
+        hits.append(bool((board["rank_low"] == 1).all() and (board["rank_high"] == n_systems).all()))
+        lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
+    k = int(np.sum(hits))
+    low, high = proportion_confint(k, n_sims, method="wilson")
+    return {"design": name, "nominal": 0.95, "observed": k / n_sims, "mc_low": low,
+            "mc_high": high, "mean_length": float(np.mean(lengths)), "boards": n_sims}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sims", type=int, default=200)
@@ -84,11 +131,12 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
     rows = []
-    for name in DESIGNS:
+    designs = [(n, coverage) for n in DESIGNS] + [(n, facet_coverage) for n in FACET_DESIGNS]
+    for name, simulate in designs:
         if args.only and not any(o in name for o in args.only):
             continue
         started = time.perf_counter()
-        rows.append(coverage(name, args.sims, args.resamples))
+        rows.append(simulate(name, args.sims, args.resamples))
         r = rows[-1]
         print(
             f"{r['design']:<40} nominal {r['nominal']:.0%}  observed {r['observed']:.1%} "
