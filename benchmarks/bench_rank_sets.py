@@ -59,7 +59,9 @@ def true_means(mu: np.ndarray, rho: float, binary: bool) -> np.ndarray:
 
 def coverage(name: str, n_sims: int, n_resamples: int) -> dict:
     mu, n_cases, rho, binary = DESIGNS[name]
-    truth = dict(zip([f"s{i:02d}" for i in range(mu.size)], true_means(mu, rho, binary), strict=True))
+    truth = dict(
+        zip([f"s{i:02d}" for i in range(mu.size)], true_means(mu, rho, binary), strict=True)
+    )
     hits, lengths = [], []
     for seed in range(n_sims):
         rng = np.random.default_rng(seed)
@@ -75,8 +77,15 @@ def coverage(name: str, n_sims: int, n_resamples: int) -> dict:
         lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
     k = int(np.sum(hits))
     low, high = proportion_confint(k, n_sims, method="wilson")
-    return {"design": name, "nominal": 0.95, "observed": k / n_sims, "mc_low": low,
-            "mc_high": high, "mean_length": float(np.mean(lengths)), "boards": n_sims}
+    return {
+        "design": name,
+        "nominal": 0.95,
+        "observed": k / n_sims,
+        "mc_low": low,
+        "mc_high": high,
+        "mean_length": float(np.mean(lengths)),
+        "boards": n_sims,
+    }
 
 
 FACET_DESIGNS = {
@@ -116,12 +125,21 @@ def facet_coverage(name: str, n_sims: int, n_resamples: int) -> dict:
         board = leaderboard(
             df, case="case_id", n_resamples=n_resamples, seed=seed, generalize=generalize
         ).table()
-        hits.append(bool((board["rank_low"] == 1).all() and (board["rank_high"] == n_systems).all()))
+        hits.append(
+            bool((board["rank_low"] == 1).all() and (board["rank_high"] == n_systems).all())
+        )
         lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
     k = int(np.sum(hits))
     low, high = proportion_confint(k, n_sims, method="wilson")
-    return {"design": name, "nominal": 0.95, "observed": k / n_sims, "mc_low": low,
-            "mc_high": high, "mean_length": float(np.mean(lengths)), "boards": n_sims}
+    return {
+        "design": name,
+        "nominal": 0.95,
+        "observed": k / n_sims,
+        "mc_low": low,
+        "mc_high": high,
+        "mean_length": float(np.mean(lengths)),
+        "boards": n_sims,
+    }
 
 
 def main() -> None:

@@ -53,8 +53,8 @@ from ..contract import (
     score_matrix,
 )
 from ..errors import StatsError
-from ._rank import ELO_SCALE, rank
 from ._facet_interval import other_facets
+from ._rank import ELO_SCALE, rank
 from ._rank_facets import facet_draws
 from ._scores import mean_score
 
@@ -396,9 +396,11 @@ def leaderboard(
         )
         fewest = np.full(shared.shape, float(min(levels.values())))
         sets = rank_sets(point, draws, np.minimum(shared, fewest), confidence)
-        facets = "; ranks generalise over " + ", ".join(
-            f"{name} ({n} levels)" for name, n in levels.items()
-        ) + " resampled jointly"
+        facets = (
+            "; ranks generalise over "
+            + ", ".join(f"{name} ({n} levels)" for name, n in levels.items())
+            + " resampled jointly"
+        )
     else:
         draws, draw_se, own_se = _case_draws(matrix, n_resamples, rng, studentize=True)
         sets = rank_sets(value, draws, shared, confidence, draw_se, own_se)
@@ -422,8 +424,11 @@ def leaderboard(
             "method": [
                 f"{m}; simultaneous {confidence:.0%} rank intervals (Mogstad-Romano-Shaikh-"
                 f"Wilhelm, max-t over pairs, "
-                + (f"bootstrap x{n_resamples}{facets})" if facets else
-                   f"case bootstrap-t x{n_resamples})")
+                + (
+                    f"bootstrap x{n_resamples}{facets})"
+                    if facets
+                    else f"case bootstrap-t x{n_resamples})"
+                )
                 for m in summary["method"]
             ],
         }

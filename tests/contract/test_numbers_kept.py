@@ -119,8 +119,13 @@ DELIBERATE = {
     # freedom; repeats without spread count cases), so every interval built on it moved
     **{
         f"{call}.frame[*].{column}": "pass_rate's effective n (issue 36 item 2)"
-        for call in ("pass_rate/bench", "pass_rate/unit", "pass_rate/follow", "gate/bench",
-                     "summarize/bench")
+        for call in (
+            "pass_rate/bench",
+            "pass_rate/unit",
+            "pass_rate/follow",
+            "gate/bench",
+            "summarize/bench",
+        )
         for column in ("ci_low", "ci_high", "design_effect", "method", "reason")
     },
     # ... and one group whose lower end cleared the bar by a hair now straddles it
@@ -129,8 +134,13 @@ DELIBERATE = {
     **{
         f"leaderboard/bench.{place}": "rank intervals by the bootstrap-t (issue 36 item 6)"
         for place in (
-            "attrs.could_be_first", "attrs.critical", "frame[*].rank_low", "frame[*].rank_high",
-            "frame[*].could_be_first", "frame[*].tie_class", "frame[*].method",
+            "attrs.could_be_first",
+            "attrs.critical",
+            "frame[*].rank_low",
+            "frame[*].rank_high",
+            "frame[*].could_be_first",
+            "frame[*].tie_class",
+            "frame[*].method",
         )
     },
 }

@@ -91,7 +91,9 @@ def test_position_bias_is_exact_when_the_decisive_weights_are_equal():
     games["verdict"] = games["score"].map({1.0: "a>b", 0.0: "b>a", 0.5: "a=b"})
     row = position_bias(games, case="case_id").iloc[0]
     exact = sps.binomtest(79, 122, 0.5).pvalue
-    assert row["p_value"] == pytest.approx(exact) and row["p_value"] == pytest.approx(0.00143, abs=5e-6)
+    assert row["p_value"] == pytest.approx(exact) and row["p_value"] == pytest.approx(
+        0.00143, abs=5e-6
+    )
     assert row["first_wins"] == 79 and row["n_decisive"] == 122
     assert "Kish" not in row["method"]
 
@@ -108,9 +110,19 @@ def one_prompt_games(seed: int = 0) -> pd.DataFrame:
             for r in range(3):
                 won = rng.random() < 0.7
                 rows.append(
-                    {"kind": "pairwise", "probe": "pw", "version": 1, "model": "judge",
-                     "case_id": "g0", "system_a": a, "system_b": b, "position": position,
-                     "repeat": r, "verdict": "a>b" if won else "b>a", "score": float(won)}
+                    {
+                        "kind": "pairwise",
+                        "probe": "pw",
+                        "version": 1,
+                        "model": "judge",
+                        "case_id": "g0",
+                        "system_a": a,
+                        "system_b": b,
+                        "position": position,
+                        "repeat": r,
+                        "verdict": "a>b" if won else "b>a",
+                        "score": float(won),
+                    }
                 )
     return pd.DataFrame(rows)
 
@@ -118,7 +130,9 @@ def one_prompt_games(seed: int = 0) -> pd.DataFrame:
 def test_a_pairwise_leaderboard_from_one_case_gives_no_exact_ranks():
     board = leaderboard(one_prompt_games(), kind="pairwise", n_resamples=200).table()
     assert len(board) == 3
-    assert (board["rank_low"] == 1).all() and (board["rank_high"] == 3).all()  # was [1,1] [2,2] [3,3]
+    assert (board["rank_low"] == 1).all() and (
+        board["rank_high"] == 3
+    ).all()  # was [1,1] [2,2] [3,3]
     assert (board["tie_class"] == 1).all()
 
 
@@ -161,8 +175,15 @@ def test_a_probe_without_cases_that_regressed_fails_the_release_gate(tmp_path, c
     assert "this prompt's pass probability" in row["reason"] and "unpaired" in row["reason"]
     assert "30 and 30 repeats" in row["reason"]
     code = main(
-        ["gate", "--baseline", write(base, tmp_path / "base.jsonl"), "--candidate",
-         write(head, tmp_path / "head.jsonl"), "--max-drop", "0.02"]
+        [
+            "gate",
+            "--baseline",
+            write(base, tmp_path / "base.jsonl"),
+            "--candidate",
+            write(head, tmp_path / "head.jsonl"),
+            "--max-drop",
+            "0.02",
+        ]
     )
     assert code == 1, capsys.readouterr().out
 
@@ -192,9 +213,18 @@ def two_versions() -> pd.DataFrame:
         for c in range(30):
             ok = bool(rng.random() < p)
             rows.append(
-                {"kind": "probe", "probe": "trivia", "version": version, "params_hash": digest,
-                 "case_id": f"c{c}", "model": "m", "system": "m", "repeat": 0, "passed": ok,
-                 "score": float(ok)}
+                {
+                    "kind": "probe",
+                    "probe": "trivia",
+                    "version": version,
+                    "params_hash": digest,
+                    "case_id": f"c{c}",
+                    "model": "m",
+                    "system": "m",
+                    "repeat": 0,
+                    "passed": ok,
+                    "score": float(ok),
+                }
             )
     return pd.DataFrame(rows)
 
@@ -206,7 +236,10 @@ def test_metrics_by_system_keeps_versions_and_settings_apart(tmp_path, capsys):
     assert rates["version"].tolist() == [1, 2] and rates["n"].tolist() == [30, 30]  # was n = 60
     # the same version at two temperatures: the settings are kept apart
     same_version = summarize(df.assign(version=1), by="system")
-    assert same_version[same_version["metric"] == "pass_rate"]["params_hash"].tolist() == ["t0", "t1"]
+    assert same_version[same_version["metric"] == "pass_rate"]["params_hash"].tolist() == [
+        "t0",
+        "t1",
+    ]
     pooled = summarize(df, by="system", pool=True)
     assert pooled[pooled["metric"] == "pass_rate"]["n"].tolist() == [60]
     path = write(df, tmp_path / "r.jsonl")
@@ -249,7 +282,9 @@ def test_rank_sets_still_separate_what_is_apart():
     case = rng.normal(0, 0.7, 30)
     latent = mu[:, None] + case[None, :] + rng.normal(0, 0.5, (5, 30))
     s, c = np.indices(latent.shape).reshape(2, -1)
-    df = pd.DataFrame({"system": [f"s{i}" for i in s], "case_id": c, "score": sps.norm.cdf(latent).ravel()})
+    df = pd.DataFrame(
+        {"system": [f"s{i}" for i in s], "case_id": c, "score": sps.norm.cdf(latent).ravel()}
+    )
     board = leaderboard(df, case="case_id", n_resamples=500).table()
     assert board["system"].tolist() == ["s4", "s3", "s2", "s1", "s0"]
     assert board["rank_low"].tolist() == [1, 2, 3, 4, 5] == board["rank_high"].tolist()
@@ -269,8 +304,13 @@ def judged_board(seed: int = 0, n_systems: int = 6, n_cases: int = 40, n_judges:
             for j in range(n_judges):
                 latent = case[c] + favour[s, j] + rng.normal(0, 0.3)
                 rows.append(
-                    {"system": f"s{s}", "case_id": c, "judge": f"j{j}", "repeat": j,
-                     "score": float(sps.norm.cdf(latent))}
+                    {
+                        "system": f"s{s}",
+                        "case_id": c,
+                        "judge": f"j{j}",
+                        "repeat": j,
+                        "score": float(sps.norm.cdf(latent)),
+                    }
                 )
     return pd.DataFrame(rows)
 
@@ -281,7 +321,10 @@ def test_a_leaderboard_generalising_over_judges_resamples_them():
     assert (cases_only["rank_high"] - cases_only["rank_low"]).min() < 5  # judges' taste as signal
     board = leaderboard(df, case="case_id", n_resamples=400, generalize=["case", "judge"]).table()
     assert (board["rank_low"] == 1).all() and (board["rank_high"] == 6).all()
-    assert "judge (4 levels)" in board["method"].iloc[0] and "case (40 levels)" in board["method"].iloc[0]
+    assert (
+        "judge (4 levels)" in board["method"].iloc[0]
+        and "case (40 levels)" in board["method"].iloc[0]
+    )
     # the point estimates are the cases' means either way
     assert board.set_index("system")["value"].to_dict() == pytest.approx(
         cases_only.set_index("system")["value"].to_dict()
@@ -291,9 +334,13 @@ def test_a_leaderboard_generalising_over_judges_resamples_them():
 def test_facet_draws_resample_the_judges_levels():
     # one case, two judges that disagree: only the judges' resampling can move a system
     df = pd.DataFrame(
-        {"system": ["a", "a", "b", "b"] * 2, "case_id": [0, 0, 0, 0, 1, 1, 1, 1],
-         "judge": ["x", "y"] * 4, "repeat": [0, 1] * 4,
-         "score": [0.9, 0.1, 0.5, 0.5, 0.9, 0.1, 0.5, 0.5]}
+        {
+            "system": ["a", "a", "b", "b"] * 2,
+            "case_id": [0, 0, 0, 0, 1, 1, 1, 1],
+            "judge": ["x", "y"] * 4,
+            "repeat": [0, 1] * 4,
+            "score": [0.9, 0.1, 0.5, 0.5, 0.9, 0.1, 0.5, 0.5],
+        }
     )
     board = leaderboard(df, case="case_id", n_resamples=200, generalize=["judge"]).table()
     assert (board["rank_low"] == 1).all() and (board["rank_high"] == 2).all()
