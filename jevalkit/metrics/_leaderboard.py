@@ -20,11 +20,19 @@ as :func:`mean_score` does for zero sample variance: one system passing 3 cases 
 is not "surely" better, 50 such cases are. The critical value is never below the one-pair
 normal quantile.
 
-Small benchmarks: the bootstrap max-statistic treats each pair's SE as known. Each pair's
-statistic is read as a paired t on n - 1 degrees of freedom (n the cases the pair shares) and
-carried to the normal scale at the same tail probability, so two systems alone are separated
-exactly when the paired t-test rejects. Without it, 10 identical systems on 30 cases were told
-apart in 14% of simulations (86% simultaneous coverage; 93% with it, 95% at 50 cases).
+Small benchmarks: a max-statistic over plug-in SEs treats each pair's SE as known. The
+pointwise board therefore studentizes every pair in every draw (the bootstrap-t: each draw's
+statistic is its difference over that draw's own SE of the paired differences, floored at half
+the sample's so a draw whose differences all agree cannot make it infinite). Ten tied systems
+on 30 cases were told apart in 7% of simulations with the plug-in max-t and 3% with the
+bootstrap-t; 30 cases with a shared case effect 96%, 50 cases 94.5%, spread boards of 300 cases
+still 100% (``benchmarks/bench_rank_sets.py``). Where draws are not studentized (pairwise
+boards, ``generalize``), each pair's statistic is read as a t on n - 1 degrees of freedom and
+carried to the normal scale at the same tail probability. A resampling distribution that never
+varies (one case) separates nothing.
+
+``generalize=["case", "judge", ...]`` resamples the levels of every listed facet jointly with
+the cases (``_rank_facets``), so a board judged by several judges carries their noise.
 
 Pairwise games use Bradley-Terry strengths from :func:`rank` and its case bootstrap instead of
 case means; the comparison graph must be connected.
@@ -271,7 +279,7 @@ def _paired_se(counts: np.ndarray, d: np.ndarray, both: np.ndarray) -> np.ndarra
     interval="mean_score's; simultaneous rank intervals (max-t bootstrap over pairs, step-down)",
     checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
     call={"case": "case_id", "n_resamples": 200},
-    note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards); kind='pairwise' goes through rank (graph checks there)",
+    note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards) and benchmarks/bench_rank_sets.py (small tied boards, judges); kind='pairwise' goes through rank (graph checks there)",
 )
 def leaderboard(
     df: pd.DataFrame,
