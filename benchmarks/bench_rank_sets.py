@@ -70,6 +70,21 @@ def true_means(mu: np.ndarray, rho: float, binary: bool) -> np.ndarray:
     return sps.norm.cdf(mu / np.sqrt(2))
 
 
+def summary(name: str, hits: list[bool], lengths: list[float]) -> dict:
+    """Observed coverage with its Wilson Monte Carlo interval, and the mean interval length."""
+    k, n_sims = int(np.sum(hits)), len(hits)
+    low, high = proportion_confint(k, n_sims, method="wilson")
+    return {
+        "design": name,
+        "nominal": 0.95,
+        "observed": k / n_sims,
+        "mc_low": low,
+        "mc_high": high,
+        "mean_length": float(np.mean(lengths)),
+        "boards": n_sims,
+    }
+
+
 def coverage(name: str, n_sims: int, n_resamples: int) -> dict:
     mu, n_cases, rho, binary = DESIGNS[name]
     truth = dict(
@@ -88,17 +103,7 @@ def coverage(name: str, n_sims: int, n_resamples: int) -> dict:
             ok &= r.rank_low <= better_than_r + 1 and r.rank_high >= not_worse
         hits.append(ok)
         lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
-    k = int(np.sum(hits))
-    low, high = proportion_confint(k, n_sims, method="wilson")
-    return {
-        "design": name,
-        "nominal": 0.95,
-        "observed": k / n_sims,
-        "mc_low": low,
-        "mc_high": high,
-        "mean_length": float(np.mean(lengths)),
-        "boards": n_sims,
-    }
+    return summary(name, hits, lengths)
 
 
 FACET_DESIGNS = {
@@ -142,17 +147,7 @@ def facet_coverage(name: str, n_sims: int, n_resamples: int) -> dict:
             bool((board["rank_low"] == 1).all() and (board["rank_high"] == n_systems).all())
         )
         lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
-    k = int(np.sum(hits))
-    low, high = proportion_confint(k, n_sims, method="wilson")
-    return {
-        "design": name,
-        "nominal": 0.95,
-        "observed": k / n_sims,
-        "mc_low": low,
-        "mc_high": high,
-        "mean_length": float(np.mean(lengths)),
-        "boards": n_sims,
-    }
+    return summary(name, hits, lengths)
 
 
 def main() -> None:
