@@ -90,9 +90,14 @@ def test_apply_decides_lazily_and_escalates_the_rest():
 def test_the_people_queue_goes_into_the_labeler(tmp_path):
     judged, labels, _ = judged_rows()
     cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
-    plan = cascade.for_people(judged)
+    cases = [{"id": f"c{i:03d}", "output": f"the answer {i}"} for i in range(600)]
+    plan = cascade.for_people(judged, cases=cases)
     assert len(plan) == int((cascade.apply(judged)["decided_by"] == "person").sum())
-    assert (plan["sampling_probability"] == 1.0).all() and plan["output"].notna().all()
+    assert (plan["sampling_probability"] == 1.0).all()
+    # the labeller reads the judged answer, never the judge row's output (its verdict)
+    assert (plan["output"] == "the answer " + plan["case_id"].str[1:].astype(int).astype(str)).all()
+    with pytest.raises(StatsError, match="pass cases="):
+        cascade.for_people(judged)
     widget = Labeler(plan, levels=list(cascade.levels), out=tmp_path / "labels.jsonl")
     assert len(widget.items) == len(plan)
 
@@ -127,7 +132,9 @@ def test_labels_that_cannot_calibrate_are_refused_in_one_line():
     stratified = labels.assign(sampling_probability=np.where(labels.index < 100, 0.2, 0.8))
     with pytest.raises(StatsError, match="unequal probabilities"):
         calibrate_cascade(judged, stratified, judges=["cheap"])
-    with pytest.raises(StatsError, match=r"judge\(s\) \['gpt'\] have no rows"):
+    with pytest.raises(
+        StatsError, match=r"judge 'gpt' has no rows; the judge rows hold \['cheap', 'strong'\]"
+    ):
         calibrate_cascade(judged, labels, judges=["cheap", "gpt"])
     with pytest.raises(StatsError, match="once each"):
         calibrate_cascade(judged, labels, judges=["cheap", "cheap"])
