@@ -196,7 +196,7 @@ def item_verdicts(
             message = str(first.get("message")) if isinstance(first, dict) else first
             message = str(message) if message else "no judgment"
         cost = (
-            pd.to_numeric(group["cost_usd"], errors="coerce").sum(min_count=1)
+            pd.to_numeric(group["cost_usd"], errors="coerce").astype(float).sum(min_count=1)
             if "cost_usd" in group
             else np.nan
         )
@@ -206,7 +206,7 @@ def item_verdicts(
             "verdict": None,
             "confidence": np.nan,
             "probs": None,
-            "cost_usd": float(cost),
+            "cost_usd": np.nan if pd.isna(cost) else float(cost),
             "n_repeats": 0,
             "n_errors": len(errors),
             "error": message,

@@ -463,8 +463,8 @@ class Cascade(Result):
             "min_items": self.min_items,
             "method": self.method,
             "steps": [_step_record(step) for step in self.steps],
-            "stages": json.loads(self.stages.to_json(orient="records")),
-            "curves": json.loads(self.curves.to_json(orient="records")),
+            "stages": json.loads(self.stages.to_json(orient="records", double_precision=15)),
+            "curves": json.loads(self.curves.to_json(orient="records", double_precision=15)),
         }
         record["digest"] = _digest(record)
         out = Path(path)
@@ -596,7 +596,7 @@ def load_cascade(path: str | Path) -> Cascade:
     return Cascade(
         judges=tuple(names),
         thresholds=tuple(s.threshold for s in parsed),
-        stages=pd.DataFrame(stages).astype({"threshold": float}),
+        stages=pd.DataFrame(stages).assign(threshold=[s.threshold for s in parsed]),
         curves=pd.DataFrame(curves),
         steps=parsed,
         levels=tuple(levels),
