@@ -184,31 +184,32 @@ def item_verdicts(
     failed = frame[column].isna()
     if "error" in frame.columns:
         failed = failed | frame["error"].notna()
-    frame = frame.assign(_failed=failed.to_numpy())
-    ok = frame[~frame["_failed"]]
+    failed = failed.to_numpy(dtype=bool)
+    ok = frame[~failed]
+    errors = frame["error"].tolist() if "error" in frame.columns else [None] * len(frame)
+    cost = (
+        pd.to_numeric(frame["cost_usd"], errors="coerce").astype(float).to_numpy()
+        if "cost_usd" in frame
+        else np.full(len(frame), np.nan)
+    )
     records: dict[tuple[str, str], dict[str, Any]] = {}
-    for key, group in frame.groupby(ITEM, sort=True):
-        errors = group[group["_failed"]]
+    for key, where in frame.groupby(ITEM, sort=True).indices.items():
+        bad = where[failed[where]]
         message = None
-        if len(errors):
-            given = errors["error"].dropna() if "error" in errors.columns else errors["_failed"][:0]
-            first = given.iloc[0] if len(given) else None
+        if bad.size:
+            first = next((errors[i] for i in bad if isinstance(errors[i], dict | str)), None)
             message = str(first.get("message")) if isinstance(first, dict) else first
             message = str(message) if message else "no judgment"
-        cost = (
-            pd.to_numeric(group["cost_usd"], errors="coerce").astype(float).sum(min_count=1)
-            if "cost_usd" in group
-            else np.nan
-        )
+        known = cost[where][~np.isnan(cost[where])]
         records[key] = {
             "system": key[0],
             "case_id": key[1],
             "verdict": None,
             "confidence": np.nan,
             "probs": None,
-            "cost_usd": np.nan if pd.isna(cost) else float(cost),
+            "cost_usd": float(known.sum()) if known.size else np.nan,
             "n_repeats": 0,
-            "n_errors": len(errors),
+            "n_errors": int(bad.size),
             "error": message,
         }
     if len(ok):
