@@ -44,32 +44,11 @@ from ..judges import (
     route,
 )
 from ..stats import agreement_curve, selective_threshold
+from ._people import NO_SYSTEM, judge_levels, person_levels, with_people
 
 PERSON = "person"
 ITEM = ["system", "case_id"]
 CASCADE_FORMAT = "jevalkit-cascade/1"
-NO_SYSTEM = "all"
-
-
-def _levels_of(judged: pd.DataFrame, levels: Sequence[str] | None) -> list[str]:
-    if levels is not None:
-        names = [str(v) for v in levels]
-        if len(names) < 2 or len(set(names)) != len(names):
-            raise StatsError(f"levels must be two or more distinct labels, got {names}")
-        return names
-    refs = judged[["probe", "version"]].drop_duplicates() if "probe" in judged else pd.DataFrame()
-    if len(refs) != 1:
-        raise StatsError(
-            "say the judge's levels (levels=[...], lowest first): the rows name "
-            f"{len(refs)} judge prompts, not one"
-        )
-    probe, version = refs.iloc[0]
-    try:
-        return load_judge_prompt(f"{probe}@{int(version)}").labels
-    except (JevalkitError, TypeError, ValueError) as exc:  # an imported judge, no prompt file
-        raise StatsError(
-            f"no judge prompt file for {probe}@{version} ({exc}); pass levels=[...], lowest first"
-        ) from None
 
 
 def _evaluator_of(rows: pd.DataFrame) -> tuple[str | None, str | None]:
@@ -110,6 +89,25 @@ def _stage_of(rows: pd.DataFrame, name: str) -> CascadeStage:
     )
 
 
+def _by_cost(judged: pd.DataFrame) -> list[str]:
+    """Every judge in the rows, cheapest first by mean ``cost_usd`` per row."""
+    if "model" not in judged.columns:
+        raise StatsError("no 'model' column: the judge rows must say which judge judged them")
+    names = judge_names(judged)
+    cost = (
+        pd.to_numeric(judged["cost_usd"], errors="coerce")
+        if "cost_usd" in judged.columns
+        else pd.Series(np.nan, index=judged.index)
+    )
+    mean = cost.astype(float).groupby(names).mean()
+    if mean.isna().any() or mean.duplicated().any():
+        raise StatsError(
+            f"say the cascade's order (judges=[...], cheapest first): the costs of the judges "
+            f"{sorted(mean.index)} do not order them ({mean.round(6).to_dict()})"
+        )
+    return mean.sort_values().index.tolist()
+
+
 def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Each named judge's rows; a name is a :func:`jevalkit.judges.judge_names` name (a model,
     or a model with the parameters that tell its judges apart)."""
@@ -133,62 +131,6 @@ def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.Dat
             raise StatsError(f"judge {judge!r} has no rows; {hint}")
         out[judge] = mine
     return out
-
-
-def _person_levels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Each labelled item's level (the labellers' modal one), and how many label rows there
-    were."""
-    if not isinstance(labels, pd.DataFrame):
-        raise StatsError("labels must be a DataFrame (read the labels file with read_labels)")
-    for column in ("case_id", "level"):
-        if column not in labels.columns:
-            raise StatsError(f"labels have no {column!r} column: read them with read_labels")
-    kept = labels[labels["level"].notna()]
-    if "skipped" in kept.columns:
-        kept = kept[~kept["skipped"].fillna(False).astype(bool)]
-    if kept.empty:
-        raise StatsError("the labels hold no label (every record skipped or without a level)")
-    if "sampling_probability" in kept.columns:
-        probs = pd.to_numeric(kept["sampling_probability"], errors="coerce").dropna().unique()
-        if probs.size > 1 and not np.allclose(probs, probs[0]):
-            raise StatsError(
-                "the labelled items were drawn with unequal probabilities (a stratified or "
-                "uncertainty plan): a cascade is calibrated on a uniform random sample of items "
-                "(label_sample strategy 'random')"
-            )
-    system = kept["system"] if "system" in kept.columns else pd.Series(NO_SYSTEM, kept.index)
-    kept = kept.assign(
-        system=system.astype(object).where(system.notna(), NO_SYSTEM).astype(str),
-        case_id=kept["case_id"].astype(str),
-        level=kept["level"].astype(str),
-    )
-    counts = kept.groupby([*ITEM, "level"]).size()
-    top = counts.groupby(level=[0, 1]).transform("max")
-    modal = counts[counts == top].reset_index()
-    tied = modal.duplicated(ITEM, keep=False)
-    if tied.any():
-        first = tuple(modal.loc[tied, ITEM].iloc[0])
-        raise StatsError(
-            f"labellers disagree evenly on {int(modal.loc[tied].drop_duplicates(ITEM).shape[0])} "
-            f"item(s) (e.g. {first}): settle them or label once more"
-        )
-    return modal[[*ITEM, "level"]].rename(columns={"level": "person"}), len(kept)
-
-
-def _with_people(items: pd.DataFrame, person: pd.DataFrame) -> pd.DataFrame:
-    """The judged ``items`` that have a person's level. Items of rows that name no system
-    (``all``) are matched by case id alone; a case id labelled under two systems is then
-    refused."""
-    if (items["system"] == NO_SYSTEM).all():
-        twice = person[person.duplicated("case_id", keep=False)]
-        if len(twice):
-            raise StatsError(
-                f"the judge rows name no system (no label), but the labels name case "
-                f"{twice['case_id'].iloc[0]!r} under {twice['system'].nunique()} systems: give "
-                "the rows their system's name (--label), or labels of one system"
-            )
-        return items.merge(person.drop(columns="system"), on="case_id", how="inner")
-    return items.merge(person, on=ITEM, how="inner")
 
 
 def _digest(record: dict[str, Any]) -> str:
@@ -230,7 +172,7 @@ class Cascade(Result):
             (how its threshold was chosen, or why none was).
         curves: agreement against coverage of each judge alone over every calibration item:
             ``judge``, ``threshold``, ``n``, ``agreement``, ``coverage``
-            (:func:`jevalkit.stats.agreement_curve`).
+            (:func:`jevalkit.stats.agreement_curve`), ``chosen`` (the judge's threshold).
         steps: how to run each judge (:class:`jevalkit.judges.CascadeStage`: model, judge
             parameters, endpoint, repeats, threshold).
         levels: the judge's levels, lowest first.
@@ -656,7 +598,7 @@ def calibrate_cascade(
     judged: pd.DataFrame,
     labels: pd.DataFrame,
     *,
-    judges: Sequence[str],
+    judges: Sequence[str] | None = None,
     target_agreement: float = 0.9,
     confidence_level: float = 0.9,
     levels: Sequence[str] | None = None,
@@ -677,7 +619,9 @@ def calibrate_cascade(
             judgments the judge was not confident about.
         labels: a labels file's rows (:func:`read_labels`): a uniform random sample of items.
         judges: the judges, cheapest first, by their :func:`jevalkit.judges.judge_names` name
-            (the ``model``, or ``model[param=value]`` when one model judged in two ways).
+            (the ``model``, or ``model[param=value]`` when one model judged in two ways);
+            None: every judge in the rows, by their mean ``cost_usd`` per item (refused when a
+            judge's cost is unknown or two cost the same).
         target_agreement: the agreement with people to guarantee.
         confidence_level: the probability, over the labelled sample, that it holds.
         levels: the judge's levels, lowest first (default: from the judge prompt file).
@@ -714,6 +658,8 @@ def calibrate_cascade(
         >>> cascade.judges, [round(t, 3) for t in cascade.thresholds]
         (('cheap', 'strong'), [0.935, 0.604])
     """
+    if judges is None:
+        judges = _by_cost(judged)
     judges = [str(j) for j in judges] if not isinstance(judges, str) else [judges]
     if not judges or len(set(judges)) != len(judges):
         raise StatsError(f"judges lists the cascade's judges once each, got {judges!r}")
@@ -727,9 +673,9 @@ def calibrate_cascade(
         raise StatsError(f"min_items must be a whole number of at least 1, got {min_items!r}")
     rows = _judge_rows(judged, judges)
     used = pd.concat(rows.values())
-    names = _levels_of(used, levels)
+    names = judge_levels(used, levels)
     evaluator, prompt_hash = _evaluator_of(used)
-    person, _ = _person_levels(labels)
+    person, _ = person_levels(labels)
     unknown = sorted(set(person["person"]) - set(names))
     if unknown:
         raise StatsError(
@@ -739,7 +685,7 @@ def calibrate_cascade(
         item_verdicts(rows[j], names, confidence_column=confidence_column, judge_name=j)
         for j in judges
     ]
-    calibration = _with_people(tables[0][ITEM], person)
+    calibration = with_people(tables[0][ITEM], person)
     if calibration.empty:
         raise StatsError(
             f"no labelled item was judged by {judges[0]!r} (the first judge): label items "
@@ -791,11 +737,12 @@ def calibrate_cascade(
                 "method": how,
             }
         )
-        alone = _with_people(table[[*ITEM, "verdict", "confidence"]], person)
+        alone = with_people(table[[*ITEM, "verdict", "confidence"]], person)
         alone = alone.merge(calibration[ITEM], on=ITEM).dropna(subset=["confidence"])
         if len(alone):
             curve = agreement_curve(alone["confidence"], alone["verdict"] == alone["person"])
-            curves.append(curve.assign(judge=judge)[["judge", *curve.columns]])
+            curve = curve.assign(judge=judge, chosen=curve["threshold"] == threshold)
+            curves.append(curve[["judge", "threshold", "n", "agreement", "coverage", "chosen"]])
         remaining = remaining[~decided].reset_index(drop=True) if len(remaining) else remaining
     steps = tuple(
         dataclasses.replace(_stage_of(rows[j], j), threshold=t)
@@ -808,7 +755,9 @@ def calibrate_cascade(
         curves=(
             pd.concat(curves, ignore_index=True)
             if curves
-            else pd.DataFrame(columns=["judge", "threshold", "n", "agreement", "coverage"])
+            else pd.DataFrame(
+                columns=["judge", "threshold", "n", "agreement", "coverage", "chosen"]
+            )
         ),
         steps=steps,
         levels=tuple(names),

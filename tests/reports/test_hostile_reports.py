@@ -62,6 +62,19 @@ def reports(tmp_path_factory):
         row["model"] = EVIL + row["model"]
         row["case_id"] = EVIL_TOO + row["case_id"]
     bench.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cascade, cascade_labels = root / "cascade.jsonl", root / "cascade_labels.jsonl"
+    for name, path in (
+        ("cascade_judged.jsonl", cascade),
+        ("cascade_labels.jsonl", cascade_labels),
+    ):
+        rows = [
+            json.loads(line) for line in (data_dir() / "examples" / name).read_text().splitlines()
+        ]
+        for row in rows:
+            row["case_id"] = EVIL + row["case_id"]
+            if "model" in row:
+                row["model"] = EVIL_TOO + row["model"]
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     variants = root / "variants.jsonl"
     hostile_copy("schema-ten-records__variants__local.jsonl", variants)
     inputs = {
@@ -74,11 +87,15 @@ def reports(tmp_path_factory):
         "pairwise_ranking": games,
         "imported_log": judge_rows,
         "judge_correction": judged,
+        "judge_cascade": cascade,
     }
     written = []
     for notebook in bundled_notebooks():
         results = inputs.get(notebook, judge_rows)
-        parameters = {"labels": str(labels)} if notebook == "judge_correction" else {}
+        parameters = {
+            "judge_correction": {"labels": str(labels)},
+            "judge_cascade": {"labels": str(cascade_labels)},
+        }.get(notebook, {})
         report = run_report(notebook, results=results, parameters=parameters, out=root / notebook)
         written.append(report.html)
     return written
