@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,13 +64,21 @@ def dask_client(
         return
     local = None
     if scheduler is None and cluster is None:
-        with dask.config.set({PROFILE_INTERVAL: local_profile_interval()}):
+        # Dask's housekeeping warnings (a lease released after it timed out on a busy machine,
+        # "worker process still alive after 4 s, killing" at close, a dashboard port taken)
+        # are nothing a user of this cluster can act on: only its errors are shown.
+        with (
+            dask.config.set({PROFILE_INTERVAL: local_profile_interval()}),
+            warnings.catch_warnings(),
+        ):
+            warnings.filterwarnings("ignore", message="Port .* is already in use")
             local = LocalCluster(
                 n_workers=workers or 2,
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
             )
     if scheduler is not None:
         check_scheduler(scheduler)

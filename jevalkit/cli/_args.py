@@ -24,7 +24,10 @@ __all__ = [
 def add_model_argument(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     """``--model``."""
     cmd.add_argument(
-        "--model", required=required, help="model name; `local` for the embedded model"
+        "--model",
+        required=required,
+        help="provider/model: openai/gpt-4o-mini (OpenAI), openrouter/<id> (OpenRouter), "
+        "anthropic/<model>, or local (the embedded model); with --base-url, any name",
     )
 
 
@@ -45,7 +48,7 @@ def add_run_arguments(cmd: argparse.ArgumentParser | Any, *, skip: tuple[str, ..
             continue
         if isinstance(option.default, bool):
             action = "store_false" if option.default else "store_true"
-            cmd.add_argument(flag, dest=name, action=action, help=option.help)
+            cmd.add_argument(flag, dest=name, action=action, help=option.flag_help or option.help)
             continue
         shown = (
             ""

@@ -45,6 +45,9 @@ COMMANDS: dict[str, Command] = {
         "cascade", "calibrate a judge cascade on labels (guaranteed agreement), or show one"
     ),
     "import": Command("imports", "read other tools' evaluation logs into a results file"),
+    "export": Command(
+        "export", "write results where they are published (Every Eval Ever), with uncertainty"
+    ),
     "report": Command("report", "run a parameterised notebook into .ipynb + .html + headline JSON"),
 }
 

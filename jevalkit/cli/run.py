@@ -7,7 +7,9 @@ import json
 
 import pandas as pd
 
+from ..client import destination
 from ..costs import Budget
+from ..local import is_local_model
 from ..metrics import run_summary
 from ..runner import plan, run
 from ._args import (
@@ -115,6 +117,12 @@ def _run(args: argparse.Namespace) -> int:
             )
         for probe, parameters in zip(table["probe"][:-1], table["parameters"][:-1], strict=True):
             print(f"{probe} is sent with {json.dumps(parameters, sort_keys=True)}")
+        where = (
+            "the embedded model on 127.0.0.1 (no key)"
+            if is_local_model(args.model) and not args.base_url
+            else destination(args.model, args.base_url, api_key_env=args.api_key_env)
+        )
+        print(f"would send to: {where}")
         print(f"prompt tokens: {table['prompt_tokens_method'].iloc[-1]}")
         print(f"completion tokens: {table['completion_tokens_method'].iloc[0]}")
         total = table.iloc[-1]

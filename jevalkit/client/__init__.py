@@ -28,6 +28,7 @@ from ._endpoint import (
     strip_credentials,
 )
 from ._generation import GENERATION, GenerationOptions, Sampling, check_generation, take_generation
+from ._providers import PROVIDERS, Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "ERROR_TYPES",
     "GENERATION",
     "KEY_VARIABLES",
+    "PROVIDERS",
     "AttemptMeter",
     "ChatClient",
     "Completion",
@@ -46,11 +48,13 @@ __all__ = [
     "Request",
     "ResponseCache",
     "RetryPolicy",
+    "Route",
     "Sampling",
     "cache_key",
     "check_generation",
     "combine",
     "default_cache_dir",
+    "destination",
     "error_completion",
     "excerpt",
     "is_loopback",
@@ -58,6 +62,7 @@ __all__ = [
     "parse_response",
     "parse_retry_after",
     "resolve_endpoint",
+    "route_model",
     "strip_credentials",
     "take_generation",
     "token_count",

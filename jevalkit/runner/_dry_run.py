@@ -57,11 +57,12 @@ def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:
-            text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
-            text.raise_for_status()
-            tokens = http.post(
-                f"{root}/tokenize", json={"content": text.json()["prompt"], "add_special": True}
-            )
+            prompt = body.get("prompt")  # a completion probe's text is sent as it is
+            if prompt is None:
+                text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
+                text.raise_for_status()
+                prompt = text.json()["prompt"]
+            tokens = http.post(f"{root}/tokenize", json={"content": prompt, "add_special": True})
             tokens.raise_for_status()
             counts.append(len(tokens.json()["tokens"]))
         return counts
@@ -121,8 +122,8 @@ def plan(
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
     Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
     and refuses what ``run`` refuses before sending: the settings, the results path (a folder,
-    a device), the endpoint (a malformed or non-http(s) URL, a missing key), a dollar budget
-    without a price.
+    a device), the endpoint (a malformed or non-http(s) URL, a model name that names no
+    provider), a dollar budget without a price. It needs no API key: nothing is sent.
 
     ``cases``, ``sample``, ``sample_seed`` and ``variants`` choose the (case, variant) units as
     in :func:`jevalkit.run`; each is sent ``repeats`` times.
@@ -159,13 +160,14 @@ def plan(
     path = r.path
     # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
-    endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
+    # a bad URL or model name is refused as the run would; the key is not needed to send nothing
+    endpoint_identity(model, base_url, api_key_env=settings.api_key_env, require_key=False)
     if settings.budget_usd is not None:
         settings.require_price(model)
     price = settings.price(model)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
     bodies = [
-        {"messages": p.chat_messages(case, variant), **q}
+        {**p.request_input(case, variant), **q}
         for p, q, chosen in zip(probe_list, params, units, strict=True)
         for case, variant in chosen
     ]

@@ -48,6 +48,8 @@ class Option:
             flag that turns it off.
         metavar: the placeholder in ``--help``.
         parse: turns the flag's text into the value (``int``, ``float``, ...; default ``str``).
+        flag_help: the flag's own line in ``--help`` when ``help`` (the keyword's) would read
+            backwards there (a ``--no-...`` flag does the opposite of its keyword).
     """
 
     default: Any
@@ -55,6 +57,7 @@ class Option:
     flag: str | None = ""
     metavar: str | None = None
     parse: Callable[[str], Any] | None = None
+    flag_help: str | None = None
 
     def cli_flag(self, name: str) -> str | None:
         """The flag of option ``name`` (None: not on the command line).
@@ -76,6 +79,7 @@ def option(
     flag: str | None = "",
     metavar: str | None = None,
     parse: Callable[[str], Any] | None = None,
+    flag_help: str | None = None,
 ) -> Any:
     """A field of :class:`RunSettings` with its default and its :class:`Option` (read by
     :data:`RUN_OPTIONS`).
@@ -88,7 +92,7 @@ def option(
         >>> S().n, fields(S)[0].metadata["option"].help
         (3, 'how many')
     """
-    spec = Option(default, help, flag, metavar, parse)
+    spec = Option(default, help, flag, metavar, parse, flag_help)
     return field(default=default, metadata={"option": spec})
 
 
@@ -124,7 +128,9 @@ class RunSettings:
     """
 
     base_url: str | None = option(
-        None, "OpenAI-compatible base URL (default: $JEVALKIT_BASE_URL, else OpenRouter)"
+        None,
+        "OpenAI-compatible base URL; the model name is sent as written (default: the "
+        "model's provider prefix, else $JEVALKIT_BASE_URL)",
     )
     api_key_env: str | None = option(
         None, "environment variable holding the key for the base URL", metavar="NAME"
@@ -163,7 +169,10 @@ class RunSettings:
         DEFAULT_MAX_RESPONSE_BYTES, "a larger answer becomes an error row", metavar="B", parse=int
     )
     cache: bool = option(
-        True, "use the response cache, one entry per request and repeat (--no-cache: bypass it)"
+        True,
+        "use the response cache, one entry per request and repeat (False: bypass it)",
+        flag_help="bypass the response cache: send every request again and store nothing "
+        "(by default an answer cached for the same request and repeat is reused)",
     )
     cache_dir: str | Path | None = option(
         None, "where responses are cached (default: the user cache)", flag=None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
-from ..client import CHAT, DEFAULT_BASE_URL, Request, check_generation
+from ..client import CHAT, COMPLETIONS, DEFAULT_BASE_URL, Request, check_generation
 from ..errors import UsageError
 from ..probes import Case, Probe, load_probe, select_cases
 from ..results import params_hash
@@ -230,10 +230,10 @@ def plan_jobs(
         params = probe_parameters(probe, overrides, constrained=constrained)
         units, subset = selection.units(probe)
         for case, variant in units:
-            messages = probe.chat_messages(case, variant)  # filled once, shared by the repeats
+            filled = probe.request_input(case, variant)  # filled once, shared by the repeats
             jobs += [
                 probe_job(
-                    probe, params, r, case=case, variant=variant, subset=subset, messages=messages
+                    probe, params, r, case=case, variant=variant, subset=subset, filled=filled
                 )
                 for r in range(repeats)
             ]
@@ -268,10 +268,11 @@ def probe_job(
     case: Case | None = None,
     variant: str | None = None,
     subset: str | None = None,
-    messages: list[dict[str, str]] | None = None,
+    filled: dict[str, Any] | None = None,
 ) -> ProbeJob:
     """The job of one repeat of a probe's case in one wording (with a seed, repeat r is sent
-    ``seed + r``). ``messages``: the filled messages when the caller has them already.
+    ``seed + r``): a chat request, or a completion request for a completion-style probe.
+    ``filled``: the probe's :meth:`~jevalkit.probes.Probe.request_input` when the caller has it.
 
     Example:
         >>> import jevalkit
@@ -282,9 +283,10 @@ def probe_job(
     sent = dict(params)
     if "seed" in sent:
         sent["seed"] = int(sent["seed"]) + repeat
-    if messages is None:
-        messages = probe.chat_messages(case, variant)
-    body = {"messages": messages, **sent}
+    if filled is None:
+        filled = probe.request_input(case, variant)
+    body = {**filled, **sent}
+    path = COMPLETIONS if probe.prompt_style == "completion" else CHAT
     return ProbeJob(
         kind="probe",
         probe=probe.id,
@@ -301,7 +303,7 @@ def probe_job(
         seeded="seed" in sent,
         spec=probe,
         case=case,
-        request=Request(CHAT, body, repeat),
+        request=Request(path, body, repeat),
     )
 
 

@@ -94,7 +94,7 @@ def a_run(server, out: Path) -> None:
     request fails (error rows)."""
     jevalkit.run(grid(), "m", **options(server, out))
     jevalkit.run(
-        "unit-conversion", "m", cases="1-3", **options(server, out, repeats=2, label="T=1")
+        "unit-conversion@1", "m", cases="1-3", **options(server, out, repeats=2, label="T=1")
     )
     jevalkit.run("schema-ten-records", "m", variants="all", **options(server, out, repeats=1))
     server.faults["m-err"] = ["500"] * 100
