@@ -193,10 +193,23 @@ def selective_threshold(
         n, k = stop if stop is not None else (n_total, round(float(cum_agree[-1])))
         rate = k / n
         need = labels_to_certify(rate, target_agreement, confidence_level)
+        if stop is None:  # no threshold had min_items items at or above it: none was tested
+            advice = (
+                f"label at least {max(need, min_items)} items (about {need} at that agreement "
+                f"certify it, and a threshold needs {min_items} at or above it: min_items)"
+                if need is not None
+                else f"and at that agreement no number of labels would certify {target_agreement:.0%}"
+            )
+            raise StatsError(
+                f"cannot certify {target_agreement:.0%} agreement with {confidence_level:.0%} "
+                f"confidence from {n_total} calibration items, fewer than the {min_items} a "
+                f"threshold needs at or above it; they agree {rate:.1%} ({k}/{n}): {advice}"
+            )
         advice = (
-            f"at that agreement about {need} labelled items would certify it"
+            f"at that agreement about {max(need, min_items)} labelled items would certify it"
             if need is not None
-            else "no number of labels certifies it: escalate every item (or use a better judge)"
+            else "at that agreement no number of labels would certify it: escalate every item "
+            "(or use a better judge)"
         )
         raise StatsError(
             f"cannot certify {target_agreement:.0%} agreement with {confidence_level:.0%} "
