@@ -253,7 +253,7 @@ def route(
     """Which judge decides each item: the first whose confidence in it is at least its
     threshold, in order; ``person`` when none is; ``pending: <judge>`` when the item reaches a
     judge whose verdicts (``verdicts``, one :func:`item_verdicts` table per judge) do not cover
-    it yet.
+    it yet. A judge with threshold inf decides nothing and is passed (never pending).
 
     Returns one row per row of ``items`` (``system``, ``case_id``), in their order:
     ``verdict``, ``decided_by``, ``confidence`` (the deciding judge's; NaN for a person).
@@ -270,6 +270,8 @@ def route(
     out = out.assign(verdict=None, decided_by=None, confidence=np.nan)
     open_ = np.ones(len(out), dtype=bool)
     for stage, table in zip(judges, verdicts, strict=True):
+        if math.isinf(stage.threshold):  # it decides nothing: the items pass it unjudged
+            continue
         joined = out[ITEM].merge(
             table[[*ITEM, "verdict", "confidence"]].assign(_judged=True), on=ITEM, how="left"
         )
@@ -393,7 +395,8 @@ def judge_cascade(
 ) -> CascadeRun:
     """Judge every case with the first judge of ``stages``, send to each next judge only the
     cases the judges before it were not confident enough about (confidence below their
-    threshold, or no judgment), and leave the rest for people.
+    threshold, or no judgment), and leave the rest for people. A judge certified for nothing
+    (threshold inf) is not asked.
 
     Each judge's rows are written as :func:`judge` writes them, to its own results file:
     ``out`` with ``__<judge>`` before the suffix (default: ``runs/judge__<evaluator>__<judge>``),
@@ -453,7 +456,8 @@ def judge_cascade(
         )
         if stopped is None and (budget_usd == 0 or budget_requests == 0):
             stopped = f"the budget was spent before judge {stage.name!r}"
-        if stopped is not None or not pending:
+        if stopped is not None or not pending or math.isinf(stage.threshold):
+            # a judge certified for nothing is not asked: it would decide nothing
             tables.append(item_verdicts(pd.DataFrame(), levels))
             summary.append(_stage_row(stage, 0, 0, 0, path))
             continue

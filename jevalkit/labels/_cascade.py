@@ -266,7 +266,8 @@ class Cascade(Result):
     def summary(self, judged: pd.DataFrame, *, label_cost_usd: float | None = None) -> pd.DataFrame:
         """How ``judged``'s items go through the cascade, one row per stage and one for people:
         ``stage``, ``n_items`` (decided there), ``share``, ``cumulative_share``, ``cost_usd``
-        (per item judged there; a person's is ``label_cost_usd``), ``agreement_calibration``
+        (per item judged there; a person's is ``label_cost_usd``; a judge with threshold inf is
+        not asked, so it adds nothing to the cascade's cost), ``agreement_calibration``
         (on the calibration items it decided), and a last row ``all``: ``cost_usd`` the expected
         cost per item of the cascade (people included, NaN without ``label_cost_usd``),
         ``cost_judges`` its judges' share, ``cost_last_judge`` the last judge on every item,
@@ -284,7 +285,8 @@ class Cascade(Result):
         for judge, stage in zip(self.judges, self.stages.itertuples(index=False), strict=True):
             k = int((applied["decided_by"] == judge).sum())
             per_item = float(stage.cost_usd)
-            cost += reach * per_item
+            if not math.isinf(stage.threshold):  # a judge certified for nothing is not asked
+                cost += reach * per_item
             rows.append(
                 {
                     "stage": judge,

@@ -194,16 +194,12 @@ def selective_threshold(
         rate = k / n
         need = labels_to_certify(rate, target_agreement, confidence_level)
         if stop is None:  # no threshold had min_items items at or above it: none was tested
-            advice = (
-                f"label at least {max(need, min_items)} items (about {need} at that agreement "
-                f"certify it, and a threshold needs {min_items} at or above it: min_items)"
-                if need is not None
-                else f"and at that agreement no number of labels would certify {target_agreement:.0%}"
-            )
+            more = max(need or min_items, min_items)
             raise StatsError(
                 f"cannot certify {target_agreement:.0%} agreement with {confidence_level:.0%} "
                 f"confidence from {n_total} calibration items, fewer than the {min_items} a "
-                f"threshold needs at or above it; they agree {rate:.1%} ({k}/{n}): {advice}"
+                f"threshold needs at or above it (min_items): label at least {more} items "
+                f"(these {n_total} agree {rate:.1%}, {k}/{n}: too few to tell)"
             )
         advice = (
             f"at that agreement about {max(need, min_items)} labelled items would certify it"

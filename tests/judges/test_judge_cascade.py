@@ -73,6 +73,20 @@ def test_each_judge_is_sent_what_the_judges_before_it_were_not_sure_of(openai_se
     assert (tmp_path / "r__small.jsonl").is_file() and (tmp_path / "r__big.jsonl").is_file()
 
 
+def test_a_judge_certified_for_nothing_is_not_asked(openai_server, tmp_path):
+    """A threshold of inf (the calibration certified nothing): the judge would decide nothing,
+    so it is sent nothing and its items go straight on."""
+    openai_server.logprobs = logprobs_for
+    small, big = stages(openai_server.base_url)
+    lazy = [CascadeStage(name="small", model="small", threshold=math.inf, config=small.config,
+                         base_url=small.base_url), big]  # fmt: skip
+    run = judge_cascade("security", cases(), lazy, out=tmp_path / "r.jsonl", progress=False)
+    assert sent(openai_server, "small") == []
+    assert sent(openai_server, "big") == [f"c{i}" for i in range(8)]
+    decided = run.decisions["decided_by"]
+    assert not decided.str.startswith("pending").any() and set(decided) == {"big", "person"}
+
+
 def test_a_budget_is_spent_across_the_judges(openai_server, tmp_path):
     openai_server.logprobs = logprobs_for
     run = judge_cascade(

@@ -94,3 +94,28 @@ def test_hostile_case_ids_and_judge_names_are_escaped_in_the_level_sets(tmp_path
     )
     html = report.html.read_text()
     assert "level set" in html and evil not in html
+
+
+def test_the_notebook_renders_the_embedded_two_judge_run(tmp_path):
+    """The committed run of data/runs/cascade/: no judge is certified, so the queue is every
+    answer, with the answers from the case file; the cost comparison still stands."""
+    from jevalkit._paths import runs_dir
+
+    run = runs_dir() / "cascade"
+    files = [str(run / f"judge__security__local__{s}.jsonl") for s in ("chat", "completion")]
+    report = run_report(
+        "judge_cascade",
+        parameters={
+            "results": files,
+            "labels": str(run / "labels.jsonl"),
+            "cases": str(run / "answers.jsonl"),
+        },
+        out=tmp_path,
+    )
+    numbers = report.numbers()
+    assert "every item goes to a person" in numbers["cascade"]["guarantee"]
+    assert numbers["queue"]["n_items"] == 85
+    total = numbers["summary"][-1]
+    assert total["cost_judges"] == 0 < total["cost_last_judge"] < total["cost_people"]
+    html = report.html.read_text()
+    assert "my_list.reverse()" in html  # the answers people label are in the queue

@@ -89,7 +89,9 @@ def test_fewer_labels_than_a_threshold_needs_say_so_and_how_many():
     """10 labels, min_items 30: nothing could be tested; the refusal says so and asks for at
     least min_items labels (never 'no number certifies' from a sample too small to test)."""
     c = np.linspace(0.6, 1.0, 10)
-    with pytest.raises(StatsError, match=r"fewer than the 30 .*label at least 30 items"):
+    with pytest.raises(
+        StatsError, match=r"fewer than the 30 .*label at least 30 items .*too few to tell"
+    ):
         selective_threshold(c, np.ones(10, bool), target_agreement=0.9, confidence_level=0.9)
     with pytest.raises(StatsError, match="fewer than the 30"):
         selective_threshold(c, np.arange(10) < 8, target_agreement=0.9)
