@@ -50,8 +50,8 @@ class ItemLevelSets(Result):
     method: str
 
     def table(self) -> pd.DataFrame:
-        """The items (one row each)."""
-        return self.items.copy()
+        """The items (one row each), with the ``method`` that made their sets."""
+        return self.items.assign(method=self.method)
 
 
 def _adapter(frame: pd.DataFrame) -> ItemLevelSets:
