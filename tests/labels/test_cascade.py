@@ -150,3 +150,38 @@ def test_labels_that_cannot_calibrate_are_refused_in_one_line():
         calibrate_cascade(judged, pd.concat([twice, labels.iloc[1:]]), judges=["cheap"])
     with pytest.raises(StatsError, match="no labelled item"):
         calibrate_cascade(judged, labels.assign(case_id="x" + labels["case_id"]), judges=["cheap"])
+
+
+def test_a_judge_always_confident_and_wrong_decides_nothing_and_the_next_one_still_works():
+    judged, labels, truth = judged_rows()
+    liar = judged["model"] == "cheap"
+    person_says_unsafe = np.tile(truth, 2)[liar.to_numpy()]
+    judged.loc[liar, "probs"] = pd.Series(
+        [[0.0, 1.0] if not u else [1.0, 0.0] for u in person_says_unsafe],  # sure, always wrong
+        index=judged.index[liar],
+    )
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"])
+    alone = calibrate_cascade(judged, labels, judges=["strong"])
+    assert math.isinf(cascade.thresholds[0]) and "agree 0.0%" in cascade.stages["method"].iloc[0]
+    # the liar passes everything on: the strong judge is calibrated on every labelled item,
+    # at the union bound's level (so no lower than the strong judge alone)
+    assert cascade.stages["n_reaching"].tolist() == [300, 300]
+    assert cascade.thresholds[1] >= alone.thresholds[0]
+    decided = cascade.apply(judged)["decided_by"]
+    assert "cheap" not in set(decided) and not decided.str.startswith("pending").any()
+    total = cascade.summary(judged, label_cost_usd=0.5).iloc[-1]
+    assert total["cost_judges"] == pytest.approx(0.001)  # the strong judge on every item
+
+
+def test_too_few_labels_or_labels_for_items_no_judge_saw():
+    judged, labels, _ = judged_rows()
+    few = calibrate_cascade(judged, labels.head(12), judges=["cheap", "strong"])
+    assert all(math.isinf(t) for t in few.thresholds)
+    assert "every item goes to a person" in few.guarantee
+    assert "too few to tell" in few.stages["method"].iloc[0]
+    assert "label at least 30 items" in few.stages["method"].iloc[0]
+    elsewhere = labels.head(40).assign(case_id=lambda d: "other-" + d["case_id"])
+    mixed = calibrate_cascade(judged, pd.concat([labels, elsewhere]), judges=["cheap", "strong"])
+    plain = calibrate_cascade(judged, labels, judges=["cheap", "strong"])
+    assert mixed.n_labels_unused == 40 and mixed.n_calibration == 300
+    assert mixed.thresholds == plain.thresholds and "40 label(s)" in mixed.method
