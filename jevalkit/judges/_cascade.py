@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..contract import Result
+from ..costs import price_for
 from ..errors import JudgeError, UsageError
 from ..runner import default_results_path
 from ._evaluate import JudgeConfig
@@ -139,6 +140,32 @@ def _probs(value: Any, k: int, judge_name: str) -> np.ndarray:
     return p
 
 
+def _row_costs(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's ``cost_usd``; a row without one (imported rows) is priced from its
+    ``prompt_tokens`` and ``completion_tokens`` by the price table (``data/prices.yaml``) when
+    its ``model`` is there, else NaN (never a guess)."""
+    cost = (
+        pd.to_numeric(frame["cost_usd"], errors="coerce").to_numpy(dtype=float, copy=True)
+        if "cost_usd" in frame
+        else np.full(len(frame), np.nan)
+    )
+    if not np.isnan(cost).any() or not {"model", "prompt_tokens"} <= set(frame.columns):
+        return cost
+    prompt = pd.to_numeric(frame["prompt_tokens"], errors="coerce").to_numpy(dtype=float)
+    completion = (
+        pd.to_numeric(frame["completion_tokens"], errors="coerce").to_numpy(dtype=float)
+        if "completion_tokens" in frame
+        else np.zeros(len(frame))
+    )
+    models = frame["model"].astype(str).to_numpy()
+    prices = {m: price_for(m) for m in set(models[np.isnan(cost)])}
+    for i in np.flatnonzero(np.isnan(cost) & ~np.isnan(prompt)):
+        price = prices[models[i]]
+        if price is not None:
+            cost[i] = price.cost(prompt[i], 0.0 if np.isnan(completion[i]) else completion[i])
+    return cost
+
+
 def item_verdicts(
     rows: pd.DataFrame,
     levels: Sequence[str],
@@ -150,7 +177,8 @@ def item_verdicts(
     ``case_id``, ``verdict`` (the level of highest probability, ``probs`` averaged over the
     repeats; ties: the lower level), ``confidence`` (that probability, or the mean of the declared
     ``confidence_column``), ``probs`` (the averaged distribution), ``cost_usd`` (summed over
-    every row, NaN when none is known), ``n_repeats`` (rows with a judgment), ``n_errors`` and
+    every row; a row without one priced from its tokens by the price table; NaN when none is
+    known), ``n_repeats`` (rows with a judgment), ``n_errors`` and
     ``error`` (the first error message). An item whose every row is an error has no verdict and
     a NaN confidence: it is judged, and not confidently (a cascade sends it on).
 
@@ -187,11 +215,7 @@ def item_verdicts(
     failed = failed.to_numpy(dtype=bool)
     ok = frame[~failed]
     errors = frame["error"].tolist() if "error" in frame.columns else [None] * len(frame)
-    cost = (
-        pd.to_numeric(frame["cost_usd"], errors="coerce").astype(float).to_numpy()
-        if "cost_usd" in frame
-        else np.full(len(frame), np.nan)
-    )
+    cost = _row_costs(frame)
     records: dict[tuple[str, str], dict[str, Any]] = {}
     for key, where in frame.groupby(ITEM, sort=True).indices.items():
         bad = where[failed[where]]

@@ -7,6 +7,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -146,3 +147,26 @@ def test_item_verdicts_refuses_a_repeat_twice_and_is_order_invariant():
     pd.testing.assert_frame_equal(item_verdicts(rows.iloc[::-1], ["no", "yes"]), table)
     with pytest.raises(JudgeError, match="repeat 0 more than once"):
         item_verdicts(pd.concat([rows, rows.iloc[[0]]]), ["no", "yes"])
+
+
+def test_rows_without_cost_are_priced_from_their_tokens_by_the_price_table():
+    """Imported judge rows have tokens but no cost_usd: the price table prices them (gpt-4o-mini
+    at $0.15 / $0.60 per million tokens in data/prices.yaml); an unlisted model stays NaN."""
+    from jevalkit.costs import price_for
+
+    rows = pd.DataFrame(
+        {
+            "model": ["gpt-4o-mini", "gpt-4o-mini", "unlisted/judge"],
+            "label": "s",
+            "case_id": ["1", "2", "1"],
+            "repeat": 0,
+            "probs": [[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]],
+            "prompt_tokens": [1000, 2000, 1000],
+            "completion_tokens": [1, 1, 1],
+            "cost_usd": [np.nan, 0.5, np.nan],
+        }
+    )
+    price = price_for("gpt-4o-mini")
+    mini = item_verdicts(rows.iloc[:2], ["no", "yes"])
+    assert mini["cost_usd"].tolist() == pytest.approx([price.cost(1000, 1), 0.5])
+    assert np.isnan(item_verdicts(rows.iloc[[2]], ["no", "yes"])["cost_usd"].iloc[0])
