@@ -22,7 +22,7 @@ from ._power import (
 )
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
-from ._selective import SelectiveThreshold, selective_threshold
+from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "RoganGladen",
     "SelectiveThreshold",
     "SweepSequence",
+    "agreement_curve",
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
