@@ -14,6 +14,7 @@ import html
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -32,6 +33,8 @@ class Result:
         >>> est, low, high, _ = r
         >>> r.table().to_dict("records")
         [{'estimate': 0.5, 'low': 0.2, 'high': 0.8, 'method': 't'}]
+        >>> r.scalars()["high"]
+        0.8
         >>> "<table" in r._repr_html_()
         True
     """
@@ -50,14 +53,21 @@ class Result:
     def __getitem__(self, index: int | slice) -> Any:
         return tuple(self)[index]
 
-    def table(self) -> pd.DataFrame:
-        """The tidy view: one row of the scalar fields (subclasses with tables override it)."""
+    def scalars(self) -> dict[str, Any]:
+        """The fields that are single numbers, flags or text, by name (what a report's headline
+        takes in one call; NaN stays NaN)."""
         row = {}
         for name in self._fields():
             value = getattr(self, name)
+            if isinstance(value, np.generic):  # numpy's scalars as Python's (JSON-ready)
+                value = value.item()
             if isinstance(value, bool | int | float | str) or value is None:
                 row[name] = value
-        return pd.DataFrame([row])
+        return row
+
+    def table(self) -> pd.DataFrame:
+        """The tidy view: one row of the scalar fields (subclasses with tables override it)."""
+        return pd.DataFrame([self.scalars()])
 
     def summary_frame(self) -> pd.DataFrame:
         """The same as :meth:`table` (statsmodels' name)."""

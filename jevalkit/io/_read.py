@@ -251,21 +251,24 @@ def sniff_format(path: str | Path) -> str | None:
 def read_source(
     path: str | Path, format: str | None = None, *, label: str | None = None, **options: Any
 ) -> pd.DataFrame:
-    """The results at ``path``, whatever wrote them: a jevalkit results file (``format`` None),
-    or another tool's log in ``format`` (``"auto"``: detected), read by :func:`read` with those
-    of ``options`` its format takes (:data:`READER_OPTIONS`; None and the options of other
-    formats are left out, so one set of command-line options serves every format).
+    """The results at ``path``, whatever wrote them. ``format`` None means what it means for
+    :func:`read`: told by the content (``"auto"``, the command line's spelling, is the same); a
+    text file no format fits is read as jevalkit results, whose reader names the field at fault.
+    Other tools' logs are read by :func:`read` with those of ``options`` their format takes
+    (:data:`READER_OPTIONS`; None and the options of other formats are left out, so one set of
+    command-line options serves every format).
 
     Example:
         >>> from jevalkit.reports import example_path
-        >>> df = read_source(example_path("grades.jsonl"), "auto", baseline="gpt-4", scale=(1, 10))
+        >>> df = read_source(example_path("grades.jsonl"), baseline="gpt-4", scale=(1, 10))
         >>> sorted(df["system"].unique())[:2], int(df["score"].between(0, 1).all())
         (['alpha', 'bravo'], 1)
     """
-    if format is None and label is None:
+    fmt = None if format == "auto" else format
+    if fmt is None:
+        fmt = sniff_format(path) or "jevalkit"
+    if fmt == "jevalkit" and label is None:
         return read_results(path)
-    fmt = format or "jevalkit"
-    fmt = detect_format(path) if fmt == "auto" else fmt
     takes = READER_OPTIONS.get(fmt, ())
     return read(
         path,

@@ -48,6 +48,7 @@ from ._judge_bias import (
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
+from ._pass_at_k import pass_at_k, pass_hat_k
 from ._per_case import PER_CASE_COLUMNS, per_case
 from ._plan import PLAN_COLUMNS, plan_design
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
@@ -103,6 +104,8 @@ __all__ = [
     "mean_error",
     "mean_score",
     "pairwise_preferences",
+    "pass_at_k",
+    "pass_hat_k",
     "pass_rate",
     "per_case",
     "plan_design",

@@ -33,7 +33,6 @@ from ._execute import (
 from ._export import export_html, parameters_html, report_cells
 from ._html import (
     distribution_html,
-    expected_level,
     highlight_differences,
     interval_svg,
     write_page,
@@ -77,7 +76,6 @@ __all__ = [
     "escape_markdown",
     "example_path",
     "expand",
-    "expected_level",
     "export_html",
     "failed_checks",
     "failing_outputs",

@@ -24,7 +24,6 @@ import pandas as pd
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ..stats import sequence_method
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, check_reachable
 from ._columns import finite, row_key
 from ._execute import execute
@@ -170,7 +169,7 @@ async def run_adaptive(
                 "stop_reason": reason,
                 "dropped_sweeps": dropped,
                 "method": (
-                    sequence_method(n_cases, plan.confidence)
+                    seq.method
                     if scored
                     else "not estimable: no request was scored (every sweep had an error row)"
                 )

@@ -141,7 +141,7 @@ STOP_AFTER = 10  # null statistics at or above G before a p-value is settled (Be
 
 
 def discrete_bimodality_many(
-    counts: ArrayLike, *, n_resamples: int = 999, seed: int | None = 0
+    counts: ArrayLike, *, n_resamples: int = 2000, seed: int | None = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`discrete_bimodality` for many count vectors at once (rows of ``counts``, one level
     count per column): their G statistics and p-values.
@@ -199,7 +199,7 @@ def discrete_bimodality_many(
 
 
 def discrete_bimodality(
-    counts: ArrayLike, *, n_resamples: int = 999, seed: int | None = 0
+    counts: ArrayLike, *, n_resamples: int = 2000, seed: int | None = 0
 ) -> tuple[float, float]:
     """The unimodality likelihood-ratio statistic of level counts and its parametric-bootstrap
     p-value: resamples of the same size are drawn from :func:`least_favourable_null`, stopping
@@ -232,7 +232,7 @@ def bimodality(
     *,
     levels: ArrayLike | None = None,
     alpha: float = 0.05,
-    n_resamples: int = 999,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """Test ``scores`` for more than one mode, with a test that fits their scale.
@@ -364,7 +364,7 @@ def bimodality_groups(
     *,
     levels: Sequence[ArrayLike | None] | None = None,
     alpha: float = 0.05,
-    n_resamples: int = 999,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """:func:`bimodality` for several samples in one call (one row each, in order): the

@@ -95,13 +95,14 @@ def ppi_interval(
     y: np.ndarray,
     yhat: np.ndarray,
     yhat_unlabelled: np.ndarray,
-    lam: float,
+    lam: float | None,
     *,
     weights: np.ndarray | None = None,
     confidence: float = 0.95,
 ) -> PpiEstimate:
-    """The prediction-powered mean (``lam`` 1: PPI; 0: the labels alone; between: PPI++) and
-    its interval, with a small-sample floor on the rectifier's variance.
+    """The prediction-powered mean (``lam`` 1: PPI; 0: the labels alone; between: PPI++; None:
+    PPI++ with the variance-minimising lambda, reported in ``lam``) and its interval, with a
+    small-sample floor on the rectifier's variance.
 
     The point estimate is ppi-python's. The interval is its normal interval with two changes for
     small label sets, found necessary by simulation (``benchmarks/bench_ppi.py``: with 100
@@ -141,6 +142,7 @@ def ppi_interval(
 
     y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
     yhat_unlabelled = np.asarray(yhat_unlabelled, dtype=float)
+    weights = None if weights is None else np.asarray(weights, dtype=float)
     n, big_n = y.size, yhat_unlabelled.size
     if n == 0 or big_n == 0 or yhat.size != n:
         raise StatsError(
@@ -153,6 +155,8 @@ def ppi_interval(
                 f"PPI {name} range from {np.nanmin(values):g} to {np.nanmax(values):g}, outside "
                 "[-1, 1]: give normalised scores in [0, 1] (or their paired differences)"
             )
+    if lam is None:
+        lam = _tuned_lambda(y, yhat, yhat_unlabelled, weights)
     floor_weight, df = 1.0, n - 1
     if weights is not None and not np.allclose(weights, weights[0]):
         # Hajek form: the judge's mean over every judged item (the labelled ones are a
@@ -201,7 +205,7 @@ def ppi_interval(
     )
 
 
-def ppi_lambda(
+def _tuned_lambda(
     y: np.ndarray,
     yhat: np.ndarray,
     yhat_unlabelled: np.ndarray,
@@ -209,13 +213,13 @@ def ppi_lambda(
 ) -> float:
     """PPI++'s variance-minimising lambda for a mean, clipped to [0, 1]: the formula
     ``ppi_py.ppi_mean_ci`` applies with ``lam=None`` (Angelopoulos, Duchi & Zrnic 2023, eq. 6),
-    computed here so a result can report it.
+    computed here so a result can report it (``ppi_interval(..., lam=None).lam``).
 
     Example:
         >>> y = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
-        >>> round(ppi_lambda(y, y, np.array([1.0, 0.0] * 50)), 3)  # a perfect predictor: near 1
+        >>> round(_tuned_lambda(y, y, np.array([1.0, 0.0] * 50)), 3)  # a perfect predictor: near 1
         0.906
-        >>> ppi_lambda(y, np.array([0.5, 0.5, 0.5, 0.5, 0.5]), np.array([0.5] * 100))  # a constant
+        >>> _tuned_lambda(y, np.array([0.5, 0.5, 0.5, 0.5, 0.5]), np.array([0.5] * 100))  # a constant
         0.0
     """
     n, big_n = y.size, yhat_unlabelled.size

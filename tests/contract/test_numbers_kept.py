@@ -80,6 +80,21 @@ def enc(x):
 # what changed on purpose, and why (a place, as ``same`` names it, and the reason)
 DELIBERATE = {
     "paired_difference.frame[0].method": "names its interval now (the contract's method check)",
+    # stats.bimodality's n_resamples default is the shared 2000 (was 999): a p-value that had not
+    # settled (fewer than 10 null statistics reached G) is (1 + hits) / 2001 now, not / 1000;
+    # every verdict (bimodal) is the same
+    **{
+        f"mean_score/bench.frame[{i}].bimodality_p": "bimodality's n_resamples 999 -> 2000"
+        for i in (0, 1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 20, 21, 22, 23)
+    },
+    # leave_systems_out estimated every select method's anchors with the model (method="irt"),
+    # against its docstring: the stratified and random anchors are now estimated by the plain
+    # stratified mean, as documented (the irt rows are unchanged)
+    **{
+        f"leave_systems_out/bench.frame[{i}].{field}": "the documented estimator per method"
+        for i in (1, 2, 4, 5)
+        for field in ("mae", "coverage", "mean_width")
+    },
 }
 
 
@@ -109,6 +124,21 @@ def same(old, new, where: str) -> None:
         assert math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-12), f"{where}: {new} != {old}"
         return
     assert old == new, f"{where}: {new!r} != {old!r}"
+
+
+def analysis_as_before(result):
+    """An ItemAnalysis as it was before: the per-item table, and what its ``attrs`` held."""
+    return {
+        "frame": result.table().to_dict("records"),
+        "attrs": {
+            "alpha": result.alpha,
+            "alpha_ci": [result.alpha_ci_low, result.alpha_ci_high],
+            "n_complete": result.n_complete,
+            "n_systems": result.n_systems,
+            "n_items": result.n_items,
+            "method": result.method,
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +243,7 @@ def calls():
         "judge_retest/unit": lambda: m.judge_retest(variants, case=["case_id", "variant"]),
         "quality/judged": lambda: m.quality(judged),
         "reliability_curve/judged": lambda: m.reliability_curve(judged),
-        "analysis/bench": lambda: it.analysis(bench, case="case_id"),
+        "analysis/bench": lambda: analysis_as_before(it.analysis(bench, case="case_id")),
         "cronbach_alpha/matrix": lambda: it.cronbach_alpha(
             np.asarray(score_matrix(bench, case="case_id").scores)
         ),
@@ -245,7 +275,7 @@ def calls():
         "label_agreement/labels": lambda: lb.label_agreement(
             pd.concat([labels, labels.assign(labeller="x")]), ["safe", "unsafe"]
         ),
-        "label_plan/judged": lambda: lb.label_plan(judged, 10, strategy="random", seed=3),
+        "label_plan/judged": lambda: lb.label_sample(judged, 10, strategy="random", seed=3),
         "bootstrap_ci/sample": lambda: s.bootstrap_ci(sample, n_resamples=999, seed=1),
         "bootstrap_ci/percentile": lambda: s.bootstrap_ci(
             sample, n_resamples=999, seed=1, method="percentile"
@@ -264,7 +294,7 @@ def calls():
         "ppi_interval/weighted": lambda: s.ppi_interval(
             y, yhat, yu, 0.5, weights=np.linspace(1, 3, 40)
         ),
-        "ppi_lambda": lambda: s.ppi_lambda(y, yhat, yu),
+        "ppi_lambda": lambda: s.ppi_interval(y, yhat, yu, None).lam,  # PPI++'s tuned lambda
         "rogan_gladen": lambda: s.rogan_gladen_interval(
             y, np.round(yhat), np.round(yu), np.ones(40)
         ),
