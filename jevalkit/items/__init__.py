@@ -8,6 +8,7 @@ Example:
     (30, True)
 """
 
+from ._active import ActivePlan
 from ._analysis import CronbachAlpha, ItemAnalysis, analysis, cronbach_alpha
 from ._estimate import estimate
 from ._irt import IrtFit, fit_irt, load_fit, simulate_2pl
@@ -15,6 +16,7 @@ from ._select import select
 from ._validate import leave_systems_out
 
 __all__ = [
+    "ActivePlan",
     "CronbachAlpha",
     "IrtFit",
     "ItemAnalysis",
