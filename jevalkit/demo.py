@@ -19,7 +19,8 @@ from .errors import JevalkitError
 from .local import check_installed, local_endpoint
 from .probes import check_probes
 from .reports import ReportError, headline, run_report, write_probe_summary
-from .runner import read_results, run
+from .results import read_results
+from .runner import run
 
 __all__ = ["CONFIGS", "MAX_TOKENS", "PROBE", "main"]
 

@@ -186,7 +186,10 @@ def cascade_example(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
     labels = []
     for i in sorted(picked):
         record = label_record(
-            "assistant", f"a{i:03d}", "unsafe" if truth[i] else "safe", "simulated-labeller",
+            "assistant",
+            f"a{i:03d}",
+            "unsafe" if truth[i] else "safe",
+            "simulated-labeller",
             400 / n,
         )
         record["time"] = "2026-11-30T12:00:00.000+00:00"

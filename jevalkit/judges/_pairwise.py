@@ -20,7 +20,8 @@ import pandas as pd
 
 from ..errors import CaseFileError, JevalkitError, JudgeError, UsageError
 from ..probes import load_probe
-from ..runner import Job, Send, params_hash, read_results
+from ..results import params_hash, read_results
+from ..runner import Job, Send
 from ._evaluate import JudgeConfig, judge_case
 from ._jobs import error_fields
 from ._judgment import Judgment, expected_level

@@ -30,7 +30,7 @@ import pandas as pd
 from ..contract import Result, estimator, not_a_statistic
 from ..errors import StatsError
 from ..judges import load_judge_prompt
-from ..runner import system_of
+from ..results import system_of
 from ..stats import selective_threshold
 
 PERSON = "person"

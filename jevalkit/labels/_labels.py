@@ -44,7 +44,7 @@ import pandas as pd
 from ..contract import Prepared, estimator, not_a_statistic, prepare
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
-from ..runner import repair_torn_tail, system_of
+from ..results import repair_torn_tail, system_of
 from ..stats import krippendorff_alpha
 
 LABEL_COLUMNS = [

@@ -51,6 +51,8 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
         raise ProbeError(
             f"{source}: cases and variants need probe format 2: add `format: 2` at the top"
         )
+    if version == 2 and isinstance(raw, dict):
+        _check_one_prompt_style(raw, source)
     validate_data(
         raw,
         _format_validator(version),
@@ -63,6 +65,25 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
             compile_schema(raw["scoring"]["schema"])
         except ScoringError as exc:
             raise ProbeError(f"{source}: scoring.{exc}") from None
+
+
+def _check_one_prompt_style(raw: dict[str, Any], source: Path | str) -> None:
+    """Exactly one of ``messages`` (chat) and ``prompt`` (completion) in the probe, and each
+    variant in the probe's style (the format schema's ``oneOf`` says this in unreadable lines)."""
+    has = [k for k in ("messages", "prompt") if k in raw]
+    if len(has) != 1:
+        raise ProbeError(
+            f"{source}: <top level>: has {'both' if has else 'neither'} of `messages` and "
+            "`prompt`: give `messages` (a chat prompt) or `prompt` (completion-style text a base "
+            "model continues)"
+        )
+    variants = raw.get("variants")
+    for i, v in enumerate(variants if isinstance(variants, list) else ()):
+        if isinstance(v, dict) and [k for k in ("messages", "prompt") if k in v] != has:
+            raise ProbeError(
+                f"{source}: variants[{v.get('id', i)}]: the probe gives `{has[0]}`, so each "
+                f"variant gives `{has[0]}` (and nothing else) too"
+            )
 
 
 def read_probe_file(path: Path, lock: dict[str, str] | None = None) -> Probe:

@@ -46,7 +46,14 @@ from ._notebook import (
     table_html,
     tidy_tables,
 )
-from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
+from ._probe_page import (
+    dataset_jsonld,
+    json_for_script,
+    probe_page,
+    probe_runs,
+    versions_run,
+    write_probe_page,
+)
 from ._probe_summary import (
     FAILED_CHECK_COLUMNS,
     FIRST_FAILING_COLUMNS,
@@ -105,6 +112,7 @@ __all__ = [
     "static_root",
     "table_html",
     "tidy_tables",
+    "versions_run",
     "write_batch_summary",
     "write_compare_page",
     "write_leaderboard_page",
