@@ -62,6 +62,8 @@ from ..stats import no_spread_ci
 from ._irt import NODES, PRIOR, IrtFit
 
 DESIGNS = ("fixed", "poisson")
+# select(method="active")'s defaults (leave_systems_out and the runner use the same)
+ACTIVE_DEFAULTS = {"waves": 8, "floor": 0.2, "design": "fixed", "recalibrate": True}
 _DRAW_COLUMNS = [
     "case",
     "step",
@@ -354,6 +356,36 @@ def active_plan(
         design_effect=_design_effect(model, int(k), float(floor)),
         method=how,
     )
+
+
+def complete_plan(fit: IrtFit, k: int, new_results: pd.DataFrame, **options) -> ActivePlan:
+    """Every wave of an active plan for a system whose results on every case are at hand
+    (simulations and leave-systems-out): each wave sees only its answers to the earlier
+    draws, as a run would."""
+    columns = list(fit.matrix.items.columns)
+    missing = [c for c in columns if c not in new_results.columns]
+    if missing:
+        raise StatsError(f"the new results lack the fit's case column(s) {missing}")
+    keys = (
+        new_results[columns[0]]
+        if len(columns) == 1
+        else pd.Series(
+            list(new_results[columns].itertuples(index=False, name=None)), index=new_results.index
+        )
+    )
+    plan = active_plan(fit, k, new_results=None, **options)
+    for _ in range(plan.n_waves):
+        if plan.complete:
+            return plan
+        drawn = set(plan.cases)
+        plan = active_plan(fit, k, new_results=new_results[keys.isin(drawn)], **options)
+    if not plan.complete:  # a drawn case the results do not answer
+        missing = [c for c in plan.cases if c not in set(keys)][:1] or plan.cases[-1:]
+        raise StatsError(
+            f"the results have no score on drawn case {missing[0]!r}: an active plan needs "
+            "every drawn case answered before its next wave"
+        )
+    return plan
 
 
 def _draw(ids, item, step, wave, probability, pred, wave_row, weight) -> dict:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..contract import estimator
 from ..errors import StatsError
-from ._active import DESIGNS, ActivePlan, active_plan
+from ._active import ACTIVE_DEFAULTS, DESIGNS, ActivePlan, active_plan
 from ._irt import IrtFit, fit_irt, respondents
 
 _COLUMNS = ["case", "stratum", "stratum_size", "method"]
@@ -45,10 +45,10 @@ def select(
     method: Literal["irt", "stratified", "random", "active"] = "irt",
     seed: int | None = 0,
     new_results: pd.DataFrame | None = None,
-    waves: int = 8,
-    floor: float = 0.2,
-    design: Literal["fixed", "poisson"] = "fixed",
-    recalibrate: bool = True,
+    waves: int = ACTIVE_DEFAULTS["waves"],
+    floor: float = ACTIVE_DEFAULTS["floor"],
+    design: Literal["fixed", "poisson"] = ACTIVE_DEFAULTS["design"],
+    recalibrate: bool = ACTIVE_DEFAULTS["recalibrate"],
 ) -> pd.DataFrame | ActivePlan:
     """Choose ``k`` anchor items of a benchmark, to score a new system on instead of all of it.
 
