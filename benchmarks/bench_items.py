@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 import pingouin
 from scipy import stats as sps
-
 from scipy.special import expit
 from statsmodels.stats.proportion import proportion_confint
 

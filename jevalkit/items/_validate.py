@@ -88,7 +88,9 @@ def leave_systems_out(
             for method in methods:
                 draw_seed = None if seed is None else seed + i
                 if method == "active":
-                    anchors = complete_plan(fit, int(k), new, **ACTIVE_DEFAULTS, seed=draw_seed or 0)
+                    anchors = complete_plan(
+                        fit, int(k), new, **ACTIVE_DEFAULTS, seed=draw_seed or 0
+                    )
                     how = "active"
                 else:
                     anchors = select(fit, int(k), method=method, seed=draw_seed)

@@ -12,8 +12,15 @@ import pandas as pd
 import pytest
 
 from jevalkit.errors import StatsError
-from jevalkit.items import ActivePlan, estimate, fit_irt, leave_systems_out, load_fit, select
-from jevalkit.items import simulate_2pl
+from jevalkit.items import (
+    ActivePlan,
+    estimate,
+    fit_irt,
+    leave_systems_out,
+    load_fit,
+    select,
+    simulate_2pl,
+)
 
 N_ITEMS = 150
 
@@ -74,7 +81,7 @@ def test_every_probability_has_its_floor_and_the_draws_follow_the_predicted_sd(b
 
 def coverage(fit, news, reps, **options):
     hits, errors, widths = [], [], []
-    for name, new in news.items():
+    for new in news.values():
         truth = new.score.mean()
         for seed in range(reps):
             plan = complete(fit, 25, new, seed=seed, **options)
@@ -176,7 +183,7 @@ def test_refusals(bench):
     with pytest.raises(StatsError, match="one new system at a time"):
         select(fit, 10, method="active", new_results=both)
     plan = select(fit, 10, method="active", waves=1, seed=0)
-    with pytest.raises(StatsError, match="drawn case.*have no score"):
+    with pytest.raises(StatsError, match=r"drawn case.*have no score"):
         estimate(fit, plan, new[new.case_id != plan.cases[0]])
     with pytest.raises(StatsError, match="'active' or 'ht' for an active plan"):
         estimate(fit, plan, new, method="irt")
