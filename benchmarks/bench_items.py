@@ -283,8 +283,10 @@ def active(n_held: int, reps: int) -> None:
 
 
 if __name__ == "__main__":
-    if "--active" in sys.argv:
-        active(6 if QUICK else 20, 2 if QUICK else 3)
+    if "--active" in sys.argv:  # the active-evaluation part alone: --active [HELD REPS]
+        rest = sys.argv[sys.argv.index("--active") + 1 :]
+        held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (20, 3)
+        active(6 if QUICK else held, 2 if QUICK else reps)
         sys.exit(0)
     data = simulate_2pl(n_systems=SYSTEMS, n_items=ITEMS, seed=0)
     speed(data)
