@@ -334,23 +334,20 @@ def judge_with_probabilities(rng, n_items: int, truth_kind: str):
             "probs": [[1 - v, v] for v in p],
         }
     )
-    return (
-        frame,
-        truth,
-        float(np.mean({"calibrated": 0.5, "overconfident": 0.5}.get(truth_kind, 0.5))),
-    )
+    return frame, truth
 
 
 def sim_active_labels(reps: int, seed: int) -> list[dict]:
     """corrected_mean's coverage (and mean half-width) under random, uncertain and active label
     plans (100 of 1,000 items), for a judge whose probabilities are right, overconfident, or
-    inverted. The truth is the population's mean human score (0.5 in all three)."""
+    inverted. The truth is the mean human score of the 1,000 items."""
     rng = np.random.default_rng(seed)
     out, width = {}, {}
     for kind in ("calibrated", "overconfident", "inverted"):
         for strategy in ("random", "uncertain", "active"):
             for _ in range(reps):
-                df, truth, target = judge_with_probabilities(rng, 1000, kind)
+                df, truth = judge_with_probabilities(rng, 1000, kind)
+                target = float(truth.mean())
                 plan = label_sample(df, 100, strategy=strategy, seed=int(rng.integers(1 << 30)))
                 index = plan["case_id"].str[1:].astype(int).to_numpy()
                 labels = plan.assign(level=np.where(truth[index], "pass", "fail"))

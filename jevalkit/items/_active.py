@@ -58,7 +58,7 @@ from scipy.special import expit, log_expit
 
 from ..contract import Result, score_matrix
 from ..errors import StatsError
-from ..stats import no_spread_ci
+from ..stats import capped_inclusion, no_spread_ci
 from ._irt import NODES, PRIOR, IrtFit
 
 DESIGNS = ("fixed", "poisson")
@@ -235,21 +235,6 @@ def _probabilities(sd: np.ndarray, floor: float) -> np.ndarray:
     return (1 - floor) * sd / sd.sum() + floor / sd.size
 
 
-def _capped(u: np.ndarray, size: float) -> np.ndarray:
-    """Inclusion probabilities proportional to ``u`` summing to ``size``, none above 1."""
-    pi = np.zeros_like(u)
-    capped = np.zeros(u.size, dtype=bool)
-    for _ in range(u.size):
-        free = ~capped
-        pi[free] = u[free] * (size - capped.sum()) / u[free].sum()
-        pi[capped] = 1.0
-        over = free & (pi > 1)
-        if not over.any():
-            break
-        capped |= over
-    return np.clip(pi, 0.0, 1.0)
-
-
 def _design_effect(model: _Model, k: int, floor: float) -> float:
     """The model's predicted variance of a one-wave plan's estimate over that of uniform draws,
     averaged over its prior of abilities (what the plan can gain if the model is right)."""
@@ -312,7 +297,7 @@ def active_plan(
             "intercept": intercept,
         }
         if design == "poisson":
-            pi = _capped(_probabilities(sd[rem], floor), size)
+            pi = capped_inclusion(_probabilities(sd[rem], floor), size)
             picked = rem[rng.random(rem.size) < pi]
             weight = size / k
             prob = dict(zip(rem, pi, strict=True))

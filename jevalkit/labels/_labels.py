@@ -45,7 +45,7 @@ from ..contract import Prepared, estimator, not_a_statistic, prepare
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..results import repair_torn_tail, system_of
-from ..stats import krippendorff_alpha
+from ..stats import capped_inclusion, krippendorff_alpha
 
 LABEL_COLUMNS = [
     "system",
@@ -270,7 +270,7 @@ def label_sample(
             sd = np.sqrt(cases["variance"].to_numpy(float))
             share = sd / sd.sum() if sd.sum() > 0 else np.full(n_cases, 1 / n_cases)
             u = (1 - floor) * share + floor / n_cases
-        prob = _capped_proportional(u, n)
+        prob = capped_inclusion(u, n)
         chosen = np.flatnonzero(rng.random(n_cases) < prob)
         if chosen.size == 0:
             raise StatsError("the draw picked no case; raise n or use another seed")
@@ -315,21 +315,6 @@ def _equal_allocation(sizes: np.ndarray, n: int) -> np.ndarray:
             remaining -= take
         open_ = share < sizes
     return share
-
-
-def _capped_proportional(u: np.ndarray, n: int) -> np.ndarray:
-    prob = np.zeros_like(u)
-    capped = np.zeros(u.size, dtype=bool)
-    for _ in range(u.size):
-        free = ~capped
-        scale = (n - capped.sum()) / u[free].sum()
-        prob[free] = u[free] * scale
-        prob[capped] = 1.0
-        over = free & (prob > 1)
-        if not over.any():
-            break
-        capped |= over
-    return np.clip(prob, 0.0, 1.0)
 
 
 @not_a_statistic("file I/O: appends one record to the labels file")

@@ -13,6 +13,7 @@ from ._conformal import LevelSets, level_sets
 from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import G_STUDY_COLUMNS, GStudy, g_study
+from ._inclusion import capped_inclusion
 from ._ordinal import OrdinalSpacing, ordinal_spacing
 from ._power import (
     margin_of_error_n,
@@ -38,6 +39,7 @@ __all__ = [
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
+    "capped_inclusion",
     "confidence_sequence",
     "design_error",
     "fleiss_kappa",
