@@ -250,3 +250,42 @@ def test_a_prior_of_other_cases_is_refused(benchmark, openai_server, tmp_path):
             **options(openai_server, tmp_path / "r.jsonl"),
         )
     assert openai_server.requests == []
+
+
+def test_error_rows_stop_the_plan_and_say_so(benchmark, openai_server, tmp_path):
+    _, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    openai_server.faults["new"] = ["500"] * 100
+    out = tmp_path / "r.jsonl"
+    df = jevalkit.run(
+        PROBE, "new", cases=f"active:{K}", prior=path, max_retries=0, **options(openai_server, out)
+    )
+    summary = df.attrs["active"].iloc[0]
+    # the first wave (2 of the 12 cases in 8 waves) answered by errors: no next wave is drawn
+    assert len(openai_server.requests) == 2 == len(df) and df["error"].notna().all()
+    assert summary["stop_reason"] == "errors" and np.isnan(summary["value"])
+    assert summary["method"].startswith("not estimable: 0 drawn case(s) answered")
+
+
+def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_order(
+    benchmark, openai_server, tmp_path
+):
+    fit, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    out = tmp_path / "r.jsonl"
+    df = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{K}",
+        prior=path,
+        budget_requests=5,
+        **options(openai_server, out, concurrency=1),
+    )
+    summary = df.attrs["active"].iloc[0]
+    assert summary["stop_reason"] == "budget" and df.attrs["stopped"]
+    assert len(openai_server.requests) == 5 == summary["n_answered"]
+    plan = df.attrs["active_plan"]
+    smaller = select(fit, K, method="active", seed=0, new_results=read_results(out))
+    assert smaller.cases[:5] == plan.cases[:5]
+    assert "stopped by the budget" in summary["method"]
+    assert summary["ci_low"] <= summary["value"] <= summary["ci_high"]
