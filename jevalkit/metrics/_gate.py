@@ -7,17 +7,28 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..contract import estimator
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    columns_of,
+    estimator,
+    finish,
+    not_a_statistic,
+    refuse_duplicates,
+    require,
+    scored_mask,
+)
 from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, refuse_duplicate_rows, require
 from ._scores import mean_score, pass_rate
-from ._summary import has_repeats
+from .rows import error_share, has_repeats, kept_apart
 
-GATE_METRICS = {"pass_rate": pass_rate, "mean_score": mean_score}
-GATE_COLUMNS = [
+GATE_METRICS = ("mean_score", "pass_rate")
+_METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
+_VALUE = {"pass_rate": "passed", "mean_score": "score"}
+COLUMNS = [
     "metric",
     "decision",
     "n",
@@ -28,9 +39,9 @@ GATE_COLUMNS = [
     "threshold",
     "reason",
 ]
-DECISIONS = ("pass", "fail", "undecided", "refused")
 
 
+@not_a_statistic("the decision rule applied to an interval estimated elsewhere")
 def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
     """The one rule that turns an interval and a bar into a decision: ``pass`` when the whole
     interval is at or above ``minimum``, ``fail`` when it is wholly below, ``undecided`` when it
@@ -49,18 +60,6 @@ def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
 
 
 DEFAULT_MAX_ERROR_RATE = 0.05
-
-
-def error_share(results: pd.DataFrame) -> tuple[int, int]:
-    """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
-
-    Example:
-        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
-        (1, 3)
-    """
-    if "error" not in results.columns:
-        return 0, len(results)
-    return int(results["error"].notna().sum()), len(results)
 
 
 def check_error_share(results: pd.DataFrame, max_error_rate: float, where: str) -> str | None:
@@ -114,7 +113,9 @@ def gate(
     Pairwise games (rows with ``system_a``) are refused: gate on ``win_rate`` or ``compare``
     instead.
 
-    Systems are never pooled: a file with three systems gets three decisions (pooled, their
+    Systems are never pooled, nor a probe's versions or generation settings (``params_hash``;
+    :func:`jevalkit.metrics.rows.kept_apart`): each gets its own decision. A file with three
+    systems gets three decisions (pooled, their
     different pass rates on one case look like verdicts that flip, and the gate called the
     evaluator flaky). ``system=None`` says the rows are one system.
 
@@ -146,12 +147,13 @@ def gate(
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
-    table = GATE_METRICS[metric](results, by=cols or None, case=case)
+    cols = [*cols, *kept_apart(results, cols)]  # a probe's versions and settings: apart
+    table = _METRIC_OF[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):
         # rows that repeat a case and repeat index are duplicates (with system=None: rows of
         # several systems declared one): refused here, not swallowed with the errors below
-        refuse_duplicate_rows(results, [*cols, *columns_of(case)], "repeat")
+        refuse_duplicates(results, [*cols, *columns_of(case)], "repeat", need_repeat=True)
         try:
             flips = consistency(results, by=cols or None, case=case, level=None)
         except StatsError:
@@ -225,7 +227,7 @@ def gate(
                 "reason": "all results: no scored rows to decide on",
             }
         )
-    return pd.DataFrame(rows, columns=[*cols, *GATE_COLUMNS])
+    return finish(pd.DataFrame(rows), order=[*cols, *COLUMNS])
 
 
 RELEASE_COLUMNS = [
@@ -262,6 +264,7 @@ def release_gate(
     min_consistency: float = 0.9,
     confidence: float = 0.95,
     power: float = 0.8,
+    n_resamples: int = 2000,
     seed: int | None = 0,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> pd.DataFrame:
@@ -274,6 +277,12 @@ def release_gate(
     ``min_consistency`` on either side), when more than ``max_error_rate`` of either side's
     rows are errors, or when the interval straddles the margin with fewer cases than needed to
     tell a drop of ``max_drop`` from none (``n_needed`` says how many).
+
+    A probe without cases (one prompt, run several times on each side) is gated over its
+    repeats: the estimand is that prompt's pass probability (or score), the two sides' repeats
+    compared unpaired as :func:`compare` does, and ``reason`` says so; a probe with cases that
+    pairs only one of them is refused. A drop from always passing to always failing exits as
+    ``fail``; verdicts that flip between repeats are still refused (``min_consistency``).
 
     Returns:
         One row: ``metric``, ``decision``, ``n_paired``, ``value_baseline``,
@@ -298,7 +307,10 @@ def release_gate(
         if too_many:
             empty = dict.fromkeys(RELEASE_COLUMNS, np.nan)
             refused = {**empty, "metric": metric, "decision": "refused", "reason": too_many}
-            return pd.DataFrame([{**refused, "n_paired": 0, "max_drop": max_drop}])[RELEASE_COLUMNS]
+            return finish(
+                pd.DataFrame([{**refused, "n_paired": 0, "max_drop": max_drop}]),
+                order=RELEASE_COLUMNS,
+            )
     frames = [baseline.assign(_side="baseline"), candidate.assign(_side="candidate")]
     both = pd.concat(frames, ignore_index=True)
     row = compare(
@@ -310,6 +322,7 @@ def release_gate(
         metrics=[metric],
         confidence=confidence,
         power=power,
+        n_resamples=n_resamples,
         seed=seed,
     ).iloc[0]
     drop, low, high = -row["delta"], -row["ci_high"], -row["ci_low"]
@@ -323,6 +336,14 @@ def release_gate(
     sd = row["sd_diff"]
     n_needed = sample_size(max_drop, sd**2, power=power) if sd == sd and sd > 0 else None
     n = int(row["n_paired"])
+    # a probe without cases (one prompt, run k times on each side) is its one prompt: the drop
+    # is in that prompt's pass probability, estimated from the repeats compared unpaired
+    one_prompt = n == 1 and row["n_only_system"] == 0 and row["n_only_baseline"] == 0
+    estimand = "this prompt's pass probability" if metric == "pass_rate" else "this prompt's score"
+    size = f"n = {n}"
+    if one_prompt:
+        runs = [int(scored_mask(f, [_VALUE[metric]]).sum()) for f in (baseline, candidate)]
+        size = f"{runs[0]} and {runs[1]} repeats"
     base = {
         "metric": metric,
         "n_paired": n,
@@ -337,11 +358,11 @@ def release_gate(
     }
     if n == 0:
         decision, reason = "refused", "no case was run by both the baseline and the candidate"
-    elif n < 2:
+    elif n < 2 and not one_prompt:
         decision = "refused"
         reason = (
-            "one case was run by both the baseline and the candidate: a release decision needs "
-            "two or more paired cases"
+            "one case was run by both the baseline and the candidate, and others by one side "
+            "only: a release decision needs two or more paired cases"
         )
     elif not (low == low and high == high) or not high > low:
         decision = "refused"
@@ -354,10 +375,16 @@ def release_gate(
         )
     elif high < max_drop:
         decision = "pass"
-        reason = f"the drop is below {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, n = {n})"
+        reason = f"the drop is below {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, {size})"
     elif low >= max_drop:
         decision = "fail"
-        reason = f"the drop is at least {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, n = {n})"
+        reason = f"the drop is at least {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, {size})"
+    elif one_prompt:
+        decision = "refused"
+        reason = (
+            f"undecided: the interval {low:+.3f} to {high:+.3f} straddles {max_drop:g} "
+            f"({size}): more repeats of the prompt would tell"
+        )
     elif n_needed is not None and n < n_needed:
         decision = "refused"
         reason = (
@@ -370,4 +397,11 @@ def release_gate(
             f"non-inferiority not shown: the drop may reach {high:+.3f} (95% CI), above "
             f"{max_drop:g} (n = {n})"
         )
-    return pd.DataFrame([{**base, "decision": decision, "reason": reason}], columns=RELEASE_COLUMNS)
+    if one_prompt:
+        reason = (
+            f"one prompt (a probe without cases): the estimand is {estimand}, its repeats "
+            f"compared unpaired ({row['method']}); {reason}"
+        )
+    return finish(
+        pd.DataFrame([{**base, "decision": decision, "reason": reason}]), order=RELEASE_COLUMNS
+    )
