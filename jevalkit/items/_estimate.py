@@ -33,6 +33,7 @@ from scipy.special import expit
 from ..contract import estimator, finish, score_matrix
 from ..errors import StatsError
 from ..stats import no_spread_ci
+from ._active import ActivePlan, active_estimate
 from ._irt import NODES, IrtFit, fit_irt, respondents
 from ._select import select
 
@@ -58,23 +59,37 @@ def _held_out(frame: pd.DataFrame) -> pd.DataFrame:
     people = respondents(frame)
     last = sorted(people["system"].unique())[-1]
     fit = fit_irt(people[people["system"] != last], model="1pl", case="case_id")
-    return estimate(fit, select(fit, 4, method="stratified"), people[people["system"] == last])
+    new = people[people["system"] == last]
+    plan = select(fit, 4, method="active", waves=2)
+    plan = select(
+        fit, 4, method="active", waves=2, new_results=new[new["case_id"].isin(plan.cases)]
+    )
+    return pd.concat(
+        [
+            estimate(fit, select(fit, 4, method="stratified"), new),
+            estimate(fit, plan, new),
+            estimate(fit, plan, new, method="ht"),
+        ],
+        ignore_index=True,
+    )
 
 
 @estimator(
     unit="item",
-    estimand="a new system's full-benchmark score from anchor items",
-    interval="design-based stratified t (model-assisted or plain)",
+    estimand="a new system's full-benchmark score from anchor items or an active plan",
+    interval="design-based t: stratified (model-assisted or plain), or the active plan's "
+    "martingale (Des Raj) / Poisson-wave form",
     checks=("order", "rename", "scale", "keys", "one_case", "no_spread", "method"),
     adapter=_held_out,
-    note="leave-systems-out coverage in benchmarks/bench_items.py (93-100%)",
+    note="leave-systems-out coverage in benchmarks/bench_items.py (anchors 93-100%; active "
+    "plans 83-100% over 24 intervals a cell, --active)",
 )
 def estimate(
     fit: IrtFit,
-    anchors: pd.DataFrame,
+    anchors: pd.DataFrame | ActivePlan,
     new_results: pd.DataFrame,
     *,
-    method: str = "irt",
+    method: str | None = None,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Estimate each new system's full-benchmark score from its results on the anchors.
@@ -82,10 +97,14 @@ def estimate(
     Args:
         fit: the item response model fitted on past systems (:func:`fit_irt`); new results
             are read with the columns it was fitted with (``fit.matrix.columns``).
-        anchors: :func:`select`'s table.
-        new_results: results of one or more new systems on (some of) the anchors; rows on
-            other items are ignored.
-        method: ``irt`` (model-assisted) or ``sample`` (the stratified sample mean).
+        anchors: :func:`select`'s table, or its active plan (:class:`ActivePlan`).
+        new_results: results of one or more new systems on (some of) the anchors (of the
+            one system an active plan was drawn for); rows on other items are ignored.
+        method: for anchors ``irt`` (model-assisted, the default) or ``sample`` (the
+            stratified sample mean); for an active plan ``active`` (the mean prediction plus
+            the inverse-probability-weighted residuals, the default) or ``ht`` (the plain
+            Horvitz-Thompson form, no predictions). An active plan's estimate is valid for
+            its draws so far (a plan stopped after some waves is a smaller plan).
 
     Returns:
         One row per new system: ``system``, ``value``, ``ci_low``, ``ci_high``, ``n_items``
@@ -103,13 +122,22 @@ def estimate(
         >>> bool(row.ci_low <= new.score.mean() <= row.ci_high), int(row.n_items)
         (True, 30)
     """
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
+    if isinstance(anchors, ActivePlan):
+        row = active_estimate(
+            fit, anchors, new_results, method=method or "active", confidence=confidence
+        )
+        system = str(score_matrix(new_results, **fit.matrix.columns).systems[0])
+        return finish(pd.DataFrame([{"system": system, **row}], columns=_COLUMNS), order=_COLUMNS)
+    method = method or "irt"
     if method not in ("irt", "sample"):
-        raise StatsError(f"method must be 'irt' or 'sample', got {method!r}")
+        raise StatsError(f"method must be 'irt' or 'sample' for anchors, got {method!r}")
+    if not isinstance(anchors, pd.DataFrame):
+        raise StatsError("anchors must be select()'s table or active plan")
     for column in ("stratum", "stratum_size"):
         if column not in anchors.columns:
             raise StatsError(f"anchors lack a {column!r} column: pass the table select() returns")
-    if not 0 < confidence < 1:
-        raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
     cols = _anchor_columns(fit, anchors)
     new = score_matrix(new_results, **fit.matrix.columns)
     new_index = {item: j for j, item in enumerate(new.item_ids())}

@@ -12,6 +12,7 @@ from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._conformal import LevelSets, level_sets
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import GStudy, variance_components
+from ._inclusion import capped_inclusion
 from ._ordinal import OrdinalSpacing, ordinal_spacing
 from ._power import (
     RepeatsCurve,
@@ -38,6 +39,7 @@ __all__ = [
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
+    "capped_inclusion",
     "confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",
