@@ -57,11 +57,14 @@ def facet_interval(
     estimate: float,
     confidence: float,
     bounds: tuple[float, float] = (0.0, 1.0),
+    mean_of_cases: bool = False,
 ) -> dict:
     """The interval of a mean that counts each facet in ``generalize`` as random (one group's
-    scored rows): variance components of [case, the other facets], the grand mean's variance
-    from the components that involve a generalised facet plus the residual, a t interval with
-    Satterthwaite degrees of freedom, clipped to ``bounds``."""
+    scored rows): variance components of [case, the other facets], the error variance of the
+    mean (of the rows, or with ``mean_of_cases`` of the case means, each case weighted equally
+    whatever its repeats) from the components that involve a generalised facet plus the
+    residual; a generalized (fiducial) interval from the mean squares (the Satterthwaite t when
+    the design has no mean-square form), clipped to ``bounds``."""
     cases = set(columns_of(case))
     named = list(
         dict.fromkeys(CASE_FACET if g in cases or g == CASE_FACET else g for g in generalize)
@@ -72,6 +75,8 @@ def facet_interval(
         require(frame, facet, "generalize", "a facet to generalise over")
         coded[facet] = group_codes(frame, [facet])[0]
     coded["_value"] = values
+    per_case = coded.groupby(CASE_FACET)[CASE_FACET].transform("size").to_numpy(float)
+    coded["_weight"] = 1.0 / per_case if mean_of_cases else 1.0
     single = [f for f in facets if coded[f].nunique() < 2]
     not_estimable = [f for f in single if f in named]
     if not_estimable:
@@ -88,6 +93,7 @@ def facet_interval(
             system=None,
             repeat=None,
             confidence=confidence,
+            weights="_weight",
         )
     except StatsError as exc:
         return no_interval(f"not estimable: {exc}")
@@ -95,17 +101,29 @@ def facet_interval(
     if not var > 0:
         return no_interval("not estimable: no variance in the counted components")
     se = float(np.sqrt(var))
-    half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+    counted = [f for f in named if f in facets]
+    half, exact = study.half_width(counted, confidence)
+    if np.isfinite(half) and half > 0:
+        kind = "generalized (fiducial) interval"
+        how = (
+            "ANOVA mean squares"
+            if exact
+            else "REML, drawn on the balanced analogue of the design: approximate"
+        )
+    else:  # no mean-square form (e.g. unbalanced nested levels): the Satterthwaite t
+        half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+        kind = "t interval"
+        how = "ANOVA" if study.balanced else "REML"
     low, high = estimate - half, estimate + half
     clipped = low < bounds[0] or high > bounds[1]
-    how = "ANOVA" if study.balanced else "REML"
     return {
         "se_facets": se,
         "ci_low_facets": max(low, bounds[0]),
         "ci_high_facets": min(high, bounds[1]),
         "method_facets": (
-            f"t interval generalising over {' + '.join(generalize)} (variance components, "
-            f"{how}; Satterthwaite df {df:.1f})" + (", clipped to [0, 1]" if clipped else "")
+            f"{kind} generalising over {' + '.join(generalize)} (variance components, "
+            f"{how}; Satterthwaite df {df:.1f})"
+            + (f", clipped to [{bounds[0]:g}, {bounds[1]:g}]" if clipped else "")
         ),
     }
 
@@ -116,9 +134,11 @@ def with_facets(
     case: CaseSpec,
     estimates: np.ndarray,
     confidence: float,
+    mean_of_cases: bool = False,
 ) -> dict[str, list]:
     """The facet-aware interval columns of a metric's table, one G-study per group of the
-    prepared input ``p`` (for ``mean_score`` and ``pass_rate``); none without ``generalize``."""
+    prepared input ``p`` (for ``mean_score``, a mean of case means: ``mean_of_cases``, and
+    ``pass_rate``, a mean of rows); none without ``generalize``."""
     if generalize is None:
         return {}
     check_generalize(generalize)
@@ -136,6 +156,7 @@ def with_facets(
                 case,
                 float(estimates[i]),
                 confidence,
+                mean_of_cases=mean_of_cases,
             )
         )
     return {column: [row[column] for row in rows] for column in FACET_COLUMNS}

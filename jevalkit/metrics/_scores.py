@@ -219,7 +219,7 @@ def mean_score(
             "bimodal": checks["bimodal"] if checks is not None else pd.NA,
             "bimodality_p": checks["p_value"] if checks is not None else np.nan,
             "bimodality_method": checks["method"] if checks is not None else "not checked",
-            **with_facets(p, generalize, case, mean, confidence),
+            **with_facets(p, generalize, case, mean, confidence, mean_of_cases=True),
         },
         groups=p.groups,
         order=MEAN_COLUMNS + (FACET_COLUMNS if generalize is not None else []),

@@ -35,9 +35,17 @@ from ..contract import (
     finish,
     group_codes,
     prepare,
+    require,
 )
 from ..errors import StatsError
-from ._dstudy import RESIDUAL, closure, ems_vectors, planned_error
+from ._dstudy import (
+    RESIDUAL,
+    closure,
+    ems_vectors,
+    fiducial_half_width,
+    mean_square_terms,
+    planned_error,
+)
 
 COLUMNS = [
     "component",
@@ -176,6 +184,43 @@ class GStudy(Result):
             df = var**2 / sum(c**2 / d for c, d in parts if c > 0 and d > 0)
         return float(var), max(df, 1.0)
 
+    def half_width(
+        self, generalize: Sequence[str], confidence: float = 0.95, *, seed: int = 0
+    ) -> tuple[float, bool]:
+        """The half-width of the generalized (fiducial) confidence interval of a grand mean of
+        these rows when the facets in ``generalize`` are random, and whether it is exact to the
+        design (the pilot's own mean squares: balanced ANOVA) or approximate (REML components
+        on the balanced analogue of the design). NaN when nothing counted varies.
+
+        Example:
+            >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
+            ...                   "variance": [0.04, 0.2]})
+            >>> half, exact = GStudy.of(t, levels={"case": 50}, repeats=4).half_width(["case"])
+            >>> round(half / 0.0018**0.5, 1), exact
+            (2.0, False)
+        """
+        if self.ms_vectors:
+            names = [
+                r.component
+                for r in self.components.itertuples()
+                if r.component == RESIDUAL or set(r.facets) & set(generalize)
+            ]
+            vectors = [self.ms_vectors[c] for c in names]
+            weights = [self.weights[c] for c in names]
+            ms, df = self.mean_squares, self.ms_df
+            exact = True
+        else:
+            design = self.design
+            if min(design.values()) < 1:
+                return float("nan"), False
+            vectors, weights, ms, df = mean_square_terms(
+                self.components, design, generalize, nested=self.nested
+            )
+            exact = False
+        if not vectors:
+            return float("nan"), exact
+        return fiducial_half_width(vectors, weights, ms, df, confidence, seed=seed), exact
+
 
 @estimator(
     unit="facet level",
@@ -198,6 +243,7 @@ def variance_components(
     method: str = "auto",
     confidence: float = 0.95,
     only_varying: bool = False,
+    weights: str | None = None,
 ) -> GStudy:
     """A G-study: the variance of ``score`` split over random facets.
 
@@ -222,6 +268,10 @@ def variance_components(
         confidence: of the component intervals.
         only_varying: leave out the facets that are absent or have one level (named in
             ``left_out``), for a G-study of whatever a run varied; otherwise they are refused.
+        weights: a column of each row's weight in the mean whose error
+            :meth:`GStudy.error_variance` reports for these rows (default: equal, the mean of
+            the rows; ``1 / repeats of the case`` gives the mean of case means when cases have
+            unequal repeats). The components do not depend on it.
 
     Returns:
         A :class:`GStudy` (``.table()``: one row per component).
@@ -276,7 +326,23 @@ def variance_components(
     for facet in wanted:
         coded[facet] = p.case if facet == CASE_FACET else group_codes(p.frame, [facet])[0]
     coded["_value"] = p.values
-    fit = _fit(coded, wanted, "_value", nested=nested, method=method, confidence=confidence)
+    row_weights = None
+    if weights is not None:
+        require(p.frame, weights, "weights", "each row's weight in the mean")
+        row_weights = pd.to_numeric(p.frame[weights], errors="coerce").to_numpy(float)
+        if not (
+            np.isfinite(row_weights).all() and (row_weights >= 0).all() and row_weights.sum() > 0
+        ):
+            raise StatsError(f"weights column {weights!r} must hold finite values >= 0, not all 0")
+    fit = _fit(
+        coded,
+        wanted,
+        "_value",
+        nested=nested,
+        method=method,
+        confidence=confidence,
+        row_weights=row_weights,
+    )
     fit["components"] = finish(fit["components"], order=COLUMNS, estimate="variance")
     return GStudy(
         **fit,
@@ -336,6 +402,7 @@ def _fit(
     nested: Mapping[str, str] | None = None,
     method: str = "auto",
     confidence: float = 0.95,
+    row_weights: np.ndarray | None = None,
 ) -> dict:
     """The components of coded facet columns (no missing values; the input rules are
     :func:`variance_components`'s): the table and what the D-study arithmetic needs."""
@@ -391,16 +458,19 @@ def _fit(
         )
     comps = _components(order, nested)
     names = {s: _name(s, order, nested) for s in comps}
+    # the error variance of the weighted mean sum(a y): each component times the sum over its
+    # levels of (the weight at that level) squared, the residual times sum(a^2)
+    a = np.full(y.size, 1.0 / y.size) if row_weights is None else row_weights / row_weights.sum()
     counts = {}
     for s in comps:
         cols = [codes[f] for f in order if f in s]
-        key = pd.DataFrame(cols).T.groupby(list(range(len(cols)))).size().to_numpy()
-        counts[names[s]] = float(np.sum(key.astype(float) ** 2) / y.size**2)
+        key = pd.DataFrame(cols).T.assign(_a=a).groupby(list(range(len(cols))))["_a"].sum()
+        counts[names[s]] = float(np.sum(key.to_numpy() ** 2))
     replicates = float(cell.iloc[0]) if balanced else float(cell.mean())
     # one observation per cell (or at most one, unbalanced): the residual is the top interaction
     has_residual = int(cell.max()) > 1
     if has_residual:
-        counts[RESIDUAL] = 1.0 / y.size
+        counts[RESIDUAL] = float(np.sum(a**2))
     if balanced and method != "reml":
         study = _anova(y, codes, order, nested, comps, names, levels, int(replicates), confidence)
     else:
