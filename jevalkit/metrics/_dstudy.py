@@ -44,7 +44,7 @@ def require_spread(study: GStudy) -> None:
 
 def design_of(study: GStudy, design: Mapping[str, int] | None) -> dict[str, int]:
     """The pilot's design with the levels in ``design`` changed."""
-    return {**study.design, **{k: int(v) for k, v in (design or {}).items()}}
+    return {**study.design, **{k: int(v) for k, v in (design or {}).items()}}  # planned: whole
 
 
 def _coefficients(

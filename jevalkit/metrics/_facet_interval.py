@@ -4,7 +4,7 @@ components of the scored rows (:func:`jevalkit.stats.variance_components`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,24 @@ def check_generalize(generalize: Sequence[str] | None) -> None:
         raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
 
 
+def check_nested(nested: Mapping[str, str] | None, generalize: Sequence[str] | None) -> None:
+    """``nested`` maps a generalised facet to its parent (``{"variant": "case"}``: each case
+    has its own variants); it needs ``generalize``."""
+    if nested is None:
+        return
+    if not isinstance(nested, Mapping):
+        raise StatsError("nested takes a mapping facet -> parent, e.g. {'variant': 'case'}")
+    if generalize is None:
+        raise StatsError("nested= describes the facets of generalize=: pass generalize too")
+    named = set(generalize) | {CASE_FACET}
+    for f, parent in nested.items():
+        if f not in named or parent not in named:
+            raise StatsError(
+                f"nested={{{f!r}: {parent!r}}}: both must be in generalize ({list(generalize)}) "
+                "or be 'case'"
+            )
+
+
 def other_facets(
     generalize: Sequence[str] | None, case: CaseSpec, data: object = None
 ) -> list[str]:
@@ -58,6 +76,7 @@ def facet_interval(
     confidence: float,
     bounds: tuple[float, float] = (0.0, 1.0),
     mean_of_cases: bool = False,
+    nested: Mapping[str, str] | None = None,
 ) -> dict:
     """The interval of a mean that counts each facet in ``generalize`` as random (one group's
     scored rows): variance components of [case, the other facets], the error variance of the
@@ -84,6 +103,7 @@ def facet_interval(
     facets = [f for f in facets if f not in single]
     if not facets:
         return no_interval("not estimable: no facet varies")
+    within = {f: p for f, p in (nested or {}).items() if f in facets and p in facets}
     try:
         study = variance_components(
             coded,
@@ -94,6 +114,7 @@ def facet_interval(
             repeat=None,
             confidence=confidence,
             weights="_weight",
+            nested=within,
         )
     except StatsError as exc:
         return no_interval(f"not estimable: {exc}")
@@ -121,7 +142,9 @@ def facet_interval(
         "ci_low_facets": max(low, bounds[0]),
         "ci_high_facets": min(high, bounds[1]),
         "method_facets": (
-            f"{kind} generalising over {' + '.join(generalize)} (variance components, "
+            f"{kind} generalising over {' + '.join(generalize)}"
+            + "".join(f", {f} nested in {p}" for f, p in within.items())
+            + " (variance components, "
             f"{how}; Satterthwaite df {df:.1f})"
             + (f", clipped to [{bounds[0]:g}, {bounds[1]:g}]" if clipped else "")
         ),
@@ -135,10 +158,12 @@ def with_facets(
     estimates: np.ndarray,
     confidence: float,
     mean_of_cases: bool = False,
+    nested: Mapping[str, str] | None = None,
 ) -> dict[str, list]:
     """The facet-aware interval columns of a metric's table, one G-study per group of the
     prepared input ``p`` (for ``mean_score``, a mean of case means: ``mean_of_cases``, and
     ``pass_rate``, a mean of rows); none without ``generalize``."""
+    check_nested(nested, generalize)
     if generalize is None:
         return {}
     check_generalize(generalize)
@@ -157,6 +182,7 @@ def with_facets(
                 float(estimates[i]),
                 confidence,
                 mean_of_cases=mean_of_cases,
+                nested=nested,
             )
         )
     return {column: [row[column] for row in rows] for column in FACET_COLUMNS}
@@ -170,6 +196,7 @@ def paired_facet_interval(
     with_case: bool,
     estimate: float,
     confidence: float,
+    nested: Mapping[str, str] | None = None,
 ) -> dict:
     """The facet-aware interval of ``left - right`` from one group's scored rows (columns
     ``_case``, ``_system``, ``_v`` and the ``others`` facets): both systems' cell means (a cell
@@ -192,6 +219,7 @@ def paired_facet_interval(
         estimate,
         confidence,
         bounds=(-1.0, 1.0),
+        nested=nested,
     )
     result["method_facets"] = (
         f"paired by case{''.join(' and ' + o for o in others)}; " + result["method_facets"]

@@ -97,7 +97,7 @@ def _parse(table: pd.DataFrame, design: Mapping[str, int]):
     missing = [f for f in order if f not in design]
     if missing:
         raise StatsError(f"design has no size for facet(s) {missing}; give each facet a count")
-    bad = {k: v for k, v in design.items() if int(v) < 1}
+    bad = {k: v for k, v in design.items() if float(v) < 1}
     if bad:
         raise StatsError(f"design sizes must be at least 1, got {bad}")
     has_residual = RESIDUAL in set(table["component"])
@@ -140,7 +140,7 @@ def planned_error(
     nested = dict(nested or {})
     comps, order, reps, has_residual, _, by_set = _parse(table, design)
     keys = [*comps, RESIDUAL] if reps > 1 else list(comps)
-    levels = {f: int(design[f]) for f in order}
+    levels = {f: float(design[f]) for f in order}
     vec = ems_vectors(comps, keys, order, levels, reps)
     true = dict(by_set)
     ems = expected_mean_squares(comps, true, order, levels, reps)
@@ -201,7 +201,7 @@ def mean_square_terms(
     if has_residual and reps == 1:  # one observation per cell: the residual is in the top MS
         true[top] = true[top] + true.pop(RESIDUAL)
     keys = [*comps, RESIDUAL] if reps > 1 else list(comps)
-    levels = {f: int(design[f]) for f in order}
+    levels = {f: float(design[f]) for f in order}
     vec = ems_vectors(comps, keys, order, levels, reps)
     ems = expected_mean_squares(comps, true, order, levels, reps)
     df = np.array(

@@ -127,7 +127,7 @@ class GStudy(Result):
         table = components.reset_index(drop=True)
         return cls(
             components=table,
-            levels={k: int(v) for k, v in levels.items()},
+            levels={k: _count(v) for k, v in levels.items()},
             repeats=float(repeats),
             balanced=True,
             nested=dict(nested or {}),
@@ -141,7 +141,7 @@ class GStudy(Result):
     @property
     def design(self) -> dict[str, int]:
         """The pilot's design: the levels of each facet and ``repeats``."""
-        return {**{k: int(v) for k, v in self.levels.items()}, "repeats": round(self.repeats)}
+        return {**{k: _count(v) for k, v in self.levels.items()}, "repeats": round(self.repeats)}
 
     def variance(self, component: str) -> float:
         """One component's variance (``"case"``, ``"case x variant"``, ``"residual"``)."""
@@ -354,6 +354,11 @@ def variance_components(
     )
 
 
+def _count(v: float) -> int | float:
+    """A number of levels: an int, or a harmonic mean of unequal levels per parent."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
 def _varies(data: pd.DataFrame, columns: list[str]) -> bool:
     return (
         bool(columns)
@@ -432,7 +437,13 @@ def _fit(
         if parents:  # a nested facet: its levels numbered within each parent combination
             codes[f] = frame.groupby(parents, sort=True)[f].rank(method="dense").to_numpy(int) - 1
             per_parent = frame.groupby(parents)[f].nunique()
-            levels[f] = int(per_parent.iloc[0]) if per_parent.nunique() == 1 else -1
+            # unequal levels per parent: their harmonic mean (Brennan 2001, sec. 7.1), what a
+            # mean over the parents divides a nested component by
+            levels[f] = (
+                int(per_parent.iloc[0])
+                if per_parent.nunique() == 1
+                else float(sps.hmean(per_parent.to_numpy(float)))
+            )
         else:
             codes[f] = pd.factorize(frame[f], sort=True)[0]
             levels[f] = int(codes[f].max()) + 1
@@ -450,8 +461,10 @@ def _fit(
                 f"nested={{{f!r}: {g!r}}}, or drop one facet if they name the same thing"
             )
     cell = pd.DataFrame(codes).groupby(order).size()
-    full = int(np.prod([max(levels[f], 1) for f in order]))
-    balanced = min(levels.values()) > 0 and len(cell) == full and cell.nunique() == 1
+    full = np.prod([levels[f] for f in order])
+    balanced = (
+        all(isinstance(levels[f], int) for f in order) and len(cell) == full and cell.nunique() == 1
+    )
     if method == "anova" and not balanced:
         raise StatsError(
             "the design is unbalanced (missing cells or unequal repeats): use method='reml'"

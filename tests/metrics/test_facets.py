@@ -287,3 +287,37 @@ def test_unequal_repeats_give_the_error_of_the_mean_of_case_means():
     study = variance_components(d, facets=["case"])
     expected = study.variance("case") / 40 + study.variance("residual") * np.mean(1 / repeats) / 40
     assert row["se_facets"] == pytest.approx(np.sqrt(expected), rel=1e-6)
+
+
+def _nested_unbalanced(seed=2):
+    """30 cases with 2 or 3 paraphrases of their own (labels unique per case), 2 repeats."""
+    rng = np.random.default_rng(seed)
+    rows = [(c, f"{c}-{v}", r) for c in range(30) for v in range(2 + c % 2) for r in range(2)]
+    d = pd.DataFrame(rows, columns=["case_id", "variant", "repeat"])
+    variant = pd.factorize(d["variant"])[0]
+    d["score"] = (
+        0.5
+        + rng.normal(0, 0.1, 30)[d["case_id"]]
+        + rng.normal(0, 0.05, variant.max() + 1)[variant]
+        + rng.normal(0, 0.1, len(d))
+    )
+    d["probe"], d["version"], d["system"] = "p", 1, "A"
+    return d
+
+
+def test_metrics_take_nested_facets_and_unbalanced_nesting_uses_the_harmonic_mean():
+    # issue 36 item 11: variants nested in cases were refused on the metrics (no nested=), and
+    # an unbalanced nested pilot stored levels -1 that reliability / mean_error refused
+    d = _nested_unbalanced()
+    crossed = metrics.mean_score(d, generalize=["case", "variant"]).iloc[0]
+    assert "nested" in crossed["method_facets"] and np.isnan(crossed["se_facets"])
+    row = metrics.mean_score(d, generalize=["case", "variant"], nested={"variant": "case"})
+    row = row.iloc[0]
+    assert row["ci_low_facets"] < row["value"] < row["ci_high_facets"]
+    assert "variant nested in case" in row["method_facets"]
+    study = variance_components(d, facets=["case", "variant"], nested={"variant": "case"})
+    assert study.levels["variant"] == pytest.approx(2.4)  # harmonic mean of 15 x 2, 15 x 3
+    assert metrics.reliability(study)["g"].between(0, 1).all()
+    assert np.isfinite(metrics.mean_error(study, generalize=["case", "variant"])["se"])
+    with pytest.raises(StatsError, match="nested"):
+        metrics.mean_score(d, nested={"variant": "case"})
