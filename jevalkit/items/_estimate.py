@@ -194,14 +194,16 @@ def _sample_estimate(fit, anchors, y, seen, confidence):
     strata = anchors["stratum"].to_numpy()
     sizes = anchors["stratum_size"].to_numpy()
     value, var, n_used, n_strata = 0.0, 0.0, 0, 0
-    for h in np.unique(strata):
-        mask = (strata == h) & seen
-        n_h, size_h = int(mask.sum()), int(sizes[strata == h][0])
-        if n_h < 2:
-            raise StatsError(
-                f"stratum {h} has {n_h} scored anchor(s); its variance needs 2: score the new "
-                "system on every anchor"
-            )
+    groups, merged = _collapse(strata, sizes, seen)
+    if not groups:
+        raise StatsError(
+            f"{int(seen.sum())} scored anchor(s): a stratified variance needs 2; score the new "
+            "system on every anchor"
+        )
+    for members in groups:
+        mask = np.isin(strata, members) & seen
+        n_h = int(mask.sum())
+        size_h = int(sum(sizes[strata == h][0] for h in members))
         weight = size_h / n_total
         value += weight * y[mask].mean()
         var += weight**2 * (1 - n_h / size_h) * y[mask].var(ddof=1) / n_h
@@ -213,4 +215,32 @@ def _sample_estimate(fit, anchors, y, seen, confidence):
         f"stratified sample mean of {n_used} anchors in {n_strata} strata, finite-population "
         f"corrected; t interval on {dof} df"
     )
+    if merged:
+        how += "; " + "; ".join(merged)
     return float(value), float(value - half), float(value + half), how
+
+
+def _collapse(strata: np.ndarray, sizes: np.ndarray, seen: np.ndarray):
+    """The strata, in order, with each one holding fewer than 2 scored anchors merged into its
+    neighbour (the next; the last into the previous): the collapsed-strata estimator of survey
+    sampling, whose variance is conservative. Returns the groups of stratum labels and what
+    was merged, said in ``method``."""
+    order = list(np.unique(strata))
+    counts = {h: int(((strata == h) & seen).sum()) for h in order}
+    groups = [[h] for h in order]
+    merged = []
+    i = 0
+    while i < len(groups) and len(groups) > 1:
+        n = sum(counts[h] for h in groups[i])
+        if n >= 2:
+            i += 1
+            continue
+        j = i + 1 if i + 1 < len(groups) else i - 1
+        label = "+".join(str(h) for h in groups[i])
+        merged.append(f"stratum {label} ({n} scored anchor(s)) merged with its neighbour")
+        groups[min(i, j)] = groups[min(i, j)] + groups[max(i, j)]
+        del groups[max(i, j)]
+        i = min(i, j)
+    if sum(counts[h] for h in groups[0]) < 2 and len(groups) == 1:
+        return [], merged
+    return groups, merged
