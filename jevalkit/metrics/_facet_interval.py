@@ -124,7 +124,10 @@ def facet_interval(
     se = float(np.sqrt(var))
     counted = [f for f in named if f in facets]
     half, exact = study.half_width(counted, confidence)
-    if np.isfinite(half) and half > 0:
+    t_half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+    if exact and np.isclose(half, t_half, rtol=1e-9, atol=0):  # one mean square: the t
+        half, kind, how = t_half, "t interval", "ANOVA"
+    elif np.isfinite(half) and half > 0:
         kind = "generalized (fiducial) interval"
         how = (
             "ANOVA mean squares"
@@ -132,7 +135,7 @@ def facet_interval(
             else "REML, drawn on the balanced analogue of the design: approximate"
         )
     else:  # no mean-square form (e.g. unbalanced nested levels): the Satterthwaite t
-        half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+        half = t_half
         kind = "t interval"
         how = "ANOVA" if study.balanced else "REML"
     low, high = estimate - half, estimate + half

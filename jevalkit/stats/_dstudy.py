@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from ..errors import StatsError
 
@@ -245,14 +246,19 @@ def fiducial_half_width(
         >>> round(half / 0.0018**0.5, 1)  # about the t quantile on 49 df
         2.0
     """
-    rng = np.random.default_rng(seed)
     ms = np.asarray(mean_squares, float)
     dof = np.asarray(df, float)
+    combo = sum(w * np.asarray(v, float) for v, w in zip(vectors, weights, strict=True))
+    used = np.abs(combo) > 1e-12 * np.abs(combo).max() if np.any(combo) else combo != 0
+    if used.sum() == 1 and combo[used][0] > 0:  # one mean square: the fiducial interval is the t
+        var = float(combo[used][0] * ms[used][0])
+        return float(sps.t.ppf(0.5 + confidence / 2, dof[used][0]) * np.sqrt(max(var, 0.0)))
+    rng = np.random.default_rng(seed)
     finite = np.isfinite(dof) & (dof > 0)
     draw = np.broadcast_to(ms, (draws, ms.size)).copy()
     if finite.any():
         chi = rng.chisquare(dof[finite], (draws, int(finite.sum())))
         draw[:, finite] = ms[finite] * dof[finite] / np.maximum(chi, 1e-300)
-    var = np.maximum(sum(w * (draw @ v) for v, w in zip(vectors, weights, strict=True)), 0.0)
+    var = np.maximum(draw @ combo, 0.0)
     z = np.abs(rng.standard_normal(draws))
     return float(np.quantile(z * np.sqrt(var), confidence))

@@ -189,8 +189,9 @@ class GStudy(Result):
     ) -> tuple[float, bool]:
         """The half-width of the generalized (fiducial) confidence interval of a grand mean of
         these rows when the facets in ``generalize`` are random, and whether it is exact to the
-        design (the pilot's own mean squares: balanced ANOVA) or approximate (REML components
-        on the balanced analogue of the design). NaN when nothing counted varies.
+        design (the pilot's own mean squares: balanced ANOVA) or approximate (the multiplier
+        drawn at the REML components on the balanced analogue of the design, times the rows' own
+        standard error). NaN when nothing counted varies.
 
         Example:
             >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
@@ -216,7 +217,15 @@ class GStudy(Result):
             vectors, weights, ms, df = mean_square_terms(
                 self.components, design, generalize, nested=self.nested
             )
-            exact = False
+            if not vectors:
+                return float("nan"), False
+            # the balanced analogue gives the multiplier; the rows' own error variance the scale
+            analogue = float(sum(w * (v @ ms) for v, w in zip(vectors, weights, strict=True)))
+            var, _ = self.error_variance(generalize)
+            if not (analogue > 0 and var > 0):
+                return float("nan"), False
+            half = fiducial_half_width(vectors, weights, ms, df, confidence, seed=seed)
+            return half * float(np.sqrt(var / analogue)), False
         if not vectors:
             return float("nan"), exact
         return fiducial_half_width(vectors, weights, ms, df, confidence, seed=seed), exact
