@@ -52,6 +52,28 @@ def _anchor_columns(fit: IrtFit, anchors: pd.DataFrame) -> np.ndarray:
     return np.asarray([index[c] for c in anchors["case"]])
 
 
+def _require_anchor_rows(fit: IrtFit, anchors: pd.DataFrame, new_results: object) -> None:
+    """Refuse, saying so, new results with no scored row on any anchor item (an empty frame
+    or one whose anchor rows all failed), before the generic "no scored rows"."""
+    case, score = fit.matrix.columns.get("case"), fit.matrix.columns.get("score")
+    if not isinstance(new_results, pd.DataFrame) or not isinstance(case, str):
+        return
+    if case not in new_results.columns:
+        return
+    on = new_results[case].astype(str).isin(anchors["case"].astype(str))
+    if isinstance(score, str) and score in new_results.columns:
+        on &= pd.to_numeric(new_results[score], errors="coerce").notna()
+    if not on.any():
+        ids = new_results[case]
+        seen = f"their case ids look like {ids.iloc[0]!r}" if len(ids) else "no rows"
+        raise StatsError(
+            f"the new results score none of the anchors ({len(anchors)} anchor items; "
+            f"{len(new_results)} rows given, {seen}; the anchors' look like "
+            f"{anchors['case'].iloc[0]!r}): run the new system on the anchor cases, with the "
+            "same case ids"
+        )
+
+
 def _held_out(frame: pd.DataFrame) -> pd.DataFrame:
     """The contract test's adapter: the last respondent (:func:`respondents`) held out, a 1PL
     fitted on the others, 4 stratified anchors, the held-out score estimated from them."""
@@ -111,6 +133,7 @@ def estimate(
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
     cols = _anchor_columns(fit, anchors)
+    _require_anchor_rows(fit, anchors, new_results)
     new = score_matrix(new_results, **fit.matrix.columns)
     new_index = {item: j for j, item in enumerate(new.item_ids())}
     where = np.asarray([new_index.get(c, -1) for c in anchors["case"]])

@@ -132,3 +132,12 @@ def test_a_stratum_with_one_scored_anchor_is_merged_with_its_neighbour(setup):
         cases = scored[scored["stratum"].isin(members)]["case"]
         value += sizes[members].sum() / 200 * y.loc[cases].mean()
     assert row["value"] == pytest.approx(value)
+
+
+def test_results_with_no_scored_anchor_row_are_refused_saying_so(setup):
+    # issue 36 item 4: an empty frame (or anchors all unscored) said "no scored rows"
+    fit, new = setup
+    anchors = select(fit, 10, method="stratified", seed=1)
+    for frame in (new.iloc[:0], new.assign(score=np.nan)):
+        with pytest.raises(StatsError, match="score none of the anchors"):
+            estimate(fit, anchors, frame)
