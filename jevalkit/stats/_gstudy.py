@@ -253,6 +253,7 @@ def variance_components(
     confidence: float = 0.95,
     only_varying: bool = False,
     weights: str | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> GStudy:
     """A G-study: the variance of ``score`` split over random facets.
 
@@ -281,6 +282,9 @@ def variance_components(
             :meth:`GStudy.error_variance` reports for these rows (default: equal, the mean of
             the rows; ``1 / repeats of the case`` gives the mean of case means when cases have
             unequal repeats). The components do not depend on it.
+        scale: ``(low, high)`` of raw grades: the scores are normalised to [0, 1] first (as
+            ``mean_score(scale=...)`` reports), so the components, and every half-width a
+            D-study of them plans (``choose_design``), are on that scale.
 
     Returns:
         A :class:`GStudy` (``.table()``: one row per component).
@@ -328,6 +332,7 @@ def variance_components(
         repeat=repeat,
         within=others,
         keyword="score",
+        **({"kind": "score", "scale": scale} if scale is not None else {}),
     )
     if not p.values.size:
         raise StatsError(f"no rows with a {score!r} value")

@@ -288,3 +288,19 @@ def test_unbalanced_crossed_reml_reaches_the_maximum_of_the_likelihood():
     got_llf = _reml_profile(d["y"].to_numpy(), z, got[:3] / got[3])[0]
     assert got_llf >= llf - 1e-4
     np.testing.assert_allclose(got, expected, rtol=5e-2, atol=1e-3)
+
+
+def test_scale_puts_the_components_on_the_unit_scale():
+    # issue 36 item 10: 1-10 grades planned on the raw scale while mean_score reports on [0, 1]
+    rng = np.random.default_rng(8)
+    d = pd.DataFrame([(c, r) for c in range(30) for r in range(3)], columns=["case", "repeat"])
+    d["y"] = np.clip(
+        np.round(5 + rng.normal(0, 2, 30)[d["case"]] + rng.normal(0, 1, len(d))), 1, 10
+    )
+    raw = g_study(d, ["case"], "y").table()["variance"].to_numpy()
+    unit = variance_components(
+        d, facets=["case"], score="y", case="case", system=None, repeat=None, scale=(1, 10)
+    )
+    np.testing.assert_allclose(unit.table()["variance"].to_numpy(), raw / 81)
+    with pytest.raises(StatsError, match="outside scale"):
+        variance_components(d, facets=["case"], score="y", case="case", system=None, scale=(1, 5))
