@@ -9,7 +9,6 @@ import json
 
 import pandas as pd
 
-from ..contract import CASE_COLUMNS
 from ..errors import UsageError
 from ..items import analysis, fit_irt
 from ..metrics import leaderboard
