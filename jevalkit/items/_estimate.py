@@ -53,6 +53,28 @@ def _anchor_columns(fit: IrtFit, anchors: pd.DataFrame) -> np.ndarray:
     return np.asarray([index[c] for c in anchors["case"]])
 
 
+def _require_anchor_rows(fit: IrtFit, anchors: pd.DataFrame, new_results: object) -> None:
+    """Refuse, saying so, new results with no scored row on any anchor item (an empty frame
+    or one whose anchor rows all failed), before the generic "no scored rows"."""
+    case, score = fit.matrix.columns.get("case"), fit.matrix.columns.get("score")
+    if not isinstance(new_results, pd.DataFrame) or not isinstance(case, str):
+        return
+    if case not in new_results.columns:
+        return
+    on = new_results[case].astype(str).isin(anchors["case"].astype(str))
+    if isinstance(score, str) and score in new_results.columns:
+        on &= pd.to_numeric(new_results[score], errors="coerce").notna()
+    if not on.any():
+        ids = new_results[case]
+        seen = f"their case ids look like {ids.iloc[0]!r}" if len(ids) else "no rows"
+        raise StatsError(
+            f"the new results score none of the anchors ({len(anchors)} anchor items; "
+            f"{len(new_results)} rows given, {seen}; the anchors' look like "
+            f"{anchors['case'].iloc[0]!r}): run the new system on the anchor cases, with the "
+            "same case ids"
+        )
+
+
 def _held_out(frame: pd.DataFrame) -> pd.DataFrame:
     """The contract test's adapter: the last respondent (:func:`respondents`) held out, a 1PL
     fitted on the others, 4 stratified anchors, the held-out score estimated from them."""
@@ -139,6 +161,7 @@ def estimate(
         if column not in anchors.columns:
             raise StatsError(f"anchors lack a {column!r} column: pass the table select() returns")
     cols = _anchor_columns(fit, anchors)
+    _require_anchor_rows(fit, anchors, new_results)
     new = score_matrix(new_results, **fit.matrix.columns)
     new_index = {item: j for j, item in enumerate(new.item_ids())}
     where = np.asarray([new_index.get(c, -1) for c in anchors["case"]])
@@ -222,14 +245,16 @@ def _sample_estimate(fit, anchors, y, seen, confidence):
     strata = anchors["stratum"].to_numpy()
     sizes = anchors["stratum_size"].to_numpy()
     value, var, n_used, n_strata = 0.0, 0.0, 0, 0
-    for h in np.unique(strata):
-        mask = (strata == h) & seen
-        n_h, size_h = int(mask.sum()), int(sizes[strata == h][0])
-        if n_h < 2:
-            raise StatsError(
-                f"stratum {h} has {n_h} scored anchor(s); its variance needs 2: score the new "
-                "system on every anchor"
-            )
+    groups, merged = _collapse(strata, sizes, seen)
+    if not groups:
+        raise StatsError(
+            f"{int(seen.sum())} scored anchor(s): a stratified variance needs 2; score the new "
+            "system on every anchor"
+        )
+    for members in groups:
+        mask = np.isin(strata, members) & seen
+        n_h = int(mask.sum())
+        size_h = int(sum(sizes[strata == h][0] for h in members))
         weight = size_h / n_total
         value += weight * y[mask].mean()
         var += weight**2 * (1 - n_h / size_h) * y[mask].var(ddof=1) / n_h
@@ -241,4 +266,32 @@ def _sample_estimate(fit, anchors, y, seen, confidence):
         f"stratified sample mean of {n_used} anchors in {n_strata} strata, finite-population "
         f"corrected; t interval on {dof} df"
     )
+    if merged:
+        how += "; " + "; ".join(merged)
     return float(value), float(value - half), float(value + half), how
+
+
+def _collapse(strata: np.ndarray, sizes: np.ndarray, seen: np.ndarray):
+    """The strata, in order, with each one holding fewer than 2 scored anchors merged into its
+    neighbour (the next; the last into the previous): the collapsed-strata estimator of survey
+    sampling, whose variance is conservative. Returns the groups of stratum labels and what
+    was merged, said in ``method``."""
+    order = list(np.unique(strata))
+    counts = {h: int(((strata == h) & seen).sum()) for h in order}
+    groups = [[h] for h in order]
+    merged = []
+    i = 0
+    while i < len(groups) and len(groups) > 1:
+        n = sum(counts[h] for h in groups[i])
+        if n >= 2:
+            i += 1
+            continue
+        j = i + 1 if i + 1 < len(groups) else i - 1
+        label = "+".join(str(h) for h in groups[i])
+        merged.append(f"stratum {label} ({n} scored anchor(s)) merged with its neighbour")
+        groups[min(i, j)] = groups[min(i, j)] + groups[max(i, j)]
+        del groups[max(i, j)]
+        i = min(i, j)
+    if sum(counts[h] for h in groups[0]) < 2 and len(groups) == 1:
+        return [], merged
+    return groups, merged

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,6 +87,7 @@ def mean_score(
     confidence: float = 0.95,
     bimodality: bool = True,
     generalize: Sequence[str] | None = None,
+    nested: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Mean of normalised 0-1 scores, one row per group, with n and an interval.
 
@@ -108,6 +109,8 @@ def mean_score(
         generalize: the facets the claim generalises over, as column names (``"case"`` or a
             case column for the case; e.g. ``["case", "variant", "judge_sample"]``): adds the
             interval that counts each as a random facet (see below).
+        nested: generalised facet -> its parent, e.g. ``{"variant": "case"}`` when each case
+            has its own paraphrases (unequal numbers per case: their harmonic mean).
 
     Returns:
         Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
@@ -133,9 +136,15 @@ def mean_score(
 
         Facet-aware interval: the variance components of [case, the generalised facets]
         (:func:`variance_components`; what varies within a cell, such as repeats, is the
-        residual) give the variance of the mean from every component that involves a
-        generalised facet, plus the residual; t interval with Satterthwaite degrees of
-        freedom. A facet with one level in a group is "not estimable", never ignored.
+        residual) give the error variance of the mean of case means (each case weighted
+        equally, whatever its repeats) from every component that involves a generalised
+        facet, plus the residual; a generalized (fiducial) interval drawing each mean square
+        from its chi-square (Weerahandi 1993), which keeps its coverage with 2-3 levels of a
+        facet where the Satterthwaite t under-covers (93-99% at nominal 95% in
+        ``benchmarks/bench_facets.py``; slightly conservative); unbalanced (REML) designs
+        draw on the balanced analogue of the design, said "approximate" in
+        ``method_facets``. A facet with one level in a group is "not estimable", never
+        ignored.
 
     Example:
         >>> mean_score([0.2, 0.4, 0.9, 0.5])[["n", "value"]].to_dict("records")
@@ -219,7 +228,7 @@ def mean_score(
             "bimodal": checks["bimodal"] if checks is not None else pd.NA,
             "bimodality_p": checks["p_value"] if checks is not None else np.nan,
             "bimodality_method": checks["method"] if checks is not None else "not checked",
-            **with_facets(p, generalize, case, mean, confidence),
+            **with_facets(p, generalize, case, mean, confidence, mean_of_cases=True, nested=nested),
         },
         groups=p.groups,
         order=MEAN_COLUMNS + (FACET_COLUMNS if generalize is not None else []),
@@ -291,12 +300,14 @@ def pass_rate(
     case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
     generalize: Sequence[str] | None = None,
+    nested: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """passed / total with a Wilson interval, case-clustered when cases have repeats.
 
     ``generalize`` (facet columns, e.g. ``["case", "variant"]``) adds the interval that counts
     each as a random facet (``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
-    ``method_facets``; as in :func:`mean_score`).
+    ``method_facets``; as in :func:`mean_score`, of the mean of the rows); ``nested`` maps a
+    generalised facet to its parent (``{"variant": "case"}``).
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
     design effect deff = (clustered SE / iid SE)^2, the clustered variance the cluster-robust
@@ -398,7 +409,7 @@ def pass_rate(
             "design_effect": deff,
             "n_effective": n_eff,
             "method": methods,
-            **with_facets(p, generalize, case, mean, confidence),
+            **with_facets(p, generalize, case, mean, confidence, nested=nested),
         },
         groups=p.groups,
         order=PASS_COLUMNS + (FACET_COLUMNS if generalize is not None else []),
