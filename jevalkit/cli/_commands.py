@@ -43,6 +43,7 @@ COMMANDS: dict[str, Command] = {
     "judges": Command("judge", "list and publish judge prompt files"),
     "import": Command("imports", "read other tools' evaluation logs into a results file"),
     "report": Command("report", "run a parameterised notebook into .ipynb + .html + headline JSON"),
+    "demo": Command("demo", "the main job end to end on the embedded model, with its report"),
 }
 
 

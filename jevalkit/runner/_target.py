@@ -13,11 +13,13 @@ from ..local import is_local_model, local_endpoint
 
 @dataclass(frozen=True)
 class Target:
-    """The endpoint, the model name sent in every body, and the served model file's sha256."""
+    """The endpoint, the model name sent in every body, the served model file's sha256, and
+    how many requests it serves at once (the embedded model's slots; None: not known)."""
 
     endpoint: Endpoint
     model: str
     model_sha256: str | None = None
+    slots: int | None = None
 
     @property
     def local(self) -> bool:
@@ -40,7 +42,7 @@ def open_target(
     if is_local_model(model) and base_url is None:
         with local_endpoint() as server:
             endpoint = Endpoint(server.base_url, server.api_key or None)
-            yield Target(endpoint, server.model_name, server.model_sha256)
+            yield Target(endpoint, server.model_name, server.model_sha256, server.slots)
         return
     yield Target(resolve_endpoint(base_url, api_key_env=api_key_env), model)
 
