@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from ..costs import Budget
 from ..errors import UsageError
-from ..local import is_local_model
+from ._dask_local import dask_local_server
 from ._drift import warn_of_drift
 from ._execute import (
     _check_same_content,
@@ -383,9 +383,10 @@ class DaskSession:
     ) -> pd.DataFrame:
         """Execute ``jobs`` on the cluster and return their rows, as :func:`execute` does."""
         settings = settings or RunSettings()
-        df = await asyncio.to_thread(
-            self._drive, list(jobs), model, Path(out), settings, description
-        )
+        with dask_local_server(self.client, jobs, model, settings) as settings:
+            df = await asyncio.to_thread(
+                self._drive, list(jobs), model, Path(out), settings, description
+            )
         if budget is not None and df.attrs.get("stopped"):
             budget.reached = df.attrs["stopped"]
             budget.overrun = df.attrs.pop("overrun")
@@ -403,12 +404,6 @@ class DaskSession:
         base_url, label = settings.base_url, settings.label
         # absolute: a worker's working folder is not the driver's
         path = check_results_path(Path(out).absolute(), writing=True)
-        if model is not None and is_local_model(model) and base_url is None:
-            raise UsageError(
-                "--model local with a Dask scheduler would start one embedded model per task: "
-                "start it once on each worker machine (`jevalkit local start`) and pass its "
-                "address with --base-url, or run without --scheduler/--workers"
-            )
         asked = model or "deterministic"
         if model is None and any(job.needs_model for job in jobs):
             raise UsageError("these jobs ask a model: give model= (e.g. 'local')")
