@@ -31,7 +31,7 @@ from ._options import RunOptions, RunSettings
 from ._plan import Selection, default_results_path, probe_parameters
 from ._run import _as_list, check_generation
 from ._store import check_results_path, read_results
-from ._target import endpoint_identity
+from ._target import check_key_variable, endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
 PLAN_COLUMNS = [
@@ -176,6 +176,7 @@ def plan(
     # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
     endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
+    check_key_variable(settings.api_key_env)
     if settings.budget_usd is not None:
         settings.require_price(model)
     price = settings.price(model)

@@ -46,7 +46,7 @@ from ._store import (
     results_frame,
     rewrite_without,
 )
-from ._target import Target, endpoint_identity, open_target, row_endpoint
+from ._target import Target, check_key_variable, endpoint_identity, open_target, row_endpoint
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +151,8 @@ async def _execute(
     if budget.usd is not None:
         settings.require_price(asked)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
+    if model is not None and any(job.needs_model for job in jobs):
+        check_key_variable(settings.api_key_env)
     keys = [job.key(asked, settings.label) for job in jobs]
     with locked(path):
         existing = resume_rows(path, jobs, keys, endpoint, retry_errors=settings.retry_errors)

@@ -4,10 +4,12 @@ when jevalkit serves the model itself."""
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..client import Endpoint, resolve_endpoint
+from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 
 
@@ -60,9 +62,31 @@ def endpoint_identity(
     """
     if model is None:
         return None
+    if not isinstance(model, str) or not model.strip():
+        raise UsageError(
+            f"model must name the model to ask (e.g. local, or openai/gpt-4o-mini), got {model!r}"
+        )
     if is_local_model(model) and base_url is None:
         return "local"
     return resolve_endpoint(base_url, api_key_env=api_key_env).base_url
+
+
+def check_key_variable(api_key_env: str | None) -> None:
+    """Refuse ``--api-key-env NAME`` when ``$NAME`` is unset or empty here, in the process that
+    sends the requests: they would go out without the key the user named (a loopback endpoint
+    needs none, so nothing else would say so).
+
+    Example:
+        >>> check_key_variable("JEVALKIT_NO_SUCH_VARIABLE")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: --api-key-env JEVALKIT_NO_SUCH_VARIABLE: $JEVALKIT_NO_SUCH_VARIABLE is not set (or is empty); export it, or leave --api-key-env out for an endpoint that needs no key
+    """
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        raise UsageError(
+            f"--api-key-env {api_key_env}: ${api_key_env} is not set (or is empty); export it, "
+            "or leave --api-key-env out for an endpoint that needs no key"
+        )
 
 
 def row_endpoint(row: dict) -> str | None:
