@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import UsageError
 from ..local import check_installed, local_endpoint
 from ..probes import check_probes
 from ..reports import ReportError, headline, run_report, write_probe_summary
@@ -58,6 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
+    for name, value in (("--repeats", args.repeats), ("--max-tokens", args.max_tokens)):
+        if value < 1:  # refused before the embedded model starts
+            raise UsageError(f"{name} must be at least 1, got {value}")
+    if args.port is not None and not 1 <= args.port <= 65535:
+        raise UsageError(f"--port must be from 1 to 65535, got {args.port}")
     check = check_probes([PROBE])
     print(
         f"1/3 {PROBE}: {int(check['ok'].sum())} of {len(check)} worked examples score as they must"

@@ -465,7 +465,8 @@ def how_to_connect(server: LocalServer) -> list[str]:
 
     Example:
         >>> s = LocalServer(pid=1, port=8917, model_path="", model_sha256="", key_source="")
-        >>> print("\n".join(how_to_connect(s)))
+        >>> for line in how_to_connect(s):
+        ...     print(line)
         base URL http://127.0.0.1:8917/v1, model gemma-3-270m-q4_k_m, no API key (started with --no-key)
           e.g. jevalkit run PROBE --model gemma-3-270m-q4_k_m --base-url http://127.0.0.1:8917/v1
     """

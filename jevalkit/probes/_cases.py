@@ -13,9 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import re
-import stat
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..datafiles import json_line, jsonl_lines
+from ..datafiles import json_line, jsonl_lines, read_regular_file
 from ..errors import CaseFileError, UsageError
 
 __all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
@@ -170,33 +168,14 @@ def _check_inside(path: Path, folder: Path) -> None:
 
 
 def _read_bounded(path: Path) -> bytes:
-    """The bytes of a regular file of at most :data:`MAX_CASE_FILE_BYTES`, opened without
-    waiting (a FIFO opened to read would wait for a writer forever)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise CaseFileError(f"{path}: no such case file; put it beside the probe file") from None
-    except IsADirectoryError:
-        raise CaseFileError(f"{path}: is a folder; give a JSONL or CSV case file") from None
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read the case file ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise CaseFileError(f"{path}: is a folder; give a JSONL or CSV case file")
-        if not stat.S_ISREG(info.st_mode):
-            raise CaseFileError(
-                f"{path}: not a regular file (a pipe or a device); give a JSONL or CSV case file"
-            )
-        if info.st_size > MAX_CASE_FILE_BYTES:
-            raise CaseFileError(f"{path}: larger than {MAX_CASE_FILE_BYTES // 2**20} MB")
-        try:
-            data = fh.read(MAX_CASE_FILE_BYTES + 1)
-        except OSError as exc:
-            raise CaseFileError(f"{path}: cannot read the case file ({exc.strerror})") from None
-    if len(data) > MAX_CASE_FILE_BYTES:  # it grew while read
-        raise CaseFileError(f"{path}: larger than {MAX_CASE_FILE_BYTES // 2**20} MB")
-    return data
+    """The bytes of a regular file of at most :data:`MAX_CASE_FILE_BYTES`."""
+
+    def refused(message: str) -> CaseFileError:
+        if message.endswith("no such case file"):
+            message += "; put it beside the probe file"
+        return CaseFileError(message)
+
+    return read_regular_file(path, MAX_CASE_FILE_BYTES, refused, what="case file")
 
 
 def _csv_cases(path: Path, text: str, seen: set[str]) -> list[Case]:
