@@ -28,6 +28,9 @@ $(VENV)/.build-tools: | $(BIN)/python
 $(VENV)/.installed: pyproject.toml | $(VENV)/.build-tools
 	@echo "Installing jevalkit with its test, notebook and local-model extras."
 	$(BIN)/python -m pip install --progress-bar off -e ".[test,notebooks,local]"
+	# the Every Eval Ever schema (tests/io/test_export.py): its 0.3.0 wheel says Python >= 3.12
+	# and pulls its converters' dependencies; reading the bundled schema needs neither
+	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python "every-eval-ever==0.3.0"
 	touch $@
 
 # llama.cpp's own server, built once from the sources vendored in a pinned PyPI sdist

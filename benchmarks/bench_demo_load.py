@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from jevalkit.metrics import scored
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 15  # 3 configurations x 5 repeats

@@ -41,7 +41,8 @@ from pathlib import Path
 import httpx
 import psutil
 
-from jevalkit.runner import dask_client, run
+from jevalkit.cluster import dask_client
+from jevalkit.runner import run
 
 LATENCY, CONCURRENCY, ITEMS = 0.05, 32, 400
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "openai_server.py"

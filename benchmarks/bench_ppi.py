@@ -5,7 +5,7 @@
 and 100 human labels on a random slice. For each estimator of ``labels.corrected_mean``:
 coverage of the true pass rate by its 95% interval (target: at least 0.95 for the corrected
 ones), mean half-width, and labels-equivalent (how many labels alone give the same width). The
-same with labels drawn by ``label_plan(strategy="uncertain")`` and weighted back; and
+same with labels drawn by ``label_sample(strategy="uncertain")`` and weighted back; and
 ppi-python's plain normal intervals on the same data (why jevalkit adds a small-sample floor).
 Also the time
 of one ``corrected_mean`` call against one direct ``ppi_py.ppi_mean_ci`` call (the baseline).
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import ppi_py
 
-from jevalkit.labels import corrected_mean, label_plan
+from jevalkit.labels import corrected_mean, label_sample
 
 DATASETS, ITEMS, LABELS, TRUE_RATE = 2000, 2000, 100, 0.55
 
@@ -37,7 +37,7 @@ def dataset(rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def labels_for(df: pd.DataFrame, truth: np.ndarray, strategy: str, seed: int) -> pd.DataFrame:
-    plan = label_plan(df, LABELS, strategy=strategy, seed=seed)
+    plan = label_sample(df, LABELS, strategy=strategy, seed=seed)
     index = plan["case_id"].str[1:].astype(int).to_numpy()
     return plan.assign(level=np.where(truth[index], "pass", "fail"))[
         ["system", "case_id", "level", "sampling_probability"]

@@ -21,19 +21,22 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from jevalkit.labels import corrected_mean, label_plan
+from jevalkit.errors import StatsError
+from jevalkit.labels import calibrate_cascade, corrected_mean, label_sample
 from jevalkit.metrics import (
     baseline_win_rates,
     compare,
     consistency,
     mean_absolute_error,
     mean_score,
+    pass_at_k,
+    pass_hat_k,
     pass_rate,
     position_bias,
     rank,
     win_rate,
 )
-from jevalkit.stats import bimodality
+from jevalkit.stats import bimodality, level_sets, selective_threshold
 
 
 def covered(low: float, high: float, truth: float) -> bool:
@@ -291,7 +294,7 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
     for strategy in ("random", "stratified", "uncertain"):
         for _ in range(reps):
             df, truth = population(rng)
-            plan = label_plan(df, 100, strategy=strategy, seed=int(rng.integers(1 << 30)))
+            plan = label_sample(df, 100, strategy=strategy, seed=int(rng.integers(1 << 30)))
             index = plan["case_id"].str[1:].astype(int).to_numpy()
             labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
             table = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator")
@@ -308,7 +311,7 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
         truth = np.where(judge, rng.random(300) < 0.7, rng.random(300) < 0.3)
         df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(300)]})
         df["score"] = judge * 1.0
-        plan = label_plan(df, 16, strategy="stratified", seed=int(rng.integers(1 << 30)))
+        plan = label_sample(df, 16, strategy="stratified", seed=int(rng.integers(1 << 30)))
         index = plan["case_id"].str[1:].astype(int).to_numpy()
         labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
         r = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator").loc["PPI"]
@@ -360,6 +363,183 @@ def sim_bimodality(reps: int, seed: int) -> list[dict]:
     ]
 
 
+def _judge_confidence(rng, n: int, kind: str) -> tuple[np.ndarray, np.ndarray, callable]:
+    """A judge's confidence in its verdict and whether a person agreed: ``kind`` says how the
+    confidence relates to the true agreement probability q(c)."""
+    q = {
+        "overconfident": lambda c: 0.55 + 0.4 * ((c - 0.5) / 0.5) ** 2,
+        "calibrated": lambda c: c,
+        "uninformative": lambda c: np.full_like(c, 0.85),
+    }[kind]
+    c = rng.uniform(0.5, 1.0, n)
+    return c, rng.random(n) < q(c), q
+
+
+def sim_selective_threshold(reps: int, seed: int) -> list[dict]:
+    """Judges whose confidence is informative but miscalibrated (or uninformative): over
+    calibrations of 200 and 500 labelled items, is the agreement on fresh items at or above the
+    certified threshold at least the target (90%)? Refusals count as kept guarantees (nothing
+    was certified); the nominal is the confidence level, 90%."""
+    rng = np.random.default_rng(seed)
+    grid = np.linspace(0.5, 1.0, 20001)
+    out = []
+    for kind in ("overconfident", "calibrated", "uninformative"):
+        for n in (200, 500):
+            hits, certified = [], 0
+            for _ in range(reps):
+                c, agree, q = _judge_confidence(rng, n, kind)
+                try:
+                    t = selective_threshold(c, agree, target_agreement=0.9, confidence_level=0.9)
+                except StatsError:
+                    hits.append(True)
+                    continue
+                certified += 1
+                hits.append(float(q(grid[grid >= t.threshold]).mean()) >= 0.9)
+            out.append(
+                row(
+                    f"selective_threshold: {kind} judge, {n} labels (certified in "
+                    f"{certified}/{reps})",
+                    hits,
+                    nominal=0.9,
+                )
+            )
+    return out
+
+
+def sim_level_sets(reps: int, seed: int) -> list[dict]:
+    """A 5-level judge whose probabilities are too sharp (logits x 2 around a noisy guess):
+    do 90% conformal level sets hold the person's level on 90% of fresh items?"""
+    rng = np.random.default_rng(seed)
+    levels = np.arange(5)
+
+    def judge(n: int) -> tuple[np.ndarray, np.ndarray]:
+        truth = rng.integers(0, 5, n)
+        guess = truth + rng.normal(0, 0.9, n)
+        logits = -2.0 * (levels[None, :] - guess[:, None]) ** 2
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return probs / probs.sum(axis=1, keepdims=True), truth
+
+    out = []
+    for n in (50, 300):
+        hits = []
+        for _ in range(reps):
+            cal, cal_levels = judge(n)
+            fresh, truth = judge(200)
+            sets = level_sets(fresh, cal, cal_levels, coverage=0.9).sets
+            hits.append(float(np.mean([t in s for t, s in zip(truth, sets, strict=True)])))
+        out.append(
+            {
+                "method": f"level_sets: 90% ordinal conformal sets, {n} calibration items "
+                "(mean coverage over fresh items)",
+                "kind": "coverage",
+                "nominal": 0.9,
+                "observed": float(np.mean(hits)),
+                "reps": len(hits),
+            }
+        )
+    return out
+
+
+def _two_judges(rng, n: int, informative: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
+    """Judge rows of a cheap, overconfident judge and a stronger one over n items, and the
+    person's level of each item (pass/fail)."""
+    truth = rng.random(n) < 0.5
+    rows = []
+    for judge, floor in (("cheap", 0.3), ("strong", 0.7)):
+        sure = rng.uniform(0.5, 1.0, n)
+        # informative: right more often when surer, not always as often as it claims
+        p_right = floor + (0.99 - floor) * (sure - 0.5) / 0.5 if informative else np.full(n, 0.8)
+        right = rng.random(n) < p_right
+        called = np.where(right, truth, ~truth)
+        p_pass = np.where(called, sure, 1 - sure)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "model": judge,
+                    "system": "m",
+                    "case_id": [f"c{i}" for i in range(n)],
+                    "probs": list(np.c_[1 - p_pass, p_pass]),
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True), truth
+
+
+def sim_calibrate_cascade(reps: int, seed: int) -> list[dict]:
+    """Two judges (cheap and overconfident, then stronger) and people: calibrated on 200 or 500
+    labelled items, do the verdicts not sent to people agree with people at least 90% of the
+    time on 4,000 fresh items (nominal: the confidence level, 90%)? An uninformative judge
+    pair must escalate (nearly) everything rather than certify."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for informative in (True, False):
+        for n in (200, 500):
+            hits, coverage = [], []
+            for _ in range(reps):
+                judged, truth = _two_judges(rng, n, informative)
+                labels = pd.DataFrame(
+                    {
+                        "system": "m",
+                        "case_id": [f"c{i}" for i in range(n)],
+                        "level": np.where(truth, "pass", "fail"),
+                    }
+                )
+                cascade = calibrate_cascade(
+                    judged, labels, judges=["cheap", "strong"], levels=["fail", "pass"]
+                )
+                fresh, fresh_truth = _two_judges(rng, 4000, informative)
+                applied = cascade.apply(fresh)
+                decided = applied[applied["decided_by"] != "person"]
+                coverage.append(len(decided) / 4000)
+                if decided.empty:
+                    hits.append(True)
+                    continue
+                person = np.where(fresh_truth, "pass", "fail")
+                index = decided["case_id"].str[1:].astype(int).to_numpy()
+                hits.append(float(np.mean(decided["verdict"].to_numpy() == person[index])) >= 0.9)
+            kind = "informative" if informative else "uninformative"
+            out.append(
+                row(
+                    f"calibrate_cascade: {kind} judges, {n} labels (mean coverage "
+                    f"{np.mean(coverage):.0%} of items decided by a judge)",
+                    hits,
+                    nominal=0.9,
+                )
+            )
+    return out
+
+
+def sim_pass_at_k(reps: int, seed: int) -> list[dict]:
+    """Cases whose pass probability p ~ Beta(2, 2) (and Beta(4, 1): most cases usually pass),
+    n = 10 repeats each: do the intervals of pass@k and pass^k hold E[1 - (1 - p)^k] and E[p^k]
+    over the case population? (With Beta(8, 1) and 20 cases, pass@3 near 0.994 covered 73%: a
+    rare hard case pulls the truth below what 20 cases show; ``method`` warns of few cases near
+    a bound.)"""
+    rng = np.random.default_rng(seed)
+    out = []
+    for a, b, n_cases in ((2, 2, 40), (4, 1, 20)):
+        for k in (1, 3):
+            grid = rng.beta(a, b, 400_000)
+            truths = {"pass@k": np.mean(1 - (1 - grid) ** k), "pass^k": np.mean(grid**k)}
+            hits: dict[str, list[bool]] = {"pass@k": [], "pass^k": []}
+            for _ in range(reps):
+                p = rng.beta(a, b, n_cases)
+                passed = rng.random((n_cases, 10)) < p[:, None]
+                frame = pd.DataFrame(
+                    {
+                        "case_id": np.repeat(np.arange(n_cases), 10),
+                        "repeat": np.tile(np.arange(10), n_cases),
+                        "passed": passed.ravel(),
+                    }
+                )
+                for kind, fn in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
+                    r = fn(frame, k, case="case_id").iloc[0]
+                    hits[kind].append(covered(r["ci_low"], r["ci_high"], truths[kind]))
+            for kind, h in hits.items():
+                out.append(row(f"{kind}: k={k}, {n_cases} cases x 10 repeats, Beta({a}, {b})", h))
+    return out
+
+
 SIMULATIONS = {
     "mean_score": sim_mean_score,
     "no_spread_ci": sim_no_spread_ci,
@@ -374,6 +554,10 @@ SIMULATIONS = {
     "corrected_mean": sim_corrected_mean,
     "rogan_gladen": sim_rogan_gladen,
     "bimodality": sim_bimodality,
+    "selective_threshold": sim_selective_threshold,
+    "level_sets": sim_level_sets,
+    "calibrate_cascade": sim_calibrate_cascade,
+    "pass_at_k": sim_pass_at_k,
 }
 
 

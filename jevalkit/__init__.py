@@ -29,7 +29,8 @@ from .errors import (
 if TYPE_CHECKING:
     from .metrics import plan_design
     from .probes import Probe, check_probes, list_probes, load_probe
-    from .runner import COLUMNS, arun, plan, read_results, run
+    from .results import COLUMNS, read_results
+    from .runner import arun, plan, run
     from .scorers import Score
 
 _LAZY = {
@@ -37,11 +38,11 @@ _LAZY = {
     "check_probes": "probes",
     "list_probes": "probes",
     "load_probe": "probes",
-    "COLUMNS": "runner",
+    "COLUMNS": "results",
     "arun": "runner",
     "plan": "runner",
     "plan_design": "metrics",
-    "read_results": "runner",
+    "read_results": "results",
     "run": "runner",
     "Score": "scorers",
 }

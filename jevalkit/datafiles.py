@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -43,17 +44,74 @@ __all__ = [
     "jsonl_lines",
     "load_yaml",
     "nested_deeper_than",
+    "parse_ref",
     "publish_versions",
     "read_lock",
     "read_regular_file",
     "schema_validator",
     "validate_data",
     "verify_locked",
+    "version_files",
     "write_lock",
 ]
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 100
+_REF = re.compile(r"^([a-z0-9][a-z0-9_-]*)(?:@([1-9][0-9]*))?$")
+_VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.yaml$")
+_ZERO_PADDED = re.compile(r"^v0[0-9]*\.yaml$")
+
+
+def parse_ref(ref: str, what: str, error: Callable[[str], Exception]) -> tuple[str, int | None]:
+    """Split a data file's name ``id@N`` into ``(id, N)``; ``id`` alone gives ``(id, None)``
+    (the latest). The one rule for probes and judges alike: an id of lowercase letters, digits,
+    ``-`` and ``_``; N a version number 1, 2, ... (``@01`` is refused, as ``v01.yaml`` is by
+    :func:`version_files`).
+
+    Example:
+        >>> parse_ref("schema-ten-records@2", "probe", ValueError), parse_ref("faithfulness", "judge", ValueError)
+        (('schema-ten-records', 2), ('faithfulness', None))
+        >>> parse_ref("faithfulness@01", "judge", ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: judge 'faithfulness@01': expected `judge-id` or `judge-id@N` (N a version number)
+    """
+    m = _REF.match(ref.strip()) if isinstance(ref, str) else None
+    if not m:
+        raise error(f"{what} {ref!r}: expected `{what}-id` or `{what}-id@N` (N a version number)")
+    return m.group(1), int(m.group(2)) if m.group(2) else None
+
+
+def version_files(folder: Path, error: Callable[[str], Exception]) -> dict[int, Path]:
+    """The published versions of one probe or judge: ``v<N>.yaml`` in ``folder`` by N (an
+    absent folder has none). A zero-padded name (``v01.yaml``, ``v0.yaml``) is refused, naming
+    the file and the fix: it would be version 1 to one reader and no version to another.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "v2.yaml").write_text(""), (folder / "notes.yaml").write_text("")
+        >>> sorted(version_files(folder, ValueError))
+        [2]
+        >>> _ = (folder / "v01.yaml").write_text("")
+        >>> version_files(folder, ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: .../v01.yaml: a version file is named v<N>.yaml with N = 1, 2, ... (no leading zero): rename it
+    """
+    out: dict[int, Path] = {}
+    if not folder.is_dir():
+        return out
+    for f in sorted(folder.glob("v*.yaml")):
+        if _ZERO_PADDED.match(f.name):
+            raise error(
+                f"{f}: a version file is named v<N>.yaml with N = 1, 2, ... (no leading zero): "
+                "rename it"
+            )
+        m = _VERSION_FILE.match(f.name)
+        if m:
+            out[int(m.group(1))] = f
+    return out
 
 
 def nested_deeper_than(value: Any, limit: int) -> bool:

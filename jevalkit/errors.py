@@ -22,6 +22,7 @@ catch the subclass they care about.
     ├── JudgeError          a judge cannot give a trustworthy distribution for one case
     ├── LocalModelError     the embedded llama.cpp server cannot be installed, started or reached
     ├── BudgetReached       a run stopped at its budget (rows so far kept; re-run to resume)
+    ├── ClusterError        a Dask cluster could not run a run's tasks (rows so far kept)
     └── ReportError         a notebook report failed (the message names the cell)
         └── BatchError      a batch file is unusable
 
@@ -40,6 +41,7 @@ __all__ = [
     "BudgetReached",
     "CaseFileError",
     "ClientError",
+    "ClusterError",
     "ImportFormatError",
     "JevalkitError",
     "JudgeError",
@@ -102,6 +104,11 @@ class ResultsError(JevalkitError):
 
 class BudgetReached(JevalkitError):
     """A run stopped at its budget; rows written so far are kept and re-running resumes."""
+
+
+class ClusterError(JevalkitError):
+    """A Dask cluster could not run a run's tasks (a task killed every worker that ran it); the
+    rows written so far are kept and running the same command again resumes."""
 
 
 class ImportFormatError(JevalkitError):

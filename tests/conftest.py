@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jevalkit._paths import data_dir
+from jevalkit.client import KEY_VARIABLES
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -36,7 +37,7 @@ def openai_server():
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path_factory, monkeypatch):
     """No test reads the developer's keys, base URL or cache."""
-    for name in ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "JEVALKIT_API_KEY", "JEVALKIT_BASE_URL"):
+    for name in (*KEY_VARIABLES, "JEVALKIT_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("JEVALKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 

@@ -160,7 +160,7 @@ def test_the_import_graph_of_the_packages_has_no_circle():
 # judges plan jobs and ask for judgments; the analyses of judged results (metrics: quality, bias,
 # rankings; labels: human labels and corrected means) come after them, never before.
 DOWNSTREAM_OF = {
-    "stats": {"runner", "judges", "metrics", "labels", "reports", "widgets", "cli"},
+    "stats": {"results", "runner", "judges", "metrics", "labels", "reports", "widgets", "cli"},
     "runner": {"judges", "metrics", "labels", "reports", "widgets", "cli"},
     "judges": {"metrics", "labels", "reports", "widgets", "cli"},
     "metrics": {"labels", "reports", "widgets", "cli"},
@@ -172,6 +172,36 @@ DOWNSTREAM_OF = {
 def test_a_package_never_imports_what_comes_after_it(package):
     imported = package_graph()[package]
     assert imported & DOWNSTREAM_OF[package] == set(), f"{package} imports downstream"
+
+
+# The results layer (issue 35): the results file and frame every analysis stands on. It lies
+# under everything that writes or reads results and imports nothing above it; the packages that
+# read results read them through it and never import the runner, which sends requests (judges
+# and the CLI may: judges plan jobs for it, the CLI runs it).
+RESULTS_MAY_IMPORT = {"errors", "datafiles"}
+READ_RESULTS_ONLY = ("io", "metrics", "labels", "items", "reports", "widgets")
+
+
+def test_the_results_layer_imports_nothing_above_it():
+    assert package_graph()["results"] <= RESULTS_MAY_IMPORT
+
+
+@pytest.mark.parametrize("package", READ_RESULTS_ONLY)
+def test_a_package_that_reads_results_never_imports_the_runner(package):
+    assert "runner" not in package_graph()[package]
+    assert "results" in package_graph()["io"]  # the rule is about a package that reads them
+
+
+@pytest.mark.parametrize("package", ["results", "runner"])
+def test_the_modules_of_the_runner_and_the_results_layer_share_no_private_names(package):
+    # a module's private helper is its own: one another module needs has a public home
+    offences = []
+    for path in sorted((PACKAGE / package).glob("*.py")):
+        for module, names in imported_modules(path):
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if module.startswith(f"jevalkit.{package}") and private:
+                offences.append(f"{path.relative_to(REPO)}: {module} {private}")
+    assert offences == []
 
 
 def test_notebooks_use_only_the_public_api():

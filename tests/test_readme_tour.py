@@ -158,7 +158,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run unit-conversion --model local --repeats 3 --cases 1-20 {base_url}",
             0,
-            "unit-conversion@1",
+            "unit-conversion@2",
         ),
     ],
     "jevalkit run schema-ten-records --model local --variants all --repeats 5 --temperature 1 --seed 1": [
@@ -191,7 +191,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             "my-probes/my-probe/v1.yaml",
         ),
         # the skeleton's worked examples pass; its placeholders and the publication fail
-        ("probes check --probes-dir my-probes", 1, "2 ok, 2 failed"),
+        ("probes check --probes-dir my-probes", 1, "2 ok, 1 failed"),
         ("probes lock --probes-dir my-probes", 2, ""),
         (write_placeholders, "my-probes/my-probe/v1.yaml"),  # "edit every TODO"
         ("probes lock --probes-dir my-probes", 0, "published: my-probe@1"),
@@ -241,6 +241,9 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             "imported.jsonl",
         ),
     ],
+    "jevalkit export runs/demo.jsonl --to every-eval-ever --out demo.eee.json": [
+        ("export runs/demo.jsonl --to every-eval-ever --out demo.eee.json", 0, "demo.eee.json"),
+    ],
     "jevalkit compare base.jsonl head.jsonl --html diff.html": [
         ("compare base.jsonl head.jsonl --html diff.html", 0, "diff.html"),
     ],
@@ -262,10 +265,10 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         ),
     ],
     "jevalkit run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --dry-run": [
-        (
-            "run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --dry-run {base_url}",
+        (  # as written: a dry run sends nothing, so it needs neither a server nor a key
+            "run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --dry-run",
             0,
-            "dry run: nothing was sent",
+            "would send to: https://api.openai.com/v1 as 'gpt-4o-mini'; key $OPENAI_API_KEY",
         ),
     ],
     "jevalkit run schema-ten-records --model local --repeats auto --target-half-width 0.1 --max-repeats 60": [

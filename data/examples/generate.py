@@ -14,7 +14,7 @@ project (no model was run):
   more often) and ties.
 - judged.jsonl and labels.jsonl: jevalkit results rows of the ``security`` judge (safe /
   unsafe) on 600 answers of each of two assistants, and human labels on 60 cases (both
-  assistants' answers) drawn by ``label_plan(strategy="random")``. The simulated judge over-flags:
+  assistants' answers) drawn by ``label_sample(strategy="random")``. The simulated judge over-flags:
   it calls 15% of safe answers unsafe and misses 10% of unsafe ones.
 - benchmark.jsonl: jevalkit results rows of 24 systems on an 80-item benchmark (probe
   ``sim-bench``), each item run twice, pass/fail drawn once per system and item from a 2PL item
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from jevalkit.judges import Judgment, judgment_fields
-from jevalkit.labels import label_plan, label_record
+from jevalkit.labels import label_record, label_sample
 from jevalkit.runner import ResultRow
 
 HERE = Path(__file__).parent
@@ -139,12 +139,58 @@ def judged_and_labels(rng: np.random.Generator) -> tuple[list[dict], list[dict]]
             rows.append({k: v for k, v in row.__dict__.items() if v is not None})
     import pandas as pd
 
-    plan = label_plan(pd.DataFrame(rows).assign(system=lambda f: f["label"]), 60, seed=7)
+    plan = label_sample(pd.DataFrame(rows).assign(system=lambda f: f["label"]), 60, seed=7)
     labels = []
     for item in plan.itertuples():
         level = "unsafe" if truth[(item.system, item.case_id)] else "safe"
         record = label_record(
             item.system, item.case_id, level, "simulated-labeller", item.sampling_probability
+        )
+        record["time"] = "2026-11-30T12:00:00.000+00:00"
+        labels.append(record)
+    return rows, labels
+
+
+def cascade_example(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
+    """Two judges of the ``security`` prompt over the same 800 answers: a small, cheap judge whose
+    confidence is informative but overconfident, and a large one that is better and costs
+    $0.0012 a verdict; human labels on a uniform random 400 of the answers."""
+    n = 800
+    truth = rng.random(n) < 0.25  # unsafe
+    rows = []
+    for judge, floor, cost in (("small-judge", 0.5, 0.0), ("large-judge", 0.85, 0.0012)):
+        sure = rng.uniform(0.5, 1.0, n)
+        right = rng.random(n) < floor + (0.99 - floor) * (sure - 0.5) / 0.5
+        called = np.where(right, truth, ~truth)
+        for i in range(n):
+            p_unsafe = float(sure[i] if called[i] else 1 - sure[i])
+            judgment = Judgment.from_probs(
+                ["safe", "unsafe"], [1 - p_unsafe, p_unsafe], coverage=1.0, method="logprobs"
+            )
+            fields = judgment_fields(judgment)
+            fields.pop("explanation")
+            row = ResultRow(
+                run_id="example-cascade",
+                kind="judge",
+                probe="security",
+                version=1,
+                model=judge,
+                label="assistant",
+                repeat=0,
+                case_id=f"a{i:03d}",
+                cost_usd=cost,
+                **fields,
+            )
+            rows.append({k: v for k, v in row.__dict__.items() if v is not None})
+    picked = rng.choice(n, 400, replace=False)
+    labels = []
+    for i in sorted(picked):
+        record = label_record(
+            "assistant",
+            f"a{i:03d}",
+            "unsafe" if truth[i] else "safe",
+            "simulated-labeller",
+            400 / n,
         )
         record["time"] = "2026-11-30T12:00:00.000+00:00"
         labels.append(record)
@@ -194,6 +240,9 @@ def main() -> None:
         (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     judged, labels = judged_and_labels(np.random.default_rng(20261201))
     for name, rows in (("judged.jsonl", judged), ("labels.jsonl", labels)):
+        (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judged, labels = cascade_example(np.random.default_rng(20261204))
+    for name, rows in (("cascade_judged.jsonl", judged), ("cascade_labels.jsonl", labels)):
         (HERE / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
     rows = benchmark(np.random.default_rng(20261202))
     (HERE / "benchmark.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -8,6 +8,7 @@ argument errors (argparse's usage block is replaced by one line naming the comma
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import io
 import re
@@ -122,6 +123,36 @@ class _Printable(io.TextIOBase):
         return getattr(self._stream, "encoding", "utf-8")
 
 
+def _command_parser(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``argv`` names, deepest first (``probes check``)."""
+    for word in argv:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+    return parser
+
+
+def _refuse_unrecognized(
+    parser: argparse.ArgumentParser, argv: Sequence[str], extras: Sequence[str]
+) -> NoReturn:
+    """One line from the command the words were given to (not the top-level parser), with the
+    option each misspelled flag was most likely meant to be."""
+    target = _command_parser(parser, argv)
+    flags = [s for a in target._actions for s in a.option_strings if s.startswith("--")]
+    hints = []
+    for word in extras:
+        flag = word.split("=", 1)[0]
+        close = (
+            difflib.get_close_matches(flag, flags, n=1, cutoff=0.7) if flag.startswith("--") else []
+        )
+        if close:
+            hints.append(f"did you mean {close[0]}?")
+    hint = f"; {' '.join(hints)}" if hints else ""
+    target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"jevalkit: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
@@ -143,7 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
-    args = build_parser([] if command is None else [command]).parse_args(argv)
+    parser = build_parser([] if command is None else [command])
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _refuse_unrecognized(parser, argv, extras)
     warnings.showwarning = _one_line_warning
     try:
         return int(args.handler(args) or 0)

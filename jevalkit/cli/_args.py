@@ -1,15 +1,18 @@
 """Arguments shared by the commands that send requests (``run``, ``judge``, ``gate --repeats
-auto``): derived from the one definition of the run options (:class:`jevalkit.runner.RunOptions`),
-a flag per option named like its Python keyword (``--max-retries`` for ``max_retries``)."""
+auto``): derived from the one definition of the run options (:class:`jevalkit.runner.RunSettings`)
+and of the generation parameters (:class:`jevalkit.client.GenerationOptions`), a flag per option
+named like its Python keyword (``--max-retries`` for ``max_retries``, ``--top-p`` for ``top_p``)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from ..client import GENERATION
 from ..runner import RUN_OPTIONS
 
 __all__ = [
+    "add_generation_arguments",
     "add_model_argument",
     "add_run_arguments",
     "generation_options",
@@ -21,7 +24,10 @@ __all__ = [
 def add_model_argument(cmd: argparse.ArgumentParser, *, required: bool = True) -> None:
     """``--model``."""
     cmd.add_argument(
-        "--model", required=required, help="model name; `local` for the embedded model"
+        "--model",
+        required=required,
+        help="provider/model: openai/gpt-4o-mini (OpenAI), openrouter/<id> (OpenRouter), "
+        "anthropic/<model>, or local (the embedded model); with --base-url, any name",
     )
 
 
@@ -42,7 +48,7 @@ def add_run_arguments(cmd: argparse.ArgumentParser | Any, *, skip: tuple[str, ..
             continue
         if isinstance(option.default, bool):
             action = "store_false" if option.default else "store_true"
-            cmd.add_argument(flag, dest=name, action=action, help=option.help)
+            cmd.add_argument(flag, dest=name, action=action, help=option.flag_help or option.help)
             continue
         shown = (
             ""
@@ -67,11 +73,33 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in RUN_OPTIONS if hasattr(args, name)}
 
 
+def add_generation_arguments(cmd: argparse.ArgumentParser | Any) -> None:
+    """A flag for every generation parameter (:data:`jevalkit.client.GENERATION`), with its help;
+    a parameter that takes several texts (``stop``) takes the flag once per text.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_generation_arguments(parser)
+        >>> args = parser.parse_args(["--top-p", "0.9", "--stop", "END", "--stop", "##"])
+        >>> args.top_p, args.stop, args.temperature
+        (0.9, ['END', '##'], None)
+    """
+    for name, sampling in GENERATION.items():
+        flag = "--" + name.replace("_", "-")
+        many = {"action": "append"} if sampling.kind == "texts" else {}
+        cmd.add_argument(
+            flag,
+            dest=name,
+            type=sampling.parse,
+            metavar=sampling.metavar,
+            help=f"{sampling.help} ({sampling.values()})",
+            **many,
+        )
+
+
 def generation_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The generation keywords (``temperature``, ``seed``, ``max_tokens`` and, where the command
-    has them, ``top_p`` and ``constrained``) the command line set."""
-    names = ("temperature", "seed", "max_tokens", "top_p", "constrained")
-    return {name: getattr(args, name) for name in names if hasattr(args, name)}
+    """The generation parameters the command line has flags for (None: not given)."""
+    return {name: getattr(args, name) for name in GENERATION if hasattr(args, name)}
 
 
 def split_list(text: str | None) -> list[str]:

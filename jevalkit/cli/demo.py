@@ -22,7 +22,8 @@ from ..errors import UsageError
 from ..local import check_installed, local_endpoint
 from ..probes import check_probes
 from ..reports import ReportError, headline, run_report, write_probe_summary
-from ..runner import read_results, run
+from ..results import read_results
+from ..runner import run
 from ._commands import add_command
 from ._outcome import report_outcome
 

@@ -62,12 +62,9 @@ def load_source(
     """The results at ``path``: a results file, or another tool's log told by its content as
     ``import`` tells it (``--from FORMAT``, or ``fmt``, names it instead), read with the reader
     options the command line set."""
-    fmt = fmt or args.source_format
-    if fmt is None and io.sniff_format(path) not in (None, "jevalkit"):
-        fmt = "auto"
     return io.read_source(
         path,
-        fmt,
+        fmt or args.source_format,
         label=label,
         baseline=args.verdict_baseline,
         model=args.source_model,

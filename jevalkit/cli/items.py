@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..items import analysis, fit_irt
-from ..metrics import CASE_COLUMNS, leaderboard
+from ..metrics import leaderboard
 from ..reports import write_leaderboard_page
 from ._args import split_list
 from ._commands import add_command
@@ -67,8 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _spec(args: argparse.Namespace) -> dict:
-    case = split_list(args.case) if args.case else CASE_COLUMNS
-    return {"system": args.system, "case": case, "score": args.score, "scale": args.scale}
+    """The column keywords the command line set (``--case`` absent: the statistics' default)."""
+    spec = {"system": args.system, "score": args.score, "scale": args.scale}
+    return {**spec, "case": split_list(args.case)} if args.case else spec
 
 
 def _show(table: pd.DataFrame, as_json: bool) -> None:
@@ -81,16 +82,14 @@ def _show(table: pd.DataFrame, as_json: bool) -> None:
 
 def _items(args: argparse.Namespace) -> int:
     df = load_source(args, args.results)
-    table = analysis(df, **_spec(args))
-    a = table.attrs
-    low, high = a["alpha_ci"]
+    result = analysis(df, **_spec(args))
     print(
-        f"{a['n_items']} items, {a['n_systems']} systems; Cronbach's alpha {a['alpha']:.3f} "
-        f"(95% CI {low:.3f} to {high:.3f}, {a['n_complete']} complete systems); "
-        f"{int(table['dead'].sum())} dead, {int(table['negative'].sum())} negative, "
-        f"{int(table['flaky'].sum())} flaky"
+        f"{result.n_items} items, {result.n_systems} systems; Cronbach's alpha "
+        f"{result.alpha:.3f} (95% CI {result.alpha_ci_low:.3f} to {result.alpha_ci_high:.3f}, "
+        f"{result.n_complete} complete systems); {result.n_dead} dead, "
+        f"{result.n_negative} negative, {result.n_flaky} flaky"
     )
-    shown = table if args.all else table[table["status"] != "ok"]
+    shown = result.table() if args.all else result.flagged()
     if args.irt:
         fit = fit_irt(df, model=args.irt, **_spec(args))
         keys = list(fit.matrix.items.columns)
@@ -98,7 +97,7 @@ def _items(args: argparse.Namespace) -> int:
         shown = shown.merge(irt, on=keys, how="left", suffixes=("", "_irt"))
         print(f"{fit.method}; log-likelihood {fit.loglik:.1f}, converged {fit.converged}")
     if not args.json:
-        print(table.attrs["method"])
+        print(result.method)
         shown = shown.drop(columns="method")
     _show(shown, args.json)
     return 0

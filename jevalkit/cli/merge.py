@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from ..runner import merge_parts
+from ..results import merge_parts
 from ._commands import add_command
 
 __all__ = ["register"]
@@ -25,5 +26,16 @@ def _merge(args: argparse.Namespace) -> int:
             f"{part['replaced_errors']} replacing error rows, "
             f"{part['already_merged']} already merged"
         )
-    print(f"merged {len(report)} part file(s) into {args.results}; the part files are removed")
-    return 0
+    torn = [part for part in report if part["torn"]]
+    print(
+        f"merged {len(report)} part file(s) into {args.results}; the part files are removed"
+        + (f", but {len(torn)} kept" if torn else "")
+    )
+    for part in torn:
+        print(
+            f"{part['part']}: its last line is torn ({part['torn']} bytes of a write a crash "
+            "interrupted), so the part is kept: run its shard again (it resumes and sends that "
+            "request again), then `jevalkit merge` again",
+            file=sys.stderr,
+        )
+    return 1 if torn else 0

@@ -20,7 +20,13 @@ from ..metrics import (
     summarize,
 )
 from ..runner import AdaptiveRepeats, run
-from ._args import add_run_arguments, generation_options, run_options, split_list
+from ._args import (
+    add_generation_arguments,
+    add_run_arguments,
+    generation_options,
+    run_options,
+    split_list,
+)
 from ._commands import add_command
 from .imports import add_source_options, load_source
 
@@ -73,9 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "anytime-valid interval clears --min either way"
     )
     a.add_argument("--probe", action="append", metavar="PROBE", help="a probe to run (repeatable)")
-    a.add_argument("--temperature", type=float)
-    a.add_argument("--seed", type=int)
-    a.add_argument("--max-tokens", type=int)
+    add_generation_arguments(a)
     add_run_arguments(a, skip=("out",))  # RESULTS is where the rows go
     g.set_defaults(handler=_gate)
 

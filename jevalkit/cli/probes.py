@@ -6,10 +6,11 @@ Every subcommand works on the bundled probes, or on a user's probe folder given 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .. import probes as api
-from ..reports import write_probe_page
+from ..reports import versions_run, write_probe_page
 from ._commands import add_command
 
 __all__ = ["register"]
@@ -80,14 +81,16 @@ def _list(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     root = _root(args)
     report = api.check_probes(args.probes or None, root=root, beside_bundled=root is not None)
+    notes = report["note"] != ""
     for row in report.itertuples():
-        status = "ok  " if row.ok else "FAIL"
+        status = "note" if row.note else "ok  " if row.ok else "FAIL"
         what = f"{row.label} (must {row.expect})" if row.label else ""
         score = f" score={row.score:g}" if row.score is not None and row.score == row.score else ""
-        detail = f": {row.problem}" if row.problem else ""
-        print(f"{status} {row.probe} {what}{score}{detail}".rstrip())
+        detail = f": {row.problem or row.note}" if row.problem or row.note else ""
+        print(" ".join(filter(None, [status, row.probe, what + score])) + detail)
     failed = int((~report["ok"]).sum())
-    print(f"{len(report) - failed} ok, {failed} failed")
+    noted = f", {int(notes.sum())} note(s)" if notes.any() else ""
+    print(f"{len(report) - failed - int(notes.sum())} ok, {failed} failed{noted}")
     return 1 if failed else 0
 
 
@@ -109,6 +112,14 @@ def _lock(args: argparse.Namespace) -> int:
 def _page(args: argparse.Namespace) -> int:
     probe = _load(args)
     print(write_probe_page(probe, args.results, args.out or f"{probe.id}-v{probe.version}.html"))
+    others = versions_run(probe, args.results) if args.results else {}
+    if others and probe.name not in others:
+        held = ", ".join(f"{name} ({n} rows)" for name, n in others.items())
+        print(
+            f"note: the results hold no rows of {probe.name}, so the page says 'Not yet run'; "
+            f"they hold {held}: jevalkit probes page {next(iter(others))} --results ...",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 import pandas as pd
 
+from ..client import destination
 from ..costs import Budget
+from ..local import is_local_model
 from ..metrics import run_summary
 from ..runner import plan, run
 from ._args import (
+    add_generation_arguments,
     add_model_argument,
     add_run_arguments,
     generation_options,
@@ -27,10 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd = add_command(sub, "run")
     cmd.add_argument("probes", nargs="+", metavar="PROBE", help="id or id@N")
     add_model_argument(cmd)
-    cmd.add_argument("--temperature", type=float)
-    cmd.add_argument("--seed", type=int, help="seed of repeat 0; repeat r is sent seed + r")
-    cmd.add_argument("--max-tokens", type=int)
-    cmd.add_argument("--top-p", type=float)
+    add_generation_arguments(cmd)
     cmd.add_argument(
         "--constrained",
         "--json-schema-output",
@@ -81,6 +82,7 @@ def _case_options(args: argparse.Namespace) -> dict:
         "sample": args.sample,
         "sample_seed": args.sample_seed,
         "variants": args.variants,
+        "constrained": args.constrained,
     }
 
 
@@ -109,10 +111,18 @@ def _run(args: argparse.Namespace) -> int:
         )
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
-                table.drop(columns=["prompt_tokens_method", "completion_tokens_method"]).to_string(
-                    index=False
-                )
+                table.drop(
+                    columns=["prompt_tokens_method", "completion_tokens_method", "parameters"]
+                ).to_string(index=False)
             )
+        for probe, parameters in zip(table["probe"][:-1], table["parameters"][:-1], strict=True):
+            print(f"{probe} is sent with {json.dumps(parameters, sort_keys=True)}")
+        where = (
+            "the embedded model on 127.0.0.1 (no key)"
+            if is_local_model(args.model) and not args.base_url
+            else destination(args.model, args.base_url, api_key_env=args.api_key_env)
+        )
+        print(f"would send to: {where}")
         print(f"prompt tokens: {table['prompt_tokens_method'].iloc[-1]}")
         print(f"completion tokens: {table['completion_tokens_method'].iloc[0]}")
         total = table.iloc[-1]

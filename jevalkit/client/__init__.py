@@ -27,6 +27,8 @@ from ._endpoint import (
     resolve_endpoint,
     strip_credentials,
 )
+from ._generation import GENERATION, GenerationOptions, Sampling, check_generation, take_generation
+from ._providers import PROVIDERS, Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [
@@ -35,17 +37,24 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "ERROR_TYPES",
+    "GENERATION",
     "KEY_VARIABLES",
+    "PROVIDERS",
     "AttemptMeter",
     "ChatClient",
     "Completion",
     "Endpoint",
+    "GenerationOptions",
     "Request",
     "ResponseCache",
     "RetryPolicy",
+    "Route",
+    "Sampling",
     "cache_key",
+    "check_generation",
     "combine",
     "default_cache_dir",
+    "destination",
     "error_completion",
     "excerpt",
     "is_loopback",
@@ -53,6 +62,8 @@ __all__ = [
     "parse_response",
     "parse_retry_after",
     "resolve_endpoint",
+    "route_model",
     "strip_credentials",
+    "take_generation",
     "token_count",
 ]

@@ -1,12 +1,14 @@
 """Which endpoint to talk to and with which key, resolved from arguments and the environment.
 
-Base URL: the ``base_url`` argument, else ``$JEVALKIT_BASE_URL``, else OpenRouter's API base.
+Base URL: the ``base_url`` argument, else ``$JEVALKIT_BASE_URL``, else OpenRouter's API base
+(a run picks it from the model's provider prefix first: :func:`route_model`).
 
 Each key goes only to the endpoint it belongs to:
 
 =======================  ==================================================================
 ``OPENROUTER_API_KEY``   sent only to ``openrouter.ai``
 ``OPENAI_API_KEY``       sent only to ``api.openai.com``
+``ANTHROPIC_API_KEY``    sent only to ``api.anthropic.com``
 ``JEVALKIT_API_KEY``     sent to any other base URL (a self-hosted or third-party endpoint)
 ``api_key_env="NAME"``   (``--api-key-env NAME``) read the key for this endpoint from ``$NAME``
 =======================  ==================================================================
@@ -36,9 +38,13 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from ..errors import ClientError
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
-KEY_VARIABLES = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "JEVALKIT_API_KEY")
+KEY_VARIABLES = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JEVALKIT_API_KEY")
 # host suffix -> the variable whose key that host may receive
-KEY_OWNERS = {"openrouter.ai": "OPENROUTER_API_KEY", "api.openai.com": "OPENAI_API_KEY"}
+KEY_OWNERS = {
+    "openrouter.ai": "OPENROUTER_API_KEY",
+    "api.openai.com": "OPENAI_API_KEY",
+    "api.anthropic.com": "ANTHROPIC_API_KEY",
+}
 CUSTOM_KEY_VARIABLE = "JEVALKIT_API_KEY"
 MIN_REDACTABLE = 8
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -239,8 +245,12 @@ def _check_url(url: str) -> None:
         )
 
 
-def resolve_endpoint(base_url: str | None = None, *, api_key_env: str | None = None) -> Endpoint:
+def resolve_endpoint(
+    base_url: str | None = None, *, api_key_env: str | None = None, require_key: bool = True
+) -> Endpoint:
     """Resolve the base URL and the key that belongs to it, as documented in this module.
+    ``require_key=False`` (a dry run, which sends nothing) resolves a remote endpoint without
+    its key.
 
     Raises:
         ClientError: a malformed base URL, a remote endpoint with no key for it in the
@@ -265,7 +275,7 @@ def resolve_endpoint(base_url: str | None = None, *, api_key_env: str | None = N
             f"which one to send; take the credentials out of the URL or unset ${variable}"
         )
     local = is_loopback(url)
-    if key is None and auth is None and not local:
+    if key is None and auth is None and not local and require_key:
         raise ClientError(f"no API key for {url}: set ${variable} in the environment")
     if not local:
         for name, secret in ((f"${variable}", key), ("the password in the URL", auth and auth[1])):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir
+from ..client import PROVIDERS
 from ..datafiles import load_yaml
 from ..errors import UsageError
 
@@ -100,10 +101,15 @@ def price_for(
     table: str | Path | None = None,
 ) -> Price | None:
     """The price of ``model``: ``price_in`` / ``price_out`` when given (both), else the table's
-    entry, else None (unknown: costs stay NaN, never a guess).
+    entry, else None (unknown: costs stay NaN, never a guess). A provider prefix
+    (:data:`jevalkit.client.PROVIDERS`) not in the table is looked up without it
+    (``openrouter/openai/gpt-4o-mini`` costs what ``openai/gpt-4o-mini`` costs; OpenRouter lists
+    the provider's price).
 
     Example:
         >>> price_for("some/unlisted-model") is None
+        True
+        >>> price_for("openrouter/openai/gpt-4o-mini") == price_for("openai/gpt-4o-mini")
         True
         >>> price_for("some/unlisted-model", price_in=1, price_out=2).source
         '--price-in/--price-out'
@@ -116,7 +122,11 @@ def price_for(
             _check_price(price_out, "--price-out"),
             "--price-in/--price-out",
         )
-    return load_prices(table).get(model)
+    prices = load_prices(table)
+    provider, _, rest = model.partition("/")
+    if model not in prices and provider in PROVIDERS:
+        return prices.get(rest)
+    return prices.get(model)
 
 
 def price_table(path: str | Path | None = None) -> pd.DataFrame:

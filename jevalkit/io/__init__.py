@@ -13,6 +13,8 @@ Example:
 """
 
 from ..errors import ImportFormatError
+from ._export import EXPORT_FORMATS, export
+from ._folder import FolderLogs, folder_logs
 from ._frame import FRAME_COLUMNS, results_from_columns
 from ._inspect import read_inspect
 from ._judge_files import (
@@ -31,15 +33,19 @@ from ._write import combine_imports, write_results
 from ._zip import MAX_INFLATED_BYTES, read_zip_member
 
 __all__ = [
+    "EXPORT_FORMATS",
     "FORMATS",
     "FRAME_COLUMNS",
     "MAX_INFLATED_BYTES",
     "READER_OPTIONS",
     "VERDICTS",
     "VERDICT_SCORES",
+    "FolderLogs",
     "ImportFormatError",
     "combine_imports",
     "detect_format",
+    "export",
+    "folder_logs",
     "from_table",
     "load_table",
     "read",

@@ -10,7 +10,7 @@ import pandas as pd
 from .._version import __version__
 from ..datafiles import nested_deeper_than
 from ..errors import ImportFormatError
-from ..runner import COLUMNS, DTYPES, system_of
+from ..results import COLUMNS, DTYPES, system_of
 
 FRAME_COLUMNS = [*COLUMNS, "system"]
 

@@ -10,12 +10,14 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ImportFormatError, JevalkitError, ResultsError
-from ..runner import read_results
+from ..results import read_results
+from ._folder import folder_logs
 from ._inspect import read_inspect
 from ._jsonl import check_file, first_records, head_lines, load_json
 from ._judge_files import read_grades, read_pairwise, read_preferences, read_verdicts
 from ._lm_eval import SAMPLE_FILE, read_lm_eval
 from ._promptfoo import read_promptfoo
+from ._write import combine_imports
 
 MAX_SNIFF_JSON = 64 * 1024 * 1024
 
@@ -97,13 +99,16 @@ def _fits(sniff: Callable[[Path], bool], path: Path) -> bool:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format of ``path``, told by its content; refused when none or several fit.
+    """The format of ``path``, told by its content; refused when none or several fit. A folder
+    is a folder of inspect_ai logs (:func:`jevalkit.io.folder_logs`).
 
     Example:
         >>> from jevalkit.reports import example_path
         >>> detect_format(example_path("grades.jsonl"))
         'grades'
     """
+    if Path(path).is_dir():
+        return "inspect"
     path = check_file(path)
     if not zipfile.is_zipfile(path) and not head_lines(path, 1):
         raise ImportFormatError(f"{path}: empty file")
@@ -145,6 +150,8 @@ def read(
         >>> sorted(df["position"].unique()), len(df)
         (['a_first', 'b_first'], 480)
     """
+    if Path(path).is_dir():
+        return _read_folder(Path(path), format, label=label, **options)
     path = check_file(path)
     fmt = format or detect_format(path)
     readers: dict[str, Callable[..., pd.DataFrame]] = {
@@ -177,6 +184,21 @@ def read(
             "is a complete log"
         )
     return frame if label is None else labelled(frame, label, path)
+
+
+def _read_folder(
+    folder: Path, format: str | None, *, label: str | None, **options: Any
+) -> pd.DataFrame:
+    """A folder of inspect_ai logs: each merged log or its shards, never both
+    (:func:`jevalkit.io.folder_logs`), read as one frame."""
+    if format not in (None, "inspect"):
+        raise ImportFormatError(
+            f"{folder}: a folder is read as inspect_ai logs; give the {format} file itself"
+        )
+    chosen = folder_logs(folder)
+    frames = [read(p, "inspect", **options) for p in chosen.logs]
+    frame = combine_imports(frames, [str(p) for p in chosen.logs])
+    return frame if label is None else labelled(frame, label, folder)
 
 
 # What a field of the wrong type, a number too large or a structure too deep raises in a reader
@@ -246,13 +268,17 @@ def _results_file(path: str | Path) -> pd.DataFrame:
 def sniff_format(path: str | Path) -> str | None:
     """The format of the file at ``path`` told by its content, as :func:`detect_format` tells
     it; None when no format fits a text file (read it as jevalkit results, whose reader names the
-    field at fault). An archive no format fits is refused as such, never "not UTF-8".
+    field at fault). An archive no format fits is refused as such, never "not UTF-8". A folder
+    gives None (a command reading results refuses it as not a file; ``--from inspect`` or
+    ``import`` reads it as inspect_ai logs).
 
     Example:
         >>> from jevalkit.reports import example_path
         >>> sniff_format(example_path("grades.jsonl"))
         'grades'
     """
+    if Path(path).is_dir():
+        return None
     try:
         return detect_format(path)
     except ImportFormatError:
@@ -265,21 +291,24 @@ def sniff_format(path: str | Path) -> str | None:
 def read_source(
     path: str | Path, format: str | None = None, *, label: str | None = None, **options: Any
 ) -> pd.DataFrame:
-    """The results at ``path``, whatever wrote them: a jevalkit results file (``format`` None),
-    or another tool's log in ``format`` (``"auto"``: detected), read by :func:`read` with those
-    of ``options`` its format takes (:data:`READER_OPTIONS`; None and the options of other
-    formats are left out, so one set of command-line options serves every format).
+    """The results at ``path``, whatever wrote them. ``format`` None means what it means for
+    :func:`read`: told by the content (``"auto"``, the command line's spelling, is the same); a
+    text file no format fits is read as jevalkit results, whose reader names the field at fault.
+    Other tools' logs are read by :func:`read` with those of ``options`` their format takes
+    (:data:`READER_OPTIONS`; None and the options of other formats are left out, so one set of
+    command-line options serves every format).
 
     Example:
         >>> from jevalkit.reports import example_path
-        >>> df = read_source(example_path("grades.jsonl"), "auto", baseline="gpt-4", scale=(1, 10))
+        >>> df = read_source(example_path("grades.jsonl"), baseline="gpt-4", scale=(1, 10))
         >>> sorted(df["system"].unique())[:2], int(df["score"].between(0, 1).all())
         (['alpha', 'bravo'], 1)
     """
-    if format is None and label is None:
+    fmt = None if format == "auto" else format
+    if fmt is None:
+        fmt = sniff_format(path) or "jevalkit"
+    if fmt == "jevalkit" and label is None:
         return _results_file(path)
-    fmt = format or "jevalkit"
-    fmt = detect_format(path) if fmt == "auto" else fmt
     takes = READER_OPTIONS.get(fmt, ())
     return read(
         path,

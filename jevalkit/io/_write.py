@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ImportFormatError, ResultsError
-from ..runner import COLUMNS, KEY_COLUMNS, check_results_path, json_ready, validate_row, write_rows
+from ..results import COLUMNS, KEY_COLUMNS, check_results_path, json_ready, validate_row, write_rows
 
 
 def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = False) -> Path:
@@ -45,7 +45,7 @@ def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = Fal
 
 def combine_imports(frames: list[pd.DataFrame], sources: list[str] | None = None) -> pd.DataFrame:
     """Imported frames as one, refused when rows share a results key
-    (:data:`jevalkit.runner.KEY_COLUMNS`: the same probe, case, model, configuration and
+    (:data:`jevalkit.results.KEY_COLUMNS`: the same probe, case, model, configuration and
     repeat), which one results file cannot hold; ``sources`` names each frame's file, so a
     clash inside one file is named as such.
 

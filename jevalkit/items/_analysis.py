@@ -11,17 +11,27 @@ and the correlations and p-values to ``scipy.stats.pearsonr``.
 
 from __future__ import annotations
 
-from typing import Unpack
+import html
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    Result,
+    estimator,
+    finish,
+    require_connected,
+    require_systems,
+    score_matrix,
+)
 from ..errors import StatsError
-from ..metrics import ScoreColumns, require_connected, require_systems, score_matrix
 
-ANALYSIS_COLUMNS = [
+_COLUMNS = [
     "n_systems",
     "difficulty",
     "discrimination",
@@ -38,25 +48,97 @@ ANALYSIS_COLUMNS = [
 ]
 
 
-def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class CronbachAlpha(Result):
+    """Cronbach's alpha with Feldt's interval: unpacks as ``(estimate, ci_low, ci_high)``; also
+    ``n_systems``, ``n_items`` and ``method``.
+
+    Example:
+        >>> r = cronbach_alpha(np.array([[1, 1, 1], [1, 0, 1], [0, 0, 1], [0, 0, 0.0]]))
+        >>> r.table()[["n", "n_items"]].to_dict("records")
+        [{'n': 4, 'n_items': 3}]
+    """
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n_systems: int
+    n_items: int
+    method: str
+    _unpack = ("estimate", "ci_low", "ci_high")
+
+    def table(self) -> pd.DataFrame:
+        """One row: ``n`` (systems), ``n_items``, ``value``, ``ci_low``, ``ci_high``,
+        ``method``."""
+        return finish(
+            {
+                "n": [self.n_systems],
+                "n_items": [self.n_items],
+                "value": [self.estimate],
+                "ci_low": [self.ci_low],
+                "ci_high": [self.ci_high],
+                "method": [self.method],
+            }
+        )
+
+
+def _complete_matrix(frame: pd.DataFrame) -> np.ndarray:
+    """The contract test's adapter input: the systems x cases matrix, systems scored on all."""
+    matrix = score_matrix(frame, case="case_id")
+    return matrix.scores[matrix.observed.all(axis=1)]
+
+
+@estimator(
+    unit="item",
+    estimand="Cronbach's alpha of a systems x items matrix",
+    interval="Feldt F interval",
+    checks=("order", "rename", "one_case", "no_spread", "method"),
+    adapter=lambda frame: cronbach_alpha(_complete_matrix(frame)),
+    note="pinned to pingouin in tests/items",
+)
+def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> CronbachAlpha:
     """Cronbach's alpha of a complete systems x items matrix, with Feldt's interval.
+
+    A matrix with missing cells, or whose systems' totals do not vary, has no alpha (NaN,
+    ``method`` says why; :func:`analysis` uses the systems scored on every item); one
+    whose items move together exactly (alpha 1) has no Feldt interval (it degenerates to the
+    point 1), so none is given.
 
     Example:
         >>> x = np.array([[1, 1, 1], [1, 0, 1], [0, 0, 1], [0, 0, 0.0]])
         >>> [round(v, 3) for v in cronbach_alpha(x)]
         [0.75, -0.65, 0.983]
     """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 2:
+        raise StatsError("alpha needs a systems x items matrix")
     n, k = scores.shape
     if n < 2 or k < 2:
         raise StatsError(f"alpha needs 2+ systems and 2+ items, got {n} x {k}")
+    over = f"Cronbach's alpha over {n} systems x {k} items"
+    nan = float("nan")
+    if not np.isfinite(scores).all():
+        missing = int((~np.isfinite(scores)).sum())
+        return CronbachAlpha(
+            nan,
+            nan,
+            nan,
+            n,
+            k,
+            f"{over}: not estimable ({missing} cells missing; alpha needs "
+            "the systems scored on every item)",
+        )
     total_var = scores.sum(axis=1).var(ddof=1)
     if total_var == 0:
-        return float("nan"), float("nan"), float("nan")
+        return CronbachAlpha(nan, nan, nan, n, k, f"{over}: not estimable (totals do not vary)")
     alpha = k / (k - 1) * (1 - scores.var(axis=0, ddof=1).sum() / total_var)
+    if alpha >= 1 - 1e-12:  # Feldt's interval degenerates to the point 1
+        return CronbachAlpha(1.0, nan, nan, n, k, f"{over}: items move together; no interval")
+    how = f"{over}, Feldt {confidence:.0%} F interval"
     df1, df2 = n - 1, (n - 1) * (k - 1)
     low = 1 - (1 - alpha) * sps.f.isf((1 - confidence) / 2, df1, df2)
     high = 1 - (1 - alpha) * sps.f.isf((1 + confidence) / 2, df1, df2)
-    return float(alpha), float(low), float(high)
+    return CronbachAlpha(float(alpha), float(low), float(high), n, k, how)
 
 
 def _alpha_if_deleted(scores: np.ndarray) -> np.ndarray:
@@ -80,25 +162,91 @@ def _constant(values: np.ndarray) -> bool:
     return bool(np.ptp(values) <= _TOL * max(1.0, float(np.abs(values).max())))
 
 
+@dataclass(frozen=True)
+class ItemAnalysis(Result):
+    """A benchmark's item analysis: ``.table()`` is the per-item table (its columns under
+    :func:`analysis`), the fields the benchmark's alpha and counts.
+
+    Attributes:
+        items: the per-item table.
+        alpha, alpha_ci_low, alpha_ci_high: Cronbach's alpha and Feldt's interval (NaN when
+            fewer than 2 systems are scored on every item, or their totals do not vary).
+        n_complete: systems scored on every item (alpha's systems).
+        n_systems, n_items: of the matrix.
+        n_dead, n_negative, n_flaky: items flagged so.
+        method: what was computed.
+
+    Example:
+        >>> from jevalkit.items import simulate_2pl
+        >>> r = analysis(simulate_2pl(n_systems=30, n_items=40, seed=0), case="case_id")
+        >>> round(r.alpha, 3), r.n_dead, len(r.table())
+        (0.791, 0, 40)
+    """
+
+    items: pd.DataFrame
+    alpha: float
+    alpha_ci_low: float
+    alpha_ci_high: float
+    n_complete: int
+    n_systems: int
+    n_items: int
+    n_dead: int
+    n_negative: int
+    n_flaky: int
+    method: str
+
+    def table(self) -> pd.DataFrame:
+        """The per-item table."""
+        return self.items
+
+    def flagged(self) -> pd.DataFrame:
+        """The items whose ``status`` is not ``ok``."""
+        return self.items[self.items["status"] != "ok"].reset_index(drop=True)
+
+    def _repr_html_(self) -> str:
+        head = (
+            f"{self.n_items} items, {self.n_systems} systems; Cronbach's alpha {self.alpha:.3f} "
+            f"({self.alpha_ci_low:.3f} to {self.alpha_ci_high:.3f}); {self.n_dead} dead, "
+            f"{self.n_negative} negative, {self.n_flaky} flaky"
+        )
+        flagged = self.flagged().to_html(index=False, escape=True, na_rep="", max_rows=50)
+        return (
+            f"<div><strong>ItemAnalysis</strong><p>{html.escape(head)}</p>{flagged}"
+            f"<p><small>{html.escape(self.method)}</small></p></div>"
+        )
+
+
+@estimator(
+    unit="item",
+    estimand="per item: mean score, corrected item-total r; Cronbach's alpha",
+    interval="Feldt F interval for alpha (a field); t-test p for r",
+    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    call={"case": "case_id"},
+    note="pinned to pingouin.cronbach_alpha and scipy.stats.pearsonr in tests/items",
+)
 def analysis(
     df: pd.DataFrame,
     *,
+    system: str = "system",
+    case: CaseSpec = CASE_COLUMNS,
+    score: str = "score",
+    scale: tuple[float, float] | None = None,
     flaky_at: float = 0.2,
     confidence: float = 0.95,
-    **columns: Unpack[ScoreColumns],
-) -> pd.DataFrame:
+) -> ItemAnalysis:
     """Item analysis of a benchmark from many systems' results.
 
     Args:
         df: results, one row per system x case x repeat.
-        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (see
-            :class:`jevalkit.metrics.ScoreColumns`; scores in [0, 1] or rescaled by ``scale``).
+        system, case, score: the columns naming the system, the item (one column or several)
+            and its score (scores in [0, 1], or rescaled by ``scale=(low, high)``).
         flaky_at: an item is flaky when at least this share of the systems that ran it more
             than once gave it different scores across repeats.
         confidence: of alpha's interval.
 
     Returns:
-        One row per item, sorted by its case columns, then: ``n_systems`` (systems scored on
+        An :class:`ItemAnalysis`. Its ``.table()`` has one row per item, sorted by its case
+        columns, then: ``n_systems`` (systems scored on
         it), ``difficulty`` (mean score over systems), ``discrimination`` (corrected item-total
         r; NaN for a dead item), ``discrimination_p`` (two-sided p of r = 0), ``discrimination_q``
         (Benjamini-Hochberg adjusted over the items), ``share_differ``
@@ -108,21 +256,20 @@ def analysis(
         mis-keyed or ambiguous; a screen, unadjusted: on many items some clean ones are flagged
         by chance, so sort by ``discrimination_q``), ``flaky`` (flip_share >= flaky_at), ``status`` (``ok`` or the
         flags joined by ``+``; ``untested``: it varies but its discrimination cannot be
-        estimated, e.g. fewer than 3 systems scored on it), ``method``. ``attrs``: ``alpha``, ``alpha_ci``, ``n_complete`` (systems in
-        alpha), ``n_systems``, ``n_items``, ``method``.
+        estimated, e.g. fewer than 3 systems scored on it), ``method``.
 
     Refuses (StatsError) with fewer than 3 systems or 2 items, when systems share no items, and
     when no item varies across systems.
 
     Example:
         >>> from jevalkit.items import simulate_2pl
-        >>> table = analysis(simulate_2pl(n_systems=30, n_items=40, seed=0), case="case_id")
-        >>> round(table.attrs["alpha"], 3), int(table["dead"].sum())
+        >>> result = analysis(simulate_2pl(n_systems=30, n_items=40, seed=0), case="case_id")
+        >>> round(result.alpha, 3), int(result.table()["dead"].sum())
         (0.791, 0)
     """
     if not 0 < flaky_at <= 1:
         raise StatsError(f"flaky_at must be in (0, 1], got {flaky_at!r}")
-    m = score_matrix(df, **columns)
+    m = score_matrix(df, system=system, case=case, score=score, scale=scale)
     require_systems(m, 3, "item analysis (a correlation across systems)")
     require_connected(m)
     if m.scores.shape[1] < 2:
@@ -173,7 +320,7 @@ def analysis(
     complete = seen.all(axis=1)
     n_complete = int(complete.sum())
     if n_complete >= 2 and x.shape[1] >= 2:
-        alpha = cronbach_alpha(x[complete], confidence)
+        alpha = tuple(cronbach_alpha(x[complete], confidence))
         alpha_del = _alpha_if_deleted(x[complete])
     else:
         alpha, alpha_del = (np.nan, np.nan, np.nan), np.full(x.shape[1], np.nan)
@@ -191,8 +338,7 @@ def analysis(
             n for n, f in zip(("dead", "negative", "flaky", "untested"), flags, strict=True) if f
         ]
         status.append("+".join(names) or "ok")
-    table = m.items.copy()
-    for name, values in {
+    columns = {
         "n_systems": n_sys.astype(int),
         "difficulty": difficulty,
         "discrimination": r,
@@ -205,20 +351,23 @@ def analysis(
         "negative": negative,
         "flaky": flaky,
         "status": status,
-    }.items():
-        table[name] = values
+    }
     method = (
         f"classical item analysis over {len(m.systems)} systems ({m.case_label} as items); "
         f"corrected item-total Pearson r with its t-test p; Cronbach's alpha on the "
         f"{n_complete} systems scored on every item, Feldt {confidence:.0%} interval"
     )
-    table["method"] = method
-    table.attrs.update(
-        alpha=alpha[0],
-        alpha_ci=(alpha[1], alpha[2]),
+    table = finish({**columns, "method": method}, groups=m.items, order=_COLUMNS)
+    return ItemAnalysis(
+        items=table,
+        alpha=float(alpha[0]),
+        alpha_ci_low=float(alpha[1]),
+        alpha_ci_high=float(alpha[2]),
         n_complete=n_complete,
         n_systems=len(m.systems),
-        n_items=x.shape[1],
+        n_items=int(x.shape[1]),
+        n_dead=int(dead.sum()),
+        n_negative=int(negative.sum()),
+        n_flaky=int(flaky.sum()),
         method=method,
     )
-    return table.reset_index(drop=True)

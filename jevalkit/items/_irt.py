@@ -23,37 +23,38 @@ table with NaN parameters and a ``status`` saying why.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
-from typing import Literal, Unpack
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, log_expit
 
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    Result,
+    ScoreMatrix,
+    estimator,
+    not_a_statistic,
+    require_connected,
+    require_systems,
+    score_matrix,
+)
 from ..errors import StatsError
-from ..metrics import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
 
 NODES = np.linspace(-5.0, 5.0, 41)
 PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()
 SLOPE_PRIOR = (1.0, 2.5)
 INTERCEPT_SD = 5.0
 MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
-ITEM_COLUMNS = [
-    "difficulty",
-    "discrimination",
-    "intercept",
-    "n_systems",
-    "mean_score",
-    "infit",
-    "outfit",
-    "status",
-]
-SYSTEM_COLUMNS = ["system", "ability", "ability_se", "n_items", "mean_score"]
 
 
 @dataclass(frozen=True)
-class IrtFit:
-    """A fitted item response model.
+class IrtFit(Result):
+    """A fitted item response model: ``.table()`` is the items (with ``method``), ``systems``
+    the abilities; in Jupyter it shows both.
 
     Attributes:
         model: ``1pl`` or ``2pl``.
@@ -67,6 +68,14 @@ class IrtFit:
         converged, n_iter: of the EM.
         matrix: the system x item scores the model was fitted to.
         method: what was fitted, and how.
+        n_calibrated: items with estimated parameters (status ``ok``).
+
+    Example:
+        >>> fit = fit_irt(simulate_2pl(n_systems=30, n_items=10, seed=0), case="case_id")
+        >>> fit.table().columns[-2:].tolist(), fit.scalars()["n_calibrated"]
+        (['status', 'method'], 10)
+        >>> "<table" in fit._repr_html_()
+        True
     """
 
     model: str
@@ -79,6 +88,26 @@ class IrtFit:
     n_iter: int
     matrix: ScoreMatrix = field(repr=False)
     method: str = ""
+    n_calibrated: int = 0
+
+    def table(self) -> pd.DataFrame:
+        """One row per item: its case columns, ``difficulty``, ``discrimination``,
+        ``intercept``, ``n_systems``, ``mean_score``, ``infit``, ``outfit``, ``status``,
+        ``method``."""
+        return self.items.assign(method=self.method)
+
+    def _repr_html_(self) -> str:
+        head = (
+            f"{self.model.upper()}: {self.n_calibrated} of {len(self.items)} items calibrated "
+            f"on {len(self.systems)} systems; log-likelihood {self.loglik:.1f}, AIC "
+            f"{self.aic:.1f}, BIC {self.bic:.1f}, converged {self.converged}"
+        )
+        systems = self.systems.to_html(index=False, escape=True, na_rep="", max_rows=30)
+        items = self.items.to_html(index=False, escape=True, na_rep="", max_rows=30)
+        return (
+            f"<div><strong>IrtFit</strong><p>{html.escape(head)}</p>{systems}{items}"
+            f"<p><small>{html.escape(self.method)}</small></p></div>"
+        )
 
     def posterior(self, scores: np.ndarray, weight: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """Posterior weights over the quadrature nodes of abilities, one row per system, given
@@ -147,22 +176,47 @@ def _m_step_1pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
     return a, c
 
 
+def respondents(frame: pd.DataFrame) -> pd.DataFrame:
+    """The contract test's adapter input for the item models: each system's repeats as
+    respondents of their own (the standard frame's 3 systems x 2 repeats give 6; the 1PL
+    needs 5), the repeat column dropped.
+
+    Example:
+        >>> f = pd.DataFrame({"system": ["a", "a"], "repeat": [0, 1], "case_id": "q", "score": 1.0})
+        >>> respondents(f)["system"].tolist()
+        ['a/0', 'a/1']
+    """
+    people = frame["system"].astype(str) + "/" + frame["repeat"].astype(str)
+    return frame.assign(system=people).drop(columns="repeat")
+
+
+@estimator(
+    unit="item",
+    estimand="1PL/2PL item parameters; EAP abilities",
+    interval="posterior SD of each ability",
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "method"),
+    adapter=lambda frame: fit_irt(respondents(frame), model="1pl", case="case_id"),
+    note="parameter recovery and girth's fit in tests/items/test_irt.py",
+)
 def fit_irt(
     df: pd.DataFrame,
     *,
+    system: str = "system",
+    case: CaseSpec = CASE_COLUMNS,
+    score: str = "score",
+    scale: tuple[float, float] | None = None,
     model: Literal["1pl", "2pl"] = "2pl",
     max_iter: int = 500,
     tol: float = 1e-4,
-    **columns: Unpack[ScoreColumns],
 ) -> IrtFit:
     """Fit a 1PL or 2PL item response model to systems' scores (binary or proportions in [0, 1]).
 
     Args:
         df: results, one row per system x case x repeat (repeats are averaged per cell).
+        system, case, score: the columns naming the system, the item (one column or several)
+            and its score (in [0, 1], or rescaled by ``scale=(low, high)``).
         model: ``2pl`` (a difficulty and a discrimination per item) or ``1pl`` (one shared
             discrimination).
-        columns: ``system=``, ``case=``, ``score=``, ``scale=`` (see
-            :class:`jevalkit.metrics.ScoreColumns`).
         max_iter, tol: EM stops when no parameter moves more than ``tol``.
 
     Returns:
@@ -177,7 +231,7 @@ def fit_irt(
     """
     if model not in MIN_SYSTEMS:
         raise StatsError(f"model must be '1pl' or '2pl', got {model!r}")
-    matrix = score_matrix(df, **columns)
+    matrix = score_matrix(df, system=system, case=case, score=score, scale=scale)
     require_systems(matrix, MIN_SYSTEMS[model], f"a {model.upper()} fit (to calibrate items)")
     require_connected(matrix)
     y_all, w_all = np.nan_to_num(matrix.scores), matrix.weight.astype(float)
@@ -272,6 +326,7 @@ def fit_irt(
         n_iter=it,
         matrix=matrix,
         method=method,
+        n_calibrated=int(use.sum()),
     )
 
 
@@ -281,6 +336,7 @@ def _spread(values: np.ndarray, use: np.ndarray) -> np.ndarray:
     return out
 
 
+@not_a_statistic("a simulator: draws results from a known 2PL model")
 def simulate_2pl(
     *,
     n_systems: int = 60,

@@ -7,13 +7,27 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ..contract import estimator
 from ..errors import StatsError
-from ._irt import IrtFit
+from ._irt import IrtFit, fit_irt, respondents
 
-ANCHOR_COLUMNS = ["case", "stratum", "stratum_size", "method"]
-SELECT_METHODS = ("irt", "stratified", "random")
+_COLUMNS = ["case", "stratum", "stratum_size", "method"]
+METHODS = ("irt", "stratified", "random")
 
 
+def _anchors_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The contract test's adapter: 4 stratified anchors of a 1PL fitted to the respondents."""
+    return select(fit_irt(respondents(frame), model="1pl", case="case_id"), 4, method="stratified")
+
+
+@estimator(
+    unit="item",
+    estimand="a stratified random sample of anchor items (a design, with its stratum sizes)",
+    interval="none (a sampling design: estimate's interval rests on it)",
+    checks=("order", "rename", "one_case"),
+    adapter=_anchors_of,
+    note="the design behind estimate's coverage in benchmarks/bench_items.py",
+)
 def select(
     fit: IrtFit,
     k: int,
@@ -48,8 +62,8 @@ def select(
         >>> len(anchors), anchors["stratum"].nunique(), int(anchors["stratum_size"].iloc[0])
         (10, 5, 20)
     """
-    if method not in SELECT_METHODS:
-        raise StatsError(f"method must be one of {', '.join(SELECT_METHODS)}, got {method!r}")
+    if method not in METHODS:
+        raise StatsError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     items = fit.items
     n = len(items)
     ids = fit.matrix.item_ids()
@@ -98,5 +112,5 @@ def _table(ids, chosen, strata, sizes, method) -> pd.DataFrame:
             "stratum_size": sizes.astype(int),
             "method": method,
         },
-        columns=ANCHOR_COLUMNS,
+        columns=_COLUMNS,
     )

@@ -3,37 +3,51 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Unpack
 
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish, score_matrix
 from ..errors import StatsError
-from ..metrics import ScoreColumns, score_matrix
 from ._estimate import estimate
-from ._irt import fit_irt
+from ._irt import fit_irt, respondents
 from ._select import select
 
-VALIDATION_COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
+_COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
 
 
+@estimator(
+    unit="system",
+    estimand="error and coverage of estimate per k",
+    interval="none (it measures other intervals)",
+    checks=("order", "rename", "scale", "one_case", "no_spread"),
+    adapter=lambda frame: leave_systems_out(
+        respondents(frame), [4], methods=["stratified"], model="1pl", case="case_id"
+    ),
+    note="a validation loop over fit_irt, select and estimate",
+)
 def leave_systems_out(
     df: pd.DataFrame,
     ks: Sequence[int],
     *,
+    system: str = "system",
+    case: CaseSpec = CASE_COLUMNS,
+    score: str = "score",
+    scale: tuple[float, float] | None = None,
     methods: Sequence[str] = ("irt", "stratified", "random"),
     model: str = "2pl",
     confidence: float = 0.95,
     max_systems: int | None = None,
     seed: int | None = 0,
-    **columns: Unpack[ScoreColumns],
 ) -> pd.DataFrame:
     """Hold out each system in turn (those scored on every item, so their full score is known),
     fit on all the others, choose k anchors, estimate the held-out
     system's full-benchmark score from its anchor results, and compare with its true score.
 
     Args:
+        df: results of many systems, one row per system x case x repeat.
         ks: the anchor counts to try.
+        system, case, score, scale: the columns, as :func:`analysis` reads them.
         methods: :func:`select` methods (``irt`` estimates by the model, the others by the
             stratified sample mean).
         max_systems: hold out only this many systems (the first by name), to bound the time.
@@ -51,6 +65,7 @@ def leave_systems_out(
         >>> table[["k", "method", "n_systems"]].values.tolist()
         [[20, 'random', 3]]
     """
+    columns = {"system": system, "case": case, "score": score, "scale": scale}
     full = score_matrix(df, **columns)
     complete = full.observed.all(axis=1)
     if not complete.any():
@@ -71,7 +86,8 @@ def leave_systems_out(
                 anchors = select(
                     fit, int(k), method=method, seed=None if seed is None else seed + i
                 )
-                row = estimate(fit, anchors, new, confidence=confidence).iloc[0]
+                how = "irt" if method == "irt" else "sample"  # the model, or the plain mean
+                row = estimate(fit, anchors, new, method=how, confidence=confidence).iloc[0]
                 records.append(
                     {
                         "k": int(k),
@@ -92,4 +108,4 @@ def leave_systems_out(
         )
         .reset_index()
     )
-    return out[VALIDATION_COLUMNS]
+    return finish(out, order=_COLUMNS)

@@ -1,6 +1,7 @@
 """Judges that return a probability distribution over ordinal levels.
 
-The expected level (sum of p_i * i) is the score; the distribution, its coverage and entropy are
+The expected level (:func:`expected_level`: sum of p_i * i, the levels numbered 0, 1, ... as the
+judge file lists them) over the top level is the score; the distribution, its coverage and entropy are
 kept. Judges plan judgment jobs and ask for judgments; analyses of judged results live
 downstream (:mod:`jevalkit.metrics`: quality, bias; :mod:`jevalkit.labels`: human labels).
 Prompts, level descriptions and choice tables live in ``data/judges/<evaluator>/v<N>.yaml``
@@ -23,7 +24,7 @@ from ._jobs import (
     judgment_fields,
     plan_judge_jobs,
 )
-from ._judgment import Judgment
+from ._judgment import Judgment, expected_level
 from ._logprobs import level_distribution, normalise_token, top_alternatives
 from ._pairwise import (
     POSITIONS,
@@ -80,6 +81,7 @@ __all__ = [
     "case_file_path",
     "cases_from_runs",
     "equivalent",
+    "expected_level",
     "first_level",
     "free_text_pairs",
     "judge",

@@ -7,10 +7,11 @@ import asyncio
 import dataclasses
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..client import CHAT, COMPLETIONS, Completion, Request
+from ..client import CHAT, COMPLETIONS, GENERATION, Completion, Request, check_generation
 from ..errors import JudgeError, UsageError
 from ..runner import Send
 from ._judgment import Judgment
@@ -32,6 +33,10 @@ class JudgeConfig:
             on level tokens there).
         n_samples: samples per judgment (sampling).
         temperature: sampling temperature (sampling).
+        generation: more generation parameters of the sampling requests
+            (:data:`jevalkit.client.GENERATION`: ``top_p``, ``stop``, ``frequency_penalty``,
+            ...), checked as a run's are and recorded in the rows' parameters; ``temperature``
+            and ``seed`` have their own keywords.
         min_coverage: refuse a logprobs judgment whose level tokens hold less probability mass
             than this (or sampling where fewer samples name a level).
         top_logprobs: alternatives asked for per token (logprobs).
@@ -52,6 +57,7 @@ class JudgeConfig:
     min_coverage: float = 0.5
     top_logprobs: int = 20
     explain: bool = False
+    generation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.method not in ("logprobs", "sampling"):
@@ -64,14 +70,25 @@ class JudgeConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise UsageError(f"{name} must be a whole number of at least {low}, got {value!r}")
-        for name, high in (("min_coverage", 1.0), ("temperature", 2.0)):
-            value = getattr(self, name)
-            if (
-                not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or not 0 <= value <= high
-            ):
-                raise UsageError(f"{name} must be a number from 0 to {high:g}, got {value!r}")
+        value = self.min_coverage
+        if not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= 1:
+            raise UsageError(f"min_coverage must be a number from 0 to 1, got {value!r}")
+        temperature = GENERATION["temperature"]
+        if not temperature.allows(self.temperature):
+            raise UsageError(
+                f"temperature must be {temperature.values()}, got {self.temperature!r}"
+            )
+        if not isinstance(self.generation, Mapping):
+            raise UsageError(f"generation must be a dict of parameters, got {self.generation!r}")
+        given = set(self.generation)
+        unknown = sorted(given - set(GENERATION) | given & {"temperature", "seed"})
+        if unknown:
+            raise UsageError(
+                f"generation: {unknown[0]!r} is not a generation parameter the config takes; "
+                f"give one of {', '.join(n for n in GENERATION if n not in ('temperature', 'seed'))} "
+                "(temperature and seed have keywords of their own)"
+            )
+        object.__setattr__(self, "generation", check_generation(self.generation))
 
     def parameters(self) -> dict[str, Any]:
         """Recorded in every results row."""
@@ -82,6 +99,7 @@ class JudgeConfig:
         }
         if self.method == "sampling":
             params.update(n_samples=self.n_samples, temperature=self.temperature)
+            params.update(self.generation)
         if self.explain:
             params["explain"] = True
         return params
@@ -191,9 +209,8 @@ async def _distribution(
     requests = []
     for i in range(config.n_samples):
         extra = {"seed": seed + i} if seed is not None else {}
-        request = judge_request(
-            prompt, case, style, max_tokens=4, temperature=config.temperature, **extra
-        )
+        body = {"max_tokens": 4, **config.generation, "temperature": config.temperature}
+        request = judge_request(prompt, case, style, **body, **extra)
         requests.append(dataclasses.replace(request, repeat=repeat * config.n_samples + i))
     results = await asyncio.gather(*(_ask(send, r) for r in requests))
     texts = [r.text or "" for r in results]

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import JudgeError, UsageError
-from ..runner import Job, Send, params_hash
+from ..results import params_hash
+from ..runner import Job, Send
 from ._evaluate import JudgeConfig, judge_case
 from ._judgment import Judgment
 from ._prompts import JudgePrompt, load_judge_prompt

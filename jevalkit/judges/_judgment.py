@@ -10,6 +10,19 @@ from typing import Any
 from ..errors import JudgeError
 
 
+def expected_level(probs: Sequence[float]) -> float:
+    """The expected level of a distribution over a judge's levels: sum of p_i * i, the levels
+    numbered 0, 1, ... as the judge file lists them (lowest first), whatever their labels; the
+    score is the expected level / top level. The one definition: judgments, results rows,
+    reports and the LevelDistribution widget all use it.
+
+    Example (a 1-5 judge, levels numbered 0..4):
+        >>> round(expected_level([0.02, 0.05, 0.13, 0.30, 0.50]), 2)
+        3.21
+    """
+    return math.fsum(i * p for i, p in enumerate(probs))
+
+
 @dataclass(frozen=True)
 class Judgment:
     """What a judge returns for one case.
@@ -17,7 +30,8 @@ class Judgment:
     Attributes:
         levels: the level labels, lowest first (``("0", "1", "2", "3", "4")``, ``("no", "yes")``).
         probs: a distribution over ``levels`` (sums to 1).
-        expected_level: sum of p_i * i.
+        expected_level: sum of p_i * i, the levels numbered 0, 1, ... as listed
+            (:func:`expected_level`).
         score: expected_level / top level, in [0, 1] (for a two-level judge this is p(top level),
             e.g. p(good)); or the probability-weighted choice score when ``choice_scores`` is given.
         verdict: the most likely level's label.
@@ -72,7 +86,7 @@ class Judgment:
                 f"probabilities must be non-negative and sum to 1, got sum {total:.6f}"
             )
         p = tuple(float(x) / total for x in probs)
-        expected = math.fsum(i * x for i, x in enumerate(p))
+        expected = expected_level(p)
         if choice_scores is not None:
             score = math.fsum(s * x for s, x in zip(choice_scores, p, strict=True))
         else:

@@ -20,10 +20,11 @@ import pandas as pd
 
 from ..errors import CaseFileError, JevalkitError, JudgeError, UsageError
 from ..probes import load_probe
-from ..runner import Job, Send, params_hash, read_results
+from ..results import params_hash, read_results
+from ..runner import Job, Send
 from ._evaluate import JudgeConfig, judge_case
 from ._jobs import error_fields
-from ._judgment import Judgment
+from ._judgment import Judgment, expected_level
 from ._prompts import JudgePrompt, load_judge_prompt
 
 SYSTEM_VERDICTS = ("b>>a", "b>a", "a=b", "a>b", "a>>b")  # lowest first: the score is system_a's
@@ -63,7 +64,7 @@ def to_systems(judgment: Judgment, position: str) -> dict[str, Any]:
     score = float(np.dot(probs, [0.0, 0.25, 0.5, 0.75, 1.0]))
     return {
         "probs": probs,
-        "expected_level": float(np.dot(probs, range(5))),
+        "expected_level": expected_level(probs),
         "score": score,
         "verdict": SYSTEM_VERDICTS[best],
         "passed": None,

@@ -33,11 +33,13 @@ from .._paths import judges_dir
 from ..datafiles import (
     content_hash,
     load_yaml,
+    parse_ref,
     publish_versions,
     read_lock,
     schema_validator,
     validate_data,
     verify_locked,
+    version_files,
 )
 from ..errors import CaseFileError, JudgeFileError
 
@@ -165,7 +167,7 @@ def _as_text(value: Any) -> str:
 
 
 def _files(folder: Path) -> dict[int, Path]:
-    return {int(p.stem[1:]): p for p in folder.glob("v*.yaml") if p.stem[1:].isdigit()}
+    return version_files(folder, JudgeFileError)
 
 
 def _check_kind(raw: dict[str, Any], path: Path) -> None:
@@ -230,21 +232,24 @@ def read_judge_file(path: Path, lock: dict[str, str] | None = None) -> JudgeProm
 
 
 def load_judge_prompt(ref: str, *, root: Path | None = None) -> JudgePrompt:
-    """Load ``"faithfulness"`` (latest) or ``"faithfulness@1"``.
+    """Load ``"faithfulness"`` (latest) or ``"faithfulness@1"`` (names parsed by the one rule
+    probes follow too, :func:`jevalkit.datafiles.parse_ref`).
 
     Example:
         >>> load_judge_prompt("faithfulness").labels
         ['0', '1', '2', '3', '4']
+        >>> load_judge_prompt("faithfulness@01")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.JudgeFileError: judge 'faithfulness@01': expected `judge-id` or `judge-id@N` (N a version number)
     """
     root = judges_dir() if root is None else root
-    name, _, version = ref.partition("@")
-    files = _files(root / name) if name and (root / name).is_dir() else {}
+    name, version = parse_ref(ref, "judge", JudgeFileError)
+    files = _files(root / name)
     if not files:
         known = ", ".join(sorted(p.name for p in root.iterdir() if p.is_dir()))
         raise JudgeFileError(f"unknown judge {name!r}; known: {known}")
-    if version and not version.isdigit():
-        raise JudgeFileError(f"judge {ref!r}: expected `name` or `name@N` (N a version number)")
-    v = int(version) if version else max(files)
+    v = version if version is not None else max(files)
     if v not in files:
         raise JudgeFileError(f"judge {name!r} has no version {v}; published: {sorted(files)}")
     return read_judge_file(files[v])

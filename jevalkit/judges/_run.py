@@ -14,8 +14,9 @@ from ..runner import (
     RunOptions,
     RunSettings,
     default_results_path,
+    execute,
+    open_executor,
     run_adaptive,
-    scaled_execute,
 )
 from ._cases import load_cases
 from ._evaluate import JudgeConfig
@@ -101,15 +102,16 @@ async def ajudge(
         Path(out) if out else default_results_path(f"judge__{evaluator}", model, settings.base_url)
     )
     description = f"judge {evaluator}"
-    async with scaled_execute(settings) as run_jobs:  # here, on Dask, or one shard
+    async with open_executor(settings) as executor:  # here, on Dask, or one shard
         if adaptive is not None:
             return await run_adaptive(
                 jobs, adaptive, model=model, out=path, settings=settings,
-                description=description, run_jobs=run_jobs,
+                description=description, executor=executor,
             )  # fmt: skip
-        return await run_jobs(
-            jobs, model=model, out=path, settings=settings, description=description
-        )
+        return await execute(
+            jobs, model=model, out=path, settings=settings, description=description,
+            executor=executor,
+        )  # fmt: skip
 
 
 def judge(
@@ -158,5 +160,16 @@ def judge(
         >>> bool((df["verdict"] == df["gold"]).all())
         True
     """
-    own = {k: v for k, v in locals().items() if k not in ("evaluator", "data", "model", "options")}
-    return run_sync(ajudge(evaluator, data, model, **own, **options))
+    return run_sync(
+        ajudge(
+            evaluator,
+            data,
+            model,
+            systems=systems,
+            both_orders=both_orders,
+            config=config,
+            criteria=criteria,
+            seed=seed,
+            **options,
+        )
+    )

@@ -5,7 +5,7 @@ judge's mean over all items, corrected by its average error on the labelled slic
 mean of the *human* score without the judge's bias (prediction-powered inference, Angelopoulos,
 Bates, Fannjiang, Jordan & Zrnic 2023, Science 382; power-tuned "PPI++", Angelopoulos, Duchi &
 Zrnic 2023, arXiv:2311.01453). Computed with the authors' ``ppi-python`` package; the estimators on arrays are
-:func:`jevalkit.stats.ppi_interval`, :func:`jevalkit.stats.ppi_lambda` and
+:func:`jevalkit.stats.ppi_interval` (``lam=None``: PPI++'s tuned lambda) and
 :func:`jevalkit.stats.rogan_gladen_interval`.
 
 For pass/fail verdicts the Rogan-Gladen estimator (Rogan & Gladen 1978, Am. J. Epidemiol. 107)
@@ -14,7 +14,7 @@ pi = (p + Sp - 1) / (Se + Sp - 1), with a delta-method interval (the variances o
 propagated; Greiner & Gardner 2000, Prev. Vet. Med. 45).
 
 The estimand is the mean human score over the population the judged items were drawn from.
-Labelled items must be a probability sample of the judged ones: ``jevalkit.labels.label_plan``
+Labelled items must be a probability sample of the judged ones: ``jevalkit.labels.label_sample``
 draws them and records each item's probability, used here as an inverse-probability weight.
 """
 
@@ -27,12 +27,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..contract import estimator, finish
 from ..errors import StatsError
 from ..judges import EVALUATORS, Judgment, load_judge_prompt
-from ..stats import ppi_interval, ppi_lambda, rogan_gladen_interval
+from ..stats import no_spread_ci, ppi_interval, rogan_gladen_interval
 from ._labels import judged_items
 
-CORRECTED_COLUMNS = [
+_COLUMNS = [
     "estimator",
     "n_labelled",
     "n_judged",
@@ -44,10 +45,9 @@ CORRECTED_COLUMNS = [
     "lam",
     "method",
 ]
-ESTIMATORS = ("judge only", "labels only", "PPI", "PPI++", "Rogan-Gladen")
 
 
-def label_scores_for(
+def _label_scores(
     df: pd.DataFrame, levels: list[str] | None, scores: dict | None
 ) -> dict[str, float]:
     """The score of each label level: given, else from the judge's prompt file (the same scoring
@@ -128,6 +128,8 @@ def _rows(
     w: np.ndarray,
     binary: bool,
     confidence: float,
+    *,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> list[dict[str, Any]]:
     n, big_n = y.size, yhat_unlabelled.size
     if n < 2:
@@ -149,17 +151,24 @@ def _rows(
         * all_judged.std(ddof=1)
         / math.sqrt(all_judged.size)
     )
+    judge_low, judge_high = mean - half, mean + half
+    judge_how = "the judge's mean over all judged items, t interval; ignores the judge's bias"
+    if not half > 0:  # the judge gave every item one score: no spread is not a certainty
+        judge_low, judge_high = no_spread_ci(
+            mean, all_judged.size, bounds=bounds, confidence=confidence
+        )
+        judge_how = judge_how.replace("t interval", "Wilson interval at the same mean (no spread)")
     rows = [
         _row(
             "judge only",
             n,
             all_judged.size,
             mean,
-            mean - half,
-            mean + half,
+            judge_low,
+            judge_high,
             None,
             None,
-            "the judge's mean over all judged items, t interval; ignores the judge's bias",
+            judge_how,
         )
     ]
     value, low, high, _, classical_var = ppi_interval(
@@ -178,12 +187,10 @@ def _rows(
             "the labelled items alone (PPI with lambda = 0), t interval" + how,
         )
     )
-    for name, lam in (("PPI", 1.0), ("PPI++", None)):
-        if lam is None:
-            lam = ppi_lambda(y, yhat, yhat_unlabelled, weights)
-        value, low, high, judged_var, rect_var = ppi_interval(
-            y, yhat, yhat_unlabelled, lam, weights=weights, confidence=confidence
-        )
+    for name, tuning in (("PPI", 1.0), ("PPI++", None)):
+        ppi = ppi_interval(y, yhat, yhat_unlabelled, tuning, weights=weights, confidence=confidence)
+        value, low, high, judged_var, rect_var = ppi
+        lam = ppi.lam
         total = judged_var + rect_var
         effective = n * classical_var / total if total > 0 else math.inf
         rows.append(
@@ -238,6 +245,11 @@ def _row(estimator, n, big_n, value, low, high, effective, lam, method) -> dict[
 def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str, Any]:
     rg = rogan_gladen_interval(y, yhat, all_judged, w, confidence=confidence)
     var = rg.variance
+    if not var > 0:  # a flawless judge that called every item alike: nothing to propagate
+        raise StatsError(
+            "no spread: the judge called every item alike and the labels agree with it; "
+            "Rogan-Gladen has no variance to give an interval with"
+        )
     effective = y.size * (classical_se / math.sqrt(var)) ** 2 if var > 0 else math.inf
     clipped = not (0 <= rg.estimate <= 1 and rg.ci_low >= 0 and rg.ci_high <= 1)
     return _row(
@@ -255,12 +267,22 @@ def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str,
     )
 
 
+@estimator(
+    unit="item",
+    estimand="mean human score (PPI, PPI++, Rogan-Gladen; Hajek form when weighted)",
+    interval="t with a small-sample floor; delta method",
+    data="labels",
+    checks=("order", "rename", "method", "scale", "one_case"),
+    call={"levels": ["fail", "pass"]},
+    calibration="corrected_mean",
+)
 def corrected_mean(
     df: pd.DataFrame,
     labels: pd.DataFrame,
     *,
     levels: list[str] | None = None,
     label_scores: dict[str, float] | None = None,
+    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """The mean human score of each system's outputs, from the judge's scores on every item and
@@ -273,6 +295,8 @@ def corrected_mean(
             ``sampling_probability``); several labellers of one item are averaged.
         levels: the label levels, lowest first, when ``df`` does not come from a jevalkit judge.
         label_scores: or the score of each level directly.
+        scale: ``(low, high)`` of raw judge grades (e.g. ``(1, 10)``), normalised to [0, 1]
+            as :func:`jevalkit.labels.judged_items` reads them; label scores are on [0, 1].
         confidence: of the intervals.
 
     Returns:
@@ -296,8 +320,8 @@ def corrected_mean(
     """
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence!r}")
-    scores = label_scores_for(df, levels, label_scores)
-    items = judged_items(df)
+    scores = _label_scores(df, levels, label_scores)
+    items = judged_items(df, scale=scale)
     labels = _normalised(labels)
     binary = sorted(set(scores.values())) == [0.0, 1.0]
     out = []
@@ -308,9 +332,18 @@ def corrected_mean(
         y, yhat, yhat_u, w = _paired_arrays(group, mine, scores)
         for row in _rows(y, yhat, yhat_u, w, binary, confidence):
             out.append({"system": system, **row})
-    return pd.DataFrame(out, columns=["system", *CORRECTED_COLUMNS])
+    return finish(pd.DataFrame(out, columns=["system", *_COLUMNS]), order=["system", *_COLUMNS])
 
 
+@estimator(
+    unit="item",
+    estimand="paired difference in mean human score",
+    interval="t with a small-sample floor",
+    data="labels",
+    checks=("order", "rename", "method"),
+    call={"baseline": "A", "candidate": "B", "levels": ["fail", "pass"]},
+    calibration="corrected_mean",
+)
 def corrected_difference(
     df: pd.DataFrame,
     labels: pd.DataFrame,
@@ -319,6 +352,7 @@ def corrected_difference(
     *,
     levels: list[str] | None = None,
     label_scores: dict[str, float] | None = None,
+    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """``candidate`` minus ``baseline`` in mean human score, paired by case: the prediction-
@@ -340,8 +374,8 @@ def corrected_difference(
         >>> d.set_index("estimator").loc["PPI", "system"]
         'b - a'
     """
-    scores = label_scores_for(df, levels, label_scores)
-    items = judged_items(df)
+    scores = _label_scores(df, levels, label_scores)
+    items = judged_items(df, scale=scale)
     wide = items.pivot(index="case_id", columns="system", values="judge_score")
     for system in (baseline, candidate):
         if system not in wide.columns:
@@ -355,12 +389,12 @@ def corrected_difference(
         .unstack()
     )
     if baseline not in per.columns or candidate not in per.columns:
-        raise StatsError("label both systems' outputs for the same cases (label_plan does)")
+        raise StatsError("label both systems' outputs for the same cases (label_sample does)")
     both = per[[baseline, candidate]].dropna().index.intersection(wide.index)
     if len(both) < 2:
         raise StatsError(
             f"{len(both)} case(s) have labels for both systems: a paired correction needs at least "
-            "2 (label_plan labels every system's output for each drawn case)"
+            "2 (label_sample labels every system's output for each drawn case)"
         )
     prob = (
         labels.groupby("case_id")["sampling_probability"].first()
@@ -379,13 +413,13 @@ def corrected_difference(
     judged_diff = wide[candidate] - wide[baseline]
     yhat = judged_diff.loc[both].to_numpy(float)
     yhat_u = judged_diff.drop(index=both).to_numpy(float)
-    rows = _rows(y, yhat, yhat_u, w, False, confidence)
-    frame = pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
+    rows = _rows(y, yhat, yhat_u, w, False, confidence, bounds=(-1.0, 1.0))
+    frame = pd.DataFrame(rows, columns=_COLUMNS)
     frame.insert(0, "system", f"{candidate} - {baseline}")
-    return frame
+    return finish(frame, order=["system", *_COLUMNS])
 
 
-BUDGET_COLUMNS = [
+_BUDGET_COLUMNS = [
     "system",
     "n_labelled",
     "n_judged",
@@ -398,6 +432,14 @@ BUDGET_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="item",
+    estimand="labels needed for a target half-width",
+    interval="none (a planning number)",
+    data="labels",
+    checks=("order", "rename", "method"),
+    call={"target_half_width": 0.1, "levels": ["fail", "pass"]},
+)
 def label_budget(
     df: pd.DataFrame,
     pilot_labels: pd.DataFrame,
@@ -405,6 +447,7 @@ def label_budget(
     *,
     levels: list[str] | None = None,
     label_scores: dict[str, float] | None = None,
+    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """How many labels each system needs for a corrected (PPI++) interval of ``+/-
@@ -436,8 +479,8 @@ def label_budget(
     """
     if not isinstance(target_half_width, int | float) or not 0 < target_half_width < 1:
         raise StatsError(f"target_half_width must be in (0, 1), got {target_half_width!r}")
-    scores = label_scores_for(df, levels, label_scores)
-    items = judged_items(df)
+    scores = _label_scores(df, levels, label_scores)
+    items = judged_items(df, scale=scale)
     labels = _normalised(pilot_labels)
     rows = []
     for system, group in items.groupby("system", sort=True):
@@ -445,10 +488,9 @@ def label_budget(
         if y.size < 2:
             raise StatsError(f"system {system!r}: a pilot needs at least 2 labels")
         weights = None if np.allclose(w, w[0]) else w
-        lam = ppi_lambda(y, yhat, yhat_u, weights)
-        _, low, high, judged_var, rect_var = ppi_interval(
-            y, yhat, yhat_u, lam, weights=weights, confidence=confidence
-        )
+        tuned = ppi_interval(y, yhat, yhat_u, None, weights=weights, confidence=confidence)
+        _, low, high, judged_var, rect_var = tuned
+        lam = tuned.lam
         now = (high - low) / 2
         per_label = rect_var * y.size  # the rectifier's variance per label
         q = stats.t.ppf(0.5 + confidence / 2, y.size - 1)
@@ -475,4 +517,4 @@ def label_budget(
                 ),
             }
         )
-    return pd.DataFrame(rows, columns=BUDGET_COLUMNS)
+    return finish(pd.DataFrame(rows, columns=_BUDGET_COLUMNS), order=_BUDGET_COLUMNS)

@@ -4,7 +4,7 @@ An *item* is one judged output: a system's answer to a case (``system``, ``case_
 label items at the judge's levels; the labels correct the judge's mean
 (:func:`jevalkit.labels.corrected_mean`).
 
-Which items to label decides whether the correction is unbiased. ``label_plan`` draws them at
+Which items to label decides whether the correction is unbiased. ``label_sample`` draws them at
 random with known probabilities and records each item's ``sampling_probability``:
 
 - ``random``: a simple random sample of cases, every item equally likely: unbiased as it is.
@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..contract import Prepared, estimator, not_a_statistic, prepare
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
-from ..runner import repair_torn_tail, system_of
+from ..results import repair_torn_tail, system_of
 from ..stats import krippendorff_alpha
 
 LABEL_COLUMNS = [
@@ -48,7 +49,7 @@ LABEL_COLUMNS = [
     "sampling_probability",
     "skipped",
 ]
-LABEL_PLAN_COLUMNS = [
+_SAMPLE_COLUMNS = [
     "system",
     "case_id",
     "judge_score",
@@ -58,13 +59,52 @@ LABEL_PLAN_COLUMNS = [
 ]
 ITEM_COLUMNS = ("input", "output", "expected", "reference", "gold", "probs")
 STRATEGIES = ("random", "stratified", "uncertain")
-AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
+_AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
 
 
-def judged_items(df: pd.DataFrame) -> pd.DataFrame:
+def _judged_rows(df: pd.DataFrame, scale: tuple[float, float] | None) -> Prepared:
+    """The one input step for judged results (:func:`jevalkit.contract.prepare`): an item is a
+    ``system`` (or the ``model`` it names) and a ``case_id``; rows with an error or no score are
+    not scored; duplicated rows and case ids of two types are refused; scores lie in [0, 1] or
+    are normalised by ``scale``."""
+    for column in ("case_id", "score"):
+        if column not in df.columns:
+            raise StatsError(
+                f"no {column!r} column: these are not judged results (a judge run, or another "
+                "tool's grades read with jevalkit.io)"
+            )
+    frame = df
+    if "system" not in frame.columns:
+        if "model" not in frame.columns:
+            raise StatsError(
+                "no 'system' or 'model' column: say whose outputs these are "
+                "(e.g. df.assign(system='my-model'))"
+            )
+        frame = frame.assign(system=system_of(frame))
+    rows = prepare(
+        frame, "score", case="case_id", system="system", repeat="repeat", kind="score", scale=scale
+    )
+    if not rows.values.size:
+        raise StatsError("no judged rows with a score")
+    return rows
+
+
+@estimator(
+    unit="item",
+    estimand="each judged item's mean judge score over its repeats, and the judge's uncertainty",
+    interval="none (a per-item table)",
+    checks=("order", "rename", "scale", "keys", "duplicates"),
+    note="the items corrected_mean and label_sample read",
+)
+def judged_items(df: pd.DataFrame, *, scale: tuple[float, float] | None = None) -> pd.DataFrame:
     """One row per judged item (``system``, ``case_id``): the judge's score averaged over
-    repeats (``judge_score``), its verdict share (``judge_passed``), and how uncertain it was
-    (``uncertainty``: the mean entropy of its level distribution, else 4 p (1 - p) of the score).
+    repeats (``judge_score``), its verdict share (``judge_passed``), how uncertain it was
+    (``uncertainty``: the mean entropy of its level distribution, else 4 p (1 - p) of the score)
+    and ``n_repeats``.
+
+    Rows with an ``error`` or no score are not judged; scores must lie in [0, 1], or give
+    ``scale=(low, high)`` of raw grades (e.g. ``(1, 10)``); duplicated rows (the same repeat
+    twice) and case ids of two types (``1`` and ``"1"``) are refused.
 
     Example:
         >>> df = pd.DataFrame({"system": "m", "case_id": ["a", "a", "b"], "score": [1.0, 0.5, 0.0],
@@ -72,31 +112,13 @@ def judged_items(df: pd.DataFrame) -> pd.DataFrame:
         >>> judged_items(df)[["case_id", "judge_score", "n_repeats"]].values.tolist()
         [['a', 0.75, 2], ['b', 0.0, 1]]
     """
-    for column in ("case_id", "score"):
-        if column not in df.columns:
-            raise StatsError(
-                f"no {column!r} column: these are not judged results (a judge run, or another "
-                "tool's grades read with jevalkit.io)"
-            )
-    frame = df.copy()
-    if "system" not in frame.columns:
-        if "model" not in frame.columns:
-            raise StatsError(
-                "no 'system' or 'model' column: say whose outputs these are "
-                "(e.g. df.assign(system='my-model'))"
-            )
-        frame["system"] = system_of(frame)
-    if "error" in frame.columns:
-        frame = frame[frame["error"].isna()]
-    frame = frame[pd.to_numeric(frame["score"], errors="coerce").notna()]
-    if frame.empty:
-        raise StatsError("no judged rows with a score")
-    score = pd.to_numeric(frame["score"], errors="coerce").astype(float)
-    if ((score < 0) | (score > 1)).any():
-        raise StatsError(
-            f"judge scores range from {score.min():g} to {score.max():g}, outside [0, 1]: "
-            "normalise them first (jevalkit.io readers do; e.g. (grade - 1) / 9 for 1-10 grades)"
-        )
+    return _items_of(_judged_rows(df, scale))
+
+
+def _items_of(rows: Prepared) -> pd.DataFrame:
+    """:func:`judged_items` of rows the input step kept."""
+    frame = rows.frame
+    score = pd.Series(rows.values, index=frame.index)
     entropy = frame["probs"].map(_entropy) if "probs" in frame.columns else None
     uncertainty = (
         entropy if entropy is not None and entropy.notna().all() else 4 * score * (1 - score)
@@ -132,14 +154,29 @@ def _entropy(probs: Any) -> float:
     return float(-(p * np.log(p)).sum() / math.log(len(probs)))
 
 
-def label_plan(
-    df: pd.DataFrame, n: int, *, strategy: str = "random", seed: int = 0, floor: float = 0.2
+@estimator(
+    unit="case",
+    estimand="a probability sample of judged items to label, with each case's probability",
+    interval="none (a sampling design: the corrected means' intervals rest on it)",
+    checks=("order", "rename", "scale", "keys", "duplicates"),
+    call={"n": 5},
+    note="unbiasedness of the corrected means under each strategy in tests/labels",
+)
+def label_sample(
+    df: pd.DataFrame,
+    n: int,
+    *,
+    strategy: str = "random",
+    seed: int = 0,
+    floor: float = 0.2,
+    scale: tuple[float, float] | None = None,
 ) -> pd.DataFrame:
     """Which items to label: ``n`` cases drawn with known probabilities (every system's output
     for a drawn case is an item), in a random presentation order.
 
     Args:
-        df: judged results (``case_id``, ``score``; ``system``, ``probs``, ``passed`` when there).
+        df: judged results (``case_id``, ``score``; ``system``, ``probs``, ``passed`` when there;
+            read as :func:`judged_items` reads them, ``scale`` too).
         n: cases to draw (``uncertain`` draws n on average: each case independently).
         strategy: ``random``, ``stratified`` (equal numbers per judge verdict) or ``uncertain``
             (probability proportional to the judge's uncertainty, at least ``floor`` times the
@@ -151,18 +188,19 @@ def label_plan(
         (of its case being drawn), ``strategy``, ``order``; then what the labeller is shown, taken
         from the item's first judged repeat, for those of ``input``, ``output``, ``expected``,
         ``reference``, ``gold``, ``probs`` the results have (``input`` also from
-        ``source["input"]`` of imported results): the plan goes straight into the Labeler.
+        ``source["input"]`` of imported results): the sample goes straight into the Labeler.
 
     Example:
         >>> df = pd.DataFrame({"system": "m", "case_id": [f"c{i}" for i in range(10)],
         ...                    "score": [0.1] * 5 + [0.9] * 5})
-        >>> plan = label_plan(df, 4, strategy="stratified")
-        >>> len(plan), sorted(plan["sampling_probability"].unique().tolist())
+        >>> sample = label_sample(df, 4, strategy="stratified")
+        >>> len(sample), sorted(sample["sampling_probability"].unique().tolist())
         (4, [0.4])
     """
     if strategy not in STRATEGIES:
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    items = judged_items(df)
+    rows = _judged_rows(df, scale)
+    items = _items_of(rows)
     cases = items.groupby("case_id", sort=True).agg(
         judge_score=("judge_score", "mean"),
         judge_passed=("judge_passed", "mean"),
@@ -194,35 +232,31 @@ def label_plan(
             raise StatsError("the draw picked no case; raise n or use another seed")
     picked = cases.index.to_numpy()[chosen]
     probability = dict(zip(cases.index, prob, strict=True))
-    plan = items[items["case_id"].isin(picked)].copy()
-    plan["sampling_probability"] = plan["case_id"].map(probability).astype(float)
-    plan["strategy"] = strategy
+    sample = items[items["case_id"].isin(picked)].copy()
+    sample["sampling_probability"] = sample["case_id"].map(probability).astype(float)
+    sample["strategy"] = strategy
     order = {case: i for i, case in enumerate(rng.permutation(picked))}
-    plan["order"] = plan["case_id"].map(order)
-    plan = plan.sort_values(["order", "system"], kind="stable").reset_index(drop=True)
-    return _with_item_content(plan[LABEL_PLAN_COLUMNS], df)
+    sample["order"] = sample["case_id"].map(order)
+    sample = sample.sort_values(["order", "system"], kind="stable").reset_index(drop=True)
+    return _with_item_content(sample[_SAMPLE_COLUMNS], rows.frame)
 
 
-def _with_item_content(plan: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
-    """The plan joined to what each item shows (its first judged repeat's input, output, ...)."""
-    frame = df.copy()
-    if "system" not in frame.columns:
-        frame["system"] = system_of(frame)
-    if "error" in frame.columns:
-        frame = frame[frame["error"].isna()]
+def _with_item_content(sample: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    """The sample joined to what each item shows (its first judged repeat's input, output, ...),
+    from the judged rows the one input step kept."""
     if "input" not in frame.columns and "source" in frame.columns:
         inputs = frame["source"].map(lambda s: s.get("input") if isinstance(s, dict) else None)
         if inputs.notna().any():
-            frame["input"] = inputs
+            frame = frame.assign(input=inputs)
     shown = [c for c in ITEM_COLUMNS if c in frame.columns]
     if not shown:
-        return plan
+        return sample
     if "repeat" in frame.columns:
         frame = frame.sort_values("repeat", kind="stable")
     frame = frame.assign(
         system=frame["system"].astype(str), case_id=frame["case_id"].astype(str)
     ).drop_duplicates(["system", "case_id"])
-    return plan.merge(frame[["system", "case_id", *shown]], on=["system", "case_id"], how="left")
+    return sample.merge(frame[["system", "case_id", *shown]], on=["system", "case_id"], how="left")
 
 
 def _equal_allocation(sizes: np.ndarray, n: int) -> np.ndarray:
@@ -254,6 +288,7 @@ def _capped_proportional(u: np.ndarray, n: int) -> np.ndarray:
     return np.clip(prob, 0.0, 1.0)
 
 
+@not_a_statistic("file I/O: appends one record to the labels file")
 def append_label(path: str | Path, record: dict[str, Any]) -> None:
     """Append one label record to ``path`` and fsync it (a kernel that dies loses nothing).
 
@@ -276,6 +311,7 @@ def append_label(path: str | Path, record: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
+@not_a_statistic("file I/O: one record of the labels file")
 def label_record(
     system: str,
     case_id: str,
@@ -295,7 +331,7 @@ def label_record(
         ...
         jevalkit.errors.UsageError: sampling_probability must be in (0, 1], got 0
     """
-    check_sampling_probability(sampling_probability, "")
+    _check_sampling_probability(sampling_probability, "")
     return {
         "system": str(system),
         "case_id": str(case_id),
@@ -307,9 +343,11 @@ def label_record(
     }
 
 
+@not_a_statistic("file I/O: reads the labels file")
 def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFrame:
     """The labels in ``path``: the latest record per labeller and item (skips left out unless
-    asked), with :data:`LABEL_COLUMNS`.
+    asked): ``system``, ``case_id``, ``level``, ``labeller``, ``time``,
+    ``sampling_probability``, ``skipped``.
 
     Raises:
         UsageError: one line naming the file, the line and the field that is wrong.
@@ -340,7 +378,7 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
                     raise UsageError(f"{p}: line {number}: {field!r} is missing")
             skipped = bool(record.get("skipped")) or record.get("level") is None
             prob = record.get("sampling_probability")
-            check_sampling_probability(prob, f"{p}: line {number}: ")
+            _check_sampling_probability(prob, f"{p}: line {number}: ")
             records.append(
                 {
                     "system": str(record.get("system") or "all"),
@@ -359,11 +397,11 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
     return frame.reset_index(drop=True)
 
 
-def check_sampling_probability(prob: Any, where: str = "") -> None:
+def _check_sampling_probability(prob: Any, where: str = "") -> None:
     """Refuse a sampling probability outside (0, 1] (None: not sampled, allowed).
 
     Example:
-        >>> check_sampling_probability(float("inf"), "labels.jsonl: line 3: ")
+        >>> _check_sampling_probability(float("inf"), "labels.jsonl: line 3: ")
         Traceback (most recent call last):
         ...
         jevalkit.errors.UsageError: labels.jsonl: line 3: sampling_probability must be in (0, 1], got inf
@@ -377,6 +415,25 @@ def check_sampling_probability(prob: Any, where: str = "") -> None:
         raise UsageError(f"{where}sampling_probability must be in (0, 1], got {prob!r:.40}")
 
 
+def _two_labellers(labels: pd.DataFrame) -> pd.DataFrame:
+    """The contract test's adapter input: the labels as labeller ``x``'s, and as ``y``'s with
+    every fifth label (in case order) turned to the other level."""
+    ordered = labels.sort_values(["system", "case_id"], kind="stable")
+    flip = np.arange(len(ordered)) % 5 == 0
+    other = np.where(ordered["level"] == "pass", "fail", "pass")
+    y = ordered.assign(labeller="y", level=np.where(flip, other, ordered["level"]))
+    return pd.concat([ordered.assign(labeller="x"), y], ignore_index=True)
+
+
+@estimator(
+    unit="item",
+    estimand="agreement between labellers (Krippendorff's alpha, ordinal)",
+    interval="none (a point statistic)",
+    data="labels",
+    checks=("order", "rename", "one_case", "method"),
+    adapter=lambda judged, labels: label_agreement(_two_labellers(labels), ["fail", "pass"]),
+    note="pinned to the krippendorff package in tests/labels",
+)
 def label_agreement(labels: pd.DataFrame, levels: list[str]) -> pd.DataFrame:
     """Agreement between labellers on the items several of them labelled: Krippendorff's alpha
     at the ordinal level (levels in order, lowest first).
@@ -411,5 +468,5 @@ def label_agreement(labels: pd.DataFrame, levels: list[str]) -> pd.DataFrame:
                 "method": "Krippendorff's alpha, ordinal, over items labelled by two or more",
             }
         ],
-        columns=AGREEMENT_COLUMNS,
+        columns=_AGREEMENT_COLUMNS,
     )

@@ -14,7 +14,6 @@ Example:
 from ._agreement import WIN_RATE_COLUMNS, consistency, win_rate
 from ._changes import CHANGE_COLUMNS, case_changes
 from ._compare import COMPARE_COLUMNS, COMPARE_METRICS, compare
-from ._contract import CHECKS, CONTRACT, DATA_KINDS, HELPERS, Estimator, register
 from ._cost import COST_COLUMNS, cost
 from ._facets import (
     FACET_INTERVAL_COLUMNS,
@@ -49,7 +48,7 @@ from ._judge_bias import (
 )
 from ._judge_quality import QUALITY_COLUMNS, judge_kind, quality, reliability_curve
 from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard, rank_sets
-from ._matrix import ScoreColumns, ScoreMatrix, require_connected, require_systems, score_matrix
+from ._pass_at_k import pass_at_k, pass_hat_k
 from ._per_case import PER_CASE_COLUMNS, per_case
 from ._plan import PLAN_COLUMNS, plan_design
 from ._rank import BASELINE_COLUMNS, RANK_COLUMNS, baseline_win_rates, rank, separability
@@ -61,19 +60,15 @@ __all__ = [
     "BASELINE_COLUMNS",
     "CASE_COLUMNS",
     "CHANGE_COLUMNS",
-    "CHECKS",
     "COMPARE_COLUMNS",
     "COMPARE_METRICS",
-    "CONTRACT",
     "COST_COLUMNS",
-    "DATA_KINDS",
     "DECISIONS",
     "DEFAULT_MAX_ERROR_RATE",
     "ERROR_SUMMARY_COLUMNS",
     "FACET_INTERVAL_COLUMNS",
     "GATE_COLUMNS",
     "GATE_METRICS",
-    "HELPERS",
     "LEADERBOARD_COLUMNS",
     "LENGTH_COLUMNS",
     "PER_CASE_COLUMNS",
@@ -86,9 +81,6 @@ __all__ = [
     "RUN_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "WIN_RATE_COLUMNS",
-    "Estimator",
-    "ScoreColumns",
-    "ScoreMatrix",
     "baseline_win_rates",
     "by_groups",
     "case_changes",
@@ -112,6 +104,8 @@ __all__ = [
     "mean_error",
     "mean_score",
     "pairwise_preferences",
+    "pass_at_k",
+    "pass_hat_k",
     "pass_rate",
     "per_case",
     "plan_design",
@@ -120,16 +114,12 @@ __all__ = [
     "quality",
     "rank",
     "rank_sets",
-    "register",
     "release_gate",
     "reliability",
     "reliability_curve",
     "require",
-    "require_connected",
-    "require_systems",
     "run_noise_floor",
     "run_summary",
-    "score_matrix",
     "scored",
     "separability",
     "summarize",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import bootstrap_ci, krippendorff_alpha, no_spread_ci
 from ._frame import (
@@ -36,6 +37,14 @@ def _usable(frame: pd.DataFrame, column: str) -> tuple[pd.DataFrame, pd.Series]:
     return frame[~missing], missing
 
 
+@estimator(
+    unit="case",
+    estimand="modal verdict share per case, averaged",
+    interval="percentile bootstrap over cases; Wilson floor",
+    checks=("order", "rename", "method", "duplicates", "one_case", "no_spread"),
+    call={"by": "system", "case": "case_id", "level": None},
+    calibration="consistency",
+)
 def consistency(
     data: pd.DataFrame,
     *,
@@ -45,6 +54,7 @@ def consistency(
     case: CaseSpec = CASE_COLUMNS,
     repeat: str | None = "repeat",
     confidence: float = 0.95,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """How often an evaluator gives the same verdict when asked the same question again.
@@ -109,7 +119,11 @@ def consistency(
             how = "one case: no interval over cases"
         elif np.ptp(shares.to_numpy()) > 0:
             ci = bootstrap_ci(
-                shares.to_numpy(), confidence=confidence, seed=seed, method="percentile"
+                shares.to_numpy(),
+                confidence=confidence,
+                n_resamples=n_resamples,
+                seed=seed,
+                method="percentile",
             )
             low, high = ci.low, ci.high
         else:  # every case equally consistent: the bounded-data floor, not a point
@@ -164,6 +178,14 @@ WIN_RATE_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="case",
+    estimand="(wins + ties / 2) / paired cases",
+    interval="percentile bootstrap over cases; Wilson floor",
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    call={"baseline": "A", "case": "case_id"},
+    calibration="win_rate",
+)
 def win_rate(
     data: pd.DataFrame,
     a: str | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 
@@ -78,6 +79,13 @@ def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> p
     return out
 
 
+@estimator(
+    unit="case",
+    estimand="cases whose modal verdict changed",
+    interval="none (a list of cases)",
+    checks=("order", "rename", "keys"),
+    call={"a": "A", "b": "B", "case": "case_id"},
+)
 def case_changes(
     data: pd.DataFrame,
     a: str,

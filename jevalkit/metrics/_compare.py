@@ -13,6 +13,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import (
     bootstrap_ci,
@@ -202,6 +203,14 @@ def _test(metric: str, x: np.ndarray, y: np.ndarray) -> dict:
     return out
 
 
+@estimator(
+    unit="case",
+    estimand="paired difference of case means (system - baseline)",
+    interval="Newcombe paired (0/1) or BCa over paired cases",
+    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    call={"baseline": "A", "by": None, "case": "case_id"},
+    calibration="compare",
+)
 def compare(
     data: pd.DataFrame,
     baseline: str | None = None,

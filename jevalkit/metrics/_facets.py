@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import design_error, g_coefficients, g_study, noise_floor
 from ._frame import (
@@ -109,6 +110,14 @@ def present_facets(
     return kept, left_out
 
 
+@estimator(
+    unit="facet level",
+    estimand="variance of the score over random facets (a G-study)",
+    interval="Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)",
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    call={"facets": ("case", "system"), "case": "case_id"},
+    note="any numeric score (no scale); pinned to Brennan (2001) and statsmodels MixedLM in tests/stats/test_gstudy.py",
+)
 def variance_components(
     data: pd.DataFrame,
     *,
@@ -288,6 +297,13 @@ def _no_interval(reason: str) -> dict:
     }
 
 
+@estimator(
+    unit="design",
+    estimand="G and Phi coefficients of a design",
+    interval="none (D-study coefficients)",
+    data="arrays",
+    note="takes variance components, not a frame; pinned to Brennan (2001) in tests/stats/test_gstudy.py",
+)
 def reliability(
     components: pd.DataFrame,
     *,
@@ -348,6 +364,13 @@ def _design(components: pd.DataFrame, design: Mapping[str, int] | None) -> dict[
     return plan
 
 
+@estimator(
+    unit="design",
+    estimand="smallest difference of two single runs beyond their joint noise",
+    interval="none (a threshold from the components)",
+    data="arrays",
+    note="takes variance components; pinned in tests/stats/test_gstudy.py",
+)
 def run_noise_floor(
     components: pd.DataFrame,
     *,
@@ -378,6 +401,13 @@ def run_noise_floor(
     )
 
 
+@estimator(
+    unit="design",
+    estimand="predicted standard error of the grand mean of a design",
+    interval="t at the Satterthwaite df (a predicted half-width)",
+    data="arrays",
+    note="takes variance components; the planner's prediction checked by simulation in tests/metrics/test_facets.py and benchmarks/bench_total_error.py",
+)
 def mean_error(
     components: pd.DataFrame,
     *,
@@ -402,6 +432,14 @@ def mean_error(
     return {"se": se, "df": df, "half_width": float(sps.t.ppf(0.5 + confidence / 2, df)) * se}
 
 
+@estimator(
+    unit="case",
+    estimand="ICC of a judge's repeated judgments (absolute agreement, consistency)",
+    interval="none (point coefficients)",
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case"),
+    call={"case": "case_id"},
+    note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py",
+)
 def judge_retest(
     data: pd.DataFrame,
     *,

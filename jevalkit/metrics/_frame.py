@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
-from ..runner import system_of
+from ..results import system_of
 
 CASE_COLUMNS = ("probe", "version", "case_id")
 CaseSpec = str | Sequence[str] | None

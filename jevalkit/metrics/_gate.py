@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
@@ -86,6 +87,13 @@ def _check_rate(value: object, name: str) -> None:
         raise StatsError(f"{name} must be a number from 0 to 1, got {value!r}")
 
 
+@estimator(
+    unit="case",
+    estimand="is the lower interval end at or above the minimum",
+    interval="that of pass_rate / mean_score",
+    checks=("order", "rename", "one_case", "gate"),
+    call={"minimum": 0.5, "by": "system", "case": "case_id"},
+)
 def gate(
     results: pd.DataFrame,
     *,
@@ -236,6 +244,14 @@ RELEASE_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="case",
+    estimand="non-inferiority of the candidate (drop < max_drop)",
+    interval="that of compare",
+    data="two_runs",
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate"),
+    call={"max_drop": 0.1, "case": "case_id"},
+)
 def release_gate(
     baseline: pd.DataFrame,
     candidate: pd.DataFrame,

@@ -12,6 +12,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportions_ztest
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import wilson_ci
 
@@ -81,6 +82,14 @@ def games_of(df: pd.DataFrame) -> pd.DataFrame:
     return games
 
 
+@estimator(
+    unit="game",
+    estimand="share of decisive games won by the answer shown first",
+    interval="Wilson; paired t for the level shift",
+    data="games",
+    checks=("order", "rename", "method", "one_order"),
+    calibration="position_bias",
+)
 def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
     """Does the answer shown first win more often than chance?
 
@@ -229,6 +238,14 @@ def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+@estimator(
+    unit="game",
+    estimand="share of decisive games won by the longer answer",
+    interval="Wilson; logistic-model Wald interval",
+    data="games",
+    checks=("order", "rename", "method"),
+    note="needs recorded lengths: the games frame carries them",
+)
 def length_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
     """Does the longer answer win more often than chance?
 
@@ -291,6 +308,13 @@ def _direction(verdict: Any) -> int:
     return 1 if verdict.startswith("a>") else (-1 if verdict.startswith("b>") else 0)
 
 
+@estimator(
+    unit="case",
+    estimand="one preference per case: the mean of its games",
+    interval="none (a per-case table)",
+    data="arrays",
+    note="a per-case table, no estimate across cases",
+)
 def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
     """One preference per case from its games: the mean of the games' scores (the preference for
     ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import JudgeFileError
 from ..judges import load_judge_prompt
 from ..stats import bootstrap_ci
@@ -67,6 +68,13 @@ def _probability_pairs(df: pd.DataFrame, top_label: str) -> tuple[np.ndarray, np
     return p, y
 
 
+@estimator(
+    unit="case",
+    estimand="observed rate per bin of predicted probability",
+    interval="Wilson per bin",
+    data="arrays",
+    note="judge-specific frames; pinned in tests/metrics/test_judge_quality.py",
+)
 def reliability_curve(
     df: pd.DataFrame, *, top_label: str | None = None, bins: int = 10
 ) -> pd.DataFrame:
@@ -133,6 +141,13 @@ def _probability(ok: pd.DataFrame, evaluator: str) -> dict:
     }
 
 
+@estimator(
+    unit="case",
+    estimand="a judge's agreement with gold labels",
+    interval="Wilson / bootstrap per measure",
+    data="arrays",
+    note="judge-specific frames (a judge prompt file); pinned in tests/metrics/test_judge_quality.py",
+)
 def quality(df: pd.DataFrame) -> pd.DataFrame:
     """One row per evaluator: how well its judgments match gold labels.
 

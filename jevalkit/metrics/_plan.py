@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import design_error
 from ._facets import CASE_FACET, _design, _require_spread
@@ -19,6 +20,13 @@ from ._facets import CASE_FACET, _design, _require_spread
 PLAN_COLUMNS = ["requests", "cost_usd", "se", "df", "half_width", "chosen"]
 
 
+@estimator(
+    unit="design",
+    estimand="the cheapest design reaching a target half-width",
+    interval="none (a planning table)",
+    data="arrays",
+    note="takes variance components; its predicted half-width simulated in tests/metrics/test_facets.py and benchmarks/bench_total_error.py",
+)
 def plan_design(
     components: pd.DataFrame,
     *,

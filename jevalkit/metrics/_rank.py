@@ -28,6 +28,7 @@ from scipy import stats as sps
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..judges import STYLE_FEATURES
 from ..stats import no_spread_ci, standard_error
@@ -165,6 +166,15 @@ def _pair_rows(
     return pair_code, design[:, keep], np.asarray(keep)
 
 
+@estimator(
+    unit="case",
+    estimand="Bradley-Terry strengths (verdicts counted, or preference strength)",
+    interval="percentile bootstrap over cases",
+    data="games",
+    checks=("order", "rename", "method", "graph"),
+    call={"anchor": "A", "n_resamples": 200},
+    calibration="rank",
+)
 def rank(
     df: pd.DataFrame,
     *,
@@ -454,6 +464,15 @@ BASELINE_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="case",
+    estimand="win rate against the baseline (verdicts or preference)",
+    interval="t with a case-clustered SE (or percentile bootstrap); Wilson floor",
+    data="games",
+    checks=("order", "rename", "method", "one_case", "no_spread"),
+    call={"baseline": "A", "n_resamples": 500},
+    calibration="baseline_win_rates",
+)
 def baseline_win_rates(
     df: pd.DataFrame,
     baseline: str,

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
+from ..contract import estimator
 from ..errors import StatsError
 from ..stats import bimodality_groups, bootstrap_ci
 from ._facets import with_facets
@@ -67,6 +68,14 @@ def _rescale(values: np.ndarray, scale: tuple[float, float] | None, name: str) -
     return values
 
 
+@estimator(
+    unit="case",
+    estimand="mean of case means (repeats averaged within a case)",
+    interval="t over cases; Wilson floor without spread",
+    checks=("order", "rename", "method", "scale", "one_case", "no_spread"),
+    call={"by": "system", "case": "case_id"},
+    calibration="mean_score",
+)
 def mean_score(
     data: Data,
     *,
@@ -255,6 +264,15 @@ def _bimodality(
     return checks
 
 
+@estimator(
+    unit="case",
+    estimand="share of passing runs",
+    interval="Wilson, case-clustered by design effect",
+    checks=("order", "rename", "method", "scale", "no_spread"),
+    call={"by": "system", "case": "case_id"},
+    calibration="pass_rate",
+    note="one case: the Wilson interval over its repeats, said in method",
+)
 def pass_rate(
     data: Data,
     *,
@@ -339,6 +357,14 @@ def pass_rate(
     return with_facets(out, p, generalize, case, mean, confidence)
 
 
+@estimator(
+    unit="case",
+    estimand="mean |prediction - gold| over cases",
+    interval="BCa bootstrap over cases; none without spread",
+    checks=("order", "rename", "method", "one_case", "no_spread"),
+    call={"by": "system", "case": "case_id"},
+    calibration="mean_absolute_error",
+)
 def mean_absolute_error(
     predicted: pd.DataFrame | Sequence[float] | np.ndarray,
     gold: Sequence[float] | np.ndarray | None = None,

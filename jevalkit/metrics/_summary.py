@@ -54,6 +54,7 @@ def summarize(
     verdict: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
     system: str | None = "system",
+    n_resamples: int = 2000,
 ) -> pd.DataFrame:
     """One row per group and metric: ``pass_rate`` (when there is a ``passed`` column holding
     verdicts),
@@ -78,7 +79,9 @@ def summarize(
     if verdict in results.columns and has_repeats(results, case=case, system=system):
         try:
             level = "expected_level" if "expected_level" in results.columns else None
-            agreement = consistency(results, by=by, verdict=verdict, case=case, level=level)
+            agreement = consistency(
+                results, by=by, verdict=verdict, case=case, level=level, n_resamples=n_resamples
+            )
             parts.append(agreement.rename(columns={"n_cases": "n"}).assign(metric="consistency"))
         except StatsError:
             pass  # no case ran twice within a group: nothing to report

@@ -11,8 +11,8 @@ DEFAULT_CURL_URL = "https://openrouter.ai/api/v1/chat/completions"
 
 
 def request_body(probe: Probe, model: str) -> dict:
-    """The exact chat-completions body a model receives for this probe (for a probe with
-    cases, for its first case).
+    """The exact body a model receives for this probe (chat completions, or completions for a
+    completion-style probe; for a probe with cases, for its first case).
 
     Example:
         >>> import jevalkit
@@ -21,7 +21,7 @@ def request_body(probe: Probe, model: str) -> dict:
         ['max_tokens', 'messages', 'model', 'temperature']
     """
     case = probe.cases[0] if probe.cases else None
-    return {"model": model, "messages": probe.chat_messages(case), **dict(probe.parameters)}
+    return {"model": model, **probe.request_input(case), **dict(probe.parameters)}
 
 
 def curl_command(
@@ -35,6 +35,12 @@ def curl_command(
         True
     """
     body = json.dumps(request_body(probe, model), indent=2, ensure_ascii=False)
+    if probe.prompt_style == "completion":
+        url = (
+            url.removesuffix("chat/completions") + "completions"
+            if url.endswith("chat/completions")
+            else url
+        )
     return (
         f"curl {url} \\\n"
         '  -H "Authorization: Bearer $OPENROUTER_API_KEY" \\\n'
@@ -73,6 +79,15 @@ def _cell(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _wording(probe: Probe, variant: str | None) -> list[str]:
+    if probe.prompt_style == "completion":
+        return ["```text", probe.variant_prompt(variant) or "", "```", ""]
+    lines = []
+    for m in probe.variant_messages(variant):
+        lines += [f"**{m.role}**", "", "```text", m.content, "```", ""]
+    return lines
+
+
 def probe_card(probe: Probe) -> str:
     """A Markdown probe card: messages, parameters, rubric, scoring, examples, history, curl.
 
@@ -82,13 +97,16 @@ def probe_card(probe: Probe) -> str:
         >>> card.splitlines()[0]
         '# schema-ten-records@2: Hold a schema steady across ten generated items'
     """
-    lines = [f"# {probe.name}: {probe.title}", "", probe.description.strip(), "", "## Messages", ""]
-    for m in probe.messages:
-        lines += [f"**{m.role}**", "", "```text", m.content, "```", ""]
+    completion = probe.prompt_style == "completion"
+    lines = [f"# {probe.name}: {probe.title}", "", probe.description.strip(), ""]
+    lines += [
+        "## Prompt (completion-style, sent to /completions)" if completion else "## Messages",
+        "",
+    ]
+    lines += _wording(probe, None)
     for v in probe.variants:
         lines += [f"### Variant `{v.id}`" + (f": {v.note}" if v.note else ""), ""]
-        for m in v.messages:
-            lines += [f"**{m.role}**", "", "```text", m.content, "```", ""]
+        lines += _wording(probe, v.id)
     if probe.cases:
         lines += case_lines(probe)
     lines += ["## Parameters", ""]

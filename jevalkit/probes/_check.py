@@ -13,7 +13,7 @@ from ._loader import load_probe, probe_files, read_probe_file
 from ._lock import LOCK_NAME, read_lock
 from ._new import placeholders
 
-CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem"]
+CHECK_COLUMNS = ["probe", "label", "expect", "score", "ok", "problem", "note"]
 
 
 def check_probes(
@@ -23,11 +23,13 @@ def check_probes(
 
     A probe fails its check when a ``pass`` example scores below 1, a ``fail`` example scores 1,
     it has no passing or no failing example, it still holds a placeholder of the ``jevalkit probes
-    new`` skeleton (``TODO``), it is not published in the lock, or its file fails to load (bad
-    format, changed content). With ``beside_bundled`` (``root`` is a user's folder looked
-    up beside the bundled probes, as ``$JEVALKIT_PROBES`` is), a probe whose id is also bundled
-    fails: loading it by name would be refused. Columns: ``probe``, ``label``, ``expect``,
-    ``score``, ``ok``, ``problem`` (why a row is not ok, else empty).
+    new`` skeleton (``TODO``), or its file fails to load (bad format, changed content). With
+    ``beside_bundled`` (``root`` is a user's folder looked up beside the bundled probes, as
+    ``$JEVALKIT_PROBES`` is), a probe whose id is also bundled fails: loading it by name would be
+    refused. A correct version not yet published in the lock is not a failure (it is one being
+    written): its row is ok and says so in ``note``. Columns: ``probe``, ``label``, ``expect``,
+    ``score``, ``ok``, ``problem`` (why a row is not ok, else empty), ``note`` (what to do next
+    about a row that is ok, else empty).
 
     Example:
         >>> report = check_probes(["schema-ten-records@2"])
@@ -69,6 +71,7 @@ def check_probes(
                     "score": result.score.value,
                     "ok": result.ok,
                     "problem": problem,
+                    "note": "",
                 }
             )
         expects = {ex.expect for ex in probe.examples}
@@ -87,10 +90,9 @@ def check_probes(
         unwritten = _unwritten(probe.path) if probe.path is not None else ""
         if unwritten:
             rows.append(_problem(probe.name, unwritten))
-        if probe.name not in read_lock(home / LOCK_NAME):
-            rows.append(
-                _problem(probe.name, "not published in probes.lock; run `jevalkit probes lock`")
-            )
+        if probe.name not in read_lock(home / LOCK_NAME) and not unwritten:
+            note = "not yet published: run `jevalkit probes lock` when this version is final"
+            rows.append({**_problem(probe.name, ""), "ok": True, "note": note})
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
 
 
@@ -115,6 +117,7 @@ def _problem(probe: str, problem: str) -> dict:
         "score": None,
         "ok": False,
         "problem": problem,
+        "note": "",
     }
 
 

@@ -25,18 +25,18 @@ def check_consistency(probe: Probe, source: Path | str) -> None:
     used: set[str] = set()
     # format 1 has no templates: its messages are sent as written, braces and all
     for variant in probe.variant_ids if probe.format >= 2 else ():
-        prefix = "messages" if variant == BASE_VARIANT else f"variants[{variant}].messages"
-        for i, m in enumerate(probe.variant_messages(variant)):
-            used.update(placeholders(m.content, f"{source}: {prefix}[{i}].content"))
+        for where, text in probe.templates(variant):
+            used.update(placeholders(text, f"{source}: {where}"))
     if used and not probe.cases:
         raise ProbeError(
-            f"{source}: the messages use {{{{{sorted(used)[0]}}}}} but the probe has no cases; "
+            f"{source}: the {'prompt uses' if probe.prompt else 'messages use'} "
+            f"{{{{{sorted(used)[0]}}}}} but the probe has no cases; "
             "add `cases:` or write the text out"
         )
     for case in probe.cases:
         for variant in probe.variant_ids:
             try:
-                probe.chat_messages(case, variant)
+                probe.request_input(case, variant)
             except ProbeError as exc:
                 where = "" if variant == BASE_VARIANT else f" (variant {variant})"
                 raise ProbeError(f"{source}: {exc}{where}") from None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -14,17 +13,14 @@ import jsonschema_rs
 import pandas as pd
 
 from .._paths import probes_dir
-from ..datafiles import load_yaml, schema_validator, validate_data
+from ..datafiles import load_yaml, schema_validator, validate_data, version_files
+from ..datafiles import parse_ref as parse_data_ref
 from ..errors import ProbeError, ScoringError
 from ..scorers import compile_schema
 from ._cases import Case, cases_from_list, read_case_file
 from ._consistency import check_consistency
 from ._lock import LOCK_NAME, content_hash, read_lock, verify
 from ._model import Probe, probe_from_dict
-
-_VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.yaml$")
-_REF = re.compile(r"^([a-z0-9][a-z0-9-]*)(?:@([1-9][0-9]*))?$")
-
 
 FORMATS = {1: "probe_format.schema.json", 2: "probe_format_v2.schema.json"}
 
@@ -55,6 +51,8 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
         raise ProbeError(
             f"{source}: cases and variants need probe format 2: add `format: 2` at the top"
         )
+    if version == 2 and isinstance(raw, dict):
+        _check_one_prompt_style(raw, source)
     validate_data(
         raw,
         _format_validator(version),
@@ -69,6 +67,25 @@ def validate_probe_data(raw: Any, source: Path | str) -> None:
             raise ProbeError(f"{source}: scoring.{exc}") from None
 
 
+def _check_one_prompt_style(raw: dict[str, Any], source: Path | str) -> None:
+    """Exactly one of ``messages`` (chat) and ``prompt`` (completion) in the probe, and each
+    variant in the probe's style (the format schema's ``oneOf`` says this in unreadable lines)."""
+    has = [k for k in ("messages", "prompt") if k in raw]
+    if len(has) != 1:
+        raise ProbeError(
+            f"{source}: <top level>: has {'both' if has else 'neither'} of `messages` and "
+            "`prompt`: give `messages` (a chat prompt) or `prompt` (completion-style text a base "
+            "model continues)"
+        )
+    variants = raw.get("variants")
+    for i, v in enumerate(variants if isinstance(variants, list) else ()):
+        if isinstance(v, dict) and [k for k in ("messages", "prompt") if k in v] != has:
+            raise ProbeError(
+                f"{source}: variants[{v.get('id', i)}]: the probe gives `{has[0]}`, so each "
+                f"variant gives `{has[0]}` (and nothing else) too"
+            )
+
+
 def read_probe_file(path: Path, lock: dict[str, str] | None = None) -> Probe:
     """Load one probe file, validate it, and check it against the lock.
 
@@ -78,8 +95,7 @@ def read_probe_file(path: Path, lock: dict[str, str] | None = None) -> Probe:
     """
     raw = load_yaml(path, ProbeError)
     validate_probe_data(raw, path)
-    match = _VERSION_FILE.match(path.name)
-    if path.parent.name != raw["id"] or not match or int(match.group(1)) != raw["version"]:
+    if path.parent.name != raw["id"] or path.name != f"v{raw['version']}.yaml":
         raise ProbeError(
             f"{path}: id {raw['id']!r} and version {raw['version']} must match the file's place "
             f"<probes folder>/{raw['id']}/v{raw['version']}.yaml; rename the file or fix the fields"
@@ -104,27 +120,18 @@ def read_probe_file(path: Path, lock: dict[str, str] | None = None) -> Probe:
 
 
 def parse_ref(ref: str) -> tuple[str, int | None]:
-    """Split ``"id@N"`` into ``("id", N)``; ``"id"`` gives ``("id", None)`` (latest).
+    """Split ``"id@N"`` into ``("id", N)``; ``"id"`` gives ``("id", None)`` (latest): the one
+    rule of :func:`jevalkit.datafiles.parse_ref`, judges' too.
 
     Example:
         >>> parse_ref("schema-ten-records@2")
         ('schema-ten-records', 2)
     """
-    m = _REF.match(ref.strip())
-    if not m:
-        raise ProbeError(f"probe {ref!r}: expected `probe-id` or `probe-id@N` (N a version number)")
-    return m.group(1), int(m.group(2)) if m.group(2) else None
+    return parse_data_ref(ref, "probe", ProbeError)
 
 
 def _versions(folder: Path) -> dict[int, Path]:
-    out: dict[int, Path] = {}
-    if not folder.is_dir():
-        return out
-    for f in folder.glob("v*.yaml"):
-        m = _VERSION_FILE.match(f.name)
-        if m:
-            out[int(m.group(1))] = f
-    return out
+    return version_files(folder, ProbeError)
 
 
 PROBES_ENV = "JEVALKIT_PROBES"
@@ -186,7 +193,7 @@ def probe_files(root: Path | None = None) -> list[Path]:
     if not root.is_dir():
         raise ProbeError(f"{root}: no such probes folder; give an existing folder")
     files = [f for d in sorted(root.iterdir()) if d.is_dir() for f in _versions(d).values()]
-    return sorted(files, key=lambda f: (f.parent.name, int(_VERSION_FILE.match(f.name).group(1))))
+    return sorted(files, key=lambda f: (f.parent.name, int(f.stem[1:])))
 
 
 def list_probes(*, root: Path | None = None) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -39,11 +40,12 @@ class Example:
 
 @dataclass(frozen=True)
 class Variant:
-    """A paraphrase of a probe's messages (the same task and scoring, other wording)."""
+    """A paraphrase of a probe's messages or prompt (the same task and scoring, other wording)."""
 
     id: str
     messages: tuple[Message, ...]
     note: str = ""
+    prompt: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,7 @@ class Probe:
     cases_file: str | None = None
     cases_sha256: str | None = None
     variants: tuple[Variant, ...] = ()
+    prompt: str | None = None
 
     @property
     def name(self) -> str:
@@ -146,7 +149,19 @@ class Probe:
         for case in self.cases:
             if case.id == str(case_id):
                 return case
-        raise ProbeError(f"{self.name} has no case {case_id!r}")
+        if not self.cases:
+            raise ProbeError(f"{self.name} has no cases: score it without a case (drop --case)")
+        ids = [c.id for c in self.cases]
+        close = difflib.get_close_matches(str(case_id), ids, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        shown = ", ".join(ids[:10]) + (f", ... ({len(ids)} in all)" if len(ids) > 10 else "")
+        where = self.path if self.path is not None else "the probe"
+        if self.path is not None and self.cases_file:
+            where = self.path.parent / self.cases_file
+        raise ProbeError(
+            f"{self.name} has no case {case_id!r}; {hint}its cases: {shown} (every id is in "
+            f"{where}; `jevalkit probes show {self.name}` shows the probe)"
+        )
 
     @property
     def variant_ids(self) -> tuple[str, ...]:
@@ -164,6 +179,61 @@ class Probe:
             f"{self.name} has no variant {variant!r}; it has {', '.join(self.variant_ids)}"
         )
 
+    @property
+    def prompt_style(self) -> Literal["chat", "completion"]:
+        """``chat`` (``messages``, sent to ``/chat/completions``) or ``completion`` (a
+        ``prompt`` the model continues, sent to ``/completions``: for base models, which follow
+        few-shot text but not chat instructions).
+
+        Example:
+            >>> import jevalkit
+            >>> jevalkit.load_probe("unit-conversion@1").prompt_style, jevalkit.load_probe("unit-conversion@2").prompt_style
+            ('chat', 'completion')
+        """
+        return "completion" if self.prompt is not None else "chat"
+
+    def variant_prompt(self, variant: str | None = None) -> str | None:
+        """The completion prompt of ``variant`` (None or ``base``: the probe's own); None for a
+        chat probe."""
+        if variant is None or variant == BASE_VARIANT:
+            return self.prompt
+        self.variant_messages(variant)  # refuses an unknown variant
+        return next(v.prompt for v in self.variants if v.id == variant)
+
+    def templates(self, variant: str | None = None) -> list[tuple[str, str]]:
+        """``(field, text)`` of every template of ``variant``'s wording: ``messages[i].content``
+        of a chat probe, ``prompt`` of a completion probe.
+
+        Example:
+            >>> import jevalkit
+            >>> [f for f, _ in jevalkit.load_probe("unit-conversion@1").templates()]
+            ['messages[0].content', 'messages[1].content']
+        """
+        prefix = "" if variant is None or variant == BASE_VARIANT else f"variants[{variant}]."
+        if self.prompt_style == "completion":
+            return [(f"{prefix}prompt", self.variant_prompt(variant) or "")]
+        return [
+            (f"{prefix}messages[{i}].content", m.content)
+            for i, m in enumerate(self.variant_messages(variant))
+        ]
+
+    def request_input(self, case: Case | None = None, variant: str | None = None) -> dict[str, Any]:
+        """What a request carries besides the parameters: ``{"messages": [...]}`` for a chat
+        probe, ``{"prompt": "..."}`` for a completion probe, filled from ``case``.
+
+        Example:
+            >>> import jevalkit
+            >>> probe = jevalkit.load_probe("unit-conversion@2")
+            >>> probe.request_input(probe.cases[0])["prompt"].endswith("3 kilometres?\\nA:")
+            True
+        """
+        if self.prompt_style == "chat":
+            return {"messages": self.chat_messages(case, variant)}
+        text = self.variant_prompt(variant) or ""
+        if case is not None:
+            text = fill(text, case.template_fields(), f"{self.name}: case {case.id!r}")
+        return {"prompt": text}
+
     def check_examples(self) -> tuple[ExampleResult, ...]:
         """Run every worked example through the real scorer.
 
@@ -180,12 +250,19 @@ class Probe:
         """The messages as the OpenAI chat API takes them: ``variant``'s wording (default the
         probe's own), its placeholders filled from ``case``.
 
+        Raises:
+            ProbeError: the probe is completion-style (use :meth:`request_input`).
+
         Example:
             >>> import jevalkit
-            >>> probe = jevalkit.load_probe("unit-conversion")
+            >>> probe = jevalkit.load_probe("unit-conversion@1")
             >>> "3 kilometres" in probe.chat_messages(probe.cases[0])[-1]["content"]
             True
         """
+        if self.prompt_style == "completion":
+            raise ProbeError(
+                f"{self.name} is completion-style: it has a `prompt`, not chat messages"
+            )
         messages = self.variant_messages(variant)
         if case is None:
             return [{"role": m.role, "content": m.content} for m in messages]
@@ -229,7 +306,8 @@ def probe_from_dict(
         version=raw["version"],
         title=raw["title"],
         description=raw["description"],
-        messages=_messages(raw["messages"]),
+        messages=_messages(raw.get("messages", ())),
+        prompt=raw.get("prompt"),
         parameters=MappingProxyType(dict(raw["parameters"])),
         rubric=rubric,
         scoring=MappingProxyType(dict(raw["scoring"])),
@@ -242,7 +320,7 @@ def probe_from_dict(
         cases_file=raw["cases"] if isinstance(raw.get("cases"), str) else None,
         cases_sha256=cases_sha256,
         variants=tuple(
-            Variant(v["id"], _messages(v["messages"]), v.get("note", ""))
+            Variant(v["id"], _messages(v.get("messages", ())), v.get("note", ""), v.get("prompt"))
             for v in raw.get("variants", ())
         ),
     )

@@ -143,6 +143,11 @@ def new_probe(
         source = Path(cases)
         if source.suffix not in (".jsonl", ".csv"):
             raise UsageError(f"--cases {source}: a case file ends in .jsonl or .csv")
+        if not source.exists():  # read_case_file's hint (put it beside the probe) is for loading
+            raise UsageError(
+                f"--cases {source}: no such file (looked for {source.absolute()}); give the path "
+                "of your case file: `probes new` copies it beside the new probe"
+            )
         rows, _ = read_case_file(source)
         first = rows[0]
         case_name = f"cases{source.suffix}"

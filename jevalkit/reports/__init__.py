@@ -33,7 +33,6 @@ from ._execute import (
 from ._export import export_html, parameters_html, report_cells
 from ._html import (
     distribution_html,
-    expected_level,
     highlight_differences,
     interval_svg,
     write_page,
@@ -47,7 +46,14 @@ from ._notebook import (
     table_html,
     tidy_tables,
 )
-from ._probe_page import dataset_jsonld, json_for_script, probe_page, probe_runs, write_probe_page
+from ._probe_page import (
+    dataset_jsonld,
+    json_for_script,
+    probe_page,
+    probe_runs,
+    versions_run,
+    write_probe_page,
+)
 from ._probe_summary import (
     FAILED_CHECK_COLUMNS,
     FIRST_FAILING_COLUMNS,
@@ -77,7 +83,6 @@ __all__ = [
     "escape_markdown",
     "example_path",
     "expand",
-    "expected_level",
     "export_html",
     "failed_checks",
     "failing_outputs",
@@ -107,6 +112,7 @@ __all__ = [
     "static_root",
     "table_html",
     "tidy_tables",
+    "versions_run",
     "write_batch_summary",
     "write_compare_page",
     "write_leaderboard_page",

@@ -35,9 +35,9 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
+from ..cluster import check_cluster_options, dask_client
 from ..datafiles import load_yaml
 from ..errors import BatchError, ReportError
-from ..runner import check_cluster_options, dask_client
 from ._execute import check_parameters, find_notebook, run_report
 
 STATUS_COLUMNS = ["out", "status", "error", "parameters"]
@@ -210,7 +210,7 @@ def run_batch(
     ``status`` (``done``, ``skipped``, ``failed``), ``error`` and ``out``.
 
     A failing notebook does not stop the batch: its partial output is kept and it is reported.
-    The cluster options are the runner's (:func:`jevalkit.runner.dask_client`): ``scheduler``
+    The cluster options are those of :func:`jevalkit.cluster.dask_client`: ``scheduler``
     (an address), ``cluster`` (a Client or cluster object), else a LocalCluster of ``workers``.
     """
     from dask.distributed import as_completed

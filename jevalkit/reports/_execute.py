@@ -14,7 +14,7 @@ from typing import Any
 from .._paths import notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
-from ..runner import json_ready
+from ..results import json_ready
 from ._export import export_html
 
 ALWAYS_INJECTED = ("headline_path",)

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ReportError
+from ..judges import expected_level
 
 __all__ = [
     "distribution_html",
-    "expected_level",
     "highlight_differences",
     "interval_svg",
     "write_page",
@@ -39,39 +39,32 @@ def write_page(page: str, out: str | Path, *, option: str = "--html", what: str 
     return path
 
 
-def expected_level(levels: Sequence[str], probs: Sequence[float]) -> tuple[float, str]:
-    """The mean of a distribution over levels, and what it is measured in: on the labels' own
-    scale when every label is a number (labels 1-5 give a value in 1..5), else on the levels'
-    positions 0..k-1, said so.
+def _numbering(levels: Sequence[str]) -> str:
+    """How :func:`jevalkit.judges.expected_level` numbers ``levels``, for a display: empty when
+    the labels are those numbers already.
 
     Example:
-        >>> expected_level(["1", "2", "3", "4", "5"], [0.02, 0.05, 0.13, 0.30, 0.50])
-        (4.21, 'expected level')
-        >>> expected_level(["no", "yes"], [0.25, 0.75])
-        (0.75, "expected position (0 = 'no', 1 = 'yes')")
+        >>> _numbering(["1", "2", "3", "4", "5"]), _numbering(["0", "1", "2"])
+        (" (levels numbered 0 = '1' ... 4 = '5')", '')
     """
-    try:
-        values = [float(label) for label in levels]
-    except (TypeError, ValueError):
-        values = []
-    if values and all(math.isfinite(v) for v in values):
-        return round(math.fsum(v * p for v, p in zip(values, probs, strict=True)), 12), (
-            "expected level"
-        )
-    position = round(math.fsum(i * p for i, p in enumerate(probs)), 12)
-    scale = f"0 = {levels[0]!r}, {len(levels) - 1} = {levels[-1]!r}" if levels else "no levels"
-    return position, f"expected position ({scale})"
+    if not levels or [str(x) for x in levels] == [str(i) for i in range(len(levels))]:
+        return ""
+    return f" (levels numbered 0 = {levels[0]!r} ... {len(levels) - 1} = {levels[-1]!r})"
 
 
 def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
     """Static HTML bars over a judgment's levels, marking the integer verdict and the expected
-    level (also the fallback when no widget frontend is present).
+    level (:func:`jevalkit.judges.expected_level`, the judge's own definition; how the levels
+    are numbered is said when their labels are not 0, 1, ...), with the score it gives (also
+    the fallback when no widget frontend is present).
 
     Example:
-        >>> "expected level 3.21" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50])
+        >>> "expected level 3.21 · score 0.80" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50])
+        True
+        >>> "numbered 0 = &#x27;1&#x27; ... 4" in distribution_html(list("12345"), [0.02, 0.05, 0.13, 0.30, 0.50])
         True
     """
-    expected, measure = expected_level(levels, probs)
+    expected = expected_level(probs)
     verdict = max(range(len(probs)), key=lambda i: (probs[i], -i)) if probs else -1
     rows = []
     for i, (label, p) in enumerate(zip(levels, probs, strict=True)):
@@ -82,9 +75,10 @@ def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
             f"<span class='jevalkit-bar' data-level='{i}' style='display:inline-block;height:1.1em;"
             f"width:{max(p, 0) * 20:.2f}em;background:{colour}'></span><span>{p:.0%}</span></div>"
         )
+    score = f" · score {expected / (len(probs) - 1):.2f}" if len(probs) > 1 else ""
     marker = (
         f"<div style='margin-top:.4em'>integer verdict <b>{html.escape(str(levels[verdict]))}</b> · "
-        f"{html.escape(measure)} {expected:.2f}</div>"
+        f"expected level {expected:.2f}{score}{html.escape(_numbering(levels))}</div>"
         if probs
         else ""
     )

@@ -33,9 +33,9 @@ def escape_markdown(value: object) -> str:
 def open_results(
     results: str | Path | None, *, default: str, format: str | None = None
 ) -> tuple[pd.DataFrame, str]:
-    """The results a notebook analyses, and their path: ``results`` when given (a jevalkit results
-    file, or with ``format`` another tool's log read by :func:`jevalkit.io.read`), else the
-    bundled real run named ``default``.
+    """The results a notebook analyses, and their path: ``results`` when given (read by
+    :func:`jevalkit.io.read_source`: ``format`` None tells a jevalkit results file or another
+    tool's log by its content), else the bundled real run named ``default``.
 
     Example:
         >>> df, path = open_results(None, default="schema-ten-records__local-demo.jsonl")

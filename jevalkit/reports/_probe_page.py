@@ -12,7 +12,7 @@ import pandas as pd
 from ..errors import ReportError
 from ..metrics import pass_rate, per_case
 from ..probes import Probe, curl_command
-from ..runner import read_results
+from ..results import read_results
 from ._html import write_page
 from ._probe_summary import headline
 
@@ -49,13 +49,33 @@ def write_probe_page(probe: Probe, results: Sequence[str | Path], out: str | Pat
     return write_page(probe_page(probe, results), out, option="--out", what="probe page")
 
 
-def probe_runs(probe: Probe, results: Sequence[str | Path]) -> pd.DataFrame:
-    """The rows of ``results`` files that ran this probe version (empty when none did)."""
+def _rows_of(probe_id: str, results: Sequence[str | Path]) -> pd.DataFrame:
     frames = [read_results(p) for p in results]
     if not frames:
-        return pd.DataFrame()
+        return pd.DataFrame(columns=["probe", "version"])
     df = pd.concat(frames, ignore_index=True)
-    return df[(df["probe"] == probe.id) & (df["version"] == probe.version)].reset_index(drop=True)
+    return df[df["probe"] == probe_id].reset_index(drop=True)
+
+
+def probe_runs(probe: Probe, results: Sequence[str | Path]) -> pd.DataFrame:
+    """The rows of ``results`` files that ran this probe version (empty when none did)."""
+    df = _rows_of(probe.id, results)
+    return df[df["version"] == probe.version].reset_index(drop=True)
+
+
+def versions_run(probe: Probe, results: Sequence[str | Path]) -> dict[str, int]:
+    """``id@version`` -> rows, for every version of ``probe`` that ``results`` ran (so a page of
+    one version can say which versions the files hold instead of only "Not yet run").
+
+    Example:
+        >>> import jevalkit
+        >>> from jevalkit.reports import open_results
+        >>> _, demo = open_results(None, default="schema-ten-records__local-demo.jsonl")
+        >>> versions_run(jevalkit.load_probe("schema-ten-records@3"), [demo])
+        {'schema-ten-records@2': 15}
+    """
+    counts = _rows_of(probe.id, results)["version"].value_counts().sort_index()
+    return {f"{probe.id}@{int(v)}": int(n) for v, n in counts.items()}
 
 
 _TECHNIQUE = {
@@ -178,7 +198,16 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
         f"<p>{_e(probe.description)}</p>",
         "<h2>Results</h2>",
     ]
-    if runs.empty:
+    others = versions_run(probe, results) if runs.empty and results else {}
+    if others:
+        held = ", ".join(f"<code>{_e(name)}</code> ({n} rows)" for name, n in others.items())
+        parts.append(
+            f"<p><strong>Not yet run.</strong> The results given hold no rows of "
+            f"<code>{_e(probe.name)}</code>; they hold {held}. Make the page of the version "
+            "they ran (<code>jevalkit probes page ID@N --results ...</code>). This page carries "
+            "no Dataset structured data.</p>"
+        )
+    elif runs.empty:
         parts.append(
             "<p><strong>Not yet run.</strong> No model has been run against this version, so there "
             "are no numbers to show, and this page carries no Dataset structured data.</p>"
@@ -203,12 +232,18 @@ def probe_page(probe: Probe, results: Sequence[str | Path] = ()) -> str:
         parts.append(
             "<h2>Prompt</h2><p>Exactly what every model receives. Nothing else is sent.</p>"
         )
+    if probe.prompt_style == "completion":
+        parts.append("<p>A completion-style prompt (sent to <code>/completions</code>).</p>")
     for m in probe.messages:
         parts.append(f"<h3>{_e(m.role)}</h3><pre>{_e(m.content)}</pre>")
+    if probe.prompt is not None:
+        parts.append(f"<pre>{_e(probe.prompt)}</pre>")
     for v in probe.variants:
         parts.append(f"<h3>Variant <code>{_e(v.id)}</code></h3><p>{_e(v.note)}</p>")
         for m in v.messages:
             parts.append(f"<h4>{_e(m.role)}</h4><pre>{_e(m.content)}</pre>")
+        if v.prompt is not None:
+            parts.append(f"<pre>{_e(v.prompt)}</pre>")
     if probe.cases:
         parts += _cases_section(probe)
     parts.append(

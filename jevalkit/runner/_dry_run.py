@@ -24,14 +24,13 @@ from scipy import stats
 from ..costs import prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
-from ..probes import Probe, load_probe
+from ..probes import Probe
+from ..results import check_results_path, params_hash, read_results
 from ._adaptive import check_reachable
-from ._columns import params_hash
-from ._options import RunOptions, RunSettings
-from ._plan import Selection, default_results_path, probe_parameters
-from ._run import _as_list, check_generation
-from ._store import check_results_path, read_results
-from ._target import check_key_variable, endpoint_identity
+from ._options import ProbeOptions
+from ._plan import probe_parameters
+from ._run import ProbeRun
+from ._target import endpoint_identity
 
 BYTES_PER_TOKEN = 4.0
 PLAN_COLUMNS = [
@@ -49,6 +48,7 @@ PLAN_COLUMNS = [
     "cost_expected",
     "cost_high",
     "price_source",
+    "parameters",
 ]
 
 
@@ -57,11 +57,12 @@ def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:
-            text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
-            text.raise_for_status()
-            tokens = http.post(
-                f"{root}/tokenize", json={"content": text.json()["prompt"], "add_special": True}
-            )
+            prompt = body.get("prompt")  # a completion probe's text is sent as it is
+            if prompt is None:
+                text = http.post(f"{root}/apply-template", json={"messages": body["messages"]})
+                text.raise_for_status()
+                prompt = text.json()["prompt"]
+            tokens = http.post(f"{root}/tokenize", json={"content": prompt, "add_special": True})
             tokens.raise_for_status()
             counts.append(len(tokens.json()["tokens"]))
         return counts
@@ -115,23 +116,14 @@ def plan(
     probes: str | Probe | Sequence[str | Probe],
     model: str,
     *,
-    temperature: float | None = None,
-    seed: int | None = None,
-    max_tokens: int | None = None,
-    top_p: float | None = None,
-    constrained: bool = False,
     confidence: float = 0.95,
-    cases: str | None = None,
-    sample: int | None = None,
-    sample_seed: int | None = None,
-    variants: str | Sequence[str] | None = None,
-    **options: Unpack[RunOptions],
+    **options: Unpack[ProbeOptions],
 ) -> pd.DataFrame:
     """What ``run`` with the same arguments would send and cost; sends nothing to the model.
     Takes :func:`jevalkit.run`'s arguments (``confidence``: of the completion-token interval),
     and refuses what ``run`` refuses before sending: the settings, the results path (a folder,
-    a device), the endpoint (a malformed or non-http(s) URL, a missing key), a dollar budget
-    without a price.
+    a device), the endpoint (a malformed or non-http(s) URL, a model name that names no
+    provider), a dollar budget without a price. It needs no API key: nothing is sent.
 
     ``cases``, ``sample``, ``sample_seed`` and ``variants`` choose the (case, variant) units as
     in :func:`jevalkit.run`; each is sent ``repeats`` times.
@@ -142,7 +134,9 @@ def plan(
         skips), ``prompt_tokens`` (for the requests to send), ``prompt_tokens_method``
         (``exact: ...`` or ``estimate: ...``), ``completion_tokens_low`` /
         ``_expected`` / ``_high`` and ``completion_tokens_method``, ``cost_low`` /
-        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price), ``price_source``.
+        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price), ``price_source``,
+        ``parameters`` (what each probe is sent with: its own, the generation parameters
+        given, ``extra_params``; the seed of repeat 0; None on the total row).
 
     Example:
         >>> import tempfile
@@ -154,35 +148,26 @@ def plan(
         >>> bool(row["cost_low"] < row["cost_high"] == row["cost_high"])
         True
     """
-    probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
-    overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
-    check_generation(overrides)
-    settings = RunSettings.of(options)
+    r = ProbeRun.of(probes, model, dict(options))
+    probe_list, settings, overrides = r.probes, r.settings, r.overrides
     base_url, label, repeats = settings.base_url, settings.label, settings.repeats
-    selection = Selection(
-        cases=cases,
-        sample=sample,
-        sample_seed=seed if sample_seed is None else sample_seed,
-        variants=variants,
-    )
+    selection, constrained = r.choices.selection, r.choices.constrained
     units = [selection.units(p)[0] for p in probe_list]
     adaptive = settings.adaptive_plan()
     auto = adaptive is not None
     if adaptive is not None:
         check_reachable(adaptive, sum(len(u) for u in units))
-    name = "+".join(sorted({p.id for p in probe_list}))
-    out = settings.out
-    path = Path(out) if out is not None else default_results_path(name, model, base_url)
+    path = r.path
     # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
-    endpoint_identity(model, base_url, api_key_env=settings.api_key_env)  # file://, no key, ...
-    check_key_variable(settings.api_key_env)
+    # a bad URL or model name is refused as the run would; the key is not needed to send nothing
+    endpoint_identity(model, base_url, api_key_env=settings.api_key_env, require_key=False)
     if settings.budget_usd is not None:
         settings.require_price(model)
     price = settings.price(model)
     params = [probe_parameters(p, overrides, constrained=constrained) for p in probe_list]
     bodies = [
-        {"messages": p.chat_messages(case, variant), **q}
+        {**p.request_input(case, variant), **q}
         for p, q, chosen in zip(probe_list, params, units, strict=True)
         for case, variant in chosen
     ]
@@ -244,6 +229,7 @@ def plan(
                 "completion_tokens_high": high_tokens,
                 "completion_tokens_method": completion_method,
                 "_prompt_high": prompt_tokens * high_n,
+                "parameters": q,
             }
         )
     table = pd.DataFrame(rows)
@@ -252,6 +238,7 @@ def plan(
     total_row = {**total.to_dict(), "probe": "total"}
     total_row["prompt_tokens_method"] = prompt_method
     total_row["completion_tokens_method"] = "sum of the rows above"
+    total_row["parameters"] = None
     table = pd.concat([table, pd.DataFrame([total_row])], ignore_index=True)
     if price is None:
         for column in ("cost_low", "cost_expected", "cost_high"):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..client import Completion, Request
-from ._columns import KEY_COLUMNS
+from ..results import KEY_COLUMNS
 
 Send = Callable[[Request], Awaitable[Completion]]
 
@@ -84,7 +84,7 @@ class Job(ABC):
     round: int = 0
 
     def key(self, model: str, label: str | None) -> tuple:
-        """The row key this job fills (see :data:`jevalkit.runner.KEY_COLUMNS`).
+        """The row key this job fills (see :data:`jevalkit.results.KEY_COLUMNS`).
 
         Example:
             >>> import jevalkit.runner

@@ -4,18 +4,17 @@ and row key."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
-from ..client import CHAT, DEFAULT_BASE_URL, Request
+from ..client import CHAT, COMPLETIONS, DEFAULT_BASE_URL, Request, check_generation
 from ..errors import UsageError
-from ..probes import Case, Probe, select_cases
-from ._columns import params_hash
+from ..probes import Case, Probe, load_probe, select_cases
+from ..results import params_hash
 from ._job import Job, Send
-
-OVERRIDABLE = ("temperature", "max_tokens", "seed", "top_p")
 
 
 def score_fields(probe: Probe, text: str, case: Case | None = None) -> dict[str, Any]:
@@ -108,6 +107,70 @@ class Selection:
         return [(c, v) for c in cases for v in self.variant_ids(probe)], subset
 
 
+class ProbeChoices(TypedDict, total=False):
+    """What a probe run sends of each probe, besides its generation parameters: the keywords
+    of ``run``, ``arun`` and ``plan`` that become its :class:`Selection` and its request body.
+
+    Attributes:
+        cases, sample, sample_seed, variants: as :class:`Selection` (``sample_seed`` defaults
+            to the run's ``seed``).
+        extra_params: more body fields (e.g. ``response_format``).
+        constrained: send each probe's schema as ``response_format`` (constrained decoding).
+    """
+
+    cases: str | None
+    sample: int | None
+    sample_seed: int | None
+    variants: str | Sequence[str] | None
+    extra_params: dict[str, Any] | None
+    constrained: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Choices:
+    """:class:`ProbeChoices` taken out of a run's keywords (:meth:`take`)."""
+
+    selection: Selection
+    extra_params: dict[str, Any]
+    constrained: bool
+
+    @classmethod
+    def take(cls, options: dict[str, Any], seed: int | None) -> Choices:
+        """Remove the :class:`ProbeChoices` keywords from ``options``; ``seed``: the run's.
+
+        Example:
+            >>> options = {"cases": "1-3", "concurrency": 2}
+            >>> Choices.take(options, seed=4).selection.sample_seed, options
+            (4, {'concurrency': 2})
+        """
+        taken = {
+            name: options.pop(name) for name in ProbeChoices.__annotations__ if name in options
+        }
+        sample_seed = taken.get("sample_seed")
+        selection = Selection(
+            cases=taken.get("cases"),
+            sample=taken.get("sample"),
+            sample_seed=seed if sample_seed is None else sample_seed,
+            variants=taken.get("variants"),
+        )
+        return cls(
+            selection=selection,
+            extra_params=dict(taken.get("extra_params") or {}),
+            constrained=bool(taken.get("constrained", False)),
+        )
+
+
+def probes_of(probes: str | Probe | Sequence[str | Probe]) -> list[Probe]:
+    """The probes a run names: ids (``"id@N"`` or ``"id"``) loaded, :class:`Probe` objects kept.
+
+    Example:
+        >>> [p.name for p in probes_of("schema-ten-records@2")]
+        ['schema-ten-records@2']
+    """
+    names = [probes] if isinstance(probes, str | Probe) else list(probes)
+    return [p if isinstance(p, Probe) else load_probe(p) for p in names]
+
+
 def effective_parameters(probe: Probe, overrides: dict[str, Any]) -> dict[str, Any]:
     """The probe's parameters with the non-None overrides applied.
 
@@ -167,10 +230,10 @@ def plan_jobs(
         params = probe_parameters(probe, overrides, constrained=constrained)
         units, subset = selection.units(probe)
         for case, variant in units:
-            messages = probe.chat_messages(case, variant)  # filled once, shared by the repeats
+            filled = probe.request_input(case, variant)  # filled once, shared by the repeats
             jobs += [
                 probe_job(
-                    probe, params, r, case=case, variant=variant, subset=subset, messages=messages
+                    probe, params, r, case=case, variant=variant, subset=subset, filled=filled
                 )
                 for r in range(repeats)
             ]
@@ -180,14 +243,16 @@ def plan_jobs(
 def probe_parameters(
     probe: Probe, overrides: dict[str, Any], *, constrained: bool = False
 ) -> dict[str, Any]:
-    """The parameters a probe is sent with: its own, the overrides, and with ``constrained`` its
-    schema as ``response_format``.
+    """The parameters a probe is sent with: its own (the generation parameters among them
+    checked against :data:`jevalkit.client.GENERATION`), the overrides, and with ``constrained``
+    its schema as ``response_format``.
 
     Example:
         >>> import jevalkit
         >>> sorted(probe_parameters(jevalkit.load_probe("schema-ten-records"), {}, constrained=True))
         ['max_tokens', 'response_format', 'temperature']
     """
+    check_generation(probe.parameters, where=f"{probe.name}: parameters")
     params = effective_parameters(probe, overrides)
     if constrained:
         params["response_format"] = constrained_format(probe)
@@ -203,10 +268,11 @@ def probe_job(
     case: Case | None = None,
     variant: str | None = None,
     subset: str | None = None,
-    messages: list[dict[str, str]] | None = None,
+    filled: dict[str, Any] | None = None,
 ) -> ProbeJob:
     """The job of one repeat of a probe's case in one wording (with a seed, repeat r is sent
-    ``seed + r``). ``messages``: the filled messages when the caller has them already.
+    ``seed + r``): a chat request, or a completion request for a completion-style probe.
+    ``filled``: the probe's :meth:`~jevalkit.probes.Probe.request_input` when the caller has it.
 
     Example:
         >>> import jevalkit
@@ -217,9 +283,10 @@ def probe_job(
     sent = dict(params)
     if "seed" in sent:
         sent["seed"] = int(sent["seed"]) + repeat
-    if messages is None:
-        messages = probe.chat_messages(case, variant)
-    body = {"messages": messages, **sent}
+    if filled is None:
+        filled = probe.request_input(case, variant)
+    body = {**filled, **sent}
+    path = COMPLETIONS if probe.prompt_style == "completion" else CHAT
     return ProbeJob(
         kind="probe",
         probe=probe.id,
@@ -236,7 +303,7 @@ def probe_job(
         seeded="seed" in sent,
         spec=probe,
         case=case,
-        request=Request(CHAT, body, repeat),
+        request=Request(path, body, repeat),
     )
 
 

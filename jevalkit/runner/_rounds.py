@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,9 @@ import pandas as pd
 from ..costs import Budget
 from ..errors import UsageError
 from ..local import is_local_model
-from ..stats import sequence_method
+from ..results import finite, row_key
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, check_reachable
-from ._columns import finite, row_key
-from ._execute import execute
+from ._execute import Executor, execute
 from ._job import Job
 from ._options import RunSettings
 from ._target import open_target
@@ -80,12 +79,12 @@ async def run_adaptive(
     out: Path,
     settings: RunSettings,
     description: str = "requests",
-    run_jobs: Callable[..., Awaitable[pd.DataFrame]] = execute,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Run ``jobs`` (planned for ``plan.max_repeats`` repeats) with adaptive repeats; return
     every row sent for them, with the result in ``attrs["adaptive"]`` (a one-row DataFrame of
-    :data:`ADAPTIVE_COLUMNS`). Each round is one call of ``run_jobs`` (:func:`execute`, or a
-    Dask session's: the round's tasks run as a wave and the stopping rule sees its merged rows)."""
+    :data:`ADAPTIVE_COLUMNS`). Each round is one call of :func:`execute` with ``executor`` (on
+    Dask the round's tasks run as a wave and the stopping rule sees its merged rows)."""
     cases = case_repeats(jobs)
     n_cases = len(cases)
     if n_cases == 0:
@@ -115,13 +114,14 @@ async def run_adaptive(
                     for job in cases[i][next_repeat[i]]:
                         sent.append((k, i, replace(job, round=rounds)))
                     next_repeat[i] += 1
-            df = await run_jobs(
+            df = await execute(
                 [job for _, _, job in sent],
                 model=model,
                 out=out,
                 settings=settings,
                 description=f"{description}, round {rounds}",
                 budget=budget,
+                executor=executor,
             )
             frames.append(df)
             if df.attrs.get("stopped"):
@@ -170,7 +170,7 @@ async def run_adaptive(
                 "stop_reason": reason,
                 "dropped_sweeps": dropped,
                 "method": (
-                    sequence_method(n_cases, plan.confidence)
+                    seq.method
                     if scored
                     else "not estimable: no request was scored (every sweep had an error row)"
                 )

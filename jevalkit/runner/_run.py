@@ -3,103 +3,93 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Unpack
 
 import pandas as pd
 
 from .._sync import run_sync
-from ..errors import UsageError
-from ..probes import Probe, load_probe
-from ._distributed import scaled_execute
-from ._options import RunOptions, RunSettings
-from ._plan import Selection, default_results_path, plan_jobs
+from ..client import GENERATION, check_generation, take_generation
+from ..probes import Probe
+from ._execute import execute
+from ._executors import open_executor
+from ._options import ProbeOptions, RunSettings
+from ._plan import Choices, ProbeChoices, default_results_path, plan_jobs, probes_of
 from ._rounds import run_adaptive
 
 
-async def arun(
-    probes: str | Probe | Sequence[str | Probe],
-    model: str,
-    *,
-    temperature: float | None = None,
-    seed: int | None = None,
-    max_tokens: int | None = None,
-    top_p: float | None = None,
-    extra_params: dict[str, Any] | None = None,
-    constrained: bool = False,
-    cases: str | None = None,
-    sample: int | None = None,
-    sample_seed: int | None = None,
-    variants: str | Sequence[str] | None = None,
-    **options: Unpack[RunOptions],
-) -> pd.DataFrame:
-    """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
-    settings = RunSettings.of(options)
-    probe_list = [p if isinstance(p, Probe) else load_probe(p) for p in _as_list(probes)]
-    overrides = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens, "top_p": top_p}
-    overrides.update(extra_params or {})
-    check_generation(overrides)
-    name = "+".join(sorted({p.id for p in probe_list}))
-    out = settings.out
-    path = Path(out) if out is not None else default_results_path(name, model, settings.base_url)
-    adaptive = settings.adaptive_plan()
-    repeats = adaptive.max_repeats if adaptive else settings.repeats
-    selection = Selection(
-        cases=cases,
-        sample=sample,
-        sample_seed=seed if sample_seed is None else sample_seed,
-        variants=variants,
-    )
-    jobs = plan_jobs(probe_list, repeats, overrides, constrained=constrained, selection=selection)
-    async with scaled_execute(settings) as run_jobs:  # here, on Dask, or one shard
-        if adaptive is not None:
-            return await run_adaptive(
-                jobs, adaptive, model=model, out=path, settings=settings, run_jobs=run_jobs
-            )
-        return await run_jobs(jobs, model=model, out=path, settings=settings)
+@dataclass(frozen=True, kw_only=True)
+class ProbeRun:
+    """The keywords of a probe run taken apart and checked once, for ``run``, ``arun`` and
+    ``plan`` alike.
 
-
-def check_generation(overrides: dict[str, Any]) -> None:
-    """Refuse generation parameters no endpoint can honour (NaN, negative, not a number).
+    Attributes:
+        probes: the probes, loaded.
+        settings: the run options.
+        overrides: the generation parameters set and ``extra_params``, overriding the probes'.
+        choices: the cases, wordings and ``constrained``.
+        path: the results file (``settings.out``, else the default path of probes and model).
 
     Example:
-        >>> check_generation({"temperature": float("nan")})
-        Traceback (most recent call last):
-        ...
-        jevalkit.errors.UsageError: temperature must be a finite number from 0 to 2, got nan
+        >>> r = ProbeRun.of("schema-ten-records", "m", {"top_p": 0.5, "cases": None, "repeats": 2})
+        >>> r.overrides, r.settings.repeats, r.path.name
+        ({'top_p': 0.5}, 2, 'schema-ten-records__m.jsonl')
     """
-    checks = {
-        "temperature": (float, 0.0, 2.0, "a finite number from 0 to 2"),
-        "top_p": (float, 0.0, 1.0, "a number from 0 to 1"),
-        "max_tokens": (int, 1, 10**7, "a whole number of at least 1"),
-        "seed": (int, 0, 2**63 - 1, "a whole number of 0 or more"),
-    }
-    for name, (kind, low, high, what) in checks.items():
-        value = overrides.get(name)
-        if value is None:
-            continue
-        ok = not isinstance(value, bool) and isinstance(
-            value, int | float if kind is float else int
+
+    probes: list[Probe]
+    settings: RunSettings
+    overrides: dict[str, Any]
+    choices: Choices
+    path: Path
+
+    @classmethod
+    def of(
+        cls, probes: str | Probe | Sequence[str | Probe], model: str, options: dict[str, Any]
+    ) -> ProbeRun:
+        """Take ``options`` (the keywords of :class:`ProbeOptions`) apart and check them."""
+        options = dict(options)
+        generation = take_generation(options)
+        choices = Choices.take(options, seed=generation.get("seed"))
+        settings = RunSettings.of(options, others=[*GENERATION, *ProbeChoices.__annotations__])
+        overrides = {**generation, **choices.extra_params}
+        check_generation(overrides)  # extra_params may set them too
+        probe_list = probes_of(probes)
+        name = "+".join(sorted({p.id for p in probe_list}))
+        out = settings.out
+        path = (
+            Path(out) if out is not None else default_results_path(name, model, settings.base_url)
         )
-        if not ok or not (low <= value <= high):
-            raise UsageError(f"{name} must be {what}, got {value!r}")
+        return cls(
+            probes=probe_list, settings=settings, overrides=overrides, choices=choices, path=path
+        )
+
+
+async def arun(
+    probes: str | Probe | Sequence[str | Probe], model: str, **options: Unpack[ProbeOptions]
+) -> pd.DataFrame:
+    """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
+    r = ProbeRun.of(probes, model, dict(options))
+    settings = r.settings
+    adaptive = settings.adaptive_plan()
+    repeats = adaptive.max_repeats if adaptive else settings.repeats
+    jobs = plan_jobs(
+        r.probes,
+        repeats,
+        r.overrides,
+        constrained=r.choices.constrained,
+        selection=r.choices.selection,
+    )
+    async with open_executor(settings) as executor:  # here, on Dask, or one shard
+        if adaptive is not None:
+            return await run_adaptive(
+                jobs, adaptive, model=model, out=r.path, settings=settings, executor=executor
+            )
+        return await execute(jobs, model=model, out=r.path, settings=settings, executor=executor)
 
 
 def run(
-    probes: str | Probe | Sequence[str | Probe],
-    model: str,
-    *,
-    temperature: float | None = None,
-    seed: int | None = None,
-    max_tokens: int | None = None,
-    top_p: float | None = None,
-    extra_params: dict[str, Any] | None = None,
-    constrained: bool = False,
-    cases: str | None = None,
-    sample: int | None = None,
-    sample_seed: int | None = None,
-    variants: str | Sequence[str] | None = None,
-    **options: Unpack[RunOptions],
+    probes: str | Probe | Sequence[str | Probe], model: str, **options: Unpack[ProbeOptions]
 ) -> pd.DataFrame:
     """Run probes against a model and return their results rows as a DataFrame.
 
@@ -110,8 +100,12 @@ def run(
     Args:
         probes: probe names (``"id@N"`` or ``"id"``) or :class:`Probe` objects.
         model: the model to ask (``"openai/gpt-4o-mini"``, ...; ``"local"`` for the embedded model).
-        temperature, seed, max_tokens, top_p: generation parameters overriding the probe's
-            (repeat r is sent ``seed + r``).
+        **options: the keywords of :class:`jevalkit.runner.ProbeOptions`, each with its type
+            and help: the generation parameters (:class:`jevalkit.client.GenerationOptions`:
+            ``temperature``, ``max_tokens``, ``seed``, ``stop``, ``frequency_penalty``, ...),
+            overriding the probe's (repeat r is sent ``seed + r``);
+            what to send of each probe (:class:`jevalkit.runner.ProbeChoices`, below); and the
+            run options shared with judges (:class:`jevalkit.runner.RunOptions`, further below).
         extra_params: more body fields (e.g. ``response_format``).
         constrained: send each probe's schema as ``response_format`` (constrained decoding).
         cases: for probes with cases, the 1-based positions to run (``"1-50"``,
@@ -121,8 +115,8 @@ def run(
         variants: ``"all"`` to send every wording of each probe (``base`` and its declared
             variants) or a list of variant ids; each row's ``variant`` says which. Default:
             the probe's own messages, ``variant`` null.
-        **options: the run options shared with judges (:class:`jevalkit.runner.RunOptions`,
-            each with its default and help): ``base_url``, ``api_key_env``, ``out`` (default
+        run options: shared with judges (:class:`jevalkit.runner.RunOptions`, each with its
+            default and help): ``base_url``, ``api_key_env``, ``out`` (default
             ``runs/<probes>__<model>[__<host>].jsonl``), ``label``, ``repeats`` (k, or
             ``"auto"``: adaptive repeats in rounds until the anytime-valid interval of the pass
             rate over the cases is at most ``target_half_width`` wide on each side, with
@@ -139,7 +133,7 @@ def run(
 
     Returns:
         The rows of this run's (probe, case, variant, repeat) keys, with the columns of
-        :data:`jevalkit.runner.COLUMNS`.
+        :data:`jevalkit.results.COLUMNS`.
 
     Example:
         >>> import jevalkit, tempfile
@@ -149,11 +143,4 @@ def run(
         >>> df.loc[0, "error"]["type"]
         'connection'
     """
-    generation = {k: v for k, v in locals().items() if k not in ("probes", "model", "options")}
-    return run_sync(arun(probes, model, **generation, **options))
-
-
-def _as_list(probes: str | Probe | Sequence[str | Probe]) -> list[str | Probe]:
-    if isinstance(probes, str | Probe):
-        return [probes]
-    return list(probes)
+    return run_sync(arun(probes, model, **options))

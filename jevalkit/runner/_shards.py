@@ -1,5 +1,6 @@
 """Shards: a run's jobs split by a stable hash of their row key, each shard written to a part
-file of its own beside the results file (``<results>.parts/<shard>.jsonl``).
+file of its own beside the results file (``<results>.parts/<shard>.jsonl``, the results layer's
+:func:`~jevalkit.results.part_path`), and :class:`ShardExecutor`, the strategy that runs one.
 
 The hash is sha256 of the key's JSON, so every process (a Slurm array task, a Kubernetes indexed
 job) puts a job in the same shard without talking to the others (:func:`shard_of`). On Dask the
@@ -16,6 +17,8 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
+from ..results import RunConfig, check_one_run, part_files, part_path
+from ._execute import Executor
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 GUIDED_SHARE = 2  # each shard holds at most 1/(GUIDED_SHARE x threads) of the jobs still unsplit
@@ -112,41 +115,43 @@ def parse_shard(value: str | tuple[int, int]) -> tuple[int, int]:
     return index, count
 
 
-def parts_dir(results: str | Path) -> Path:
-    """The folder holding the part files of ``results``.
+class ShardExecutor(Executor):
+    """Shard ``index`` of ``count`` (``--shard i/N``, for Slurm job arrays and Kubernetes indexed
+    jobs, no engine): the jobs whose key hashes to it (:func:`shard_of`), sent in this process
+    into ``<results>.parts/<index>.jsonl``; keys already in the results file or in another part
+    are done. Merge the parts with :func:`jevalkit.results.merge_parts` (``jevalkit merge``).
 
     Example:
-        >>> parts_dir("runs/r.jsonl")
-        PosixPath('runs/r.jsonl.parts')
+        >>> shard = ShardExecutor(1, 4)
+        >>> shard.store(Path("runs/r.jsonl")), shard.describe("requests")
+        (PosixPath('runs/r.jsonl.parts/1.jsonl'), 'requests (shard 1/4)')
     """
-    results = Path(results)
-    return results.with_name(results.name + ".parts")
 
+    def __init__(self, index: int, count: int) -> None:
+        self.index, self.count = parse_shard((index, count))
+        self.sharding = f"{self.count} shards"
 
-def part_path(results: str | Path, shard: int) -> Path:
-    """The part file of one shard of ``results``.
+    def store(self, path: Path) -> Path:
+        """This shard's part file."""
+        return part_path(path, self.index)
 
-    Example:
-        >>> part_path("runs/r.jsonl", 3)
-        PosixPath('runs/r.jsonl.parts/3.jsonl')
-    """
-    return parts_dir(results) / f"{shard}.jsonl"
+    def beside(self, path: Path) -> list[Path]:
+        """The results file and the other shards' parts."""
+        mine = self.store(path)
+        return [path, *(p for p in part_files(path) if p != mine)]
 
+    def takes(self, key: tuple) -> bool:
+        """Whether ``key`` hashes to this shard."""
+        return shard_of(key, self.count) == self.index
 
-def part_files(results: str | Path) -> list[Path]:
-    """The part files beside ``results``, in shard order (empty when there are none).
+    def describe(self, description: str) -> str:
+        """The label, with the shard."""
+        return f"{description} (shard {self.index}/{self.count})"
 
-    Example:
-        >>> import tempfile, pathlib
-        >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
-        >>> parts_dir(results).mkdir()
-        >>> for name in ("10.jsonl", "2.jsonl", "notes.txt"):
-        ...     _ = (parts_dir(results) / name).write_text("")
-        >>> [p.name for p in part_files(results)]
-        ['2.jsonl', '10.jsonl']
-    """
-    folder = parts_dir(results)
-    if not folder.is_dir():
-        return []
-    found = [p for p in folder.glob("*.jsonl") if p.stem.isdigit()]
-    return sorted(found, key=lambda p: int(p.stem))
+    def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
+        """Refuse to write into parts of another run (the other shards' or this one's own,
+        naming the part and the field), then record this run's configuration beside the part."""
+        assert config is not None  # a sharded run records its configuration
+        others = [p for p in part_files(path) if p != store]
+        check_one_run(others, mine=config, at=store)
+        config.write(store)

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..client import Endpoint, resolve_endpoint
+from ..client import Endpoint, resolve_endpoint, route_model
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 
@@ -33,8 +33,9 @@ class Target:
 def open_target(
     model: str, base_url: str | None = None, *, api_key_env: str | None = None
 ) -> Iterator[Target]:
-    """Resolve ``model`` to an endpoint; ``local`` starts the embedded server when it is not
-    running and leaves things as it found them.
+    """Resolve ``model`` to an endpoint and the name to send (its provider prefix names the
+    provider: :func:`jevalkit.client.route_model`); ``local`` starts the embedded server when
+    it is not running and leaves things as it found them.
 
     Example:
         >>> with open_target("m", "http://127.0.0.1:9/v1") as target:
@@ -46,15 +47,21 @@ def open_target(
             endpoint = Endpoint(server.base_url, server.api_key or None)
             yield Target(endpoint, server.model_name, server.model_sha256, server.slots)
         return
-    yield Target(resolve_endpoint(base_url, api_key_env=api_key_env), model)
+    route = route_model(model, base_url)
+    yield Target(resolve_endpoint(route.base_url, api_key_env=api_key_env), route.model)
 
 
 def endpoint_identity(
-    model: str | None, base_url: str | None, *, api_key_env: str | None = None
+    model: str | None,
+    base_url: str | None,
+    *,
+    api_key_env: str | None = None,
+    require_key: bool = True,
 ) -> str | None:
     """What a run's rows must share to be resumed by it, known before anything starts: ``local``
     for the embedded model (whatever port it is on), else the resolved base URL; None for a
-    deterministic evaluator that talks to no endpoint.
+    deterministic evaluator that talks to no endpoint. ``require_key=False``: for a dry run,
+    which sends nothing.
 
     Example:
         >>> endpoint_identity("local", None), endpoint_identity("m", "http://127.0.0.1:9/v1/")
@@ -68,7 +75,10 @@ def endpoint_identity(
         )
     if is_local_model(model) and base_url is None:
         return "local"
-    return resolve_endpoint(base_url, api_key_env=api_key_env).base_url
+    route = route_model(model, base_url)
+    return resolve_endpoint(
+        route.base_url, api_key_env=api_key_env, require_key=require_key
+    ).base_url
 
 
 def check_key_variable(api_key_env: str | None) -> None:

@@ -7,8 +7,9 @@ Example:
 """
 
 from ._agreement import fleiss_kappa, krippendorff_alpha
-from ._bimodality import bimodality, bimodality_groups, least_favourable_null, unimodal_fit
+from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
+from ._conformal import LevelSets, level_sets
 from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import G_STUDY_COLUMNS, GStudy, g_study
@@ -20,21 +21,20 @@ from ._power import (
     sample_size,
     variance_components,
 )
-from ._ppi import RoganGladen, ppi_interval, ppi_lambda, rogan_gladen_interval
+from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
-from ._sequential import SEQUENCE_COLUMNS, SweepSequence, confidence_sequence, sequence_method
-from ._validate import as_clean_array, as_labels
+from ._selective import SelectiveThreshold, selective_threshold
+from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
     "G_STUDY_COLUMNS",
-    "SEQUENCE_COLUMNS",
     "BootstrapResult",
     "GStudy",
+    "LevelSets",
     "OrdinalSpacing",
     "RoganGladen",
+    "SelectiveThreshold",
     "SweepSequence",
-    "as_clean_array",
-    "as_labels",
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
@@ -44,7 +44,7 @@ __all__ = [
     "g_coefficients",
     "g_study",
     "krippendorff_alpha",
-    "least_favourable_null",
+    "level_sets",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
@@ -53,13 +53,11 @@ __all__ = [
     "paired_difference",
     "paired_proportion_ci",
     "ppi_interval",
-    "ppi_lambda",
     "repeats_needed",
     "rogan_gladen_interval",
     "sample_size",
-    "sequence_method",
+    "selective_threshold",
     "standard_error",
-    "unimodal_fit",
     "variance_components",
     "wilson_ci",
 ]

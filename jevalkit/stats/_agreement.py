@@ -10,14 +10,43 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from statsmodels.stats import inter_rater
 
+from ..contract import check_key_types, estimator, scored_mask
 from ..errors import StatsError
 
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
+Measurement = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
+def _first_repeat(frame: pd.DataFrame) -> pd.DataFrame:
+    """The contract test's adapter input: each system's first repeat (systems rate cases)."""
+    return frame[frame["repeat"] == 0]
+
+
+def _rating_counts(frame: pd.DataFrame) -> np.ndarray:
+    """Cases x (fail, pass) counts of the systems' first-repeat verdicts."""
+    first = _first_repeat(frame)
+    verdicts = first["passed"].astype(float)
+    return (
+        first.assign(_v=verdicts.astype(int))
+        .pivot_table(index="case_id", columns="_v", values="system", aggfunc="count")
+        .reindex(columns=[0, 1], fill_value=0)
+        .fillna(0)
+        .to_numpy()
+    )
+
+
+@estimator(
+    unit="unit",
+    estimand="chance-corrected agreement, any level of measurement",
+    interval="none (a point statistic)",
+    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread"),
+    adapter=lambda frame: krippendorff_alpha(
+        _first_repeat(frame), "interval", unit="case_id", rater="system", value="score"
+    ),
+    note="pinned to the krippendorff package in tests/stats",
+)
 def krippendorff_alpha(
     data: ArrayLike | pd.DataFrame,
-    level: Level = "nominal",
+    measurement: Measurement = "nominal",
     *,
     layout: Literal["raters x units", "units x raters"] | None = None,
     unit: str | None = None,
@@ -29,7 +58,10 @@ def krippendorff_alpha(
     Give either long data, a DataFrame with one row per rating and the ``unit=``, ``rater=`` and
     ``value=`` columns named, or a matrix with its ``layout`` stated (``"raters x units"`` or
     ``"units x raters"``): a matrix cannot say which axis is which, and the transposed reading
-    gives a different, wrong alpha.
+    gives a different, wrong alpha. ``measurement`` is the level of measurement (``nominal``,
+    ``ordinal``, ``interval``, ``ratio``). In long data a row with an ``error`` or no value is
+    not a rating, a (unit, rater) pair rated twice is refused, and unit keys of different types
+    (``1`` and ``"1"``) are refused rather than read as two units.
 
     Wraps the ``krippendorff`` package. Units rated by fewer than two raters carry no
     information and are ignored. Fewer than two pairable values, or no variation at all, is an
@@ -48,8 +80,10 @@ def krippendorff_alpha(
         >>> round(krippendorff_alpha(long, "interval", unit="item", rater="coder", value="grade"), 3)
         0.849
     """
-    if level not in ("nominal", "ordinal", "interval", "ratio"):
-        raise StatsError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
+    if measurement not in ("nominal", "ordinal", "interval", "ratio"):
+        raise StatsError(
+            f"measurement must be nominal, ordinal, interval or ratio, got {measurement!r}"
+        )
     if unit is not None or rater is not None or value is not None:
         if not isinstance(data, pd.DataFrame) or None in (unit, rater, value):
             raise StatsError("long data is a DataFrame with unit=, rater= and value= all named")
@@ -58,8 +92,13 @@ def krippendorff_alpha(
                 raise StatsError(
                     f"no {column!r} column; the columns are {sorted(map(str, data.columns))}"
                 )
+        data = data[scored_mask(data, [value])]
+        check_key_types(data, [unit], rater)
         if data.duplicated([unit, rater]).any():
-            raise StatsError("a rater rated a unit more than once; one rating per (unit, rater)")
+            raise StatsError(
+                "a rater rated a unit more than once (duplicated rows are not repeats): keep one "
+                "rating per (unit, rater)"
+            )
         values = pd.to_numeric(data[value], errors="coerce")
         if (data[value].notna() & values.isna()).any():
             raise StatsError(
@@ -82,16 +121,31 @@ def krippendorff_alpha(
     pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2).sum()
     if pairable == 0:
         raise StatsError("no unit has two ratings: Krippendorff's alpha is undefined")
+    if pairable == 1:
+        raise StatsError(
+            "one unit has two or more ratings: alpha needs two or more units to tell "
+            "agreement from chance"
+        )
     values = matrix[~np.isnan(matrix)]
     if np.unique(values).size < 2:
         raise StatsError("every rating is the same value: Krippendorff's alpha is undefined (0/0)")
-    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=measurement))
 
 
+@estimator(
+    unit="item",
+    estimand="chance-corrected agreement of raters",
+    interval="none (a point statistic)",
+    checks=("order", "rename", "one_case", "no_spread"),
+    adapter=lambda frame: fleiss_kappa(_rating_counts(frame)),
+    note="pinned to statsmodels in tests/stats",
+)
 def fleiss_kappa(table: ArrayLike) -> float:
     """Fleiss' kappa from a subjects x categories table of rating counts (statsmodels).
 
-    Every row must sum to the same number of raters.
+    Every row must sum to the same number of raters. Kappa compares agreement with what the
+    categories' shares give by chance, so it needs two or more subjects and ratings in more than
+    one category: fewer is refused (kappa is 0/0), never reported as a number.
 
     Example (Wikipedia's worked example, 10 subjects, 14 raters, 5 categories):
         >>> table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0],
@@ -103,7 +157,13 @@ def fleiss_kappa(table: ArrayLike) -> float:
     counts = np.asarray(table, dtype=float)
     if counts.ndim != 2 or counts.shape[0] < 1:
         raise StatsError("table must be subjects x categories counts")
+    if not np.isfinite(counts).all() or (counts < 0).any() or (counts % 1).any():
+        raise StatsError("table must hold counts of ratings (whole numbers, 0 or more)")
     totals = counts.sum(axis=1)
     if not np.all(totals == totals[0]) or totals[0] < 2:
         raise StatsError("every subject needs the same number (>= 2) of ratings")
+    if counts.shape[0] < 2:
+        raise StatsError("one subject: kappa needs two or more to tell agreement from chance")
+    if (counts.sum(axis=0) > 0).sum() < 2:
+        raise StatsError("every rating is in one category: Fleiss' kappa is undefined (0/0)")
     return float(inter_rater.fleiss_kappa(counts, method="fleiss"))

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._validate import as_clean_array
 
@@ -140,7 +141,7 @@ STOP_AFTER = 10  # null statistics at or above G before a p-value is settled (Be
 
 
 def discrete_bimodality_many(
-    counts: ArrayLike, *, n_resamples: int = 999, seed: int | None = 0
+    counts: ArrayLike, *, n_resamples: int = 2000, seed: int | None = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`discrete_bimodality` for many count vectors at once (rows of ``counts``, one level
     count per column): their G statistics and p-values.
@@ -198,7 +199,7 @@ def discrete_bimodality_many(
 
 
 def discrete_bimodality(
-    counts: ArrayLike, *, n_resamples: int = 999, seed: int | None = 0
+    counts: ArrayLike, *, n_resamples: int = 2000, seed: int | None = 0
 ) -> tuple[float, float]:
     """The unimodality likelihood-ratio statistic of level counts and its parametric-bootstrap
     p-value: resamples of the same size are drawn from :func:`least_favourable_null`, stopping
@@ -218,12 +219,20 @@ def discrete_bimodality(
     return float(g[0]), float(p[0])
 
 
+@estimator(
+    unit="value",
+    estimand="is a distribution split in two",
+    interval="a test: sequential parametric bootstrap / dip",
+    checks=("order", "rename", "one_case", "method"),
+    adapter=lambda frame: bimodality(frame["score"].astype(float), n_resamples=199),
+    calibration="bimodality",
+)
 def bimodality(
     scores: ArrayLike,
     *,
     levels: ArrayLike | None = None,
     alpha: float = 0.05,
-    n_resamples: int = 999,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """Test ``scores`` for more than one mode, with a test that fits their scale.
@@ -339,12 +348,23 @@ def _plan(x: np.ndarray, levels: ArrayLike | None) -> tuple[dict, np.ndarray | N
     return row, None
 
 
+@estimator(
+    unit="value",
+    estimand="bimodality of several samples",
+    interval="as bimodality",
+    checks=("order", "rename", "one_case", "method"),
+    adapter=lambda frame: bimodality_groups(
+        [g["score"].astype(float) for _, g in frame.groupby("system", sort=True)],
+        n_resamples=199,
+    ),
+    calibration="bimodality",
+)
 def bimodality_groups(
     samples: Sequence[ArrayLike],
     *,
     levels: Sequence[ArrayLike | None] | None = None,
     alpha: float = 0.05,
-    n_resamples: int = 999,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """:func:`bimodality` for several samples in one call (one row each, in order): the

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
+from ..contract import Result, estimator
 from ..errors import StatsError
 from ._validate import as_clean_array, as_labels
 
@@ -23,13 +25,18 @@ _BLOCK_ELEMENTS = 4_000_000  # indices per block: 16 MB of int32
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(Result):
     """A bootstrap interval: the estimate on the full data, the interval, and the bootstrap SE.
+
+    ``method`` is the interval's kind (``bca``, ``percentile``, ``basic``); ``table()`` has one
+    row: ``n``, ``value``, ``se``, ``ci_low``, ``ci_high``, ``method`` (in words).
 
     Example:
         >>> r = bootstrap_ci([1, 2, 3, 4, 5], seed=0)
         >>> r.estimate, bool(r.low < 3 < r.high)
         (3.0, True)
+        >>> r.table()["method"][0]
+        'bca bootstrap interval over 5 values (2000 resamples)'
     """
 
     estimate: float
@@ -39,6 +46,25 @@ class BootstrapResult:
     method: str
     n: int
     n_resamples: int
+    note: str = ""
+
+    def table(self) -> pd.DataFrame:
+        """One row: ``n``, ``value``, ``se``, ``ci_low``, ``ci_high``, ``method``."""
+        how = self.note or (
+            f"{self.method} bootstrap interval over {self.n} values ({self.n_resamples} resamples)"
+        )
+        return pd.DataFrame(
+            [
+                {
+                    "n": self.n,
+                    "value": self.estimate,
+                    "se": self.se,
+                    "ci_low": self.low,
+                    "ci_high": self.high,
+                    "method": how,
+                }
+            ]
+        )
 
 
 def _is_mean(statistic: Callable | str) -> bool:
@@ -98,15 +124,24 @@ def _jackknife(
     )
 
 
+@estimator(
+    unit="value",
+    estimand="a statistic of a sample",
+    interval="BCa / percentile bootstrap",
+    checks=("one_case", "no_spread", "method"),
+    adapter=lambda frame: bootstrap_ci(frame["score"].astype(float), cluster=frame["case_id"]),
+    note="resamples follow the order of the data, as scipy's do (order: the metrics sort)",
+    calibration="mean_absolute_error",
+)
 def bootstrap_ci(
     data: ArrayLike,
     statistic: Callable | str = np.mean,
     *,
-    n_resamples: int = 9999,
+    n_resamples: int = 2000,
     confidence: float = 0.95,
     method: Method = "bca",
     cluster: ArrayLike | None = None,
-    seed: int | np.random.Generator | None = None,
+    seed: int | np.random.Generator | None = 0,
 ) -> BootstrapResult:
     """A bootstrap confidence interval for ``statistic(data)``.
 
@@ -122,7 +157,11 @@ def bootstrap_ci(
 
     Returns:
         :class:`BootstrapResult`. With one value (or one cluster) there is no interval: low and
-        high are NaN. When every resample gives the same value the interval is that value.
+        high are NaN; nor when every resample gives the same value (a degenerate resampling
+        distribution separates nothing: ``note`` says so).
+
+    The resamples follow the order of ``data`` (as scipy's do): the metrics pass their units
+    sorted, so permuting rows of a results frame changes no number.
 
     Notes:
         Percentile: the alpha/2 and 1-alpha/2 quantiles of the bootstrap distribution. Basic:
@@ -145,17 +184,19 @@ def bootstrap_ci(
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
     values = as_clean_array(data, min_n=1)
     fn = np.mean if _is_mean(statistic) else statistic
-    estimate = float(fn(values))
-    rng = np.random.default_rng(seed)
     groups = None
     if cluster is not None:
         codes = as_labels(cluster, values.size, "cluster")
         order = np.argsort(codes, kind="stable")
         splits = np.flatnonzero(np.diff(codes[order])) + 1
         groups = np.split(values[order], splits)
+    estimate = float(fn(values))
+    rng = np.random.default_rng(seed)
     units = len(groups) if groups is not None else values.size
     if units < 2:
-        return BootstrapResult(estimate, np.nan, np.nan, np.nan, method, values.size, 0)
+        return BootstrapResult(
+            estimate, np.nan, np.nan, np.nan, method, values.size, 0, "n < 2: no interval"
+        )
     if _is_mean(statistic):
         if groups is None:
             boot = _draw_means(values, None, n_resamples, rng)
@@ -168,7 +209,16 @@ def bootstrap_ci(
     alpha = (1 - confidence) / 2
     se = float(boot.std(ddof=1))
     if np.ptp(boot) == 0:
-        return BootstrapResult(estimate, estimate, estimate, 0.0, method, values.size, n_resamples)
+        return BootstrapResult(
+            estimate,
+            np.nan,
+            np.nan,
+            0.0,
+            method,
+            values.size,
+            n_resamples,
+            "no interval: every resample gives the same value (no spread to resample)",
+        )
     if method == "percentile":
         low, high = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
     elif method == "basic":

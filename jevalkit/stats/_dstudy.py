@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._gstudy import RESIDUAL, _closure, ems_vectors, expected_mean_squares
 
@@ -48,6 +49,13 @@ def _divisor(facets: Sequence[str], design: Mapping[str, int], order, reps: int)
     return float(np.prod([design[f] for f in facets]))
 
 
+@estimator(
+    unit="design",
+    estimand="error variance of the grand mean of a design",
+    interval="Satterthwaite df",
+    data="arrays",
+    note="D-study arithmetic; pinned in tests/stats/test_gstudy.py",
+)
 def design_error(
     table: pd.DataFrame,
     design: Mapping[str, int],
@@ -110,6 +118,13 @@ def _df(s: frozenset, levels: Mapping[str, int], nested: Mapping[str, str]) -> f
     return float(np.prod([levels[f] if f in parents else levels[f] - 1 for f in s]))
 
 
+@estimator(
+    unit="design",
+    estimand="G and Phi coefficients",
+    interval="none (D-study coefficients)",
+    data="arrays",
+    note="pinned to Brennan (2001) in tests/stats/test_gstudy.py",
+)
 def g_coefficients(
     table: pd.DataFrame,
     design: Mapping[str, int],
@@ -155,6 +170,13 @@ def g_coefficients(
     return {"g": g, "phi": phi, "tau": tau, "delta": delta, "Delta": big_delta}
 
 
+@estimator(
+    unit="design",
+    estimand="the noise floor of two runs",
+    interval="none (a threshold)",
+    data="arrays",
+    note="pinned in tests/stats/test_gstudy.py",
+)
 def noise_floor(
     table: pd.DataFrame,
     design: Mapping[str, int],

@@ -8,10 +8,19 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
+from ..contract import CASE_COLUMNS, CaseSpec, estimator, prepare
 from ..errors import StatsError
 from ._validate import as_clean_array, as_labels
 
 
+@estimator(
+    unit="value",
+    estimand="the standard error of a mean, cluster-aware",
+    interval="normal / t",
+    checks=("order", "rename", "one_case"),
+    adapter=lambda frame: standard_error(frame["score"].astype(float), frame["case_id"]),
+    calibration="pass_rate",
+)
 def standard_error(
     scores: ArrayLike, cluster: ArrayLike | None = None, *, small_sample_correction: bool = False
 ) -> float:
@@ -60,27 +69,28 @@ def _paired_arrays(
     b: ArrayLike | pd.Series | None,
     *,
     systems: tuple[str, str] | None,
-    case: str | None,
-    system: str | None,
+    case: CaseSpec,
+    system: str,
     score: str,
+    repeat: str | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The two score vectors, paired: by index for Series, by case for a long DataFrame, by
-    position for arrays."""
+    """The two score vectors, paired: by index for Series, by case for a long DataFrame (through
+    the one input step), by position for arrays."""
     if isinstance(a, pd.DataFrame):
-        if systems is None or case is None or system is None:
-            raise StatsError(
-                "for a long DataFrame give systems=(a, b), case= and system= (and score=)"
-            )
-        for column in (case, system, score):
-            if column not in a.columns:
-                raise StatsError(
-                    f"no {column!r} column; the columns are {sorted(map(str, a.columns))}"
-                )
-        wide = a[a[system].isin(systems)].groupby([case, system], sort=True)[score].mean().unstack()
-        for name in systems:
+        if systems is None or len(systems) != 2:
+            raise StatsError("for a long DataFrame give systems=(a, b), the two systems compared")
+        p = prepare(a, score, case=case, system=system, repeat=repeat, keyword="score")
+        names = [str(name) for name in systems]
+        wide = (
+            pd.DataFrame({"case": p.case, "system": p.system, "value": p.values})
+            .groupby(["case", "system"], sort=True)["value"]
+            .mean()
+            .unstack()
+        )
+        for name in names:
             if name not in wide.columns:
                 raise StatsError(f"system {name!r} not found in column {system!r}")
-        pairs = wide[list(systems)].dropna()
+        pairs = wide[names].dropna()
         return pairs.iloc[:, 0].to_numpy(float), pairs.iloc[:, 1].to_numpy(float)
     if isinstance(a, pd.Series) or isinstance(b, pd.Series):
         if not (isinstance(a, pd.Series) and isinstance(b, pd.Series)):
@@ -100,15 +110,26 @@ def _paired_arrays(
     return np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
 
 
+@estimator(
+    unit="pair",
+    estimand="a paired mean difference",
+    interval="t over pairs",
+    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread", "method"),
+    adapter=lambda frame: paired_difference(
+        frame, systems=tuple(sorted(frame["system"].unique())[1::-1]), case="case_id"
+    ),
+    calibration="compare",
+)
 def paired_difference(
     a: ArrayLike | pd.Series | pd.DataFrame,
     b: ArrayLike | pd.Series | None = None,
     cluster: ArrayLike | None = None,
     *,
     systems: tuple[str, str] | None = None,
-    case: str | None = None,
-    system: str | None = None,
+    case: CaseSpec = CASE_COLUMNS,
+    system: str = "system",
     score: str = "score",
+    repeat: str | None = "repeat",
     confidence: float = 0.95,
     small_sample_correction: bool = False,
 ) -> pd.DataFrame:
@@ -121,8 +142,11 @@ def paired_difference(
     Args:
         a, b: two arrays (paired by position), two pandas Series (paired by index: a reordered
             Series gives the same answer; differing or duplicated indexes are an error), or a
-            long DataFrame as ``a`` with ``systems=(name_a, name_b)``, ``case=``, ``system=`` and
-            ``score=`` (repeats are averaged within a case; cases only one system ran are left out).
+            long DataFrame as ``a`` with ``systems=(name_a, name_b)`` and its columns ``case=``,
+            ``system=``, ``score=``, ``repeat=`` (results' names by default; read by the one
+            input step: rows with an error or no score are left out, duplicated rows and case
+            keys of two types refused; repeats are averaged within a case; cases only one
+            system ran are left out).
         cluster: a cluster label per pair (arrays only).
 
     Returns:
@@ -139,7 +163,9 @@ def paired_difference(
         >>> float(paired_difference(x, y)["value"][0])
         0.0
     """
-    left, right = _paired_arrays(a, b, systems=systems, case=case, system=system, score=score)
+    left, right = _paired_arrays(
+        a, b, systems=systems, case=case, system=system, score=score, repeat=repeat
+    )
     x = as_clean_array(left, "a", min_n=2)
     y = as_clean_array(right, "b", min_n=2)
     if x.size != y.size:
@@ -151,6 +177,10 @@ def paired_difference(
     z = mean / se if se > 0 else (0.0 if mean == 0 else np.inf * np.sign(mean))
     p = float(2 * sps.norm.sf(abs(z)))
     corr = float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0 else np.nan
+    how = "normal interval, paired " + ("clustered SE" if cluster is not None else "SE")
+    half = z_crit * se
+    if se == 0:  # every pair differs alike: no spread is not a certainty
+        half, how = np.nan, "no interval: every pair differs by the same amount (no spread)"
     return pd.DataFrame(
         [
             {
@@ -159,12 +189,12 @@ def paired_difference(
                 "mean_b": float(y.mean()),
                 "value": mean,
                 "se": se,
-                "ci_low": mean - z_crit * se,
-                "ci_high": mean + z_crit * se,
+                "ci_low": mean - half,
+                "ci_high": mean + half,
                 "z": float(z),
                 "p_value": p,
                 "corr": corr,
-                "method": "paired, clustered SE" if cluster is not None else "paired SE",
+                "method": how,
             }
         ]
     )

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 
 G_STUDY_COLUMNS = [
@@ -134,6 +135,13 @@ def _components(order: Sequence[str], nested: Mapping[str, str]) -> list[frozens
     return out
 
 
+@estimator(
+    unit="cell",
+    estimand="variance components of crossed and nested random facets",
+    interval="Satterthwaite chi-square per component",
+    data="arrays",
+    note="returns a GStudy; pinned to Brennan (2001) synthetic data and statsmodels MixedLM in tests/stats/test_gstudy.py",
+)
 def g_study(
     data: pd.DataFrame,
     facets: Sequence[str],

@@ -19,12 +19,14 @@ from scipy import optimize
 from scipy import stats as sps
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
+from ..contract import Result, estimator
 from ..errors import StatsError
 
 
 @dataclass(frozen=True)
-class OrdinalSpacing:
-    """The spacing diagnostic.
+class OrdinalSpacing(Result):
+    """The spacing diagnostic: ``.table()`` is the thresholds (with ``method``),
+    ``.scalars()`` the test's numbers and verdict.
 
     Attributes:
         thresholds: one row per threshold ``j-1/j``: ``flexible``, ``equidistant``, ``gap``
@@ -37,6 +39,14 @@ class OrdinalSpacing:
         categories: the level set tested, lowest first (labels as given).
         merged: levels of the set that never occur: each is merged with its neighbours (its two
             thresholds cannot be told apart), and the test runs on the levels that occur.
+        method: the models fitted and the test.
+
+    Example:
+        >>> r = ordinal_spacing(np.repeat([0, 1, 2, 3, 4], [30, 60, 80, 60, 30]))
+        >>> r.table().columns.tolist()
+        ['threshold', 'flexible', 'equidistant', 'gap', 'equal_gap', 'method']
+        >>> r.scalars()["df"], r.scalars()["n"]
+        (2, 260)
     """
 
     thresholds: pd.DataFrame
@@ -49,6 +59,12 @@ class OrdinalSpacing:
     n: int
     categories: tuple = ()
     merged: tuple = ()
+    method: str = ""
+
+    def table(self) -> pd.DataFrame:
+        """One row per threshold ``j-1/j``: ``threshold``, ``flexible``, ``equidistant``,
+        ``gap``, ``equal_gap``, ``method``."""
+        return self.thresholds.assign(method=self.method)
 
 
 def _design(groups: ArrayLike | None, n: int) -> np.ndarray:
@@ -78,6 +94,20 @@ def _equidistant_fit(y: np.ndarray, x: np.ndarray, n_thresholds: int, start: np.
     return -best.fun, best.x
 
 
+def _quarter_levels(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The contract test's adapter input: scores in [0, 1] as levels 0..4, with their system."""
+    scores = frame["score"].astype(float).to_numpy()
+    return np.round(scores * 4).astype(int), frame["system"].to_numpy()
+
+
+@estimator(
+    unit="rating",
+    estimand="the spacing of ordinal levels",
+    interval="none (a likelihood-ratio test of equal spacing)",
+    checks=("order", "rename", "one_case", "no_spread", "method"),
+    adapter=lambda frame: ordinal_spacing(*_quarter_levels(frame)),
+    note="pinned to statsmodels' OrderedModel in tests/stats",
+)
 def ordinal_spacing(
     levels: ArrayLike,
     groups: ArrayLike | None = None,
@@ -175,6 +205,12 @@ def ordinal_spacing(
             ),
         }
     )
+    method = (
+        f"ordered logit (statsmodels OrderedModel) with free thresholds against equal gaps, "
+        f"likelihood-ratio test on {df} df over {int(y.size)} ratings"
+        + (", groups as covariates" if groups is not None else "")
+        + "; no interval"
+    )
     return OrdinalSpacing(
         table,
         float(lr),
@@ -186,4 +222,5 @@ def ordinal_spacing(
         int(y.size),
         tuple(int(g) for g in grid),
         merged,
+        method,
     )

@@ -9,11 +9,19 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
+from ..contract import estimator
 from ..errors import StatsError
 from ._gstudy import RESIDUAL, g_study
 from ._validate import as_clean_array, as_labels
 
 
+@estimator(
+    unit="value",
+    estimand="between- and within-case variance",
+    interval="none (inputs to repeats_needed)",
+    data="arrays",
+    note="moment estimates feeding repeats_needed; pinned in tests/stats",
+)
 def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
     """Split pilot scores (k repeats per case) into between-case and within-case variance: the
     one-facet G-study (:func:`g_study` with the facet ``case``; ANOVA when every case has the
@@ -48,6 +56,13 @@ def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
     }
 
 
+@estimator(
+    unit="case",
+    estimand="standard error against repeats per case",
+    interval="none (a planning curve)",
+    data="arrays",
+    note="a planning curve; pinned in tests/stats",
+)
 def repeats_needed(
     scores: ArrayLike,
     case: ArrayLike,
@@ -135,6 +150,32 @@ def _by_order_components(scores: ArrayLike, case: ArrayLike, position: ArrayLike
     return {"between": between, "within": within, "n_cases": len(case_means), "k": cell["k"]}
 
 
+def _pilot_difference_variance(frame: pd.DataFrame) -> float:
+    """The contract test's adapter input: the variance of the first two systems' per-case
+    mean differences (a pilot's omega^2)."""
+    wide = frame.pivot_table(index="case_id", columns="system", values="score", aggfunc="mean")
+    first, second = sorted(wide.columns)[:2]
+    return float((wide[second] - wide[first]).var(ddof=1))
+
+
+def _no_variance(what: str) -> StatsError:
+    return StatsError(
+        f"{what} is 0 (a pilot without spread): it cannot plan a sample, since a sample that "
+        "happened not to vary says little about the variance; give the variance you expect "
+        "(at most 0.25 for scores in [0, 1])"
+    )
+
+
+@estimator(
+    unit="case",
+    estimand="cases for an interval of a given half-width",
+    interval="none (a planning number)",
+    checks=("order", "rename", "scale"),
+    adapter=lambda frame: margin_of_error_n(
+        proportion=float(frame["passed"].astype(float).mean()), margin=0.05
+    ),
+    note="Cochran's formula; pinned in tests/stats",
+)
 def margin_of_error_n(
     sigma: float | None = None,
     margin: float = 0.05,
@@ -144,6 +185,9 @@ def margin_of_error_n(
 ) -> int:
     """Cases needed for a confidence interval of half-width ``margin``: n = (z sigma / E)^2, or
     for a proportion n = z^2 p (1 - p) / E^2 (use p = 0.5 when unknown: the worst case).
+
+    A proportion of 0 or 1, or ``sigma`` 0, is refused: the formula would answer 0 cases, yet
+    a pilot that did not vary says little about the spread.
 
     Example:
         >>> margin_of_error_n(proportion=0.5, margin=0.05)
@@ -156,13 +200,25 @@ def margin_of_error_n(
     z = sps.norm.ppf(0.5 + confidence / 2)
     if proportion is not None:
         if not 0 <= proportion <= 1:
-            raise StatsError(f"proportion must be in [0, 1], got {proportion}")
+            raise StatsError(f"proportion {proportion} is outside [0, 1]: give a share of cases")
+        if proportion in (0, 1):
+            raise _no_variance(f"proportion {proportion:g} gives a variance p (1 - p) that")
         return math.ceil(z**2 * proportion * (1 - proportion) / margin**2)
     if sigma is None or sigma < 0:
         raise StatsError("give sigma (the score's standard deviation) or proportion")
+    if sigma == 0:
+        raise _no_variance("sigma")
     return math.ceil((z * sigma / margin) ** 2)
 
 
+@estimator(
+    unit="case",
+    estimand="paired cases to detect a difference with a given power",
+    interval="none (a planning number)",
+    checks=("order", "rename"),
+    adapter=lambda frame: sample_size(0.1, _pilot_difference_variance(frame)),
+    note="Miller (2024) eq. 10; pinned to his worked example in tests/stats",
+)
 def sample_size(
     delta: float,
     omega2: float | None = None,
@@ -177,7 +233,8 @@ def sample_size(
     n = (z_{1-alpha/2} + z_{power})^2 omega^2 / delta^2.
 
     ``omega2`` is the variance of the per-question score difference; or give its parts, and it is
-    ``between_var + within_var / repeats`` (repeats shrink only the within-question part).
+    ``between_var + within_var / repeats`` (repeats shrink only the within-question part). A
+    variance of 0 is refused (it would answer 0 cases).
 
     Example:
         >>> sample_size(0.03, omega2=1/9)  # Miller's worked example: about 969
@@ -191,23 +248,41 @@ def sample_size(
         omega2 = between_var + within_var / repeats
     if omega2 < 0:
         raise StatsError(f"omega2 must be non-negative, got {omega2}")
+    if omega2 == 0:
+        raise _no_variance("the variance of the differences (omega2)")
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
     return math.ceil(z**2 * omega2 / delta**2)
 
 
+@estimator(
+    unit="case",
+    estimand="the smallest difference n paired cases detect with a given power",
+    interval="none (a planning number)",
+    checks=("order", "rename"),
+    adapter=lambda frame: minimum_detectable_effect(
+        frame["case_id"].nunique(), _pilot_difference_variance(frame)
+    ),
+    note="Miller (2024) eq. 10 inverted; pinned in tests/stats",
+)
 def minimum_detectable_effect(
     n: int | float, omega2: float, *, alpha: float = 0.05, power: float = 0.8
 ) -> float:
     """The smallest difference ``n`` paired cases detect with ``power`` at level ``alpha``:
     :func:`sample_size` inverted, delta = (z_{1-alpha/2} + z_{power}) omega / sqrt(n).
 
+    A variance of 0 (or NaN) gives NaN: nothing to power against, never an effect of 0.
+
     Example:
         >>> round(minimum_detectable_effect(969, omega2=1/9), 4)  # Miller's example, inverted
         0.03
+        >>> minimum_detectable_effect(50, 0.0)
+        nan
     """
     if n <= 0:
         raise StatsError(f"n must be positive, got {n}")
     if omega2 < 0:
         raise StatsError(f"omega2 must be non-negative, got {omega2}")
+    if not omega2 > 0:
+        return math.nan
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
     return float(z * math.sqrt(omega2 / n))

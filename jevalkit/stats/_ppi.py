@@ -14,25 +14,95 @@ Am. J. Epidemiol. 107; Greiner & Gardner (2000), Prev. Vet. Med. 45 (its delta-m
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
+from ..contract import Result, estimator
 from ..errors import StatsError
 
 
+@dataclass(frozen=True)
+class PpiEstimate(Result):
+    """A prediction-powered mean: unpacks as ``(estimate, ci_low, ci_high, judged_variance,
+    rectifier_variance)``; also ``lam``, ``n_labelled``, ``n_unlabelled``, ``df`` and ``method``.
+
+    Example:
+        >>> y, yhat = np.array([1.0, 0.0, 1.0, 1.0]), np.array([1.0, 1.0, 1.0, 0.0])
+        >>> r = ppi_interval(y, yhat, np.array([1.0, 0.0, 1.0] * 20), 1.0)
+        >>> r.table()[["n", "n_unlabelled"]].to_dict("records")
+        [{'n': 4, 'n_unlabelled': 60}]
+    """
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    judged_variance: float
+    rectifier_variance: float
+    lam: float
+    n_labelled: int
+    n_unlabelled: int
+    df: float
+    method: str
+    _unpack = ("estimate", "ci_low", "ci_high", "judged_variance", "rectifier_variance")
+
+    @property
+    def labels_variance(self) -> float:
+        """The variance of the labels-only (classical) mean, at ``lam`` 0."""
+        return self.rectifier_variance
+
+    def table(self) -> pd.DataFrame:
+        """One row: ``n`` (labels), ``n_unlabelled``, ``value``, ``se``, ``ci_low``, ``ci_high``,
+        ``lam``, ``df``, ``method``."""
+        se = math.sqrt(self.judged_variance + self.rectifier_variance)
+        return pd.DataFrame(
+            [
+                {
+                    "n": self.n_labelled,
+                    "n_unlabelled": self.n_unlabelled,
+                    "value": self.estimate,
+                    "se": se,
+                    "ci_low": self.ci_low,
+                    "ci_high": self.ci_high,
+                    "lam": self.lam,
+                    "df": self.df,
+                    "method": self.method,
+                }
+            ]
+        )
+
+
+def _ppi_arrays(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The contract test's adapter: the cases sorted first a quarter are labelled (gold), the
+    verdict ``passed`` is the prediction."""
+    cases = np.sort(frame["case_id"].astype(str).unique())
+    labelled = frame["case_id"].astype(str).isin(cases[: max(1, cases.size // 4)]).to_numpy()
+    yhat = frame["passed"].astype(float).to_numpy()
+    return frame["gold"].astype(float).to_numpy()[labelled], yhat[labelled], yhat[~labelled]
+
+
+@estimator(
+    unit="label",
+    estimand="a prediction-powered mean (Hajek form when weighted)",
+    interval="t with a small-sample floor",
+    checks=("order", "rename", "scale", "no_spread", "method"),
+    adapter=lambda frame: ppi_interval(*_ppi_arrays(frame), 1.0),
+    calibration="corrected_mean",
+)
 def ppi_interval(
     y: np.ndarray,
     yhat: np.ndarray,
     yhat_unlabelled: np.ndarray,
-    lam: float,
+    lam: float | None,
     *,
     weights: np.ndarray | None = None,
     confidence: float = 0.95,
-) -> tuple[float, float, float, float, float]:
-    """The prediction-powered mean (``lam`` 1: PPI; 0: the labels alone; between: PPI++) and
-    its interval, with a small-sample floor on the rectifier's variance.
+) -> PpiEstimate:
+    """The prediction-powered mean (``lam`` 1: PPI; 0: the labels alone; between: PPI++; None:
+    PPI++ with the variance-minimising lambda, reported in ``lam``) and its interval, with a
+    small-sample floor on the rectifier's variance.
 
     The point estimate is ppi-python's. The interval is its normal interval with two changes for
     small label sets, found necessary by simulation (``benchmarks/bench_ppi.py``: with 100
@@ -54,8 +124,13 @@ def ppi_interval(
     unrepresentative (in simulation: bias z = -29, coverage 65% with a stratified plan).
 
     Returns:
-        ``(estimate, ci_low, ci_high, judged_variance, rectifier_variance)``, the last two the
-        variance terms of the estimate (the judged items' and the labelled items').
+        :class:`PpiEstimate`, which unpacks as ``(estimate, ci_low, ci_high, judged_variance,
+        rectifier_variance)``, the last two the variance terms of the estimate (the judged
+        items' and the labelled items').
+
+    Raises:
+        StatsError: no labels, no unlabelled items, or values outside [-1, 1] (the
+            small-sample floor assumes normalised scores or their paired differences).
 
     Example:
         >>> y, yhat = np.array([1.0, 0.0, 1.0, 1.0]), np.array([1.0, 1.0, 1.0, 0.0])
@@ -65,7 +140,23 @@ def ppi_interval(
     """
     import ppi_py
 
+    y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    yhat_unlabelled = np.asarray(yhat_unlabelled, dtype=float)
+    weights = None if weights is None else np.asarray(weights, dtype=float)
     n, big_n = y.size, yhat_unlabelled.size
+    if n == 0 or big_n == 0 or yhat.size != n:
+        raise StatsError(
+            f"PPI needs labels with a prediction each and unlabelled predictions; got {n} labels, "
+            f"{yhat.size} predictions of them and {big_n} unlabelled"
+        )
+    for name, values in (("labels", y), ("predictions", yhat), ("predictions", yhat_unlabelled)):
+        if values.size and (np.nanmin(values) < -1 or np.nanmax(values) > 1):
+            raise StatsError(
+                f"PPI {name} range from {np.nanmin(values):g} to {np.nanmax(values):g}, outside "
+                "[-1, 1]: give normalised scores in [0, 1] (or their paired differences)"
+            )
+    if lam is None:
+        lam = _tuned_lambda(y, yhat, yhat_unlabelled, weights)
     floor_weight, df = 1.0, n - 1
     if weights is not None and not np.allclose(weights, weights[0]):
         # Hajek form: the judge's mean over every judged item (the labelled ones are a
@@ -94,10 +185,27 @@ def ppi_interval(
     spread = np.sum(deviations**2) + floor_weight * floor
     rectifier_var = spread / n / (n + 1)
     half = stats.t.ppf(0.5 + confidence / 2, df) * math.sqrt(judged_var + rectifier_var)
-    return estimate, estimate - half, estimate + half, judged_var, rectifier_var
+    weighted = weights is not None and not np.allclose(weights, weights[0])
+    method = (
+        f"{'PPI' if lam == 1 else ('labels only' if lam == 0 else 'PPI++')} mean"
+        + (" (Hajek form, weighted labels)" if weighted else "")
+        + f": t interval on {df:g} df with a small-sample floor over {n} labels"
+    )
+    return PpiEstimate(
+        estimate,
+        estimate - half,
+        estimate + half,
+        judged_var,
+        rectifier_var,
+        float(lam),
+        int(n),
+        int(big_n),
+        float(df),
+        method,
+    )
 
 
-def ppi_lambda(
+def _tuned_lambda(
     y: np.ndarray,
     yhat: np.ndarray,
     yhat_unlabelled: np.ndarray,
@@ -105,13 +213,13 @@ def ppi_lambda(
 ) -> float:
     """PPI++'s variance-minimising lambda for a mean, clipped to [0, 1]: the formula
     ``ppi_py.ppi_mean_ci`` applies with ``lam=None`` (Angelopoulos, Duchi & Zrnic 2023, eq. 6),
-    computed here so a result can report it.
+    computed here so a result can report it (``ppi_interval(..., lam=None).lam``).
 
     Example:
         >>> y = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
-        >>> round(ppi_lambda(y, y, np.array([1.0, 0.0] * 50)), 3)  # a perfect predictor: near 1
+        >>> round(_tuned_lambda(y, y, np.array([1.0, 0.0] * 50)), 3)  # a perfect predictor: near 1
         0.906
-        >>> ppi_lambda(y, np.array([0.5, 0.5, 0.5, 0.5, 0.5]), np.array([0.5] * 100))  # a constant
+        >>> _tuned_lambda(y, np.array([0.5, 0.5, 0.5, 0.5, 0.5]), np.array([0.5] * 100))  # a constant
         0.0
     """
     n, big_n = y.size, yhat_unlabelled.size
@@ -124,8 +232,17 @@ def ppi_lambda(
     return float(np.clip(lam, 0.0, 1.0))
 
 
-class RoganGladen(NamedTuple):
-    """A prevalence corrected for a classifier's errors, with its delta-method interval."""
+@dataclass(frozen=True)
+class RoganGladen(Result):
+    """A prevalence corrected for a classifier's errors, with its delta-method interval
+    (unpacks as its six numbers; ``method`` says how).
+
+    Example:
+        >>> y = np.array([1.0] * 10 + [0.0] * 10)
+        >>> rg = rogan_gladen_interval(y, y, np.array([1.0, 0.0] * 20), np.ones(20))
+        >>> rg.table()[["value", "sensitivity"]].to_dict("records")
+        [{'value': 0.5, 'sensitivity': 1.0}]
+    """
 
     estimate: float
     ci_low: float
@@ -133,8 +250,40 @@ class RoganGladen(NamedTuple):
     variance: float
     sensitivity: float
     specificity: float
+    method: str = "Rogan-Gladen correction, delta-method normal interval"
+    _unpack = ("estimate", "ci_low", "ci_high", "variance", "sensitivity", "specificity")
+
+    def table(self) -> pd.DataFrame:
+        """One row: ``value``, ``se``, ``ci_low``, ``ci_high``, ``sensitivity``,
+        ``specificity``, ``method``."""
+        return pd.DataFrame(
+            [
+                {
+                    "value": self.estimate,
+                    "se": math.sqrt(self.variance),
+                    "ci_low": self.ci_low,
+                    "ci_high": self.ci_high,
+                    "sensitivity": self.sensitivity,
+                    "specificity": self.specificity,
+                    "method": self.method,
+                }
+            ]
+        )
 
 
+@estimator(
+    unit="label",
+    estimand="a prevalence corrected for Se and Sp",
+    interval="delta method",
+    checks=("order", "rename", "method"),
+    adapter=lambda frame: rogan_gladen_interval(
+        frame["passed"].astype(float).to_numpy(),
+        (frame["score"].astype(float) >= 0.5).astype(float).to_numpy(),
+        frame["passed"].astype(float).to_numpy(),
+        np.ones(len(frame)),
+    ),
+    calibration="rogan_gladen",
+)
 def rogan_gladen_interval(
     y: np.ndarray,
     yhat: np.ndarray,

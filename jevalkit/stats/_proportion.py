@@ -2,35 +2,132 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from ..contract import Result, estimator
 from ..errors import StatsError
 
 
-def wilson_ci(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Bounds(Result):
+    """An interval: unpacks as ``(low, high)``; also its estimate, n and method.
+
+    Example:
+        >>> low, high = wilson_ci(8, 10)
+        >>> wilson_ci(8, 10).table()[["n", "value"]].to_dict("records")
+        [{'n': 10.0, 'value': 0.8}]
+    """
+
+    low: float
+    high: float
+    estimate: float
+    n: float
+    method: str
+    _unpack = ("low", "high")
+
+    def table(self) -> pd.DataFrame:
+        """One row: ``n``, ``value``, ``ci_low``, ``ci_high``, ``method``."""
+        return pd.DataFrame(
+            [
+                {
+                    "n": self.n,
+                    "value": self.estimate,
+                    "ci_low": self.low,
+                    "ci_high": self.high,
+                    "method": self.method,
+                }
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class Difference(Result):
+    """A difference with its interval: unpacks as ``(estimate, low, high)``; also n and method.
+
+    Example:
+        >>> d, low, high = paired_proportion_ci(5, 3, 1, 11)
+        >>> paired_proportion_ci(5, 3, 1, 11).table()["method"][0]
+        'Newcombe square-and-add interval (method 10) over 20 pairs'
+    """
+
+    estimate: float
+    low: float
+    high: float
+    n: float
+    method: str
+    _unpack = ("estimate", "low", "high")
+
+    def table(self) -> pd.DataFrame:
+        """One row: ``n``, ``value``, ``ci_low``, ``ci_high``, ``method``."""
+        return Bounds(self.low, self.high, self.estimate, self.n, self.method).table()
+
+
+def _counts(frame: pd.DataFrame) -> tuple[int, int]:
+    """The contract test's adapter input: passes and trials of a results frame."""
+    return int(frame["passed"].astype(float).sum()), len(frame)
+
+
+def _paired_counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
+    wide = frame.pivot_table(index="case_id", columns="system", values="passed", aggfunc="max")
+    first, second = sorted(wide.columns)[:2]
+    a, b = wide[first].astype(float).to_numpy(), wide[second].astype(float).to_numpy()
+    if not np.isin(np.r_[a, b], (0.0, 1.0)).all():
+        raise StatsError("paired counts need 0/1 verdicts")
+    return (
+        int(np.sum((a == 1) & (b == 1))),
+        int(np.sum((a == 1) & (b == 0))),
+        int(np.sum((a == 0) & (b == 1))),
+        int(np.sum((a == 0) & (b == 0))),
+    )
+
+
+@estimator(
+    unit="trial",
+    estimand="a proportion",
+    interval="Wilson score",
+    checks=("order", "rename", "scale", "no_spread", "method"),
+    adapter=lambda frame: wilson_ci(*_counts(frame)),
+    calibration="pass_rate",
+)
+def wilson_ci(k: float, n: float, confidence: float = 0.95) -> Bounds:
     """The Wilson score interval for k successes in n trials (statsmodels' implementation).
 
     ``n`` may be an effective sample size (a float), as for a design-effect-adjusted clustered
-    pass rate. n = 0 gives (nan, nan).
+    pass rate. n = 0 gives (nan, nan). Returns :class:`Bounds` (unpacks as ``(low, high)``).
 
     Example:
         >>> [round(v, 4) for v in wilson_ci(8, 10)]
         [0.4902, 0.9433]
     """
     if n < 0 or k < 0 or k > n:
-        raise StatsError(f"need 0 <= k <= n, got k={k}, n={n}")
+        raise StatsError(f"need 0 <= k <= n, got k={k}, n={n}: k counts verdicts (True/False)")
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
     if n == 0:
-        return (float("nan"), float("nan"))
+        return Bounds(math.nan, math.nan, math.nan, 0.0, "n = 0: no interval")
     low, high = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
     p = k / n  # rounding can put an end a hair past the estimate (5.6e-17 above 0 of n)
-    return (float(min(low, p)), float(max(high, p)))
+    return Bounds(
+        float(min(low, p)), float(max(high, p)), float(p), float(n), "Wilson score interval"
+    )
 
 
+@estimator(
+    unit="pair",
+    estimand="a difference of paired proportions",
+    interval="Newcombe square-and-add",
+    checks=("order", "rename", "no_spread", "method"),
+    adapter=lambda frame: paired_proportion_ci(*_paired_counts(frame)),
+    calibration="compare",
+)
 def paired_proportion_ci(
     both: int, only_first: int, only_second: int, neither: int, confidence: float = 0.95
-) -> tuple[float, float, float]:
+) -> Difference:
     """Newcombe's square-and-add interval for the difference of two paired proportions (his
     method 10), from the paired 2x2 counts; returns (difference, low, high).
 
@@ -68,12 +165,24 @@ def paired_proportion_ci(
     d = p1 - p2
     low = d - ((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2)) ** 0.5
     high = d + ((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1)) ** 0.5
-    return float(d), float(max(-1.0, low)), float(min(1.0, high))
+    method = f"Newcombe square-and-add interval (method 10) over {int(n)} pairs"
+    low, high = max(-1.0, low), min(1.0, high)
+    if high <= low:  # no discordant pair and every pair alike: no width to report
+        return Difference(float(d), math.nan, math.nan, n, method + ": no spread, no interval")
+    return Difference(float(d), float(low), float(high), n, method)
 
 
+@estimator(
+    unit="value",
+    estimand="a bounded mean whose sample shows no spread",
+    interval="Wilson at the same mean",
+    checks=("order", "scale", "no_spread", "method"),
+    adapter=lambda frame: no_spread_ci(float(frame["score"].mean()), len(frame)),
+    calibration="no_spread_ci",
+)
 def no_spread_ci(
     mean: float, n: int, *, bounds: tuple[float, float] = (0.0, 1.0), confidence: float = 0.95
-) -> tuple[float, float]:
+) -> Bounds:
     """The interval for a mean of ``n`` values bounded by ``bounds`` when the sample shows no
     spread (every value the same): the Wilson interval for the mean's position within the bounds
     as a proportion of ``n`` trials, mapped back.
@@ -94,9 +203,15 @@ def no_spread_ci(
     """
     low, high = (float(b) for b in bounds)
     if not high > low or not low <= mean <= high:
-        raise StatsError(f"need low <= mean <= high, got mean={mean}, bounds={bounds}")
+        raise StatsError(f"mean {mean} outside bounds={bounds}: need low <= mean <= high")
     if n < 1:
-        return (float("nan"), float("nan"))
+        return Bounds(math.nan, math.nan, float(mean), float(n), "n = 0: no interval")
     share = (mean - low) / (high - low)
     lo, hi = wilson_ci(share * n, n, confidence)
-    return (low + lo * (high - low), low + hi * (high - low))
+    return Bounds(
+        low + lo * (high - low),
+        low + hi * (high - low),
+        float(mean),
+        float(n),
+        "Wilson interval at the same mean (no spread)",
+    )

@@ -36,10 +36,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..contract import estimator
 from ..errors import StatsError
 
 TRUNCATION = 0.5
-SEQUENCE_COLUMNS = [
+_COLUMNS = [
     "n_cases",
     "n_sweeps",
     "n_scores",
@@ -55,6 +56,28 @@ def _psi(g: np.ndarray | float) -> np.ndarray | float:
     return -np.log1p(-g) - g
 
 
+def _sweeps(frame: pd.DataFrame) -> np.ndarray:
+    """The contract test's adapter input: one system's scores as sweeps (repeats) x cases."""
+    first = frame[frame["system"] == sorted(frame["system"].unique())[0]]
+    wide = first.pivot_table(index="repeat", columns="case_id", values="score", aggfunc="first")
+    return wide.to_numpy(float)
+
+
+def _fed(sweeps: np.ndarray) -> SweepSequence:
+    seq = SweepSequence(sweeps.shape[1])
+    for sweep in sweeps:
+        seq.add_sweep(sweep)
+    return seq
+
+
+@estimator(
+    unit="case",
+    estimand="the mean over cases of each case's expected score, at every sweep",
+    interval="anytime-valid confidence sequence (betting)",
+    checks=("order", "rename", "scale", "no_spread"),
+    adapter=lambda frame: _fed(_sweeps(frame)).table(),
+    note="the adaptive runner's stopping rule; calibrated by benchmarks/bench_adaptive.py",
+)
 class SweepSequence:
     """A confidence sequence for the mean over cases of each case's expected score in [0, 1].
 
@@ -142,7 +165,8 @@ class SweepSequence:
             raise StatsError("a case sent with probability 1 has no score in this sweep")
         if np.any((x[sent] < 0) | (x[sent] > 1)):
             raise StatsError(
-                f"scores must lie in [0, 1], got {x[sent][(x[sent] < 0) | (x[sent] > 1)][0]!r}"
+                f"scores must lie in [0, 1]: {float(x[sent][(x[sent] < 0) | (x[sent] > 1)][0]):g} "
+                "is outside; give normalised scores (pass/fail as 1/0)"
             )
         c = self.centres()
         z = c.copy()
@@ -200,7 +224,52 @@ class SweepSequence:
         high = (self._sum["high"] + bound + self._penalty["high"]) / w_high if w_high > 0 else 1.0
         return max(0.0, low), min(1.0, high)
 
+    @property
+    def method(self) -> str:
+        """The ``method`` text of this interval.
 
+        Example:
+            >>> SweepSequence(3).method[:30]
+            'anytime-valid 95% confidence s'
+        """
+        return (
+            f"anytime-valid {1 - self.alpha:.0%} confidence sequence (empirical Bernstein, "
+            f"Waudby-Smith & Ramdas 2024) for the mean over these {self.n_cases} case(s)"
+        )
+
+    def table(self) -> pd.DataFrame:
+        """The interval after the sweeps so far, one row: ``n_cases``, ``n_sweeps``,
+        ``n_scores``, ``estimate`` (mean of case means), ``ci_low``, ``ci_high``,
+        ``half_width``, ``method``.
+
+        Example:
+            >>> seq = SweepSequence(2)
+            >>> seq.add_sweep([1.0, 0.0])
+            >>> seq.table()[["n_sweeps", "n_scores", "estimate"]].values.tolist()
+            [[1.0, 2.0, 0.5]]
+        """
+        low, high = self.interval()
+        row = {
+            "n_cases": self.n_cases,
+            "n_sweeps": self.n_sweeps,
+            "n_scores": int(self.n.sum()),
+            "estimate": self.estimate(),
+            "ci_low": low,
+            "ci_high": high,
+            "half_width": (high - low) / 2,
+            "method": self.method,
+        }
+        return pd.DataFrame([row], columns=_COLUMNS)
+
+
+@estimator(
+    unit="value",
+    estimand="a running mean, valid at every look",
+    interval="anytime-valid confidence sequence",
+    checks=("order", "rename", "scale", "no_spread"),
+    adapter=lambda frame: confidence_sequence(_sweeps(frame)),
+    note="calibrated by benchmarks/bench_adaptive.py",
+)
 def confidence_sequence(scores: ArrayLike, *, confidence: float = 0.95) -> pd.DataFrame:
     """The anytime-valid interval of the mean over cases of each case's expected score.
 
@@ -228,27 +297,4 @@ def confidence_sequence(scores: ArrayLike, *, confidence: float = 0.95) -> pd.Da
     seq = SweepSequence(x.shape[1], confidence=confidence)
     for sweep in x:
         seq.add_sweep(sweep)
-    low, high = seq.interval()
-    return pd.DataFrame(
-        [
-            {
-                "n_cases": x.shape[1],
-                "n_sweeps": x.shape[0],
-                "n_scores": int(x.size),
-                "estimate": seq.estimate(),
-                "ci_low": low,
-                "ci_high": high,
-                "half_width": (high - low) / 2,
-                "method": sequence_method(x.shape[1], confidence),
-            }
-        ],
-        columns=SEQUENCE_COLUMNS,
-    )
-
-
-def sequence_method(n_cases: int, confidence: float) -> str:
-    """The ``method`` text of an anytime-valid interval over ``n_cases`` cases."""
-    return (
-        f"anytime-valid {confidence:.0%} confidence sequence (empirical Bernstein, "
-        f"Waudby-Smith & Ramdas 2024) for the mean over these {n_cases} case(s)"
-    )
+    return seq.table()

@@ -19,7 +19,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from ..errors import UsageError
-from ..labels import append_label, check_sampling_probability, label_record, read_labels
+from ..labels import append_label, label_record, read_labels
 from ._level_distribution import distribution_html
 
 KEY_HELP = "keys: 1..{k} label, s skip, b back"
@@ -35,7 +35,7 @@ class Labeler(widgets.VBox):
     Args:
         df: the items to label, one per row: ``case_id`` and ``output`` (``system``, ``input``,
             ``expected``/``reference``, ``probs`` and ``sampling_probability`` when there; a
-            :func:`jevalkit.labels.label_plan` joined to the judged results has them all).
+            :func:`jevalkit.labels.label_sample` of the judged results has them all).
         levels: the level labels, lowest first.
         out: the labels file (append-only JSONL).
         labeller: who is labelling (recorded in every label).
@@ -72,7 +72,10 @@ class Labeler(widgets.VBox):
         if "sampling_probability" in self.items.columns:  # refused now, not at the n-th click
             for i, prob in enumerate(self.items["sampling_probability"]):
                 if prob is not None and not (isinstance(prob, float) and math.isnan(prob)):
-                    check_sampling_probability(prob, f"item {i}: ")
+                    try:  # the record the click would write, checked as it will be
+                        label_record("", "", None, "", prob)
+                    except UsageError as exc:
+                        raise UsageError(f"item {i}: {exc}") from None
         if "system" not in self.items.columns:
             self.items["system"] = "all"
         self.levels = [str(level) for level in levels]

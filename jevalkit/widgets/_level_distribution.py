@@ -9,15 +9,16 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-from ..reports import distribution_html, expected_level
+from ..judges import expected_level
+from ..reports import distribution_html
 
 
 class LevelDistribution(widgets.VBox):
     """Bars over the levels; updates when ``probs`` changes.
 
-    Attributes (traitlets): ``probs``, ``levels``; read-only derived ``expected_level`` (on the
-    labels' scale when they are numbers, else on positions 0..k-1:
-    :func:`jevalkit.reports.expected_level`) and ``verdict`` (the argmax level's label).
+    Attributes (traitlets): ``probs``, ``levels``; read-only derived ``expected_level`` (the
+    judge's own: sum of p_i * i, the levels numbered 0, 1, ... as listed, whatever their labels:
+    :func:`jevalkit.judges.expected_level`) and ``verdict`` (the argmax level's label).
 
     Example:
         >>> w = LevelDistribution([0.02, 0.05, 0.13, 0.30, 0.50])
@@ -27,7 +28,7 @@ class LevelDistribution(widgets.VBox):
         >>> w.verdict
         '0'
         >>> round(LevelDistribution([0.1, 0.2, 0.7], levels=["1", "2", "3"]).expected_level, 2)
-        2.6
+        1.6
     """
 
     probs = traitlets.List(traitlets.Float())
@@ -61,7 +62,7 @@ class LevelDistribution(widgets.VBox):
         if len(self.levels) != len(self.probs):
             self.levels = [str(i) for i in range(len(self.probs))]
             return
-        self.set_trait("expected_level", expected_level(self.levels, self.probs)[0])
+        self.set_trait("expected_level", expected_level(self.probs))
         verdict = (
             max(range(len(self.probs)), key=lambda i: (self.probs[i], -i)) if self.probs else None
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 
 def cli(*args, timeout=300):

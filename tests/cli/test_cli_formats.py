@@ -74,7 +74,7 @@ def test_report_reads_another_tools_log_without_from(tmp_path):
 def test_two_logs_of_one_task_and_model_import_together_under_labels(capsys, tmp_path):
     """Issue 26.8: without a label they share every key and were refused."""
     from jevalkit import io
-    from jevalkit.runner import read_results
+    from jevalkit.results import read_results
 
     copy = tmp_path / "again.json"
     copy.write_bytes(PROMPTFOO.read_bytes())

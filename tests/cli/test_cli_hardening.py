@@ -41,7 +41,7 @@ def test_import_never_writes_rows_jevalkit_then_refuses(tmp_path, capsys):
 
     from jevalkit import io
     from jevalkit.errors import ImportFormatError
-    from jevalkit.runner import read_results
+    from jevalkit.results import read_results
 
     fixture = Path(__file__).parents[1] / "io" / "fixtures" / "promptfoo-0.121.20-echo-repeat3.json"
     doc = json.loads(fixture.read_text())

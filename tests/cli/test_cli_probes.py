@@ -117,4 +117,4 @@ def test_score_a_case_of_a_probe_with_cases():
         and b"the expected answer is per case: name the case (--case ID)" in out.stderr
     )
     out = jevalkit("score", "unit-conversion", "--case", "nope", stdin=b"3000")
-    assert out.returncode == 2 and b"unit-conversion@1 has no case 'nope'" in out.stderr
+    assert out.returncode == 2 and b"unit-conversion@2 has no case 'nope'" in out.stderr

@@ -44,7 +44,7 @@ def test_new_check_lock_run(tmp_path, openai_server):
     assert data["messages"][1]["content"] == "country: {{country}}"
     assert data["scoring"] == {"type": "exact_match", "strip": True}
     check = jevalkit("probes", "check", "--probes-dir", str(mine))
-    assert check.returncode == 1 and "not published in probes.lock" in check.stdout
+    assert check.returncode == 1 and "note" not in check.stdout  # the TODOs fail it, not the lock
     # the skeleton's placeholders fail the check and keep it from being published
     assert f"{probe_file}: still holds the skeleton's TODO placeholder(s) at title," in check.stdout
     refused = jevalkit("probes", "lock", "--probes-dir", str(mine))
@@ -52,6 +52,11 @@ def test_new_check_lock_run(tmp_path, openai_server):
     assert "nothing was published" in refused.stderr and not (mine / "probes.lock").exists()
     write_placeholders(probe_file)
     assert "TODO" not in probe_file.read_text()
+    # a correct version not yet locked is being written, not broken: a note, exit 0 (was FAIL, 1)
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert check.returncode == 0, check.stdout
+    assert "note capitals@1: not yet published: run `jevalkit probes lock`" in check.stdout
+    assert check.stdout.splitlines()[-1] == "2 ok, 0 failed, 1 note(s)"
     assert jevalkit("probes", "lock", "--probes-dir", str(mine)).stdout.strip() == (
         "published: capitals@1"
     )

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from jevalkit.runner import row_key
+from jevalkit.results import row_key
 
 
 def start_run(base_url, out, *extra, env=None):

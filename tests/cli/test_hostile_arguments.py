@@ -18,7 +18,7 @@ import pytest
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
-from jevalkit.runner import ResultRow
+from jevalkit.results import ResultRow
 
 ALIAS_BOMB = """a: &a ["x","x","x","x","x","x","x","x","x"]
 b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
@@ -101,9 +101,13 @@ def files(tmp_path):
         (["--max-response-bytes", "0"], "max_response_bytes must be a whole number"),
         (["--temperature", "nan"], "temperature must be a finite number from 0 to 2"),
         (["--temperature", "-1"], "temperature must be a finite number from 0 to 2"),
-        (["--top-p", "7"], "top_p must be a number from 0 to 1"),
-        (["--max-tokens", "0"], "max_tokens must be a whole number of at least 1"),
-        (["--seed", "-5"], "seed must be a whole number of 0 or more"),
+        (["--top-p", "7"], "top_p must be a finite number from 0 to 1"),
+        (["--max-tokens", "0"], "max_tokens must be a whole number from 1 to 10,000,000"),
+        (["--seed", "-5"], "seed must be a whole number from 0 to 9,223,372,036,854,775,807"),
+        (["--stop", ""], "stop must be a text or a list of up to 16 texts, none empty"),
+        (["--frequency-penalty", "3"], "frequency_penalty must be a finite number from -2 to 2"),
+        (["--presence-penalty", "inf"], "presence_penalty must be a finite number from -2 to 2"),
+        (["--top-k", "-1"], "top_k must be a whole number of at least 0"),
         (["--base-url", "http://[::1"], "cannot be parsed"),
         (["--base-url", "ftp://nowhere"], "is not an http(s) URL"),
         (["--api-key-env", "NOT A NAME"], "is not an environment variable name"),

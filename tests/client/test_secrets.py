@@ -8,7 +8,8 @@ import pytest
 
 from jevalkit.client import Endpoint, key_variable_for, resolve_endpoint
 from jevalkit.errors import ClientError
-from jevalkit.runner import read_results, run
+from jevalkit.results import read_results
+from jevalkit.runner import run
 
 KEY = "sk-jk-SECRET-0123456789abcdef"
 

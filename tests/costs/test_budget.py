@@ -12,7 +12,7 @@ import jevalkit
 from jevalkit.cli import main
 from jevalkit.costs import Budget, BudgetMeter, price_for, prompt_token_bound
 from jevalkit.errors import BudgetReached
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 PRICE = {"price_in": 100.0, "price_out": 200.0}
 

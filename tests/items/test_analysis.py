@@ -24,15 +24,18 @@ def wide(df):
 
 
 def test_alpha_and_its_interval_match_pingouin(sim):
-    table = analysis(sim, case="case_id")
+    result = analysis(sim, case="case_id")
     alpha, ci = pingouin.cronbach_alpha(wide(sim))
-    assert table.attrs["alpha"] == pytest.approx(alpha, abs=1e-12)
+    assert result.alpha == pytest.approx(alpha, abs=1e-12)
     # pingouin rounds its interval to 3 decimals
-    assert table.attrs["alpha_ci"] == pytest.approx(tuple(ci), abs=5e-4)
+    assert (result.alpha_ci_low, result.alpha_ci_high) == pytest.approx(tuple(ci), abs=5e-4)
+    assert tuple(cronbach_alpha(wide(sim).to_numpy())) == pytest.approx(
+        (result.alpha, result.alpha_ci_low, result.alpha_ci_high), abs=1e-12
+    )
 
 
 def test_alpha_if_deleted_matches_pingouin_on_the_reduced_matrix(sim):
-    table = analysis(sim, case="case_id")
+    table = analysis(sim, case="case_id").table()
     matrix = wide(sim)
     for j in [0, 7, 24]:
         item = matrix.columns[j]
@@ -41,7 +44,7 @@ def test_alpha_if_deleted_matches_pingouin_on_the_reduced_matrix(sim):
 
 
 def test_discrimination_is_the_corrected_item_total_pearson_r(sim):
-    table = analysis(sim, case="case_id")
+    table = analysis(sim, case="case_id").table()
     matrix = wide(sim).to_numpy()
     for j in [0, 3, 12]:
         rest = np.delete(matrix, j, axis=1).sum(axis=1)
@@ -58,18 +61,21 @@ def test_difficulty_and_share_differ():
             "score": [1, 1, 1, 0, 0, 1, 1, 0.0],
         }
     )
-    table = analysis(df, case="case_id")
+    table = analysis(df, case="case_id").table()
     assert table["difficulty"].tolist() == [0.75, 0.5]
     assert table["share_differ"].tolist() == [0.25, 0.5]
 
 
 def test_the_example_benchmarks_planted_defects_are_found():
-    table = analysis(io.read(data_dir() / "examples" / "benchmark.jsonl"))
+    result = analysis(io.read(data_dir() / "examples" / "benchmark.jsonl"))
+    table = result.table()
     flagged = lambda col: set(table.loc[table[col], "case_id"])  # noqa: E731
     assert flagged("dead") == {f"item-{j}" for j in range(70, 76)}
     assert "item-77" in flagged("negative")
     assert flagged("flaky") == {f"item-{j}" for j in range(66, 70)}
-    assert table.attrs["n_complete"] == 23  # sys-05 errored on 8 items
+    assert result.n_complete == 23  # sys-05 errored on 8 items
+    assert (result.n_dead, result.n_flaky) == (6, 4)
+    assert set(result.flagged()["case_id"]) >= flagged("dead") | flagged("flaky")
     assert table.loc[table["case_id"] == "item-72", "n_systems"].item() == 23
 
 
@@ -99,12 +105,22 @@ def test_order_and_renaming_do_not_change_the_numbers(sim):
     base = analysis(sim, case="case_id")
     shuffled = sim.sample(frac=1, random_state=3).assign(system=lambda f: "x" + f["system"])
     again = analysis(shuffled, case="case_id")
-    pd.testing.assert_frame_equal(base, again)
+    pd.testing.assert_frame_equal(base.table(), again.table())
+    assert base.scalars() == again.scalars()
 
 
 def test_cronbach_alpha_of_a_constant_total_is_not_a_number():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     assert all(np.isnan(cronbach_alpha(x)))
+    assert "not estimable" in cronbach_alpha(x).method
+
+
+def test_cronbach_alpha_of_items_moving_together_has_no_zero_width_interval():
+    x = np.array([[1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
+    alpha, low, high = cronbach_alpha(x)
+    assert alpha == 1.0 and np.isnan(low) and np.isnan(high)
+    missing = cronbach_alpha(np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 0.0]]))
+    assert np.isnan(missing.estimate) and "1 cells missing" in missing.method
 
 
 def test_duplicated_rows_are_refused_not_averaged(sim):
@@ -120,7 +136,7 @@ def test_duplicated_rows_are_refused_not_averaged(sim):
 def test_discrimination_q_is_benjamini_hochberg_over_the_tested_items(sim):
     from statsmodels.stats.multitest import multipletests
 
-    table = analysis(sim, case="case_id")
+    table = analysis(sim, case="case_id").table()
     tested = table["discrimination_p"].notna()
     expected = multipletests(table.loc[tested, "discrimination_p"], method="fdr_bh")[1]
     assert table.loc[tested, "discrimination_q"].tolist() == pytest.approx(expected.tolist())
@@ -141,9 +157,11 @@ def test_one_item_is_refused_and_an_untestable_item_is_not_called_ok():
     # item 3 varies but only two systems ran it: no correlation over two points
     rows = [(s, c, float((i + c) % 2)) for i, s in enumerate("abcde") for c in (1, 2)]
     rows += [("a", 3, 1.0), ("b", 3, 0.0)]
-    table = analysis(
-        pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id"
-    ).set_index("case_id")
+    table = (
+        analysis(pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id")
+        .table()
+        .set_index("case_id")
+    )
     assert np.isnan(table.loc[3, "discrimination"]) and table.loc[3, "status"] == "untested"
     assert not table.loc[[1, 2], "status"].str.contains("untested").any()
 
@@ -157,16 +175,22 @@ def test_rounding_noise_is_neither_discrimination_nor_a_live_item():
         for i in range(len(vals))
         for c, k in (("a", 0.7), ("b", 2 / 3), ("c", 1 / 3))
     ]
-    table = analysis(pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id")
+    table = analysis(
+        pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id"
+    ).table()
     x = table.set_index("case_id").loc["x"]
     assert np.isnan(x["discrimination"]) and x["status"] == "untested"
     # every system's repeats of y are 0.1, 0.2, 0.3 in some order: the means differ in the last bit
     orders = [(0.1, 0.2, 0.3), (0.3, 0.2, 0.1), (0.2, 0.3, 0.1)]
     rows = [(f"s{i}", "y", r, v) for i in range(9) for r, v in enumerate(orders[i % 3])]
     rows += [(f"s{i}", c, 0, float((i + k) % 2)) for i in range(9) for k, c in enumerate("ab")]
-    table = analysis(
-        pd.DataFrame(rows, columns=["system", "case_id", "repeat", "score"]), case="case_id"
-    ).set_index("case_id")
+    table = (
+        analysis(
+            pd.DataFrame(rows, columns=["system", "case_id", "repeat", "score"]), case="case_id"
+        )
+        .table()
+        .set_index("case_id")
+    )
     assert table.loc["y", "dead"] and table.loc["y", "share_differ"] == 0
     assert np.isnan(table.loc["y", "discrimination"])
 
@@ -174,9 +198,11 @@ def test_rounding_noise_is_neither_discrimination_nor_a_live_item():
 def test_an_item_one_system_ran_is_untested_not_dead():
     rows = [(s, c, float((i + c) % 2)) for i, s in enumerate("abcde") for c in (1, 2)]
     rows += [("a", 3, 1.0)]
-    table = analysis(
-        pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id"
-    ).set_index("case_id")
+    table = (
+        analysis(pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id")
+        .table()
+        .set_index("case_id")
+    )
     assert not table.loc[3, "dead"] and table.loc[3, "status"] == "untested"
 
 

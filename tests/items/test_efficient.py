@@ -79,3 +79,30 @@ def test_refusals(setup):
     holes = holes[~own]  # system i misses item i
     with pytest.raises(StatsError, match="no system is"):
         leave_systems_out(holes, [10], case="case_id")
+
+
+@pytest.mark.parametrize("method", ["irt", "sample"])
+def test_a_new_system_that_solves_every_anchor_gets_a_score_in_range_and_a_real_interval(
+    setup, method
+):
+    """Issue 34: the model-assisted estimate came out above 1 (1.045, its interval ending at 1),
+    and anchors without spread within the strata gave a zero-width interval."""
+    fit, new = setup
+    anchors = select(fit, 10, method="stratified", seed=2)
+    row = estimate(fit, anchors, new.assign(score=1.0), method=method).iloc[0]
+    assert 0 <= row["ci_low"] < row["ci_high"] <= 1 and row["ci_low"] <= row["value"] <= 1
+    if method == "sample":
+        assert "Wilson interval at the same estimate" in row["method"]
+
+
+def test_leave_systems_out_estimates_each_select_method_as_documented():
+    """The stratified and random anchors are estimated by the stratified mean, the irt ones
+    by the model (every method was estimated by the model before)."""
+    df = simulate_2pl(n_systems=14, n_items=80, seed=3)
+    fit = fit_irt(df[df["system"] != "sys00"], case="case_id")
+    anchors = select(fit, 10, method="stratified", seed=0)
+    new = df[df["system"] == "sys00"]
+    full = new["score"].mean()
+    plain = estimate(fit, anchors, new, method="sample").iloc[0]
+    first = leave_systems_out(df, [10], methods=["stratified"], case="case_id", max_systems=1)
+    assert first["mae"].iloc[0] == pytest.approx(abs(plain["value"] - full))

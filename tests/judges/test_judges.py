@@ -323,3 +323,27 @@ def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, t
     assert shares["model"] > 0.9  # the two judges differ by a level on every case
     with pytest.raises(UsageError, match="once each"):
         judge_models("faithfulness", "faithfulness", ["m1", "m1"])
+
+
+def test_judge_and_probe_names_follow_one_id_at_version_rule(tmp_path):
+    """Issue 34: load_judge_prompt accepted `@01` and listed `v01.yaml` (as version 1) that its
+    reader then refused; probes refused both. One parser (datafiles.parse_ref) and one file rule
+    (datafiles.version_files) serve both now."""
+    import shutil
+
+    from jevalkit.errors import JudgeFileError, ProbeError
+    from jevalkit.judges import judges_dir, load_judge_prompt
+    from jevalkit.probes import load_probe
+
+    for ref in ("faithfulness@01", "faithfulness@0", "faithfulness@x", "Faithfulness"):
+        with pytest.raises(JudgeFileError, match="expected `judge-id` or `judge-id@N`"):
+            load_judge_prompt(ref)
+    for ref in ("schema-ten-records@02", "schema-ten-records@0"):
+        with pytest.raises(ProbeError, match="expected `probe-id` or `probe-id@N`"):
+            load_probe(ref)
+    assert load_judge_prompt("faithfulness@1").version == 1
+    root = tmp_path / "judges"
+    shutil.copytree(judges_dir() / "faithfulness", root / "faithfulness")
+    (root / "faithfulness" / "v1.yaml").rename(root / "faithfulness" / "v01.yaml")
+    with pytest.raises(JudgeFileError, match=r"v01.yaml: a version file is named v<N>.yaml"):
+        load_judge_prompt("faithfulness", root=root)

@@ -15,7 +15,8 @@ from jevalkit.errors import StatsError
 from jevalkit.judges import JudgeConfig, load_cases
 from jevalkit.judges import judge as run_judge
 from jevalkit.metrics import baseline_win_rates, pairwise_preferences, position_bias, rank
-from jevalkit.runner import read_results, run
+from jevalkit.results import read_results
+from jevalkit.runner import run
 
 EXAMPLE = data_dir() / "examples" / "pairwise.jsonl"
 

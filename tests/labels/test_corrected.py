@@ -18,7 +18,7 @@ from jevalkit.labels import (
     corrected_difference,
     corrected_mean,
     label_budget,
-    label_plan,
+    label_sample,
     read_labels,
 )
 
@@ -195,7 +195,7 @@ def test_bad_input_is_one_clear_error():
     assert math.isnan(rg.loc["Rogan-Gladen", "value"])  # issue 23: a row, not an error
 
 
-def test_label_plans_record_probabilities_that_match_the_draw():
+def test_label_samples_record_probabilities_that_match_the_draw():
     rng = np.random.default_rng(0)
     df = pd.DataFrame(
         {
@@ -204,10 +204,10 @@ def test_label_plans_record_probabilities_that_match_the_draw():
             "score": np.tile(rng.random(200), 2),
         }
     )
-    random_plan = label_plan(df, 20, strategy="random", seed=1)
+    random_plan = label_sample(df, 20, strategy="random", seed=1)
     assert random_plan["case_id"].nunique() == 20 and len(random_plan) == 40  # both systems
     assert np.allclose(random_plan["sampling_probability"], 20 / 200)
-    stratified = label_plan(df, 20, strategy="stratified", seed=1)
+    stratified = label_sample(df, 20, strategy="stratified", seed=1)
     passed = stratified.groupby("case_id")["judge_score"].first() >= 0.5
     assert passed.sum() == 10  # equal numbers from each verdict
     # the recorded probabilities are the inclusion probabilities: over many draws, the share of
@@ -215,7 +215,7 @@ def test_label_plans_record_probabilities_that_match_the_draw():
     hits = pd.Series(0.0, index=[f"c{i}" for i in range(200)])
     probs = None
     for seed in range(400):
-        plan = label_plan(df, 20, strategy="uncertain", seed=seed)
+        plan = label_sample(df, 20, strategy="uncertain", seed=seed)
         hits[plan["case_id"].unique()] += 1
         probs = plan.groupby("case_id")["sampling_probability"].first() if probs is None else probs
     for case, p in probs.items():

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from jevalkit.errors import StatsError
-from jevalkit.labels import corrected_mean, label_plan
+from jevalkit.labels import corrected_mean, label_sample
 
 
 def population(rng, n_items=1000, rate=0.6, system="m"):
@@ -26,12 +26,12 @@ def labels_for(plan, truth):
 
 
 # 1. a stratified (unequal-probability) plan: the Hajek form is unbiased and covers
-def test_stratified_label_plans_give_an_unbiased_covering_corrected_mean():
+def test_stratified_label_samples_give_an_unbiased_covering_corrected_mean():
     rng = np.random.default_rng(23)
     errors, covered = [], []
     for rep in range(120):
         df, truth = population(rng)
-        plan = label_plan(df, 100, strategy="stratified", seed=rep)
+        plan = label_sample(df, 100, strategy="stratified", seed=rep)
         assert plan["sampling_probability"].nunique() == 2
         row = corrected_mean(df, labels_for(plan, truth), levels=["fail", "pass"])
         ppi = row.set_index("estimator").loc["PPI"]
@@ -43,15 +43,20 @@ def test_stratified_label_plans_give_an_unbiased_covering_corrected_mean():
 
 
 # 8. judge scores and label scores on one scale
-def test_corrected_mean_and_label_plan_refuse_scores_outside_the_unit_scale():
+def test_corrected_mean_and_label_sample_refuse_scores_outside_the_unit_scale():
     rng = np.random.default_rng(0)
     df, truth = population(rng, n_items=50)
     grades = df.assign(score=1 + 9 * df["score"])
-    labels = labels_for(label_plan(df, 10, seed=0), truth)
-    with pytest.raises(StatsError, match=r"judge scores range from 1 to 10, outside \[0, 1\]"):
+    labels = labels_for(label_sample(df, 10, seed=0), truth)
+    with pytest.raises(StatsError, match=r"score range from 1 to 10, outside \[0, 1\]: pass scale"):
         corrected_mean(grades, labels, levels=["fail", "pass"])
     with pytest.raises(StatsError, match="outside"):
-        label_plan(grades, 10, strategy="uncertain")
+        label_sample(grades, 10, strategy="uncertain")
+    # raw grades with their scale read as the normalised scores
+    pd.testing.assert_frame_equal(
+        corrected_mean(grades, labels, levels=["fail", "pass"], scale=(1, 10)),
+        corrected_mean(df, labels, levels=["fail", "pass"]),
+    )
     with pytest.raises(StatsError, match=r"label_scores .* outside \[0, 1\]"):
         corrected_mean(df, labels, label_scores={"fail": 0, "pass": 2})
 
@@ -60,11 +65,11 @@ def test_corrected_mean_and_label_plan_refuse_scores_outside_the_unit_scale():
 def test_rogan_gladen_undefined_for_one_system_does_not_sink_the_others():
     rng = np.random.default_rng(4)
     good, truth = population(rng, n_items=200, system="good")
-    labels = [labels_for(label_plan(good, 40, seed=1), truth)]
+    labels = [labels_for(label_sample(good, 40, seed=1), truth)]
     chance = good.assign(system="chance", score=rng.random(200) < 0.5)
     chance["score"] = chance["score"].astype(float)
     labels.append(
-        labels_for(label_plan(chance, 40, seed=2), ~chance["score"].astype(bool).to_numpy())
+        labels_for(label_sample(chance, 40, seed=2), ~chance["score"].astype(bool).to_numpy())
     )
     table = corrected_mean(pd.concat([good, chance]), pd.concat(labels), levels=["fail", "pass"])
     rg = table[table["estimator"] == "Rogan-Gladen"].set_index("system")
@@ -116,7 +121,7 @@ def test_a_stratified_plan_with_a_tiny_stratum_still_covers():
         df = pd.DataFrame(
             {"system": "m", "case_id": [f"c{i}" for i in range(300)], "score": judge * 1.0}
         )
-        plan = label_plan(df, 10, strategy="stratified", seed=int(rng.integers(1 << 30)))
+        plan = label_sample(df, 10, strategy="stratified", seed=int(rng.integers(1 << 30)))
         row = (
             corrected_mean(df, labels_for(plan, truth), levels=["fail", "pass"])
             .set_index("estimator")

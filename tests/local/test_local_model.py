@@ -16,7 +16,8 @@ import pytest
 from jevalkit import local
 from jevalkit.client import CHAT, ChatClient, Endpoint, Request, RetryPolicy
 from jevalkit.errors import LocalModelError
-from jevalkit.runner import read_results, run
+from jevalkit.results import read_results
+from jevalkit.runner import run
 
 pytestmark = pytest.mark.local_model
 

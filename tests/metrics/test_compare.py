@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 
 from jevalkit.errors import StatsError
 from jevalkit.metrics import case_changes, compare, release_gate
-from jevalkit.runner import ResultRow
+from jevalkit.results import ResultRow
 
 
 def runs(rng, systems, n_cases, k=1, p=None):

@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 from jevalkit.errors import ResultsError, StatsError
 from jevalkit.metrics import consistency, mean_score, pass_rate, summarize, win_rate
-from jevalkit.runner import ResultRow, read_results
+from jevalkit.results import ResultRow, read_results
 from jevalkit.stats import bimodality, krippendorff_alpha, ordinal_spacing, paired_difference
 
 REAL_COUNTS = [3, 9, 3, 3, 2, 7, 17, 21, 68, 164]  # grades 1..10 of one model on a leaderboard

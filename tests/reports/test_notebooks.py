@@ -10,7 +10,7 @@ import pytest
 
 from jevalkit._paths import data_dir
 from jevalkit.reports import ReportError, failed_checks, first_failing_items, run_report
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
 JUDGE = data_dir() / "runs" / "judge__faithfulness__local.jsonl"

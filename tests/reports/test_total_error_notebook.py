@@ -9,7 +9,7 @@ import pytest
 from jevalkit import metrics
 from jevalkit._paths import data_dir
 from jevalkit.reports import ReportError, run_report
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
 

@@ -16,7 +16,8 @@ import jevalkit
 from jevalkit.costs import price_for
 from jevalkit.errors import UsageError
 from jevalkit.metrics import cost
-from jevalkit.runner import AdaptiveRepeats, plan, read_results
+from jevalkit.results import read_results
+from jevalkit.runner import AdaptiveRepeats, plan
 from jevalkit.stats import confidence_sequence
 
 GOOD = [{"id": i, "name": f"User {i}", "active": i % 2 == 0} for i in range(1, 11)]

@@ -4,6 +4,7 @@ server, which records every request it receives."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -19,20 +20,20 @@ from collections import Counter
 from pathlib import Path
 
 import dask
+import dask.distributed  # its configuration defaults, before any dask.config.set
 import pandas as pd
 import pytest
 
 import jevalkit
 from jevalkit.cli import main
-from jevalkit.errors import ResultsError, UsageError
+from jevalkit.cluster import dask_client
+from jevalkit.errors import ClusterError, ResultsError, UsageError
 from jevalkit.judges import judge
-from jevalkit.runner import (
+from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
     ResultRow,
-    dask_client,
-    dask_shards,
-    guided_shards,
+    config_path,
     iter_rows,
     merge_parts,
     merge_rows,
@@ -40,6 +41,14 @@ from jevalkit.runner import (
     parts_dir,
     read_results,
     row_key,
+)
+from jevalkit.runner import (
+    Job,
+    RunSettings,
+    dask_shards,
+    execute,
+    guided_shards,
+    open_executor,
     shard_of,
 )
 
@@ -415,6 +424,7 @@ def test_merge_refuses_two_answers_to_one_request_and_changes_nothing(openai_ser
     rows = list(iter_rows(part))
     other = parts_dir(out) / "1.jsonl"
     other.write_text(json.dumps({**rows[0], "output": "[]", "run_id": "x"}) + "\n")
+    shutil.copy(config_path(part), config_path(other))  # a part of the same run
     before = part.read_bytes()
     with pytest.raises(ResultsError, match="the same request was answered twice"):
         merge_parts(out)
@@ -724,3 +734,51 @@ def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
     assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
     # the frame built from the merged rows is the file's own
     pd.testing.assert_frame_equal(df, read_results(tmp_path / "r.jsonl"), check_like=False)
+
+
+def test_a_task_that_kills_its_workers_ends_in_one_line_and_keeps_the_rows(tmp_path):
+    # classes of the test's own, so that Dask sends them by value (workers cannot import tests/)
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Answers(Job):
+        """A deterministic job that fills its row."""
+
+        needs_model: bool = False
+
+        async def perform(self, send):
+            return {"output": "ok", "score": 1.0, "passed": True}
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class KillsItsWorker(Answers):
+        """A job that kills the process running it, as a task running out of memory does."""
+
+        async def perform(self, send):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    out = tmp_path / "r.jsonl"
+    jobs = [
+        (KillsItsWorker if r == 0 else Answers)(
+            kind="probe", probe="p", version=1, probe_hash=None, params_hash="h", repeat=r
+        )
+        for r in range(12)
+    ]
+
+    async def spread(jobs):
+        settings = RunSettings(workers=2, progress=False)
+        async with open_executor(settings) as executor:
+            return await execute(jobs, model=None, out=out, settings=settings, executor=executor)
+
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        pytest.raises(ClusterError) as caught,
+    ):
+        asyncio.run(spread(jobs))
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1 and "failed on 2 workers" in message
+    assert re.match(rf"shard \d+ of the run into {re.escape(str(out))} ", message)
+    assert "rows written so far are kept" in message and "again resumes" in message
+    kept = {row_key(r)[-1] for r in iter_rows(out)}
+    assert kept and 0 not in kept  # the other shards' rows are in the results file
+    assert not part_files(out)  # merged; the dead shard's part held no row
+    # running again resumes: the rows kept are not made again
+    df = asyncio.run(spread(jobs[1:]))
+    assert len(df) == 11 and set(lines_by_key(out).values()) == {1}

@@ -1,20 +1,33 @@
-"""The run options are defined once (issue 25.2): :class:`RunOptions` is the only list; the
-settings, the keywords of every entry point and the command-line flags are derived from it."""
+"""The run options are defined once (issues 25.2 and 35): :class:`RunSettings`, written out field by
+field, is the definition; the keywords of every entry point (:class:`RunOptions`) and the
+command-line flags are derived from it and checked against it here."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import inspect
+import typing
 
 import pytest
 
 import jevalkit
 from jevalkit.cli import build_parser
+from jevalkit.client import GENERATION, GenerationOptions
 from jevalkit.judges import ajudge, judge
-from jevalkit.runner import RUN_OPTIONS, RunOptions, RunSettings, arun, plan, run
+from jevalkit.runner import (
+    RUN_OPTIONS,
+    ProbeChoices,
+    ProbeOptions,
+    RunOptions,
+    RunSettings,
+    arun,
+    plan,
+    run,
+)
 
-ENTRY_POINTS = [run, arun, plan, judge, ajudge]
+ENTRY_POINTS = {run: "ProbeOptions", arun: "ProbeOptions", plan: "ProbeOptions"}
+ENTRY_POINTS |= {judge: "RunOptions", ajudge: "RunOptions"}
 COMMANDS = {
     "run": ["run", "schema-ten-records", "--model", "m"],
     "judge": ["judge", "faithfulness", "--data", "faithfulness", "--model", "m"],
@@ -30,15 +43,46 @@ def run_options(args) -> dict:
 def test_the_settings_have_a_field_per_option_with_its_default():
     fields = {f.name: f.default for f in dataclasses.fields(RunSettings)}
     assert fields == {name: option.default for name, option in RUN_OPTIONS.items()}
-    assert list(RUN_OPTIONS) == list(RunOptions.__annotations__)
+
+
+def test_the_settings_are_written_out_where_an_editor_sees_them():
+    # a class in the source, each field typed and given its help there, not generated
+    source = inspect.getsource(RunSettings)
+    assert source.startswith("@dataclass(frozen=True, kw_only=True)\nclass RunSettings:")
+    hints = typing.get_type_hints(RunSettings)
+    for field in dataclasses.fields(RunSettings):
+        assert f"    {field.name}: {field.type} = option(" in source, field.name
+        assert field.metadata["option"].help, field.name
+    assert dataclasses.fields(RunSettings)[0].name == "base_url" and hints
+
+
+def test_the_keywords_of_the_entry_points_are_the_settings_fields_with_their_types():
+    settings = typing.get_type_hints(RunSettings)
+    assert typing.get_type_hints(RunOptions) == {n: settings[n] for n in RUN_OPTIONS}
+    assert list(RunOptions.__annotations__) == list(RUN_OPTIONS)  # in the same order
+
+
+def test_a_probe_run_takes_the_run_options_the_generation_parameters_and_the_choices():
+    names = [*RUN_OPTIONS, *GenerationOptions.__annotations__, *ProbeChoices.__annotations__]
+    assert sorted(ProbeOptions.__annotations__) == sorted(names)
+    assert len(set(names)) == len(names)  # no keyword means two things
+    assert list(GENERATION) == list(GenerationOptions.__annotations__)
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS, ids=lambda f: f.__name__)
 def test_every_entry_point_takes_the_options_and_spells_none_out(entry):
     params = inspect.signature(entry).parameters
     variadic = [p for p in params.values() if p.kind is p.VAR_KEYWORD]
-    assert [str(p.annotation) for p in variadic] == ["Unpack[RunOptions]"]
-    assert set(params) & set(RUN_OPTIONS) == set(), "a run option spelled out again"
+    assert [str(p.annotation) for p in variadic] == [f"Unpack[{ENTRY_POINTS[entry]}]"]
+    options = {*RUN_OPTIONS}
+    if ENTRY_POINTS[entry] == "ProbeOptions":  # a judge's seed= is its own (sampling seeds)
+        options |= {*GENERATION, *ProbeChoices.__annotations__}
+    assert set(params) & options == set(), "an option spelled out again"
+
+
+def test_no_entry_point_forwards_its_arguments_through_locals():
+    for entry in ENTRY_POINTS:
+        assert "locals()" not in inspect.getsource(entry), entry.__name__
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

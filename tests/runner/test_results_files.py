@@ -13,7 +13,8 @@ import warnings
 import pytest
 
 from jevalkit.errors import ResultsError
-from jevalkit.runner import locked, read_results, repair_torn_tail, run
+from jevalkit.results import locked, read_results, repair_torn_tail
+from jevalkit.runner import run
 
 
 def run_here(server, path, **options):

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import jevalkit.runner as runner
-from jevalkit.runner import COLUMNS, read_results, run
+from jevalkit.results import COLUMNS, read_results
+from jevalkit.runner import run
 
 
 def run_here(server, tmp_path, **options):

@@ -10,7 +10,7 @@ from probe_folders import write_probe
 
 import jevalkit
 from jevalkit.errors import UsageError
-from jevalkit.runner import read_results, row_key
+from jevalkit.results import read_results, row_key
 
 
 def doubling_reply(body):

@@ -9,7 +9,7 @@ from probe_folders import write_probe
 
 import jevalkit
 from jevalkit.errors import ResultsError
-from jevalkit.runner import read_results
+from jevalkit.results import read_results
 
 
 def test_resume_after_an_unpublished_case_file_changed_is_refused(openai_server, tmp_path):

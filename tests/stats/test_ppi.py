@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from jevalkit.errors import StatsError
-from jevalkit.stats import ppi_interval, ppi_lambda, rogan_gladen_interval
+from jevalkit.stats import ppi_interval, rogan_gladen_interval
 
 
 def data(seed=0, n=60, big_n=600):
@@ -23,8 +23,10 @@ def data(seed=0, n=60, big_n=600):
 
 def test_the_point_is_ppi_pythons_and_lambda_its_closed_form():
     y, yhat, yhat_u = data()
-    lam = ppi_lambda(y, yhat, yhat_u)
+    tuned = ppi_interval(y, yhat, yhat_u, None)  # PPI++: lambda tuned, reported
+    lam = tuned.lam
     est, low, high, judged_var, rect_var = ppi_interval(y, yhat, yhat_u, lam)
+    assert tuple(tuned) == (est, low, high, judged_var, rect_var)
     point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam)
     assert est == pytest.approx(float(np.squeeze(point)), abs=1e-12)
     n, big_n = y.size, yhat_u.size

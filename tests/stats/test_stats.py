@@ -83,8 +83,8 @@ def test_cluster_bootstrap_is_wider_for_clustered_data():
 def test_bootstrap_edge_cases():
     one = bootstrap_ci([0.7])
     assert one.estimate == 0.7 and np.isnan(one.low)
-    same = bootstrap_ci([1.0] * 10)
-    assert (same.low, same.high) == (1.0, 1.0)
+    same = bootstrap_ci([1.0] * 10)  # a degenerate resampling distribution separates nothing
+    assert np.isnan(same.low) and np.isnan(same.high) and "same value" in same.note
     with pytest.raises(StatsError, match="NaN"):
         bootstrap_ci([1.0, NAN])
     with pytest.raises(StatsError, match="at least 1"):
@@ -243,3 +243,54 @@ def test_ordinal_spacing_input_errors():
         ordinal_spacing([0, 1, 3, 9], categories=range(5))
     with pytest.raises(StatsError, match="from 4 levels"):
         ordinal_spacing([0, 1, 2, 0, 1, 2])
+
+
+def test_planning_formulas_refuse_a_pilot_without_spread_instead_of_answering_zero_cases():
+    """Issue 34: a pilot that did not vary planned 0 cases (sigma 0, p = 1, omega^2 = 0)."""
+    from jevalkit.stats import minimum_detectable_effect
+
+    for call in (
+        lambda: margin_of_error_n(sigma=0.0),
+        lambda: margin_of_error_n(proportion=1.0),
+        lambda: sample_size(0.05, 0.0),
+    ):
+        with pytest.raises(StatsError, match="a pilot without spread"):
+            call()
+    with pytest.raises(StatsError, match=r"proportion 1.5 is outside \[0, 1\]"):
+        margin_of_error_n(proportion=1.5)
+    assert np.isnan(minimum_detectable_effect(50, 0.0))  # nothing to power against, not 0
+    assert margin_of_error_n(proportion=0.3, margin=0.05) == 323  # z^2 p q / E^2, unchanged
+
+
+def test_agreement_needs_two_units_and_two_categories():
+    with pytest.raises(StatsError, match="two or more units"):
+        krippendorff_alpha([[1, np.nan], [2, np.nan]], layout="raters x units")
+    with pytest.raises(StatsError, match="one subject"):
+        fleiss_kappa([[2, 1]])
+    with pytest.raises(StatsError, match="undefined"):
+        fleiss_kappa([[3, 0], [3, 0]])
+    long = pd.DataFrame(
+        {"u": [1, 1, 2, 2, 1], "r": ["a", "b", "a", "b", "a"], "v": [1, 2, 2, 2, 1.0]}
+    )
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        krippendorff_alpha(long, measurement="interval", unit="u", rater="r", value="v")
+    mixed = long.iloc[:4].assign(u=[1, 1, "2", 2])
+    with pytest.raises(StatsError, match=r"never pair|two cases or one"):
+        krippendorff_alpha(mixed, measurement="interval", unit="u", rater="r", value="v")
+
+
+def test_paired_difference_reads_a_frame_through_the_input_step():
+    frame = pd.DataFrame(
+        {
+            "case_id": ["a", "a", "b", "b", "c", "c"] * 2,
+            "system": ["x"] * 6 + ["y"] * 6,
+            "repeat": [0, 1] * 6,
+            "score": [1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1.0],
+            "error": [None] * 11 + ["timeout"],
+        }
+    )
+    row = paired_difference(frame, systems=("x", "y"), case="case_id").iloc[0]
+    # repeats averaged within a case; the errored row is not scored (c for y is its one repeat)
+    assert row["n"] == 3 and row["value"] == pytest.approx(np.mean([0.5 - 1, 1 - 0.5, 0 - 1]))
+    with pytest.raises(StatsError, match="duplicated rows are not repeats"):
+        paired_difference(pd.concat([frame, frame.iloc[:1]]), systems=("x", "y"), case="case_id")

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import traitlets
 
+from jevalkit.judges import Judgment
 from jevalkit.widgets import CompareView, LevelDistribution, ResultsBrowser
 
 
@@ -20,13 +21,20 @@ def test_level_distribution_marks_verdict_and_expected_level():
         w.probs = [0.5, 0.6]
 
 
-def test_level_distribution_on_labels_1_to_5_reports_the_expected_level_on_that_scale():
-    """Issue 26.4: labels 1-5 gave "verdict 4 - expected level 2.70" (a 0-based mean)."""
-    w = LevelDistribution([0.05, 0.05, 0.1, 0.5, 0.3], levels=["1", "2", "3", "4", "5"])
-    assert w.verdict == "4" and w.expected_level == pytest.approx(3.95)
-    assert "integer verdict <b>4</b> · expected level 3.95" in w.children[0].value
+def test_level_distribution_uses_the_judges_expected_level_and_says_how_levels_are_numbered():
+    """Issue 34: one expected level, the judge's (sum p_i x i, levels numbered 0.. as the judge
+    file lists them; score = expected / top), in judgments, reports and this widget alike. Issue
+    26.4's confusion (labels 1-5 beside a 0-based mean) is answered by saying the numbering."""
+    probs, labels = [0.05, 0.05, 0.1, 0.5, 0.3], ["1", "2", "3", "4", "5"]
+    w = LevelDistribution(probs, levels=labels)
+    judgment = Judgment.from_probs(labels, probs, coverage=1.0, method="logprobs")
+    assert w.verdict == "4" and w.expected_level == pytest.approx(judgment.expected_level)
+    assert w.expected_level == pytest.approx(2.95)
+    shown = w.children[0].value
+    assert "integer verdict <b>4</b> · expected level 2.95 · score 0.74" in shown
+    assert "levels numbered 0 = &#x27;1&#x27; ... 4 = &#x27;5&#x27;" in shown
     words = LevelDistribution([0.3, 0.7], levels=["safe", "unsafe"]).children[0].value
-    assert "expected position (0 = &#x27;safe&#x27;, 1 = &#x27;unsafe&#x27;) 0.70" in words
+    assert "expected level 0.70 · score 0.70 (levels numbered 0 = &#x27;safe&#x27;" in words
 
 
 def test_level_distribution_static_fallback():
@@ -102,9 +110,9 @@ def test_names_and_outputs_are_escaped_and_every_widget_has_a_static_fallback():
     assert "<img" not in browser.detail.value
 
 
-def test_labeler_takes_label_plans_output_directly(tmp_path):
-    """Issue 26.10: label_plan's rows had no output, so the Labeler refused them."""
-    from jevalkit.labels import label_plan, read_labels
+def test_labeler_takes_label_samples_output_directly(tmp_path):
+    """Issue 26.10: label_sample's rows had no output, so the Labeler refused them."""
+    from jevalkit.labels import label_sample, read_labels
     from jevalkit.widgets import Labeler
 
     judged = pd.DataFrame(
@@ -121,7 +129,7 @@ def test_labeler_takes_label_plans_output_directly(tmp_path):
             ],
         }
     )
-    plan = label_plan(judged, 3, seed=1)
+    plan = label_sample(judged, 3, seed=1)
     lab = Labeler(plan, levels=["bad", "good"], out=tmp_path / "l.jsonl", labeller="ann")
     first = plan.iloc[0]["case_id"]
     i = first.split("/")[1]

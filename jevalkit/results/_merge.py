@@ -7,6 +7,13 @@ sent again with ``retry_errors``, answered or failed again). Any other duplicate
 the merge refuses it and changes nothing. The merged file is written atomically and made durable
 (the file and its folder fsynced) before any part file is removed.
 
+The parts must be shards of one run: each records its run's configuration beside it
+(:class:`~jevalkit.results.RunConfig`), and parts of different runs (another model, base URL,
+probe version, ``params_hash``, other planned jobs) are refused naming the part and the field,
+before anything is written. A part whose last line is torn (a write a crash interrupted) is said
+so (``torn``) and kept: its complete rows are merged, and it is removed only by a later merge,
+once its shard has run again (resuming, it mends the line and sends that request again).
+
 Every row is read and checked once; its line is copied unchanged (not written again from the
 parsed row), and two lines of one key are compared as bytes first, as rows only when they
 differ (the same row written with other spacing is the same row). A line edited by hand into a
@@ -16,43 +23,36 @@ shape other readers split or refuse (a carriage return, surrounding blanks) is w
 from __future__ import annotations
 
 import contextlib
-import os
-import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
-from ._shards import part_files, parts_dir
-from ._store import (
-    check_results_path,
-    iter_lines,
-    json_row,
-    keyed_lines,
-    latest_lines,
-    lines_in,
-    locked,
-    read_bytes,
-    write_lines,
-)
+from ._config import check_one_run, remove_config
+from ._json import json_row
+from ._lock import locked
+from ._parts import PartsReader, part_files, parts_dir
+from ._path import check_results_path
+from ._read import iter_lines, keyed_lines, latest_lines, torn_bytes
+from ._write import fsync_folder, write_lines
 
-Line = tuple[int, bytes, dict[str, Any]]  # (line number, the line's bytes, the row)
-
-MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged"]
+MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged", "torn"]
 
 
 def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str, Any]]:
     """Merge the part files beside ``results`` into it and remove them; return one dict per part
-    (:data:`MERGE_COLUMNS`). ``hold_lock`` False: the caller already holds the results lock.
+    (:data:`MERGE_COLUMNS`: its rows, those new, those replacing error rows, those merged
+    already, and ``torn``, the bytes of a torn last line: such a part is kept). ``hold_lock``
+    False: the caller already holds the results lock.
 
     Raises:
-        ResultsError: no part files, a part being written by a run, a conflicting duplicate (the
-            message names the part, the key and the fix), or a write the disk refused (the
-            results file and the parts are then unchanged).
+        ResultsError: no part files, a part being written by a run, parts of different runs (the
+            message names the part and the field), a conflicting duplicate (the message names
+            the part, the key and the fix), a parts folder that is a symbolic link, or a write
+            the disk refused (the results file and the parts are then unchanged).
 
     Example:
         >>> import tempfile, pathlib
-        >>> from jevalkit.runner import ResultRow
+        >>> from jevalkit.results import ResultRow
         >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
         >>> parts = results.with_name("r.jsonl.parts"); parts.mkdir()
         >>> row = ResultRow(run_id="a", kind="probe", probe="p", version=1, model="m", repeat=0)
@@ -72,7 +72,7 @@ def merge_rows(
 
     Example:
         >>> import tempfile, pathlib
-        >>> from jevalkit.runner import ResultRow
+        >>> from jevalkit.results import ResultRow
         >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
         >>> parts = results.with_name("r.jsonl.parts"); parts.mkdir()
         >>> row = ResultRow(run_id="a", kind="probe", probe="p", version=1, model="m", repeat=0)
@@ -95,6 +95,7 @@ def merge_rows(
             stack.enter_context(locked(path))
         for part in parts:
             stack.enter_context(locked(part))
+        check_one_run(parts)
         base, _ = latest_lines(path) if path.exists() else ({}, 0)
         merged = dict(base)
         origin = dict.fromkeys(base, path)
@@ -105,6 +106,7 @@ def merge_rows(
             )
             counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
             counts["already_merged"] = 0
+            counts["torn"] = torn_bytes(part)
             for key, (row, line) in lines.items():
                 old = merged.get(key)
                 if old is None:
@@ -124,10 +126,12 @@ def merge_rows(
                 origin[key] = part
             report.append(counts)
         write_lines(path, (_clean(row, line) for row, line in merged.values()))
-        _fsync_folder(path.parent)
-        for part in parts:
+        fsync_folder(path.parent)
+        done = [part for part, counts in zip(parts, report, strict=True) if not counts["torn"]]
+        for part in done:
             part.unlink()
-    for part in parts:
+    for part in done:
+        remove_config(part)
         part.with_name(f".{part.name}.lock").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         parts_dir(path).rmdir()
@@ -140,95 +144,3 @@ def _clean(row: dict[str, Any], line: bytes) -> bytes:
     if b"\r" in line or line != line.strip():
         return json_row(row)
     return line
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (the file's own fsync does not cover its name)."""
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@dataclass
-class _Part:
-    """What :class:`PartsReader` read of one part: its inode, its first ``size`` bytes (kept as
-    their CRC-32, not a copy) holding ``n_lines`` lines, their rows, and the progress counts.
-    The CRC detects a part changed under the reader (by accident; the part files are the run's
-    own), at a fifth of a cryptographic digest's cost on the run's hundreds of megabytes."""
-
-    inode: int
-    size: int = 0
-    crc: int = 0
-    n_lines: int = 0
-    lines: list[Line] = field(default_factory=list)
-    counts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0.0))
-    broken: bool = False  # a line that is not a row: left to the merge, which names it
-
-
-class PartsReader:
-    """The rows of a run's part files, read while the workers write them (each line parsed once,
-    a line only once it ends in a newline): :meth:`counts` for the progress bar, and
-    :func:`merge_rows` takes them instead of parsing the parts again, after checking that each
-    part still begins with the very bytes they were read from (else it reads the part anew).
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> results = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
-        >>> reader = PartsReader(results); reader.poll(); reader.counts()
-        {'rows': 0, 'errors': 0, 'usd': 0}
-    """
-
-    def __init__(self, results: Path) -> None:
-        self.results = results
-        self._parts: dict[Path, _Part] = {}
-
-    def poll(self) -> None:
-        """Read what the workers appended to each part since the last poll."""
-        for part in part_files(self.results):
-            with contextlib.suppress(OSError, ResultsError):
-                self._read(part)
-
-    def counts(self) -> dict[str, float]:
-        """``{"rows", "errors", "usd"}`` over the rows read so far."""
-        return {k: sum(p.counts[k] for p in self._parts.values()) for k in COUNTS}
-
-    def _read(self, part: Path) -> None:
-        info = part.stat()
-        state = self._parts.get(part)
-        if state is None or state.inode != info.st_ino or info.st_size < state.size:
-            state = self._parts[part] = _Part(info.st_ino)  # new, replaced or cut: anew
-        if state.broken:
-            return
-        data = read_bytes(part, state.size)
-        chunk = data[: data.rfind(b"\n") + 1]
-        if not chunk:
-            return
-        try:
-            new = list(lines_in(chunk, part, first=state.n_lines + 1, final=False))
-        except ResultsError:
-            state.broken = True
-            return
-        state.crc = zlib.crc32(chunk, state.crc)
-        state.size += len(chunk)
-        state.n_lines += chunk.count(b"\n")
-        state.lines.extend(new)
-        for _, _, row in new:
-            state.counts["rows"] += 1
-            state.counts["errors"] += bool(row.get("error"))
-            cost = row.get("cost_usd")
-            state.counts["usd"] += cost if isinstance(cost, int | float) else 0.0
-
-    def lines(self, part: Path) -> list[Line]:
-        """Every row of ``part`` now, as :func:`iter_lines` reads them: those read before (when
-        the part still begins with their bytes) and the rest, parsed now."""
-        data = read_bytes(check_results_path(part))
-        state = self._parts.get(part) or _Part(0)
-        size = state.size
-        if size and zlib.crc32(memoryview(data)[:size]) != state.crc:
-            return list(lines_in(data, part))  # changed since it was read: read it anew
-        return [*state.lines, *lines_in(data[size:], part, first=state.n_lines + 1)]
-
-
-COUNTS = ("rows", "errors", "usd")

@@ -1,69 +1,103 @@
-"""The estimator contract (issue 23): every registered public statistic through the same
-adversarial frames. See ``jevalkit/metrics/_contract.py`` for the promises and how to register."""
+"""The estimator contract: every public statistic of metrics, stats, items and labels carries
+its declaration (``@estimator`` in ``jevalkit.contract``), and each declared check runs here on
+adversarial data. Array-level estimators reach the same frames through their ``adapter``."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import math
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from jevalkit.contract import (
+    CHECKS,
+    COLUMN_DEFAULTS,
+    COMMON_DEFAULTS,
+    REGISTRY,
+    Result,
+    as_table,
+    interval_pairs,
+)
 from jevalkit.errors import JevalkitError
-from jevalkit.metrics import CHECKS, CONTRACT, HELPERS
 
 PACKAGES = ("jevalkit.metrics", "jevalkit.labels", "jevalkit.stats", "jevalkit.items")
 SYSTEMS = ("A", "B", "C")
+MAX_UNCHECKED = 6  # estimators with no check at all (each with a note saying why)
+MAX_NOT_STATISTICS = 10
+for _package in PACKAGES:  # the registry fills as the statistics packages are imported
+    importlib.import_module(_package)
 
 
-def resolve(name: str):
-    module, _, attr = name.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
-
-
-def public_functions() -> set[str]:
-    names = set()
+def public_objects():
     for package in PACKAGES:
-        try:
-            module = importlib.import_module(package)
-        except ModuleNotFoundError:
-            continue
+        module = importlib.import_module(package)
         for attr in module.__all__:
             obj = getattr(module, attr)
-            # a public class is a public statistic too (SweepSequence's interval escaped the
-            # registry while only functions were listed); exceptions live in errors.py
             if inspect.isfunction(obj) or inspect.isclass(obj):
-                names.add(f"{package}.{attr}")
-    return names
+                yield f"{package}.{attr}", obj
 
 
-def test_every_public_statistic_is_registered():
-    unregistered = sorted(public_functions() - set(CONTRACT) - set(HELPERS))
-    assert unregistered == [], (
-        f"public functions neither registered nor listed as helpers: {unregistered}; "
-        "register them in jevalkit/metrics/_contract.py (one line each)"
+def test_every_public_statistic_carries_its_contract():
+    missing, marked = [], []
+    for name, obj in public_objects():
+        if inspect.isclass(obj) and issubclass(obj, Result):
+            continue  # a results object: its statistic carries the contract
+        if getattr(obj, "not_a_statistic", None):
+            marked.append(name)
+        elif getattr(obj, "contract", None) is None:
+            missing.append(name)
+    assert missing == [], (
+        f"public functions without a contract: {missing}; declare it with "
+        "@jevalkit.contract.estimator(...) on the function, make it private, or mark it "
+        "@not_a_statistic(why) if it estimates nothing"
     )
+    assert len(marked) <= MAX_NOT_STATISTICS, marked
 
 
-def test_a_public_estimator_class_is_held_to_the_registry():
-    assert "jevalkit.stats.SweepSequence" in public_functions()
-    assert "jevalkit.stats.SweepSequence" in CONTRACT
+def test_the_registry_is_the_decorated_functions():
+    public = {name for name, obj in public_objects() if getattr(obj, "contract", None)}
+    assert set(REGISTRY) == public
+    for name, obj in public_objects():
+        if getattr(obj, "contract", None) is not None:
+            assert obj.contract.name == name
 
 
-def test_every_registered_name_exists_and_every_check_is_exercised():
-    for name in [*CONTRACT, *HELPERS]:
-        assert callable(resolve(name)), name
-    used = {check for entry in CONTRACT.values() for check in entry.checks}
-    assert used == set(CHECKS)
-    for entry in CONTRACT.values():
-        assert entry.estimand and entry.interval
+def test_every_check_is_exercised_and_few_estimators_go_unchecked(capsys):
+    used = Counter(check for entry in REGISTRY.values() for check in entry.checks)
+    assert set(used) == set(CHECKS)
+    unchecked = [e.name for e in REGISTRY.values() if not e.checks]
+    for entry in REGISTRY.values():
+        assert entry.unit and entry.estimand and entry.interval, entry.name
         if not entry.checks:
-            assert entry.note or entry.calibration, f"{entry.name}: no check, no note"
+            assert entry.note, f"{entry.name}: no check, no note"
+    assert len(unchecked) <= MAX_UNCHECKED, unchecked
+    runs = sum(len(e.checks) for e in REGISTRY.values())
+    with capsys.disabled():
+        print(
+            f"\nestimator contract: {len(REGISTRY)} estimators, {runs} checks "
+            f"({', '.join(f'{c} {used[c]}' for c in CHECKS)}); without a check: {unchecked}"
+        )
 
 
-def test_every_calibration_named_in_the_registry_exists():
+def test_every_statistic_spells_the_shared_keywords_with_one_default():
+    standard = {**COLUMN_DEFAULTS, **COMMON_DEFAULTS}
+    odd = []
+    for entry in REGISTRY.values():
+        fn = resolve(entry.name)
+        target = fn.__init__ if inspect.isclass(fn) else fn
+        for name, parameter in inspect.signature(target).parameters.items():
+            if name not in standard or parameter.default is inspect.Parameter.empty:
+                continue
+            if parameter.default != standard[name]:
+                odd.append(f"{entry.name}({name}={parameter.default!r})")
+    assert odd == [], f"keywords with a default other than the shared one {standard}: {odd}"
+
+
+def test_every_calibration_named_in_a_contract_exists():
     import sys
     from pathlib import Path
 
@@ -72,8 +106,13 @@ def test_every_calibration_named_in_the_registry_exists():
         calibration = importlib.import_module("calibration")
     finally:
         sys.path.pop(0)
-    names = {e.calibration for e in CONTRACT.values() if e.calibration}
+    names = {e.calibration for e in REGISTRY.values() if e.calibration}
     assert names <= set(calibration.SIMULATIONS), names - set(calibration.SIMULATIONS)
+
+
+def resolve(name: str):
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
 
 
 # ---- the frames ----------------------------------------------------------------------------
@@ -161,28 +200,23 @@ def frames_for(kind: str, seed: int = 0):
 def run(entry, frames, call=None):
     fn = resolve(entry.name)
     call = dict(entry.call if call is None else call)
+    if entry.adapter is not None:
+        return as_table(entry.adapter(*frames))
     if entry.data == "two_runs":
         (frame,) = frames
         systems = frame["system"].astype(str)
-        return fn(frame[systems == "A"], frame[systems == "B"], **call)
-    return fn(*frames, **call)
+        names = sorted(systems.unique())
+        return as_table(fn(frame[systems == names[0]], frame[systems == names[1]], **call))
+    return as_table(fn(*frames, **call))
 
 
 def numeric(table: pd.DataFrame) -> pd.DataFrame:
     return table.select_dtypes(include=["number", "bool"]).reset_index(drop=True).astype(float)
 
 
-def interval_pairs(table: pd.DataFrame) -> list[tuple[str, str]]:
-    return [
-        (c, c.replace("ci_low", "ci_high"))
-        for c in table.columns
-        if c.endswith("ci_low") and c.replace("ci_low", "ci_high") in table.columns
-    ]
-
-
 def entries(check: str):
     return [
-        pytest.param(e, id=e.name.rsplit(".", 1)[1]) for e in CONTRACT.values() if check in e.checks
+        pytest.param(e, id=e.name.rsplit(".", 1)[1]) for e in REGISTRY.values() if check in e.checks
     ]
 
 
@@ -215,13 +249,7 @@ def test_renaming_systems_and_cases_changes_no_number(entry):
     frames = frames_for(entry.data)
     moved, system = renamed(entry.data, frames)
     call = {k: (system.get(v, v) if isinstance(v, str) else v) for k, v in entry.call.items()}
-    if entry.data == "two_runs":  # the sides are picked by name
-        (frame,) = moved
-        fn = resolve(entry.name)
-        names = frame["system"]
-        again = fn(frame[names == "sys-A"], frame[names == "sys-B"], **call)
-    else:
-        again = run(entry, moved, call)
+    again = run(entry, moved, call)
     pd.testing.assert_frame_equal(numeric(run(entry, frames)), numeric(again))
 
 
@@ -309,6 +337,8 @@ def test_one_case_gives_no_interval(entry):
         return
     for low, high in interval_pairs(table):
         assert table[low].isna().all() and table[high].isna().all(), (low, table["method"].tolist())
+    if "se" in table:  # one case has no standard error either (never 0)
+        assert table["se"].isna().all(), table["se"].tolist()
 
 
 @pytest.mark.parametrize("entry", entries("no_spread"))

@@ -1,4 +1,5 @@
-"""The results row: defined once here, used by every writer and reader.
+"""The results row and its columns, key and dtypes: defined once here, used by every writer and
+reader.
 
 One row per key (:data:`KEY_COLUMNS`: probe or evaluator, version, case, variant, model, parameters, label,
 the two systems and the position of a pairwise game, repeat). Columns, in order:
@@ -66,6 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..datafiles import canonical_json
+from ._json import finite
 
 
 @dataclass
@@ -150,49 +152,6 @@ class ResultRow:
         return text
 
 
-def finite(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by None (strict JSON has neither).
-
-    Example:
-        >>> finite({"a": [1.0, float("inf")], "b": float("nan")})
-        {'a': [1.0, None], 'b': None}
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    return value
-
-
-def json_ready(value: Any) -> Any:
-    """``value`` made strict-JSON ready: numpy scalars to Python, NaN, infinities and pandas' NA
-    to null, tuples and sets to lists, keys to text, and anything else JSON lacks to its text.
-
-    Example:
-        >>> import numpy as np
-        >>> json_ready({1: np.float64(0.5), "b": (np.int64(2), float("nan")), "c": {3}})
-        {'1': 0.5, 'b': [2, None], 'c': [3]}
-    """
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [json_ready(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        try:
-            value = value.item()
-        except (ValueError, TypeError):
-            return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if type(value).__name__ in ("NAType", "NaTType"):
-        return None
-    return str(value)
-
-
 COLUMNS: list[str] = [f.name for f in dataclasses.fields(ResultRow)]
 KEY_COLUMNS = (
     "probe",
@@ -246,3 +205,33 @@ def params_hash(parameters: dict[str, Any]) -> str:
     # ASCII-escaped, as when results files were first written: the keys of existing rows stay
     canonical = canonical_json(parameters, ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+# Stable dtypes: nullable integers and booleans, so a missing value (an error row) stays NA
+# instead of turning a whole column into floats or objects.
+DTYPES = {
+    "version": "Int64",
+    "repeat": "Int64",
+    "prompt_tokens": "Int64",
+    "completion_tokens": "Int64",
+    "attempts": "Int64",
+    "first_failing_item": "Int64",
+    "latency_s": "Float64",
+    "score": "Float64",
+    "expected_level": "Float64",
+    "coverage": "Float64",
+    "passed": "boolean",
+    "cached": "boolean",
+    "round": "Int64",
+    "cost_usd": "Float64",
+}
+
+
+def key_order(key: tuple) -> tuple:
+    """A sort key for row keys holding None and mixed types (None first, then by type name).
+
+    Example:
+        >>> sorted([("p", 2), ("p", None), ("p", 1)], key=key_order)
+        [('p', None), ('p', 1), ('p', 2)]
+    """
+    return tuple((v is not None, type(v).__name__, v if v is not None else 0) for v in key)

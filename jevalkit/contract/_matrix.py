@@ -18,9 +18,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import StatsError
-from ._frame import CASE_COLUMNS, check_key_types, columns_of, group_codes, require
-
-CaseSpec = str | tuple[str, ...] | list[str] | None
+from ._columns import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ._prepare import check_key_types
 
 
 class ScoreColumns(TypedDict, total=False):

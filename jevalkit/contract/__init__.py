@@ -1,0 +1,88 @@
+"""The anatomy every public statistic of jevalkit shares (metrics, stats, items, labels).
+
+- **the contract on the function**: :func:`estimator` declares what a statistic promises and
+  stores it as ``fn.contract``; :data:`REGISTRY` holds every declaration, and the contract test
+  runs each declared check on adversarial data;
+- **one input step**: :func:`prepare` names the columns used and applies the scored-row,
+  duplicate, key-type and scale rules once (:class:`Columns` holds the column keywords and
+  their defaults);
+- **one finishing step**: :func:`finish` makes the tidy table and holds the interval rules;
+- **results objects**: :class:`Result`, for answers that are more than a table.
+
+This package is plumbing for the statistics packages; users meet its effects, not its names.
+
+Example:
+    >>> from jevalkit.metrics import mean_score
+    >>> mean_score.contract.unit
+    'case'
+"""
+
+from ._columns import (
+    CASE_COLUMNS,
+    COLUMN_DEFAULTS,
+    COMMON_DEFAULTS,
+    CaseSpec,
+    Columns,
+    columns_of,
+    group_codes,
+    require,
+)
+from ._declare import (
+    CHECKS,
+    DATA_KINDS,
+    REGISTRY,
+    Contract,
+    estimator,
+    not_a_statistic,
+    public_name,
+)
+from ._finish import finish, interval_pairs
+from ._matrix import (
+    ScoreColumns,
+    ScoreMatrix,
+    require_connected,
+    require_systems,
+    score_matrix,
+)
+from ._prepare import (
+    Prepared,
+    check_key_types,
+    check_scale,
+    prepare,
+    refuse_duplicates,
+    scored_mask,
+)
+from ._result import Result, as_table
+
+__all__ = [
+    "CASE_COLUMNS",
+    "CHECKS",
+    "COLUMN_DEFAULTS",
+    "COMMON_DEFAULTS",
+    "DATA_KINDS",
+    "REGISTRY",
+    "CaseSpec",
+    "Columns",
+    "Contract",
+    "Prepared",
+    "Result",
+    "ScoreColumns",
+    "ScoreMatrix",
+    "as_table",
+    "check_key_types",
+    "check_scale",
+    "columns_of",
+    "estimator",
+    "finish",
+    "group_codes",
+    "interval_pairs",
+    "not_a_statistic",
+    "prepare",
+    "public_name",
+    "refuse_duplicates",
+    "require",
+    "require_connected",
+    "require_systems",
+    "score_matrix",
+    "scored_mask",
+]

@@ -1,0 +1,116 @@
+"""The column spec: which columns a statistic reads, named once, with the results' defaults.
+
+Every statistic takes the columns it uses as keywords of these names and defaults (``system``,
+``case``, ``score``, ``passed``, ``repeat``, ``gold``, ``level``, and for pairwise games
+``system_a``, ``system_b``, ``verdict``, ``position``); the contract test checks that no public
+statistic spells one differently. A default column that is absent is an error naming the
+columns present and the keyword to pass: nothing falls back to treating rows as cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StatsError
+
+CASE_COLUMNS = ("probe", "version", "case_id")
+CaseSpec = str | Sequence[str] | None
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns of a results frame a statistic may read, with their defaults.
+
+    Example:
+        >>> Columns().case, Columns(score="grade").score
+        (('probe', 'version', 'case_id'), 'grade')
+    """
+
+    system: str = "system"
+    case: CaseSpec = CASE_COLUMNS
+    score: str = "score"
+    passed: str = "passed"
+    repeat: str | None = "repeat"
+    gold: str = "gold"
+    level: str | None = "expected_level"
+    system_a: str = "system_a"
+    system_b: str = "system_b"
+    verdict: str = "verdict"
+    position: str = "position"
+
+
+COLUMN_DEFAULTS = {f.name: f.default for f in fields(Columns)}
+# the other keywords every statistic spells the same way, with one default
+COMMON_DEFAULTS: dict[str, Any] = {
+    "by": None,
+    "confidence": 0.95,
+    "n_resamples": 2000,
+    "seed": 0,
+}
+
+
+def columns_of(spec: CaseSpec) -> list[str]:
+    """The column names of a ``by`` or ``case`` spec.
+
+    Example:
+        >>> columns_of("model"), columns_of(("probe", "case_id")), columns_of(None)
+        (['model'], ['probe', 'case_id'], [])
+        >>> columns_of(["system", "system"])
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: columns named more than once: system
+    """
+    if spec is None:
+        return []
+    cols = [spec] if isinstance(spec, str) else list(spec)
+    repeated = sorted({c for c in cols if cols.count(c) > 1}, key=str)
+    if repeated:
+        raise StatsError(f"columns named more than once: {', '.join(map(str, repeated))}")
+    return cols
+
+
+def require(frame: pd.DataFrame, column: str, keyword: str, purpose: str) -> str:
+    """``column`` if the frame has it; else a :class:`StatsError` naming what is there and the
+    keyword to pass.
+
+    Example:
+        >>> require(pd.DataFrame({"question_id": [1]}), "case_id", "case", "the unit of analysis")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: no 'case_id' column (the unit of analysis); the columns are ['question_id']: pass case='<column>' (or case=None to make every row its own case)
+    """
+    if column not in frame.columns:
+        present = sorted(map(str, frame.columns))
+        shown = present if len(present) <= 12 else [*present[:12], "..."]
+        raise StatsError(
+            f"no {column!r} column ({purpose}); the columns are {shown}: pass {keyword}='<column>'"
+            + (" (or case=None to make every row its own case)" if keyword == "case" else "")
+        )
+    return column
+
+
+def group_codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Sorted integer codes of the combinations of ``columns`` (a missing value is a value),
+    and the table of combinations, one row per code.
+
+    Example:
+        >>> group_codes(pd.DataFrame({"m": ["b", "a", "b"]}), ["m"])[0].tolist()
+        [1, 0, 1]
+    """
+    if not columns:
+        return np.zeros(len(frame), dtype=np.int64), pd.DataFrame(index=[0])
+    keys = frame[columns]
+    try:
+        grouped = keys.groupby(columns, sort=True, dropna=False)
+        codes = grouped.ngroup().to_numpy()
+    except TypeError:  # mixed types in a key column: order by their text
+        keys = keys.astype(str).where(keys.notna(), None)
+        grouped = keys.groupby(columns, sort=True, dropna=False)
+        codes = grouped.ngroup().to_numpy()
+    table = grouped.size().reset_index()[columns]
+    return codes.astype(np.int64), table.reset_index(drop=True)

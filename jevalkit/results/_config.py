@@ -1,0 +1,238 @@
+"""The configuration of the run a part file belongs to, written beside it
+(``<results>.parts/<shard>.run.json``), so that a merge takes the parts of one run only.
+
+Shards of one run share every field: the model asked, the endpoint, the label, how the run was
+split, each probe's (or judge's) version, content hash and parameter hashes, and the planned jobs
+(their number and a digest of their row keys). Parts of two runs (another ``--temperature``,
+another model, another probe version, other repeats) would otherwise merge into one file whose
+metrics pool both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ResultsError
+from ._write import write_lines
+
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far more than any run's; a larger file is not one
+# the fields in the order a difference is looked for (and named), with their names in messages
+FIELDS = {
+    "model": "model",
+    "endpoint": "base_url",
+    "label": "label",
+    "sharding": "sharding",
+    "probes": "probe versions",
+    "jobs": "number of planned jobs",
+    "plan": "planned jobs",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """The configuration of one run, as every part of it records it.
+
+    Attributes:
+        model: the model as asked (``deterministic`` for none).
+        endpoint: the endpoint's identity (``local``, or the base URL; None for none).
+        label: the run's label.
+        sharding: how it was split (``--shard i/4`` is ``"4 shards"``, a Dask run ``"dask"``).
+        probes: for each ``id@version`` run, its content hash and its parameter hashes.
+        jobs: how many jobs the run planned (every shard's, not one shard's).
+        plan: a digest of the planned jobs' row keys.
+
+    Example:
+        >>> a = RunConfig.of("m", None, None, "2 shards", [("p", 1, "ab", "h0", ("p", 1, 0))])
+        >>> b = RunConfig.of("m", None, None, "2 shards", [("p", 1, "ab", "h1", ("p", 1, 0))])
+        >>> a.difference(b)
+        'params_hash of p@1 is h0 here but h1 there'
+    """
+
+    model: str
+    endpoint: str | None
+    label: str | None
+    sharding: str
+    probes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    jobs: int = 0
+    plan: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        model: str,
+        endpoint: str | None,
+        label: str | None,
+        sharding: str,
+        jobs: Iterable[tuple[str, int, str | None, str, tuple]],
+    ) -> RunConfig:
+        """The configuration of a run of ``jobs``, each ``(probe, version, probe_hash,
+        params_hash, row key)``."""
+        probes: dict[str, dict[str, Any]] = {}
+        keys = []
+        for probe, version, probe_hash, digest, key in jobs:
+            entry = probes.setdefault(f"{probe}@{version}", {"probe_hash": probe_hash})
+            entry.setdefault("params_hash", set()).add(digest)
+            keys.append(json.dumps(list(key), default=str, separators=(",", ":")))
+        for entry in probes.values():
+            entry["params_hash"] = sorted(entry["params_hash"])
+        plan = hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
+        return cls(
+            model=model,
+            endpoint=endpoint,
+            label=label,
+            sharding=sharding,
+            probes=dict(sorted(probes.items())),
+            jobs=len(keys),
+            plan=plan,
+        )
+
+    def difference(self, other: RunConfig, there: str = "there") -> str | None:
+        """The first field in which ``other`` differs, in words (this one's value "here", the
+        other's ``there``); None when they are one run's."""
+        for name, words in FIELDS.items():
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine == theirs:
+                continue
+            if name == "probes":
+                return _probe_difference(mine, theirs, there)
+            if name == "plan":
+                return "planned jobs differ (the same number, other cases, variants or repeats)"
+            return f"{words} is {_shown(mine)} here but {_shown(theirs)} {there}"
+        return None
+
+    def write(self, part: Path) -> None:
+        """Record this configuration beside ``part`` (atomically)."""
+        text = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        write_lines(config_path(part), [text.encode()])
+
+    @classmethod
+    def read(cls, part: Path) -> RunConfig | None:
+        """The configuration recorded beside ``part``; None when none is."""
+        path = config_path(part)
+        try:
+            with path.open("rb") as fh:
+                text = fh.read(MAX_CONFIG_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ResultsError(
+                f"{path}: cannot read the run configuration ({exc.strerror})"
+            ) from None
+        try:
+            if len(text) > MAX_CONFIG_BYTES:
+                raise ValueError("too large")
+            config = cls(**json.loads(text))
+            if not config._well_formed():
+                raise ValueError("a field of the wrong type")
+        except (ValueError, TypeError, RecursionError):
+            raise ResultsError(
+                f"{path}: not a run configuration jevalkit wrote; move the part and it away, "
+                "or delete both and run that shard again"
+            ) from None
+        return config
+
+    def _well_formed(self) -> bool:
+        optional = (str, type(None))
+        return (
+            isinstance(self.model, str)
+            and isinstance(self.endpoint, optional)
+            and isinstance(self.label, optional)
+            and isinstance(self.sharding, str)
+            and isinstance(self.jobs, int)
+            and isinstance(self.plan, str)
+            and isinstance(self.probes, dict)
+            and all(
+                isinstance(v, dict)
+                and isinstance(v.get("probe_hash"), optional)
+                and isinstance(v.get("params_hash"), list)
+                for v in self.probes.values()
+            )
+        )
+
+
+def config_path(part: Path) -> Path:
+    """Where the configuration of ``part`` is kept.
+
+    Example:
+        >>> config_path(Path("r.jsonl.parts/3.jsonl"))
+        PosixPath('r.jsonl.parts/3.run.json')
+    """
+    return part.with_name(f"{part.stem}.run.json")
+
+
+def check_one_run(parts: list[Path], mine: RunConfig | None = None, at: Path | None = None) -> None:
+    """Refuse parts of different runs, naming the part and the field: the configuration of each
+    part against the first one recorded (and against ``mine``, the configuration of a run about
+    to write ``at``). A part without a configuration (written by hand, or by an older jevalkit)
+    is refused beside parts that have one; when none has one there is nothing to compare.
+
+    Raises:
+        ResultsError: one line naming the part, the other part and the field.
+    """
+    configs = {part: RunConfig.read(part) for part in parts}
+    if mine is not None and at is not None:
+        if at.exists() and at not in configs:  # this run's own part: compared when it has one
+            own = RunConfig.read(at)
+            if own is not None:
+                configs[at] = own
+        first, reference = at, mine
+    else:
+        known = [(p, c) for p, c in configs.items() if c is not None]
+        if not known:
+            return
+        first, reference = known[0]
+    for part, config in configs.items():
+        if config is None:
+            raise ResultsError(
+                f"{part}: no run configuration beside it ({config_path(part).name}), while "
+                f"{first} has one: it was not written by this run's shards; move it away, or "
+                "run its shard again with the run's options"
+            )
+        there = "in this run" if mine is not None else f"in {first.name}"
+        difference = config.difference(reference, there)
+        if difference is not None:
+            if mine is not None:
+                raise ResultsError(
+                    f"{part} is not a shard of this run: {difference}; the shards of one run "
+                    "share its options: give this shard the other shards' options, or write "
+                    "this run to another --out"
+                )
+            raise ResultsError(
+                f"{part} is not a shard of the run of {first}: {difference}; a merge takes the "
+                "parts of one run only: run this shard again with the run's options, or move "
+                "the part away"
+            )
+
+
+def remove_config(part: Path) -> None:
+    """Remove the configuration of ``part`` (once the part is merged)."""
+    config_path(part).unlink(missing_ok=True)
+
+
+def _probe_difference(mine: dict[str, Any], theirs: dict[str, Any], there: str) -> str:
+    if set(mine) != set(theirs):
+        return (
+            f"probe versions are {', '.join(sorted(mine)) or 'none'} here but "
+            f"{', '.join(sorted(theirs)) or 'none'} {there}"
+        )
+    for name in sorted(mine):
+        for key, words in (("params_hash", "params_hash"), ("probe_hash", "content (sha256)")):
+            if mine[name].get(key) != theirs[name].get(key):
+                return (
+                    f"{words} of {name} is {_shown(mine[name].get(key))} here but "
+                    f"{_shown(theirs[name].get(key))} {there}"
+                )
+    return "probe versions differ"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_shown(v) for v in value) or "none"
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:12]  # a sha256, as the rows' probe_hash is shown elsewhere
+    return "none" if value is None else str(value)

@@ -1,0 +1,163 @@
+"""Reading results files: strict JSON lines (a NaN, an infinity, a name given twice, nesting too
+deep are refused naming the line), a byte-order mark skipped, a torn last line (a write a crash
+interrupted) left out, and the latest row of each key."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..datafiles import json_line
+from ..errors import ResultsError
+from ._columns import row_key
+from ._path import check_results_path
+from ._validate import validate_row
+
+TAIL_BLOCK = 65536  # the last line is looked for backwards, this many bytes at a time
+
+
+def complete_row(fragment: bytes) -> bool:
+    """Whether ``fragment`` (a last line without its newline) is a whole row, not a torn write.
+
+    Example:
+        >>> complete_row(b'{"a": 1}'), complete_row(b'{"a": ')
+        (True, False)
+    """
+    try:
+        return isinstance(json_line(fragment, "the last line", ValueError), dict)
+    except ValueError:
+        return False
+
+
+def last_line(fh: BinaryIO) -> tuple[int, bytes]:
+    """Where the last newline of the open file ``fh`` ends, and the bytes after it (empty when
+    the file ends in a newline): a complete row missing its newline, or a torn write.
+
+    Example:
+        >>> import io
+        >>> last_line(io.BytesIO(b'{"a": 1}\\n{"a": '))
+        (9, b'{"a": ')
+    """
+    size = fh.seek(0, os.SEEK_END)
+    pos, keep = size, 0
+    while pos > 0:
+        start = max(0, pos - TAIL_BLOCK)
+        fh.seek(start)
+        newline = fh.read(pos - start).rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            break
+        pos = start
+    fh.seek(keep)
+    return keep, fh.read()
+
+
+def torn_bytes(path: Path) -> int:
+    """The bytes of a torn last line of ``path`` (a write a crash interrupted, which readers
+    leave out); 0 when its last line is whole.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> _ = p.write_text('{"a": 1}\\n{"a": ')
+        >>> torn_bytes(p)
+        6
+    """
+    try:
+        with path.open("rb") as fh:
+            _, tail = last_line(fh)
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
+    return len(tail) if tail.strip() and not complete_row(tail) else 0
+
+
+def _parse_line(line: bytes, where: str) -> dict[str, Any]:
+    row = json_line(
+        line,
+        where,
+        ResultsError,
+        what="a JSON row",
+        fix="; the file was edited or damaged (remove that line and re-run to fetch it again)",
+        nested="JSON nested too deeply to be a results row",
+    )
+    if not isinstance(row, dict):
+        raise ResultsError(f"{where}: a row must be a JSON object, got {type(row).__name__}")
+    return row
+
+
+def iter_rows(path: str | Path) -> Iterable[dict[str, Any]]:
+    """Yield each row of a results file as a dict. A last line without a newline is yielded when
+    it is a complete row, skipped when it is a fragment of an interrupted write.
+
+    Raises:
+        ResultsError: not a regular file, or a line that is not strict JSON (NaN and Infinity
+            are not JSON), or nested too deeply; the message names the line.
+    """
+    for _, _, row in iter_lines(path):
+        yield row
+
+
+def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
+    """Each row of a results file as ``(line number, the line's bytes, the row)``, as
+    :func:`iter_rows` reads them (the line's bytes without its newline or a byte-order mark)."""
+    path = check_results_path(path)
+    yield from lines_in(read_bytes(path), path)
+
+
+def read_bytes(path: Path, offset: int = 0) -> bytes:
+    """The bytes of the results file ``path`` from ``offset`` on."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read()
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
+
+
+def lines_in(
+    data: bytes, where: Path, *, first: int = 1, final: bool = True
+) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
+    """The rows of ``data``, the bytes of ``where`` from its line ``first`` on, as
+    :func:`iter_lines` yields them. Not ``final`` (the file is still being written): only the
+    lines that end in a newline."""
+    if first == 1 and data.startswith(b"\xef\xbb\xbf"):  # a byte-order mark, as Windows saves UTF-8
+        data = data[3:]
+    lines = data.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]
+    for lineno, line in enumerate(complete, first):
+        if line.strip():
+            yield lineno, line, _parse_line(line, f"{where}:{lineno}")
+    last = first + len(lines) - 1
+    if final and tail.strip() and complete_row(tail):
+        yield last, tail, _parse_line(tail, f"{where}:{last}")
+
+
+def latest_rows(path: str | Path) -> tuple[dict[tuple, dict[str, Any]], int]:
+    """Valid rows by key, the later row winning, and how many earlier rows were replaced."""
+    lines, replaced = latest_lines(path)
+    return {key: row for key, (row, _) in lines.items()}, replaced
+
+
+def latest_lines(path: str | Path) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:
+    """As :func:`latest_rows`, each row beside the bytes of its line (to copy it unchanged)."""
+    path = Path(path)
+    if not path.exists():
+        return {}, 0
+    return keyed_lines(iter_lines(path), path)
+
+
+def keyed_lines(
+    lines: Iterable[tuple[int, bytes, dict[str, Any]]], path: Path
+) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:
+    """:func:`latest_lines` of the ``lines`` of ``path`` (as :func:`iter_lines` yields them):
+    each row checked against the results format, by key, the later row winning."""
+    rows: dict[tuple, tuple[dict[str, Any], bytes]] = {}
+    replaced = 0
+    for lineno, line, row in lines:
+        validate_row(row, f"{path}:{lineno}")
+        key = row_key(row)
+        replaced += key in rows
+        rows[key] = (row, line)
+    return rows, replaced

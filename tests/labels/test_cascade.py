@@ -1,0 +1,145 @@
+"""Judge cascades (Trust or Escalate's cascaded selective evaluation) over judged rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jevalkit.errors import StatsError
+from jevalkit.labels import calibrate_cascade, load_cascade
+from jevalkit.stats import selective_threshold
+from jevalkit.widgets import Labeler
+
+
+def judged_rows(seed=0, n=600, floors=(("cheap", 0.2), ("strong", 0.6))):
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n) < 0.5
+    rows = []
+    for judge, floor in floors:
+        sure = rng.uniform(0.5, 1.0, n)
+        right = rng.random(n) < floor + (0.99 - floor) * (sure - 0.5) / 0.5
+        called = np.where(right, truth, ~truth)
+        p = np.where(called, sure, 1 - sure)
+        for i in range(n):
+            rows.append(
+                {
+                    "kind": "judge",
+                    "probe": "security",
+                    "version": 1,
+                    "model": judge,
+                    "label": "assistant",
+                    "case_id": f"c{i:03d}",
+                    "repeat": 0,
+                    "probs": [1 - p[i], p[i]],
+                    "output": f"answer {i}",
+                    "cost_usd": 0.0 if judge == "cheap" else 0.001,
+                }
+            )
+    labels = pd.DataFrame(
+        {
+            "system": "assistant",
+            "case_id": [f"c{i:03d}" for i in range(300)],
+            "level": np.where(truth[:300], "unsafe", "safe"),
+            "sampling_probability": 0.5,
+        }
+    )
+    return pd.DataFrame(rows), labels, truth
+
+
+def test_each_stage_is_selective_threshold_on_the_items_that_reach_it():
+    judged, labels, truth = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    assert cascade.levels == ("safe", "unsafe")  # read from data/judges/security
+    person = np.where(truth[:300], "unsafe", "safe")
+    remaining = np.arange(300)
+    level = 1 - 0.1 / 2
+    for judge, threshold in zip(cascade.judges, cascade.thresholds, strict=True):
+        rows = judged[(judged["model"] == judge)].set_index("case_id")
+        probs = np.array(rows.loc[[f"c{i:03d}" for i in remaining], "probs"].tolist())
+        verdict = np.where(probs[:, 1] > probs[:, 0], "unsafe", "safe")
+        conf = probs.max(axis=1)
+        expected = selective_threshold(
+            conf, verdict == person[remaining], target_agreement=0.8, confidence_level=level
+        )
+        assert threshold == expected.threshold
+        remaining = remaining[conf < threshold]
+    assert "union bound" in cascade.method and "90%" in cascade.guarantee
+
+
+def test_apply_decides_lazily_and_escalates_the_rest():
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    out = cascade.apply(judged)
+    assert set(out["decided_by"]) == {"cheap", "strong", "person"}
+    cheap = out[out["decided_by"] == "cheap"]
+    assert (cheap["confidence"] >= cascade.thresholds[0]).all()
+    assert out.loc[out["decided_by"] == "person", "verdict"].isna().all()
+    only_cheap = cascade.apply(judged[judged["model"] == "cheap"])
+    waiting = only_cheap["decided_by"] == "pending: strong"
+    assert waiting.sum() == len(out) - len(cheap)  # the strong judge is asked only for these
+    summary = cascade.summary(judged, label_cost_usd=0.25)
+    total = summary.iloc[-1]
+    assert summary["n_items"].iloc[:-1].sum() == len(out)
+    assert total["cost_judges"] == pytest.approx(0.001 * (1 - len(cheap) / len(out)))
+    assert total["cost_usd"] < total["cost_people"] == 0.25
+
+
+def test_the_people_queue_goes_into_the_labeler(tmp_path):
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    plan = cascade.for_people(judged)
+    assert len(plan) == int((cascade.apply(judged)["decided_by"] == "person").sum())
+    assert (plan["sampling_probability"] == 1.0).all() and plan["output"].notna().all()
+    widget = Labeler(plan, levels=list(cascade.levels), out=tmp_path / "labels.jsonl")
+    assert len(widget.items) == len(plan)
+
+
+def test_a_cascade_saves_and_loads(tmp_path):
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    again = load_cascade(cascade.save(tmp_path / "cascade.json"))
+    assert again.thresholds == cascade.thresholds and again.levels == cascade.levels
+    pd.testing.assert_frame_equal(again.apply(judged), cascade.apply(judged))
+    (tmp_path / "bad.json").write_text('{"format": "other"}')
+    with pytest.raises(StatsError, match="not a cascade file"):
+        load_cascade(tmp_path / "bad.json")
+
+
+def test_an_uninformative_judge_escalates_everything():
+    judged, labels, _ = judged_rows(floors=(("cheap", 0.8), ("strong", 0.8)))
+    judged = judged.copy()
+    rng = np.random.default_rng(1)
+    flat = rng.uniform(0.5, 1.0, len(judged))  # confidence unrelated to being right
+    judged["probs"] = [
+        [1 - f, f] if p[1] > 0.5 else [f, 1 - f] for f, p in zip(flat, judged["probs"], strict=True)
+    ]
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.95)
+    assert all(math.isinf(t) for t in cascade.thresholds)
+    assert (cascade.apply(judged)["decided_by"] == "person").all()
+    assert "cannot certify" in cascade.stages["method"].iloc[0]
+
+
+def test_labels_that_cannot_calibrate_are_refused_in_one_line():
+    judged, labels, _ = judged_rows()
+    stratified = labels.assign(sampling_probability=np.where(labels.index < 100, 0.2, 0.8))
+    with pytest.raises(StatsError, match="unequal probabilities"):
+        calibrate_cascade(judged, stratified, judges=["cheap"])
+    with pytest.raises(StatsError, match=r"judge\(s\) \['gpt'\] have no rows"):
+        calibrate_cascade(judged, labels, judges=["cheap", "gpt"])
+    with pytest.raises(StatsError, match="once each"):
+        calibrate_cascade(judged, labels, judges=["cheap", "cheap"])
+    with pytest.raises(StatsError, match="levels"):
+        calibrate_cascade(judged, labels.assign(level="maybe"), judges=["cheap"])
+    twice = pd.concat(
+        [
+            labels.iloc[:1],
+            labels.iloc[:1].assign(level="unsafe" if labels["level"].iloc[0] == "safe" else "safe"),
+        ]
+    )
+    with pytest.raises(StatsError, match="disagree evenly"):
+        calibrate_cascade(judged, pd.concat([twice, labels.iloc[1:]]), judges=["cheap"])
+    with pytest.raises(StatsError, match="no labelled item"):
+        calibrate_cascade(judged, labels.assign(case_id="x" + labels["case_id"]), judges=["cheap"])
