@@ -43,7 +43,7 @@ from ..results import (
     read_results,
     rows_frame,
 )
-from ._dask_local import dask_local_server
+from ._dask_local import check_workers_see_it, dask_local_server
 from ._execute import Executor, Unread, execute
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
@@ -221,8 +221,9 @@ class DaskExecutor(Executor):
         self._rounds = 0
 
     def check(self, model: str | None, settings: RunSettings) -> None:
-        """Nothing to refuse before the run starts: the embedded model is shared with the
-        cluster's workers when they run on this machine (:func:`dask_local_server`)."""
+        """Refuse the embedded model on workers that do not share this machine's server (on a
+        cluster here they share it: :func:`dask_local_server`)."""
+        check_workers_see_it(self.client, model, settings)
 
     def store(self, path: Path) -> Path:
         """The results file, absolute: a worker's working folder is not the driver's."""

@@ -40,6 +40,25 @@ REMOTE_WORKERS = (
 )
 
 
+def uses_local_server(model: str | None, settings: RunSettings) -> bool:
+    """Whether a run of ``model`` with ``settings`` asks for this machine's embedded server."""
+    return model is not None and is_local_model(model) and settings.base_url is None
+
+
+def check_workers_see_it(client: Any, model: str | None, settings: RunSettings) -> None:
+    """Refuse, before anything starts, a run of the embedded model on workers that would each
+    start a server of their own (another ``$JEVALKIT_STATE_DIR``, or another machine).
+
+    Raises:
+        UsageError: the cluster's workers do not share this machine's state folder.
+    """
+    if not uses_local_server(model, settings):
+        return
+    theirs = client.run(state_file) if client.nthreads() else {}
+    if not theirs or any(Path(path) != state_file() for path in theirs.values()):
+        raise UsageError(REMOTE_WORKERS)
+
+
 @contextlib.contextmanager
 def dask_local_server(
     client: Any, jobs: Sequence[Job], model: str | None, settings: RunSettings
@@ -51,14 +70,12 @@ def dask_local_server(
     Raises:
         UsageError: the cluster's workers do not share this machine's server.
     """
-    if model is None or not is_local_model(model) or settings.base_url is not None:
+    if not uses_local_server(model, settings):
         yield settings
         return
     # workers with another state folder would each start a server of their own: refused
     # before this one starts anything; then every worker must see the server it runs
-    theirs = client.run(state_file) if client.nthreads() else {}
-    if not theirs or any(Path(path) != state_file() for path in theirs.values()):
-        raise UsageError(REMOTE_WORKERS)
+    check_workers_see_it(client, model, settings)
     with local_endpoint() as server:
         if any(pid != server.pid for pid in client.run(running_pid).values()):
             raise UsageError(REMOTE_WORKERS)

@@ -1,5 +1,5 @@
-"""Every command on hostile probe folders, case files, outputs, results and imported logs (issue
-37): no traceback, no hang, and no file written by a command that failed.
+"""Every command on hostile probe folders, case files, outputs, results, part folders and imported
+logs (issue 37): no traceback, no hang, and no file written by a command that failed.
 
 Each command runs in a forked child (the scientific stack imported once, before the fork), so a
 command that hangs (a FIFO read that waits for a writer forever) is killed after ``TIMEOUT_S``
@@ -8,8 +8,8 @@ thread of its own. A command is given its own folder (its working directory and 
 and names the folders it may write besides (a probe folder it reads: ``probes lock`` writes
 there); "written on error" is a regular file new or changed in those when the command exited
 non-zero (not counted: results files' lock files, empty and kept by design so that a second run
-refuses at once, and a failed report's partial notebook, kept for its traceback and named in the
-error).
+refuses at once, a failed report's partial notebook, kept for its traceback and named in the
+error, and the rows a merge could take from parts beside a torn one, which it keeps and names).
 
 Every hostile input is read by a command that checks it (``probes check`` and ``run`` for a
 probe folder, ``import`` and ``metrics --from auto`` for a log) and by the other commands in turn;
@@ -137,7 +137,11 @@ def _finish(running: _Running, *, hung: bool) -> Outcome:
         after = files_under((job.folder, *job.scope))
         changed = [k for k, v in after.items() if running.before.get(k) != v]
         # a report's partial notebook, kept on purpose and named in the error ("kept at ...")
-        outcome.written = tuple(sorted(k for k in changed if f"kept at {k}" not in outcome.err))
+        # a merge that met a torn part merges its complete rows and keeps the part (exit 1)
+        merged = "so the part is kept" in outcome.err and job.argv[0] == "merge"
+        outcome.written = tuple(
+            sorted(k for k in changed if f"kept at {k}" not in outcome.err and not merged)
+        )
     return outcome
 
 
@@ -248,8 +252,77 @@ def import_files(root: Path) -> tuple[list[Path], list[Path]]:
     return chosen, [fifo, Path("/dev/zero"), root / "corpus"]
 
 
+def shard_jobs(work: Path, url: str) -> list[Job]:
+    """Real shards of two runs to damage: ``run`` with ``--shard 0/2`` and ``1/2`` into
+    ``parts-src/r.jsonl``, and shard 1/2 of another model's run into ``parts-src/other.jsonl``."""
+    src = work / "parts-src"
+    model = ["--base-url", url, "--max-retries", "0", "--timeout", "10", "--no-cache"]
+    env = {"JEVALKIT_PROBES": str(work / "probes-shards")}
+    write_probe(work / "probes-shards")
+    runs = [("m", "r", "0/2"), ("m", "r", "1/2"), ("m2", "other", "1/2")]
+    return [
+        Job(
+            [
+                "run",
+                "double",
+                "--model",
+                m,
+                *model,
+                "--shard",
+                k,
+                "--out",
+                str(src / f"{name}.jsonl"),
+            ],
+            env,
+            src,
+        )
+        for m, name, k in runs
+    ]
+
+
+def hostile_parts(work: Path) -> dict[str, Path]:
+    """Results files whose ``.parts`` folder is damaged, each in a folder of its own: a part of
+    another run, a torn last line, a folder or part that is a link, a FIFO part, a part that is
+    not rows, a run configuration damaged or missing."""
+    src = work / "parts-src"
+    made = {}
+
+    def variant(name: str) -> Path:
+        folder = work / f"parts-{name}"
+        folder.mkdir()
+        (folder / "r.jsonl.parts").mkdir()
+        for f in (src / "r.jsonl.parts").iterdir():
+            (folder / "r.jsonl.parts" / f.name).write_bytes(f.read_bytes())
+        made[name] = folder / "r.jsonl"
+        return folder / "r.jsonl.parts"
+
+    parts = variant("clean")
+    parts = variant("foreign")
+    for f in ("1.jsonl", "1.run.json"):
+        (parts / f).write_bytes((src / "other.jsonl.parts" / f).read_bytes())
+    parts = variant("torn")
+    with (parts / "0.jsonl").open("ab") as fh:
+        fh.write(b'{"probe": "dou')
+    parts = variant("folder-link")
+    parts.rename(parts.with_name("elsewhere"))
+    parts.symlink_to(parts.with_name("elsewhere"))
+    parts = variant("part-link")
+    (parts / "0.jsonl").rename(work / "parts-part-link" / "one.jsonl")
+    (parts / "0.jsonl").symlink_to(work / "parts-part-link" / "one.jsonl")
+    parts = variant("fifo")
+    (parts / "1.jsonl").unlink()
+    os.mkfifo(parts / "1.jsonl")
+    parts = variant("not-rows")
+    (parts / "1.jsonl").write_bytes(b"\xff\xfe\n" + b"[" * 5000 + b"]" * 5000 + b"\n[1, 2]\n")
+    parts = variant("config-damaged")
+    (parts / "1.run.json").write_text('{"model": ' + "[" * 900 + "]" * 900 + "}")
+    parts = variant("config-missing")
+    (parts / "1.run.json").unlink()
+    return made
+
+
 PROBE_COMMANDS = ("list", "show", "page", "lock", "dry-run", "score")
-LOG_COMMANDS = ("metrics", "gate", "compare", "items", "leaderboard", "plan", "merge")
+LOG_COMMANDS = ("metrics", "gate", "compare", "items", "leaderboard", "plan", "merge", "export")
 
 
 def commands(work: Path, url: str) -> list[Job]:
@@ -304,6 +377,7 @@ def commands(work: Path, url: str) -> list[Job]:
             "leaderboard": ["leaderboard", p, "--from", "auto", "--resamples", "20"],
             "plan": ["plan", p, "--from", "auto"],
             "merge": ["merge", p],
+            "export": ["export", p, "--to", "every-eval-ever", "--out", "{here}/e.json"],
         }
         add(["import", p, "--out", out])
         add(["metrics", p, "--from", "auto"])
@@ -312,6 +386,17 @@ def commands(work: Path, url: str) -> list[Job]:
     # a report starts a kernel (seconds): one on a damaged log, one on a file nothing can read
     for path in (logs[1], endless[1]):
         add(["report", "probe_report", "--results", str(path), "--out", "{here}/rep"])
+    env = {"JEVALKIT_PROBES": str(work / "probes-shards")}
+    for name, results in hostile_parts(work).items():
+        r, here = str(results), results.parent
+        for argv in (
+            ["merge", r],
+            ["metrics", r],
+            ["export", r, "--to", "every-eval-ever", "--out", "{here}/e.json"],
+            ["run", "double", *model, "--no-cache", "--shard", "0/2", "--out", r],
+            ["run", "double", *model, "--no-cache", "--out", r],
+        ):
+            add(argv, env, (here,), f"parts-{name}")
     state = {"JEVALKIT_STATE_DIR": str(work / "state")}
     (work / "state").mkdir()
     (work / "state" / "server.json").write_text('{"pid": 1, "port": "x"')
@@ -334,6 +419,8 @@ def outcomes(tmp_path_factory):
 
     work = tmp_path_factory.mktemp("fuzz")
     with OpenAIServer() as server:
+        shards = run_all(shard_jobs(work, server.base_url))
+        assert [o.code for o in shards] == [0, 0, 0], [o.err[-500:] for o in shards]
         return run_all(commands(work, server.base_url))
 
 
