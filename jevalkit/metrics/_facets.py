@@ -103,6 +103,7 @@ def present_facets(
         columns = columns_of(case) if facet == CASE_FACET else [facet]
         varies = (
             bool(columns)
+            and len(data) > 0  # nothing varies in no rows
             and all(c in data.columns for c in columns)
             and group_codes(data, columns)[0].max() > 0
         )

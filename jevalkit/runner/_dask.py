@@ -230,6 +230,7 @@ class DaskExecutor(Executor):
         return path.absolute()
 
     sharding = "dask"
+    sends_here = False  # the workers send, with the keys in their environment
 
     def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Merge the parts an interrupted run left before resuming."""
