@@ -102,7 +102,7 @@ def rank_coverage(n_sims: int) -> None:
         truth = p.mean(axis=1)
         ranks = {f"s{i}": int((truth > truth[i]).sum()) + 1 for i in range(10)}
         df = pd.DataFrame({"system": [f"s{v}" for v in s], "case_id": j, "score": y.ravel()})
-        board = leaderboard(df, case="case_id", n_resamples=500, seed=seed)
+        board = leaderboard(df, case="case_id", n_resamples=500, seed=seed).table()
         hits.append(all(r.rank_low <= ranks[r.system] <= r.rank_high for r in board.itertuples()))
         lengths.append((board["rank_high"] - board["rank_low"] + 1).mean())
     print(

@@ -6,7 +6,7 @@ cover where the case-only one does not, and does the planner predict the half-wi
    0.0025, residual 0.01). Mean estimate of each component against the truth (with its Monte
    Carlo standard error); coverage of the true mean by ``mean_score``'s case-only 95% interval
    and by its ``generalize=["case", "variant"]`` interval (target 93-97%).
-2. Planner: ``plan_design`` on the true components for a target half-width; the design it
+2. Design: ``choose_design`` on the true components for a target half-width; the design it
    picks, simulated PLAN_DRAWS times: the mean half-width obtained against the prediction
    (target: within 10%).
 3. Speed: one ANOVA G-study against one statsmodels MixedLM REML fit of the same data (the
@@ -24,9 +24,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-import jevalkit
 from jevalkit import metrics
-from jevalkit.stats import g_study
+from jevalkit.stats import GStudy, variance_components
 
 SMALL = "--small" in sys.argv
 DATASETS = 200 if SMALL else 2000
@@ -63,7 +62,7 @@ def recovery_and_coverage(rng) -> None:
     estimates, facet, case_only = [], 0, 0
     for _ in range(DATASETS):
         d = simulate(rng)
-        vc = metrics.variance_components(d, facets=["case", "variant"])
+        vc = variance_components(d, facets=["case", "variant"], system=None).table()
         estimates.append(vc.set_index("component")["estimate"])
         row = interval(d)
         facet += row["ci_low_facets"] <= truth <= row["ci_high_facets"]
@@ -88,9 +87,9 @@ def planner(rng) -> None:
             "variance": [v**2 for v in SD.values()],
         }
     )
-    truth.attrs = {"levels": {"case": 30, "variant": 3}, "repeats": 2}
+    pilot = GStudy.of(truth, levels={"case": 30, "variant": 3}, repeats=2)
     target = 0.06
-    best = jevalkit.plan_design(truth, target_half_width=target, limits={"variant": 8}).iloc[0]
+    best = metrics.choose_design(pilot, target_half_width=target, limits={"variant": 8}).chosen
     design = (int(best["case"]), int(best["variant"]), int(best["repeats"]))
     halves = []
     for _ in range(PLAN_DRAWS):
@@ -98,7 +97,7 @@ def planner(rng) -> None:
         halves.append((row["ci_high_facets"] - row["ci_low_facets"]) / 2 * (SCALE[1] - SCALE[0]))
     got = float(np.mean(halves))
     print(
-        f"2. planner, target half-width {target}: cases={design[0]}, variants={design[1]}, "
+        f"2. cheapest design, target half-width {target}: cases={design[0]}, variants={design[1]}, "
         f"repeats={design[2]} ({int(best['requests'])} requests); predicted "
         f"{best['half_width']:.4f}, simulated mean {got:.4f} over {PLAN_DRAWS} draws "
         f"(ratio {got / best['half_width']:.3f}; target within 10%)"
@@ -112,7 +111,7 @@ def speed(rng) -> None:
     d["cv"] = d["case_id"].astype(str) + "-" + d["variant"].astype(str)
     start = time.perf_counter()
     for _ in range(5):
-        g_study(d, ["case_id", "variant"], "score")
+        variance_components(d, facets=["case", "variant"], system=None)
     ours = (time.perf_counter() - start) / 5
     start = time.perf_counter()
     with warnings.catch_warnings():

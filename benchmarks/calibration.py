@@ -202,6 +202,8 @@ def games(
                     win = rng.random() < p
                     rows.append(
                         {
+                            "probe": "pw",
+                            "version": 1,
                             "case_id": f"c{c}",
                             "system_a": a,
                             "system_b": b,
@@ -219,7 +221,8 @@ def sim_rank(reps: int, seed: int) -> list[dict]:
     strength = {"A": 0.0, "B": 0.5, "C": -0.3, "D": 0.9}
     hits = []
     for _ in range(reps):
-        table = rank(games(rng, strength, 25), anchor="A", n_resamples=200).set_index("system")
+        ranking = rank(games(rng, strength, 25), anchor="A", n_resamples=200)
+        table = ranking.table().set_index("system")
         for s in ("B", "C", "D"):
             hits.append(
                 covered(

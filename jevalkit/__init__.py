@@ -27,7 +27,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .metrics import plan_design
+    from .metrics import choose_design
     from .probes import Probe, check_probes, list_probes, load_probe
     from .results import COLUMNS, read_results
     from .runner import arun, plan, run
@@ -40,8 +40,8 @@ _LAZY = {
     "load_probe": "probes",
     "COLUMNS": "results",
     "arun": "runner",
+    "choose_design": "metrics",
     "plan": "runner",
-    "plan_design": "metrics",
     "read_results": "results",
     "run": "runner",
     "Score": "scorers",
@@ -61,10 +61,10 @@ __all__ = [
     "__version__",
     "arun",
     "check_probes",
+    "choose_design",
     "list_probes",
     "load_probe",
     "plan",
-    "plan_design",
     "read_results",
     "run",
 ]

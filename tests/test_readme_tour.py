@@ -168,15 +168,15 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             "schema-ten-records@3",
         ),
     ],
-    "jevalkit plan runs/x.jsonl --target-half-width 0.05 --facets case,variant": [
+    "jevalkit design runs/x.jsonl --target-half-width 0.05 --facets case,variant": [
         # runs/x.jsonl has neither cases nor wordings to generalise over: refused, one line
-        ("plan runs/x.jsonl --target-half-width 0.05 --facets case,variant", 2, ""),
+        ("design runs/x.jsonl --target-half-width 0.05 --facets case,variant", 2, ""),
         # a pilot that has both (built by the fixture on the test server)
-        ("plan runs/pilot.jsonl --target-half-width 0.05 --facets case,variant", (0, 2), ""),
+        ("design runs/pilot.jsonl --target-half-width 0.05 --facets case,variant", (0, 2), ""),
     ],
-    "jevalkit plan runs/pilot.jsonl --target-half-width 0.05 --facets case,variant --limit variant=3": [
+    "jevalkit design runs/pilot.jsonl --target-half-width 0.05 --facets case,variant --limit variant=3": [
         (
-            "plan runs/pilot.jsonl --target-half-width 0.05 --facets case,variant --limit variant=3",
+            "design runs/pilot.jsonl --target-half-width 0.05 --facets case,variant --limit variant=3",
             (0, 2),  # 2: no design within variant=3 reaches 0.05, said in one line
             "",
         ),

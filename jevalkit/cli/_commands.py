@@ -35,8 +35,8 @@ COMMANDS: dict[str, Command] = {
     "leaderboard": Command(
         "items", "scores with intervals, simultaneous rank intervals and tie classes"
     ),
-    "plan": Command(
-        "plan", "variance components of a pilot run, and the design that reaches a half-width"
+    "design": Command(
+        "design", "variance components of a pilot run, and the design that reaches a half-width"
     ),
     "compare": Command("compare", "is B better than A, on which cases, and is it real"),
     "judge": Command("judge", "judge a case set with a model judge (distribution over levels)"),

@@ -7,7 +7,7 @@ import sys
 
 import pandas as pd
 
-from ..metrics import error_summary, scored, truncated
+from ..metrics.rows import error_summary, scored, truncated
 
 NOTHING_SCORED = 1
 

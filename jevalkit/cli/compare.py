@@ -8,7 +8,8 @@ import argparse
 import pandas as pd
 
 from ..errors import StatsError
-from ..metrics import COMPARE_METRICS, case_changes, combine_runs, compare
+from ..metrics import COMPARE_METRICS, case_changes, compare
+from ..metrics.rows import combine_runs
 from ..reports import write_compare_page
 from ._args import split_list
 from ._commands import add_command

@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 
+from ..contract import CASE_COLUMNS
 from ..errors import UsageError
 from ..items import analysis, fit_irt
 from ..metrics import leaderboard
@@ -108,17 +109,18 @@ def _leaderboard(args: argparse.Namespace) -> int:
         raise UsageError(f"--resamples must be at least 100, got {args.resamples}")
     df = load_source(args, args.results)
     if args.pairwise:
-        table = leaderboard(df, kind="pairwise", n_resamples=args.resamples)
+        board = leaderboard(df, kind="pairwise", n_resamples=args.resamples)
     else:
-        table = leaderboard(df, n_resamples=args.resamples, **_spec(args))
-    a = table.attrs
+        board = leaderboard(df, n_resamples=args.resamples, **_spec(args))
+    table = board.table()
     print(
-        f"{len(table)} systems over {a['n_cases']} cases; could be first: "
-        f"{', '.join(map(str, a['could_be_first']))}; signal-to-noise {a['signal_to_noise']:.2f}"
+        f"{len(table)} systems over {board.n_cases} cases; could be first: "
+        f"{', '.join(map(str, board.could_be_first))}; signal-to-noise "
+        f"{board.signal_to_noise:.2f}"
     )
     _show(table.drop(columns=["method"]) if not args.json else table, args.json)
     if not args.json:
         print(table["method"].iloc[0])
     if args.html:
-        print(write_leaderboard_page(table, args.html))
+        print(write_leaderboard_page(board, args.html))
     return 0

@@ -15,7 +15,8 @@ from ..judges import (
     publish_judges,
     read_judge_file,
 )
-from ..metrics import pairwise_preferences, position_bias, quality, scored
+from ..metrics import pairwise_preferences, position_bias, quality
+from ..metrics.rows import scored
 from ._args import add_model_argument, add_run_arguments, run_options
 from ._commands import add_command
 from ._outcome import report_outcome

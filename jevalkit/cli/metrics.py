@@ -13,12 +13,12 @@ from ..metrics import (
     DEFAULT_MAX_ERROR_RATE,
     GATE_METRICS,
     case_changes,
-    combine_runs,
     gate,
     gate_decision,
     release_gate,
     summarize,
 )
+from ..metrics.rows import combine_runs
 from ..runner import AdaptiveRepeats, run
 from ._args import (
     add_generation_arguments,

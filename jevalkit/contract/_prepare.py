@@ -50,6 +50,7 @@ class Prepared:
         case_label: what a case is, for ``method`` strings.
         frame: the scored rows (for columns a statistic needs beyond the value).
         system: the system of each value (as text), when a system column was named.
+        cases: the case columns' values, one row per case code (``unit="case"``).
     """
 
     groups: pd.DataFrame
@@ -62,6 +63,7 @@ class Prepared:
     case_label: str
     frame: pd.DataFrame
     system: np.ndarray | None = None
+    cases: pd.DataFrame | None = None
 
     def unit_name(self, one_case: bool = False) -> str:
         """What the interval is over, for ``method`` strings.
@@ -157,8 +159,9 @@ def prepare(
             repeat,
             need_repeat=need_repeat,
         )
+    cases = None
     if case_cols:
-        case_codes, _ = group_codes(usable, list(dict.fromkeys([*by_cols, *case_cols])))
+        case_codes, cases = group_codes(usable, list(dict.fromkeys([*by_cols, *case_cols])))
     else:
         case_codes = np.arange(len(usable))
     raw = usable[value].to_numpy()
@@ -167,7 +170,17 @@ def prepare(
     values = check_scale(raw, kind, scale, value)
     names = usable[system].astype(str).to_numpy() if system is not None else None
     return Prepared(
-        groups, codes[~missing], case_codes, values, raw, n_missing, unit, label, usable, names
+        groups,
+        codes[~missing],
+        case_codes,
+        values,
+        raw,
+        n_missing,
+        unit,
+        label,
+        usable,
+        names,
+        cases,
     )
 
 

@@ -37,6 +37,8 @@ class Result:
         0.8
         >>> "<table" in r._repr_html_()
         True
+        >>> r.to_dict()
+        {'estimate': 0.5, 'low': 0.2, 'high': 0.8, 'method': 't'}
     """
 
     _unpack: tuple[str, ...] = ()
@@ -51,6 +53,12 @@ class Result:
         return len(self._unpack or self._fields())
 
     def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, str):  # a column name: the table has it, the result has fields
+            field = f", or the field .{index}" if index in self._fields() else ""
+            raise TypeError(
+                f"{type(self).__name__} is a results object: read its table with "
+                f".table()[{index!r}]{field}"
+            )
         return tuple(self)[index]
 
     def scalars(self) -> dict[str, Any]:
@@ -72,6 +80,17 @@ class Result:
     def summary_frame(self) -> pd.DataFrame:
         """The same as :meth:`table` (statsmodels' name)."""
         return self.table()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The shown fields as plain data (a table as its records): a report's headline
+        numbers in one call. Fields kept out of the repr (bootstrap draws, fit internals) are
+        left out."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.repr:
+                value = getattr(self, f.name)
+                out[f.name] = value.to_dict("records") if isinstance(value, pd.DataFrame) else value
+        return out
 
     def _repr_html_(self) -> str:
         title = html.escape(type(self).__name__)

@@ -21,7 +21,7 @@ def judge_models(
 ) -> pd.DataFrame:
     """Judge the same cases with each of ``models`` in turn (each its own results file: ``out``
     with ``__<model>`` before the suffix) and return the rows together, so the judge model is a
-    facet for :func:`jevalkit.metrics.variance_components` (``facets=["case", "model"]``).
+    facet for :func:`jevalkit.stats.variance_components` (``facets=["case", "model"]``).
 
     ``options`` are :func:`judge`'s (repeats, base_url, config, ...), the same for every model.
 

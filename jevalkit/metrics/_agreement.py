@@ -5,36 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..contract import estimator
+from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish, prepare, require
 from ..errors import StatsError
 from ..stats import bootstrap_ci, krippendorff_alpha, no_spread_ci
-from ._frame import (
-    CASE_COLUMNS,
-    CaseSpec,
-    by_groups,
-    check_key_types,
-    columns_of,
-    group_codes,
-    refuse_duplicate_rows,
-    require,
-)
 
-
-def _case_labels(frame: pd.DataFrame, case: CaseSpec) -> pd.Series:
-    cols = columns_of(case)
-    for column in cols:
-        require(frame, column, "case", "the unit of analysis")
-    if not cols:
-        return pd.Series(np.arange(len(frame)), index=frame.index)
-    codes, _ = group_codes(frame, cols)
-    return pd.Series(codes, index=frame.index)
-
-
-def _usable(frame: pd.DataFrame, column: str) -> tuple[pd.DataFrame, pd.Series]:
-    missing = frame[column].isna()
-    if "error" in frame.columns:
-        missing |= frame["error"].notna()
-    return frame[~missing], missing
+CONSISTENCY_COLUMNS = [
+    "n_cases",
+    "k",
+    "n_missing",
+    "value",
+    "ci_low",
+    "ci_high",
+    "flip_rate",
+    "level_sd",
+    "alpha",
+    "method",
+]
 
 
 @estimator(
@@ -49,7 +35,7 @@ def consistency(
     data: pd.DataFrame,
     *,
     by: CaseSpec = None,
-    verdict: str = "passed",
+    passed: str = "passed",
     level: str | None = "expected_level",
     case: CaseSpec = CASE_COLUMNS,
     repeat: str | None = "repeat",
@@ -79,25 +65,29 @@ def consistency(
         >>> consistency(df, case="case_id", level=None)[["n_cases", "k", "value", "flip_rate"]].round(3).values.tolist()
         [[2.0, 3.0, 0.833, 0.5]]
     """
-    require(data, verdict, "verdict", "the verdicts compared across repeats")
     if level is not None:
         require(data, level, "level", "the levels whose spread is reported; level=None skips it")
     if repeat is not None:
         require(data, repeat, "repeat", "which run of a case a row is; repeat=None uses row order")
-    _, missing = _usable(data, verdict)
-    if repeat is not None:
-        refuse_duplicate_rows(data, [*columns_of(by), *columns_of(case)], repeat)
-    frame = data.assign(_case=_case_labels(data, case), _missing=missing)
+    p = prepare(data, passed, by=by, case=case, repeat=repeat, kind="any", keyword="passed")
+    work = pd.DataFrame(
+        {
+            "_case": p.case,
+            "_group": p.group,
+            "_v": pd.Series(p.raw).astype(str).to_numpy(),
+            "_level": pd.to_numeric(p.frame[level], errors="coerce").to_numpy(float)
+            if level is not None
+            else np.nan,
+        }
+    )
     if repeat is None:
-        frame = frame.assign(_run=frame.groupby("_case", sort=True).cumcount())
+        work["_run"] = work.groupby("_case", sort=True).cumcount()
     else:
-        frame = frame.assign(_run=frame[repeat])
+        work["_run"] = p.frame[repeat].to_numpy()
     matching = "repeat index" if repeat is not None else "order within a case"
 
-    def compute(everything: pd.DataFrame) -> dict:
-        group = everything[~everything["_missing"]]
-        runs = group.groupby("_case", sort=True)[verdict]
-        sizes = runs.size()
+    def compute(group: pd.DataFrame, n_missing: int) -> dict:
+        sizes = group.groupby("_case", sort=True).size()
         if len(sizes) == 0 or sizes.max() < 2:
             raise StatsError(
                 "consistency needs k >= 2 runs per case; this data has "
@@ -105,14 +95,16 @@ def consistency(
             )
         repeated = sizes[sizes >= 2].index
         kept = group[group["_case"].isin(repeated)]
-        runs = kept.groupby("_case", sort=True)
-        as_text = kept[verdict].astype(str)
-        shares = as_text.groupby(kept["_case"], sort=True).agg(
+        shares = kept.groupby("_case", sort=True)["_v"].agg(
             lambda v: v.value_counts().iloc[0] / len(v)
         )
-        flips = as_text.groupby(kept["_case"], sort=True).nunique() > 1
-        has_levels = level is not None and kept[level].notna().any()
-        level_sd = float(runs[level].std(ddof=1).mean()) if has_levels else np.nan
+        flips = kept.groupby("_case", sort=True)["_v"].nunique() > 1
+        has_levels = level is not None and kept["_level"].notna().any()
+        level_sd = (
+            float(kept.groupby("_case", sort=True)["_level"].std(ddof=1).mean())
+            if has_levels
+            else np.nan
+        )
         how = "percentile bootstrap over cases"
         if len(shares) < 2:
             low = high = np.nan
@@ -132,17 +124,18 @@ def consistency(
         return {
             "n_cases": len(shares),
             "k": float(sizes[repeated].median()),
-            "n_missing": int(everything["_missing"].sum()),
+            "n_missing": n_missing,
             "value": float(shares.mean()),
             "ci_low": low,
             "ci_high": high,
             "flip_rate": float(flips.mean()),
             "level_sd": level_sd,
-            "alpha": _repeat_alpha(kept, level if has_levels else verdict, has_levels),
+            "alpha": _repeat_alpha(kept, "_level" if has_levels else "_v", has_levels),
             "method": f"modal share per case, {how}; alpha matches runs by {matching}",
         }
 
-    return by_groups(frame, by, compute)
+    rows = [compute(work[work["_group"] == i], int(p.n_missing[i])) for i in range(len(p.groups))]
+    return finish(pd.DataFrame(rows), groups=p.groups, order=CONSISTENCY_COLUMNS)
 
 
 def _repeat_alpha(group: pd.DataFrame, column: str, ordinal: bool) -> float:
@@ -162,7 +155,7 @@ def _repeat_alpha(group: pd.DataFrame, column: str, ordinal: bool) -> float:
         return np.nan
 
 
-WIN_RATE_COLUMNS = [
+WIN_COLUMNS = [
     "a",
     "b",
     "n",
@@ -195,9 +188,9 @@ def win_rate(
     system: str = "system",
     score: str = "score",
     case: CaseSpec = CASE_COLUMNS,
-    repeat: str = "repeat",
+    repeat: str | None = "repeat",
     confidence: float = 0.95,
-    n_resamples: int = 9999,
+    n_resamples: int = 2000,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """(wins + 0.5 ties) / comparisons of system ``a`` against ``b`` on the cases both ran, or of
@@ -218,28 +211,24 @@ def win_rate(
     """
     if (baseline is None) == (a is None or b is None):
         raise StatsError("give two systems a and b, or baseline= (every system against it)")
-    require(data, system, "system", "which system a row belongs to")
-    require(data, score, "score", "the scores compared")
-    check_key_types(data, columns_of(case), system)
-    frame, _ = _usable(data, score)
-    if repeat in frame.columns:  # without one, rows of a case (e.g. turns) are averaged
-        refuse_duplicate_rows(frame, [*columns_of(case), system], repeat)
-    frame = frame.assign(_case=_case_labels(frame, case))
-    names = sorted(frame[system].dropna().astype(str).unique())
+    p = prepare(data, score, case=case, system=system, repeat=repeat, keyword="score")
+    frame = pd.DataFrame({"_s": p.system, "_case": p.case, "_v": p.values})
+    if repeat is not None and repeat in p.frame.columns:
+        frame[repeat] = p.frame[repeat].to_numpy()
+    names = sorted(set(frame["_s"]))
     wanted = [a, b] if baseline is None else [baseline]
     for name in wanted:
         if name not in names:
             raise StatsError(f"system {name!r} not found; systems: {names}")
     unit = ["_case"]
     if frame["_case"].nunique() == 1:
-        require(frame, repeat, "repeat", "pairs the repeats of the single shared case")
+        if repeat is None or repeat not in frame.columns:
+            raise StatsError(
+                "one shared case: its repeats are paired by the repeat column; pass "
+                "repeat='<column>'"
+            )
         unit = ["_case", repeat]
-    means = (
-        frame.assign(_s=frame[system].astype(str), _v=frame[score].astype(float))
-        .groupby(["_s", *unit], sort=True)["_v"]
-        .mean()
-        .unstack("_s")
-    )
+    means = frame.groupby(["_s", *unit], sort=True)["_v"].mean().unstack("_s")
     pairs = [(a, b)] if baseline is None else [(s, baseline) for s in names if s != baseline]
     rows = []
     for left, right in pairs:
@@ -280,4 +269,4 @@ def win_rate(
                 "method": f"win rate (wins + ties / 2) / paired units; {how}",
             }
         )
-    return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
+    return finish(pd.DataFrame(rows, columns=WIN_COLUMNS), order=WIN_COLUMNS)

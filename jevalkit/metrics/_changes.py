@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..contract import estimator
+from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, prepare
 from ..errors import StatsError
-from ._frame import CASE_COLUMNS, CaseSpec, check_key_types, columns_of, group_codes, require
 
-CHANGE_COLUMNS = [
+COLUMNS = [
     "status",
     "verdict_a",
     "verdict_b",
@@ -83,7 +82,7 @@ def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> p
     unit="case",
     estimand="cases whose modal verdict changed",
     interval="none (a list of cases)",
-    checks=("order", "rename", "keys"),
+    checks=("order", "rename", "keys", "duplicates"),
     call={"a": "A", "b": "B", "case": "case_id"},
 )
 def case_changes(
@@ -93,8 +92,9 @@ def case_changes(
     *,
     case: CaseSpec = CASE_COLUMNS,
     system: str = "system",
-    verdict: str = "passed",
+    passed: str = "passed",
     score: str = "score",
+    repeat: str | None = "repeat",
     min_agreement: float = 0.8,
     include_unchanged: bool = False,
 ) -> pd.DataFrame:
@@ -106,6 +106,16 @@ def case_changes(
     ``min_agreement`` of their runs; otherwise it is ``unstable``: an evaluator that flips
     between repeats, not a change of the system. With one run per case, agreement is NaN and
     a change is taken at face value (``method`` of the run says so: re-run with repeats to tell).
+
+    Args:
+        data: results of both systems.
+        a, b: the baseline and the other system.
+        case, system, passed, score, repeat: the columns used (the data contract): ``passed``
+            holds the verdicts compared (True/False, or a judge's levels); a duplicated row
+            (the same case, system and ``repeat``) is refused.
+        min_agreement: the share of a case's runs its modal verdict needs on both sides for a
+            change to count (else ``unstable``).
+        include_unchanged: every case, not only those that changed.
 
     Returns:
         One row per changed case (or every case with ``include_unchanged``): the case columns,
@@ -125,29 +135,14 @@ def case_changes(
         [['x', 'regressed'], ['y', 'unstable']]
     """
     cols = columns_of(case)
-    for column in [*cols, system, verdict]:
-        require(
-            data,
-            column,
-            "case" if column in cols else ("system" if column == system else "verdict"),
-            "needed to find changed cases",
-        )
+    p = prepare(data, passed, case=case, system=system, repeat=repeat, kind="any", keyword="passed")
     present = sorted(data[system].dropna().astype(str).unique())
     for name in (a, b):
         if name not in present:
             raise StatsError(f"system {name!r} not found; systems: {present}")
-    check_key_types(data, cols, system)
-    missing = data[verdict].isna()
-    if "error" in data.columns:
-        missing |= data["error"].notna()
-    usable = data.loc[~missing]
-    names = usable[system].astype(str).to_numpy()
-    codes, keys = (
-        group_codes(usable, cols)
-        if cols
-        else (np.arange(len(usable)), pd.DataFrame(index=range(len(usable))))
-    )
-    sides = [_side(usable[names == s], codes[names == s], verdict, score) for s in (a, b)]
+    usable, names, codes = p.frame, p.system, p.case
+    keys = p.cases if p.cases is not None else pd.DataFrame(index=range(len(usable)))
+    sides = [_side(usable[names == s], codes[names == s], passed, score) for s in (a, b)]
     joined = sides[0].add_suffix("_a").join(sides[1].add_suffix("_b"), how="inner")
     for field in ("input", "target"):  # the case's, from whichever side has it
         joined[field] = joined[f"{field}_a"].where(
@@ -173,7 +168,7 @@ def case_changes(
     out = joined
     if not include_unchanged:
         out = out[out["status"] != "unchanged"]
-    return out[[*cols, *CHANGE_COLUMNS]].reset_index(drop=True)
+    return finish(out[[*cols, *COLUMNS]], order=[*cols, *COLUMNS])
 
 
 def _why_nothing_pairs(

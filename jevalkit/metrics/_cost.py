@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, group_codes, require
 from ..errors import StatsError
-from ._frame import CASE_COLUMNS, CaseSpec, by_groups, require
 from ._scores import mean_score, pass_rate
 
-COST_COLUMNS = [
+COLUMNS = [
     "n",
     "n_priced",
     "prompt_tokens",
@@ -25,10 +25,22 @@ COST_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="case",
+    estimand="tokens and dollars per group, and dollars per point of the headline metric",
+    interval="the headline metric's (pass_rate or mean_score)",
+    checks=("order", "rename", "method", "scale"),
+    adapter=lambda frame: cost(
+        frame.assign(prompt_tokens=100, completion_tokens=50, cost_usd=0.001),
+        by="system",
+        case="case_id",
+    ),
+    note="sums, not estimates, beside the metric's interval",
+)
 def cost(
     df: pd.DataFrame,
     *,
-    by: CaseSpec = "system",
+    by: CaseSpec = None,
     metric: str = "pass_rate",
     case: CaseSpec = CASE_COLUMNS,
 ) -> pd.DataFrame:
@@ -41,7 +53,7 @@ def cost(
 
     Args:
         df: results rows.
-        by: the grouping (default ``system``).
+        by: the grouping (e.g. ``system``; default: all rows together).
         metric: ``pass_rate`` or ``mean_score``, the headline the cost is set against.
         case: the unit of analysis of the metric's interval.
 
@@ -57,7 +69,7 @@ def cost(
         ...     "case_id": ["c1", "c2", "c1", "c2"], "passed": [True, False, True, True],
         ...     "prompt_tokens": [100] * 4, "completion_tokens": [50] * 4,
         ...     "cost_usd": [0.001, 0.001, None, None]})
-        >>> t = cost(rows)
+        >>> t = cost(rows, by="system")
         >>> t[["system", "n_priced", "cost_usd", "value", "cost_per_point"]].values.tolist()
         [['a', 2, 0.002, 0.5, 4e-05], ['b', 0, nan, 1.0, nan]]
     """
@@ -66,30 +78,32 @@ def cost(
     if metric not in ("pass_rate", "mean_score"):
         raise StatsError(f"metric must be 'pass_rate' or 'mean_score', got {metric!r}")
     compute = pass_rate if metric == "pass_rate" else mean_score
-    headline = compute(df, by=by, case=case) if by else compute(df, case=case)
-    keys = [by] if isinstance(by, str) else list(by or [])
-
-    def usage(group: pd.DataFrame) -> dict:
-        spent = pd.to_numeric(group["cost_usd"], errors="coerce").astype(float)
-        priced = int(spent.notna().sum())
-        total = float(spent.sum()) if priced else np.nan
-        return {
-            "n": len(group),
-            "n_priced": priced,
-            "prompt_tokens": int(pd.to_numeric(group["prompt_tokens"], errors="coerce").sum()),
-            "completion_tokens": int(
-                pd.to_numeric(group["completion_tokens"], errors="coerce").sum()
-            ),
-            "cost_usd": total,
-            "cost_per_request": total / priced if priced else np.nan,
-        }
-
-    table = by_groups(df, by, usage)
-    joined = (
-        table.merge(headline[[*keys, "value", "ci_low", "ci_high", "method"]], on=keys, how="left")
-        if keys
-        else pd.concat([table, headline[["value", "ci_low", "ci_high", "method"]]], axis=1)
-    )
+    headline = compute(df, by=by, case=case)
+    keys = columns_of(by)
+    codes, groups = group_codes(df, keys)
+    spent = pd.to_numeric(df["cost_usd"], errors="coerce").astype(float).to_numpy()
+    priced = np.bincount(codes, ~np.isnan(spent), minlength=len(groups)).astype(int)
+    total = np.bincount(codes, np.nan_to_num(spent), minlength=len(groups))
+    tokens = {
+        column: np.bincount(
+            codes,
+            pd.to_numeric(df[column], errors="coerce").fillna(0).to_numpy(float),
+            minlength=len(groups),
+        ).astype(np.int64)
+        for column in ("prompt_tokens", "completion_tokens")
+    }
+    with np.errstate(divide="ignore", invalid="ignore"):
+        joined = pd.DataFrame(
+            {
+                "n": np.bincount(codes, minlength=len(groups)),
+                "n_priced": priced,
+                **tokens,
+                "cost_usd": np.where(priced > 0, total, np.nan),
+                "cost_per_request": np.where(priced > 0, total / priced, np.nan),
+            }
+        )
+    for column in ("value", "ci_low", "ci_high", "method"):
+        joined[column] = headline[column].to_numpy()
     joined["metric"] = metric
     with np.errstate(divide="ignore", invalid="ignore"):
         per_point = joined["cost_usd"] / (100.0 * joined["value"].astype(float))
@@ -98,4 +112,4 @@ def cost(
         "tokens and cost_usd summed over rows (priced rows only); cost_per_point = cost / "
         f"(100 x {metric}); {metric}: " + joined["method"].astype(str)
     )
-    return joined[[*keys, *COST_COLUMNS]].reset_index(drop=True)
+    return finish(joined, groups=groups if keys else None, order=COLUMNS)

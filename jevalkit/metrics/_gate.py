@@ -7,17 +7,26 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..contract import estimator
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    columns_of,
+    estimator,
+    finish,
+    not_a_statistic,
+    refuse_duplicates,
+    require,
+)
 from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, refuse_duplicate_rows, require
 from ._scores import mean_score, pass_rate
-from ._summary import has_repeats
+from .rows import error_share, has_repeats
 
-GATE_METRICS = {"pass_rate": pass_rate, "mean_score": mean_score}
-GATE_COLUMNS = [
+GATE_METRICS = ("mean_score", "pass_rate")
+_METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
+COLUMNS = [
     "metric",
     "decision",
     "n",
@@ -28,9 +37,9 @@ GATE_COLUMNS = [
     "threshold",
     "reason",
 ]
-DECISIONS = ("pass", "fail", "undecided", "refused")
 
 
+@not_a_statistic("the decision rule applied to an interval estimated elsewhere")
 def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
     """The one rule that turns an interval and a bar into a decision: ``pass`` when the whole
     interval is at or above ``minimum``, ``fail`` when it is wholly below, ``undecided`` when it
@@ -49,18 +58,6 @@ def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
 
 
 DEFAULT_MAX_ERROR_RATE = 0.05
-
-
-def error_share(results: pd.DataFrame) -> tuple[int, int]:
-    """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
-
-    Example:
-        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
-        (1, 3)
-    """
-    if "error" not in results.columns:
-        return 0, len(results)
-    return int(results["error"].notna().sum()), len(results)
 
 
 def check_error_share(results: pd.DataFrame, max_error_rate: float, where: str) -> str | None:
@@ -146,12 +143,12 @@ def gate(
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
-    table = GATE_METRICS[metric](results, by=cols or None, case=case)
+    table = _METRIC_OF[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):
         # rows that repeat a case and repeat index are duplicates (with system=None: rows of
         # several systems declared one): refused here, not swallowed with the errors below
-        refuse_duplicate_rows(results, [*cols, *columns_of(case)], "repeat")
+        refuse_duplicates(results, [*cols, *columns_of(case)], "repeat", need_repeat=True)
         try:
             flips = consistency(results, by=cols or None, case=case, level=None)
         except StatsError:
@@ -225,7 +222,7 @@ def gate(
                 "reason": "all results: no scored rows to decide on",
             }
         )
-    return pd.DataFrame(rows, columns=[*cols, *GATE_COLUMNS])
+    return finish(pd.DataFrame(rows), order=[*cols, *COLUMNS])
 
 
 RELEASE_COLUMNS = [
@@ -262,6 +259,7 @@ def release_gate(
     min_consistency: float = 0.9,
     confidence: float = 0.95,
     power: float = 0.8,
+    n_resamples: int = 2000,
     seed: int | None = 0,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> pd.DataFrame:
@@ -298,7 +296,10 @@ def release_gate(
         if too_many:
             empty = dict.fromkeys(RELEASE_COLUMNS, np.nan)
             refused = {**empty, "metric": metric, "decision": "refused", "reason": too_many}
-            return pd.DataFrame([{**refused, "n_paired": 0, "max_drop": max_drop}])[RELEASE_COLUMNS]
+            return finish(
+                pd.DataFrame([{**refused, "n_paired": 0, "max_drop": max_drop}]),
+                order=RELEASE_COLUMNS,
+            )
     frames = [baseline.assign(_side="baseline"), candidate.assign(_side="candidate")]
     both = pd.concat(frames, ignore_index=True)
     row = compare(
@@ -310,6 +311,7 @@ def release_gate(
         metrics=[metric],
         confidence=confidence,
         power=power,
+        n_resamples=n_resamples,
         seed=seed,
     ).iloc[0]
     drop, low, high = -row["delta"], -row["ci_high"], -row["ci_low"]
@@ -370,4 +372,6 @@ def release_gate(
             f"non-inferiority not shown: the drop may reach {high:+.3f} (95% CI), above "
             f"{max_drop:g} (n = {n})"
         )
-    return pd.DataFrame([{**base, "decision": decision, "reason": reason}], columns=RELEASE_COLUMNS)
+    return finish(
+        pd.DataFrame([{**base, "decision": decision, "reason": reason}]), order=RELEASE_COLUMNS
+    )

@@ -4,7 +4,7 @@ one preference per case its two orders give (with whether they agree)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -12,9 +12,10 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportions_ztest
 
-from ..contract import estimator
+from ..contract import estimator, finish
 from ..errors import StatsError
 from ..stats import wilson_ci
+from ._games import GameColumns, games_of
 
 POSITION_COLUMNS = [
     "n_games",
@@ -49,49 +50,26 @@ LENGTH_COLUMNS = [
 ]
 
 
-GAME_KEY = ("probe", "model", "case_id", "system_a", "system_b", "position", "repeat")
-
-
-def games_of(df: pd.DataFrame) -> pd.DataFrame:
-    """The usable pairwise games of a results frame (rows with a verdict; ``position`` may be
-    missing when the source did not record which answer was shown first).
-
-    Raises:
-        StatsError: there are none (the frame holds no pairwise rows); two rows are the same
-            game (the same case, systems, position and repeat): a duplicated row is not a game.
-    """
-    for column in ("position", "verdict", "score", "system_a", "system_b", "case_id"):
-        if column not in df.columns:
-            raise StatsError(f"no {column!r} column: these are not pairwise games")
-    ok = df["verdict"].notna() & df["score"].notna()
-    if "error" in df.columns:
-        ok &= df["error"].isna()
-    games = df[ok]
-    if games.empty:
-        raise StatsError("no pairwise games with a verdict (kind 'pairwise' rows)")
-    key = [c for c in GAME_KEY if c in games.columns]
-    twice = games[key].astype(str).duplicated()
-    if twice.any():
-        first = games.loc[twice.to_numpy()].iloc[0]
-        raise StatsError(
-            f"{int(twice.sum())} game row(s) repeat a game already seen (case "
-            f"{first['case_id']!r}, {first['system_a']} vs {first['system_b']}, the same "
-            "position and repeat): a duplicated row is not another game; drop the duplicates "
-            "or number the repeats"
-        )
-    return games
-
-
 @estimator(
     unit="game",
     estimand="share of decisive games won by the answer shown first",
     interval="Wilson; paired t for the level shift",
     data="games",
+    call={"case": "case_id"},
     checks=("order", "rename", "method", "one_order"),
     calibration="position_bias",
 )
-def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+def position_bias(
+    df: pd.DataFrame,
+    *,
+    confidence: float = 0.95,
+    **columns: Unpack[GameColumns],
+) -> pd.DataFrame:
     """Does the answer shown first win more often than chance?
+
+    The games' columns are keywords (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
+    ``score=``, ``position=``, ``repeat=``; :class:`GameColumns`), defaulting to the results
+    columns; a copied game row is refused.
 
     Returns one row: over decisive games (not ties), ``first_wins`` and ``first_win_share`` of the
     answer shown first, with a Wilson interval and the two-sided binomial test against 0.5
@@ -107,11 +85,11 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
         >>> g = pd.DataFrame({"case_id": ["c1", "c1", "c2", "c2"], "system_a": "x", "system_b": "y",
         ...                   "repeat": 0, "position": ["a_first", "b_first"] * 2,
         ...                   "verdict": ["a>b", "b>a", "a>b", "a>b"], "score": [1.0, 0.0, 1.0, 1.0]})
-        >>> row = position_bias(g).iloc[0]
+        >>> row = position_bias(g, case="case_id").iloc[0]
         >>> int(row["first_wins"]), int(row["n_decisive"]), float(row["swap_consistency"])
         (3, 4, 0.5)
     """
-    games = games_of(df)
+    games, _ = games_of(df, **columns)
     position = games["position"]
     if position.isna().all():
         raise StatsError(
@@ -163,7 +141,7 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
             "orders unbalanced within a pair: each pair's two orders weighted equally, Wilson "
             f"interval and score test over Kish's effective {n_eff:.1f} games"
         )
-    key = ["case_id", "system_a", "system_b", *(["repeat"] if "repeat" in games else [])]
+    key = ["_case", "system_a", "system_b", "repeat"]
     wide = games.assign(_s=score).pivot_table(
         index=key, columns="position", values="_s", aggfunc="mean"
     )
@@ -218,13 +196,13 @@ def position_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame
             else ""
         )
     )
-    return pd.DataFrame([row], columns=POSITION_COLUMNS)
+    return finish(pd.DataFrame([row]), order=POSITION_COLUMNS, estimate="first_win_share")
 
 
 def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     def get(side: str) -> np.ndarray:
         values = []
-        for src in games["source"] if "source" in games else [None] * len(games):
+        for src in games["source"]:
             style = src.get(side) if isinstance(src, dict) else None
             values.append(style.get("length") if isinstance(style, dict) else np.nan)
         return np.asarray(values, dtype=float)
@@ -243,18 +221,28 @@ def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     estimand="share of decisive games won by the longer answer",
     interval="Wilson; logistic-model Wald interval",
     data="games",
+    call={"case": "case_id"},
     checks=("order", "rename", "method"),
     note="needs recorded lengths: the games frame carries them",
 )
-def length_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+def length_bias(
+    df: pd.DataFrame,
+    *,
+    confidence: float = 0.95,
+    **columns: Unpack[GameColumns],
+) -> pd.DataFrame:
     """Does the longer answer win more often than chance?
+
+    The games' columns are keywords (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
+    ``score=``, ``position=``, ``repeat=``; :class:`GameColumns`), defaulting to the results
+    columns; a copied game row is refused.
 
     Returns one row: over decisive games between answers of different lengths, ``longer_wins``
     and ``longer_win_share`` with a Wilson interval and the binomial test against 0.5; and the
     coefficient of the length difference (per 100 characters) in a logistic model of system_a
     winning (statsmodels ``Logit``, ties left out), with its interval and p-value.
     """
-    games = games_of(df)
+    games, _ = games_of(df, **columns)
     len_a, len_b = _lengths(games)
     score = games["score"].astype(float).to_numpy()
     ok = ~np.isnan(len_a) & ~np.isnan(len_b) & (score != 0.5)
@@ -286,11 +274,10 @@ def length_bias(df: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
         method="Wilson interval and binomial test; logistic model (statsmodels Logit) of "
         "system_a winning on the length difference",
     )
-    return pd.DataFrame([row], columns=LENGTH_COLUMNS)
+    return finish(pd.DataFrame([row]), order=LENGTH_COLUMNS, estimate="longer_win_share")
 
 
 PREFERENCE_COLUMNS = [
-    "case_id",
     "system_a",
     "system_b",
     "repeat",
@@ -312,35 +299,44 @@ def _direction(verdict: Any) -> int:
     unit="case",
     estimand="one preference per case: the mean of its games",
     interval="none (a per-case table)",
-    data="arrays",
+    data="games",
+    call={"case": "case_id"},
+    checks=("order", "rename"),
     note="a per-case table, no estimate across cases",
 )
-def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
+def pairwise_preferences(
+    df: pd.DataFrame,
+    **columns: Unpack[GameColumns],
+) -> pd.DataFrame:
     """One preference per case from its games: the mean of the games' scores (the preference for
     ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back
     (same direction: both for a, both for b, or both ties).
 
     Returns:
-        One row per (case, system_a, system_b, repeat): ``n_games``, ``preference``,
-        ``verdict_a_first``, ``verdict_b_first``, ``swap_consistent`` (None without both orders).
+        One row per (case, system_a, system_b, repeat): the case columns, ``system_a``,
+        ``system_b``, ``repeat``, ``n_games``, ``preference``, ``verdict_a_first``,
+        ``verdict_b_first``, ``swap_consistent`` (None without both orders).
 
     Example:
         >>> g = pd.DataFrame({"case_id": ["c", "c"], "system_a": "x", "system_b": "y", "repeat": 0,
         ...                   "position": ["a_first", "b_first"], "verdict": ["a>b", "b>a"],
         ...                   "score": [0.75, 0.25], "error": None})
-        >>> pairwise_preferences(g)[["preference", "swap_consistent"]].values.tolist()
+        >>> pairwise_preferences(g, case="case_id")[["preference", "swap_consistent"]].values.tolist()
         [[0.5, False]]
     """
-    ok = games[games["error"].isna() & games["score"].notna()] if "error" in games else games
+    games, cases = games_of(df, **columns)
     rows = []
-    for key, group in ok.groupby(
-        ["case_id", "system_a", "system_b", "repeat"], sort=True, dropna=False
+    for key, group in games.groupby(
+        ["_case", "system_a", "system_b", "repeat"], sort=True, dropna=False
     ):
         verdicts = dict(zip(group["position"], group["verdict"], strict=False))
         both = "a_first" in verdicts and "b_first" in verdicts
         rows.append(
             {
-                **dict(zip(PREFERENCE_COLUMNS[:4], key, strict=True)),
+                "_case": key[0],
+                "system_a": key[1],
+                "system_b": key[2],
+                "repeat": key[3],
                 "n_games": len(group),
                 # fsum: exactly rounded, so the same whichever order the games arrived in
                 "preference": math.fsum(group["score"].astype(float)) / len(group),
@@ -352,4 +348,6 @@ def pairwise_preferences(games: pd.DataFrame) -> pd.DataFrame:
                 else None,
             }
         )
-    return pd.DataFrame(rows, columns=PREFERENCE_COLUMNS)
+    table = pd.DataFrame(rows, columns=["_case", *PREFERENCE_COLUMNS])
+    keys = cases.iloc[table["_case"].to_numpy()].reset_index(drop=True)
+    return finish(table.drop(columns="_case"), groups=keys, order=PREFERENCE_COLUMNS)

@@ -32,6 +32,7 @@ case means; the comparison graph must be connected.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Unpack
 
 import numpy as np
@@ -39,13 +40,20 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from ..contract import ScoreColumns, estimator, require_connected, score_matrix
+from ..contract import (
+    Result,
+    ScoreColumns,
+    columns_of,
+    estimator,
+    finish,
+    require_connected,
+    score_matrix,
+)
 from ..errors import StatsError
-from ._frame import columns_of
-from ._rank import ELO_SCALE, rank_with_draws
+from ._rank import ELO_SCALE, rank
 from ._scores import mean_score
 
-LEADERBOARD_COLUMNS = [
+COLUMNS = [
     "system",
     "rank",
     "value",
@@ -64,11 +72,51 @@ LEADERBOARD_COLUMNS = [
 ]
 
 
+@dataclass(frozen=True, eq=False)
+class Leaderboard(Result):
+    """A leaderboard that says which rank differences are real (:func:`leaderboard`).
+
+    Attributes:
+        board: one row per system, best first (see :func:`leaderboard`'s Returns).
+        signal_to_noise: the SD of the systems' values over the root mean square of their SEs.
+        critical: the critical value of the simultaneous rank intervals.
+        could_be_first: the systems whose rank interval reaches 1.
+        n_cases: the benchmark's cases (pairwise: the cases the games came from).
+        kind: ``pointwise`` or ``pairwise``.
+        confidence: of every interval.
+    """
+
+    board: pd.DataFrame
+    signal_to_noise: float
+    critical: float
+    could_be_first: tuple[str, ...]
+    n_cases: int
+    kind: str
+    confidence: float
+
+    def table(self) -> pd.DataFrame:
+        """The board, best first."""
+        return self.board.copy()
+
+
+def _sets_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The contract test's adapter: the rank intervals of the systems' case means."""
+    matrix = score_matrix(frame, case="case_id")
+    seen = matrix.observed.astype(int)
+    value = np.nanmean(matrix.scores, axis=1)
+    draws = _case_draws(matrix, 200, np.random.default_rng(0))
+    sets = rank_sets(value, draws, seen @ seen.T)
+    return pd.DataFrame(
+        {"system": matrix.systems, "rank_low": sets["rank_low"], "rank_high": sets["rank_high"]}
+    )
+
+
 @estimator(
     unit="system",
     estimand="each system's rank, all systems at once",
     interval="max-t bootstrap over pairwise differences, step-down",
-    data="arrays",
+    checks=("order", "rename", "scale", "keys"),
+    adapter=_sets_of,
     note="the core of leaderboard; simulated in benchmarks/bench_items.py",
 )
 def rank_sets(
@@ -184,7 +232,7 @@ def leaderboard(
     n_resamples: int = 2000,
     seed: int | None = 0,
     **columns: Unpack[ScoreColumns],
-) -> pd.DataFrame:
+) -> Leaderboard:
     """A leaderboard that says which rank differences are real.
 
     Args:
@@ -197,16 +245,15 @@ def leaderboard(
         n_resamples, seed: of the case bootstrap.
 
     Returns:
-        One row per system, best first: ``system``, ``rank`` (by the point estimate),
+        A :class:`Leaderboard`; its ``board`` (``.table()``) has one row per system, best
+        first: ``system``, ``rank`` (by the point estimate),
         ``value`` (mean score; pairwise: the Elo-like rating) with ``ci_low``, ``ci_high``,
         ``se``, ``n`` (cases; pairwise: games), ``rank_low``, ``rank_high`` (simultaneous rank
         interval), ``could_be_first`` (rank_low is 1), ``tie_class`` (1, 2, ...: walking down
         the ranking, a new class starts at the first system the class's top system is surely
         better than), ``n_missing`` (benchmark cases the system has no score for: errored,
         ungraded or not run), ``value_worst`` and ``value_best`` (the score if every missing
-        case had scored 0 or 1; pairwise: NaN), ``method``. ``attrs``: ``signal_to_noise``
-        (SD of the systems' values over the root mean square of their SEs), ``critical``,
-        ``could_be_first`` (list), ``n_cases``, ``kind``.
+        case had scored 0 or 1; pairwise: NaN), ``method``.
 
     Notes:
         A system's ``value`` is its mean over the cases it has a score for. When systems miss
@@ -220,7 +267,7 @@ def leaderboard(
     Example:
         >>> from jevalkit.items import simulate_2pl
         >>> board = leaderboard(simulate_2pl(n_systems=5, n_items=300, seed=1), case="case_id")
-        >>> board[["system", "rank_low", "rank_high"]].values.tolist()
+        >>> board.table()[["system", "rank_low", "rank_high"]].values.tolist()
         [['sys4', 1, 2], ['sys1', 1, 4], ['sys2', 2, 4], ['sys0', 2, 4], ['sys3', 5, 5]]
     """
     if not 0 < confidence < 1:
@@ -289,10 +336,10 @@ def leaderboard(
             ],
         }
     )
-    return _finish(table, sets, confidence, n_items, "pointwise")
+    return _board(table, sets, confidence, n_items, "pointwise")
 
 
-def _finish(table, sets, confidence, n_cases, kind) -> pd.DataFrame:
+def _board(table, sets, confidence, n_cases, kind) -> Leaderboard:
     table["rank_low"] = sets["rank_low"].astype(int)
     table["rank_high"] = sets["rank_high"].astype(int)
     table["could_be_first"] = table["rank_low"] == 1
@@ -301,26 +348,27 @@ def _finish(table, sets, confidence, n_cases, kind) -> pd.DataFrame:
     table["rank"] = (
         table["value"].rank(ascending=False, method="min", na_option="bottom").astype(int)
     )
-    table = table.iloc[order][LEADERBOARD_COLUMNS].reset_index(drop=True)
-    placed = np.isfinite(table["value"].to_numpy(float))  # unbounded strengths say nothing here
-    se = table["se"].to_numpy(float)[placed]
-    spread = table["value"][placed].std(ddof=1) if placed.sum() >= 2 else float("nan")
+    board = finish(table.iloc[order], order=COLUMNS)
+    placed = np.isfinite(board["value"].to_numpy(float))  # unbounded strengths say nothing here
+    se = board["se"].to_numpy(float)[placed]
+    spread = board["value"][placed].std(ddof=1) if placed.sum() >= 2 else float("nan")
     noise = np.sqrt(np.nanmean(se**2)) if np.isfinite(se).any() else float("nan")
-    table.attrs.update(
+    return Leaderboard(
+        board=board,
         signal_to_noise=float(spread / noise) if noise > 0 else float("nan"),
-        critical=sets["critical"],
-        could_be_first=table.loc[table["could_be_first"], "system"].tolist(),
+        critical=float(sets["critical"]),
+        could_be_first=tuple(board.loc[board["could_be_first"], "system"]),
         n_cases=int(n_cases),
         kind=kind,
         confidence=confidence,
     )
-    return table
 
 
-def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd.DataFrame:
+def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> Leaderboard:
     # rank refuses a disconnected graph (naming its groups) and reports separated systems as
     # +-inf (or NaN): those cannot be placed, so their rank interval is every rank
-    table, draws = rank_with_draws(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    ranking = rank(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    table, draws = ranking.ratings, ranking.draws
     finite = np.isfinite(table["strength"].to_numpy())
     n_out = int((~finite).sum())
     names = table["system"][finite]
@@ -354,4 +402,4 @@ def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> pd
         }
     )
     sets = {**sets, "rank_low": rank_low, "rank_high": rank_high, "better": better}
-    return _finish(out, sets, confidence, table.attrs["n_cases"], "pairwise")
+    return _board(out, sets, confidence, ranking.n_cases, "pairwise")

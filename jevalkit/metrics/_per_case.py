@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, require
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    columns_of,
+    estimator,
+    finish,
+    prepare,
+    require,
+    scored_mask,
+)
+from ..errors import StatsError
 
-PER_CASE_COLUMNS = [
+COLUMNS = [
     "n",
     "n_missing",
     "passed",
@@ -15,13 +25,22 @@ PER_CASE_COLUMNS = [
 ]
 
 
+@estimator(
+    unit="case",
+    estimand="each case's pass rate and mean score over its repeats",
+    interval="none (a per-case description)",
+    checks=("order", "rename", "scale", "duplicates"),
+    call={"by": "system", "case": "case_id"},
+    note="describes cases, estimates nothing across them",
+)
 def per_case(
     df: pd.DataFrame,
     *,
-    by: CaseSpec = "system",
+    by: CaseSpec = None,
     case: CaseSpec = CASE_COLUMNS,
     passed: str = "passed",
     score: str = "score",
+    repeat: str | None = "repeat",
 ) -> pd.DataFrame:
     """One row per ``by`` group and case: its repeats summarised, worst first.
 
@@ -42,18 +61,17 @@ def per_case(
         [['b', 2, 1, 0.5], ['a', 2, 2, 1.0]]
     """
     keys = [*columns_of(by), *columns_of(case)]
-    for column in keys:
-        require(df, column, "case" if column in columns_of(case) else "by", "per-case grouping")
-    require(df, passed, "passed", "the pass/fail verdict")
+    if not columns_of(case):
+        raise StatsError("per_case needs cases: pass case='<column>'")
     require(df, score, "score", "the score")
+    prepare(df, passed, by=by, case=case, repeat=repeat, kind="verdict", keyword="passed")
     work = df[keys].copy()
     for column in keys:
         work[column] = work[column].astype(object).where(work[column].notna(), None)
-    bad = df["error"].notna() if "error" in df.columns else pd.Series(False, index=df.index)
-    ok = ~bad & df[passed].notna()
+    ok = scored_mask(df, [passed])
     work["_ok"] = ok.astype(int)
     work["_missing"] = (~ok).astype(int)
-    work["_passed"] = (df[passed].where(ok, False)).astype(bool).astype(int)
+    work["_passed"] = df[passed].where(ok, False).astype(bool).astype(int).to_numpy()
     work["_score"] = pd.to_numeric(df[score].where(ok), errors="coerce").astype(float)
     grouped = work.groupby(keys, dropna=False, sort=True)
     out = grouped.agg(
@@ -68,4 +86,4 @@ def per_case(
     ).reset_index(drop=True)
     for column in ("n", "n_missing", "passed"):
         out[column] = out[column].astype(int)
-    return out[[*keys, *PER_CASE_COLUMNS]]
+    return finish(out, order=[*keys, *COLUMNS])

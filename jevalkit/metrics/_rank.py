@@ -21,6 +21,9 @@ them together (``resample="games"`` is kept to show the difference).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -28,12 +31,11 @@ from scipy import stats as sps
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from ..contract import estimator
+from ..contract import Result, estimator, finish, group_codes
 from ..errors import StatsError
 from ..judges import STYLE_FEATURES
 from ..stats import no_spread_ci, standard_error
-from ._frame import group_codes
-from ._judge_bias import games_of
+from ._games import GameColumns, games_of
 
 ELO_SCALE = 400.0 / math.log(10.0)
 RANK_COLUMNS = [
@@ -60,10 +62,12 @@ ESTIMANDS = {
 }
 
 
-def _games(df: pd.DataFrame, strong_weight: float, estimand: str = "verdicts") -> pd.DataFrame:
+def _games(
+    df: pd.DataFrame, strong_weight: float, estimand: str, columns: Mapping[str, object]
+) -> pd.DataFrame:
     if estimand not in ESTIMANDS:
         raise StatsError(f"estimand must be one of {sorted(ESTIMANDS)}, got {estimand!r}")
-    games = games_of(df)
+    games, _ = games_of(df, **columns)
     verdict = games["verdict"].astype(str).str.lower()
     unknown = ~verdict.isin(list(OUTCOMES))
     if unknown.any():
@@ -116,7 +120,7 @@ def _style_matrix(games: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     columns, names = [], []
     for feature in STYLE_FEATURES:
         a, b = [], []
-        for src in games["source"] if "source" in games else [None] * len(games):
+        for src in games["source"]:
             side = src if isinstance(src, dict) else {}
             a.append((side.get("a") or {}).get(feature, np.nan))
             b.append((side.get("b") or {}).get(feature, np.nan))
@@ -166,13 +170,49 @@ def _pair_rows(
     return pair_code, design[:, keep], np.asarray(keep)
 
 
+@dataclass(frozen=True, eq=False)
+class Ranking(Result):
+    """Bradley-Terry ratings of systems from pairwise games (:func:`rank`).
+
+    Attributes:
+        ratings: one row per system, best first (see :func:`rank`'s Returns).
+        draws: the bootstrap draws of the strengths, resamples x systems (one column per
+            system with a finite strength), for rank intervals.
+        separability: the share of system pairs whose intervals do not overlap (1: every order
+            is clear; NaN with fewer than two systems).
+        n_cases: the cases the games came from.
+        style_coefficients: the style covariates' coefficients (``style=True``), else None.
+    """
+
+    ratings: pd.DataFrame
+    draws: pd.DataFrame = field(repr=False)
+    separability: float
+    n_cases: int
+    style_coefficients: Mapping[str, float] | None = None
+
+    def table(self) -> pd.DataFrame:
+        """The ratings, best first."""
+        return self.ratings.copy()
+
+
+def _ranking(table, draws, n_cases, coefficients, anchor) -> Ranking:
+    ratings = finish(table, order=RANK_COLUMNS, estimate="rating")
+    # the anchor's rating is known exactly (1000): for separability, its interval is that point
+    point = ratings["system"] == anchor
+    fixed = ratings.assign(
+        ci_low=ratings["ci_low"].where(~point, ratings["rating"]),
+        ci_high=ratings["ci_high"].where(~point, ratings["rating"]),
+    )
+    return Ranking(ratings, draws, _separability(fixed), n_cases, coefficients)
+
+
 @estimator(
     unit="case",
     estimand="Bradley-Terry strengths (verdicts counted, or preference strength)",
     interval="percentile bootstrap over cases",
     data="games",
     checks=("order", "rename", "method", "graph"),
-    call={"anchor": "A", "n_resamples": 200},
+    call={"anchor": "A", "n_resamples": 200, "case": "case_id"},
     calibration="rank",
 )
 def rank(
@@ -183,15 +223,15 @@ def rank(
     strong_weight: float = 1.0,
     estimand: str = "verdicts",
     resample: str = "cases",
-    n_resamples: int = 1000,
+    n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
-) -> pd.DataFrame:
+    **columns: Unpack[GameColumns],
+) -> Ranking:
     """Bradley-Terry ratings of the systems in pairwise games, with bootstrap intervals.
 
     Args:
-        df: results holding pairwise games (``kind`` ``pairwise``: ``system_a``, ``system_b``,
-            ``position``, ``verdict``, ``case_id``).
+        df: results holding pairwise games (``kind`` ``pairwise``).
         anchor: the system fixed at rating 1000 (strength 0); default: the first by name.
         style: add style covariates (differences in length, Markdown headers, list items and bold
             spans, each (a - b) / (a + b), standardised) so strengths are net of style.
@@ -202,63 +242,32 @@ def rank(
             names it.
         resample: ``cases`` (all games of a case together; the honest default) or ``games``.
         n_resamples, confidence, seed: of the percentile bootstrap.
+        columns: the games' columns (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
+            ``score=``, ``position=``, ``repeat=``; the data contract): a copied game is refused.
 
     Returns:
-        One row per system, best first: ``system``, ``rank`` (equal ratings share the best
-        rank), ``rating`` (Elo-like:
-        1000 + 400 / ln 10 x strength), ``ci_low``, ``ci_high`` (of the rating), ``strength``
-        (the log-odds against the anchor), ``strength_se`` (bootstrap SE), ``win_prob_vs_anchor``
-        (sigmoid of the strength) with its interval, ``n_games``, ``method``. ``attrs``:
-        ``separability`` (the share of system pairs whose intervals do not overlap),
-        ``style_coefficients`` (with ``style``), ``n_cases``.
+        A :class:`Ranking`; its ``ratings`` (``.table()``) have one row per system, best first:
+        ``system``, ``rank`` (equal ratings share the best rank), ``rating`` (Elo-like:
+        1000 + 400 / ln 10 x strength), ``ci_low``, ``ci_high`` (of the rating; none for the
+        anchor, fixed by definition), ``strength`` (the log-odds against the anchor),
+        ``strength_se`` (bootstrap SE), ``win_prob_vs_anchor`` (sigmoid of the strength) with
+        its interval, ``n_games``, ``method``. A system that won (or lost) every game linking it
+        to the anchor's group has an unbounded strength: ``rating`` is +-inf and ``method`` says
+        it is not identified.
 
     Example:
         >>> from jevalkit import io
         >>> from jevalkit.reports import example_path
-        >>> table = rank(io.read(example_path("pairwise.jsonl")), anchor="delta", n_resamples=200)
+        >>> ranking = rank(io.read(example_path("pairwise.jsonl")), anchor="delta", n_resamples=200)
+        >>> table = ranking.table()
         >>> table["system"].tolist()[0], float(table.set_index("system").loc["delta", "rating"])
         ('alpha', 1000.0)
-    """
-    return rank_with_draws(
-        df,
-        anchor=anchor,
-        style=style,
-        strong_weight=strong_weight,
-        estimand=estimand,
-        resample=resample,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )[0]
-
-
-def rank_with_draws(
-    df: pd.DataFrame,
-    *,
-    anchor: str | None = None,
-    style: bool = False,
-    strong_weight: float = 1.0,
-    estimand: str = "verdicts",
-    resample: str = "cases",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`rank`'s table and its bootstrap draws of the strengths (resamples x systems, one
-    column per system), for the leaderboard's rank intervals (kept out of ``attrs``: pandas
-    compares attrs when frames are combined, and arrays make that comparison fail).
-
-    Example:
-        >>> from jevalkit import io
-        >>> from jevalkit.reports import example_path
-        >>> table, draws = rank_with_draws(io.read(example_path("pairwise.jsonl")),
-        ...                                n_resamples=50)
-        >>> draws.shape, sorted(draws.columns) == sorted(table["system"])
-        ((50, 6), True)
+        >>> ranking.draws.shape, 0 <= ranking.separability <= 1
+        ((200, 6), True)
     """
     if resample not in ("cases", "games"):
         raise StatsError(f"resample must be 'cases' or 'games', got {resample!r}")
-    games = _games(df, strong_weight, estimand)
+    games = _games(df, strong_weight, estimand, columns)
     games = games.assign(
         system_a=games["system_a"].astype(str), system_b=games["system_b"].astype(str)
     )
@@ -268,6 +277,7 @@ def rank_with_draws(
     anchor = anchor or everyone[0]
     if anchor not in everyone:
         raise StatsError(f"anchor {anchor!r} played no game; systems: {everyone}")
+    n_cases = int(games["_case"].max()) + 1
     connected, strong, wins = _components(games, everyone)
     _refuse_disconnected(connected, everyone)
     # separation: only the anchor's strongly connected group of wins has finite strengths
@@ -303,10 +313,8 @@ def rank_with_draws(
             ignore_index=True,
         ).sort_values("rating", ascending=False, kind="stable", na_position="last")
         table["rank"] = np.arange(1, len(table) + 1)
-        table = table[RANK_COLUMNS].reset_index(drop=True)
-        table.attrs["separability"] = separability(table)
-        table.attrs["n_cases"] = int(group_codes(all_games, ["case_id"])[0].max()) + 1
-        return table, pd.DataFrame(np.zeros((n_resamples, 1)), columns=[anchor])
+        draws = pd.DataFrame(np.zeros((n_resamples, 1)), columns=[anchor])
+        return _ranking(table, draws, n_cases, None, anchor)
     pair_code, pair_design, keep = _pair_rows(games, systems, anchor)
     y, w = games["_y"].to_numpy(), games["_w"].to_numpy()
     if style:
@@ -329,9 +337,7 @@ def rank_with_draws(
 
         n_params = pair_design.shape[1]
     beta = fit(w, np.zeros(n_params))
-    unit_codes = (
-        group_codes(games, ["case_id"])[0] if resample == "cases" else np.arange(len(games))
-    )
+    unit_codes = group_codes(games, ["_case"])[0] if resample == "cases" else np.arange(len(games))
     n_units = int(unit_codes.max()) + 1
     rng = np.random.default_rng(seed)
     boot = np.empty((n_resamples, n_params))
@@ -351,8 +357,10 @@ def rank_with_draws(
         f"{anchor}; percentile bootstrap over {n_units} {resample}, {n_resamples} resamples"
         + ("; net of style" if style else "")
     )
-    flat = (high - low <= 0) & (np.asarray(systems) != anchor)
-    low, high = np.where(flat, np.nan, low), np.where(flat, np.nan, high)
+    is_anchor = np.asarray(systems) == anchor
+    flat = (high - low <= 0) & ~is_anchor
+    # the anchor's strength is 0 by definition: no interval (it would have zero width)
+    low, high = np.where(flat | is_anchor, np.nan, low), np.where(flat | is_anchor, np.nan, high)
     if flat.any():
         how += f"; no interval where the resamples never varied ({n_units} {resample})"
     table = pd.DataFrame(
@@ -362,12 +370,12 @@ def rank_with_draws(
             "ci_low": 1000 + ELO_SCALE * low,
             "ci_high": 1000 + ELO_SCALE * high,
             "strength": strengths,
-            "strength_se": np.where(flat, np.nan, boot_strengths.std(axis=0, ddof=1)),
+            "strength_se": np.where(flat | is_anchor, np.nan, boot_strengths.std(axis=0, ddof=1)),
             "win_prob_vs_anchor": sigmoid(strengths),
             "win_prob_ci_low": sigmoid(low),
             "win_prob_ci_high": sigmoid(high),
             "n_games": [int(n_games.get(s, 0)) for s in systems],
-            "method": how,
+            "method": np.where(is_anchor, f"the anchor (strength 0 by definition); {how}", how),
         }
     )
     if outside:
@@ -377,14 +385,12 @@ def rank_with_draws(
     table["rank"] = (
         table["rating"].round(6).rank(ascending=False, method="min", na_option="bottom").astype(int)
     )
-    table = table[RANK_COLUMNS].reset_index(drop=True)
-    table.attrs["separability"] = separability(table)
-    table.attrs["n_cases"] = int(group_codes(all_games, ["case_id"])[0].max()) + 1
-    if style:
-        table.attrs["style_coefficients"] = dict(
-            zip(style_names, beta[len(keep) :].tolist(), strict=True)
-        )
-    return table, pd.DataFrame(boot_strengths, columns=systems)
+    coefficients = (
+        dict(zip(style_names, beta[len(keep) :].tolist(), strict=True)) if style else None
+    )
+    return _ranking(
+        table, pd.DataFrame(boot_strengths, columns=systems), n_cases, coefficients, anchor
+    )
 
 
 def _unbounded(
@@ -434,11 +440,11 @@ def _unbounded_rows(outside: dict[str, float], n_games: pd.Series, anchor: str) 
     return pd.DataFrame(rows)
 
 
-def separability(table: pd.DataFrame) -> float:
+def _separability(table: pd.DataFrame) -> float:
     """The share of system pairs whose intervals do not overlap (1: every order is clear).
 
     Example:
-        >>> separability(pd.DataFrame({"ci_low": [0, 5, 9], "ci_high": [4, 10, 12]}))
+        >>> _separability(pd.DataFrame({"ci_low": [0, 5, 9], "ci_high": [4, 10, 12]}))
         0.6666666666666666
     """
     low, high = table["ci_low"].to_numpy(), table["ci_high"].to_numpy()
@@ -470,7 +476,7 @@ BASELINE_COLUMNS = [
     interval="t with a case-clustered SE (or percentile bootstrap); Wilson floor",
     data="games",
     checks=("order", "rename", "method", "one_case", "no_spread"),
-    call={"baseline": "A", "n_resamples": 500},
+    call={"baseline": "A", "n_resamples": 500, "case": "case_id"},
     calibration="baseline_win_rates",
 )
 def baseline_win_rates(
@@ -482,6 +488,7 @@ def baseline_win_rates(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
+    **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Every system's win rate against one baseline in pairwise games, with an interval that
     keeps the games of a case together.
@@ -505,7 +512,7 @@ def baseline_win_rates(
     """
     if interval not in ("t", "bootstrap"):
         raise StatsError(f"interval must be 't' or 'bootstrap', got {interval!r}")
-    games = _games(df, 1.0, estimand)
+    games = _games(df, 1.0, estimand, columns)
     a, b = games["system_a"].astype(str), games["system_b"].astype(str)
     involved = (a == baseline) | (b == baseline)
     if not involved.any():
@@ -513,9 +520,7 @@ def baseline_win_rates(
     games = games[involved]
     other = np.where(a[involved] == baseline, b[involved], a[involved])
     outcome = np.where(a[involved] == baseline, 1 - games["_y"], games["_y"])
-    frame = pd.DataFrame(
-        {"system": other, "case": games["case_id"].astype(str).to_numpy(), "y": outcome}
-    )
+    frame = pd.DataFrame({"system": other, "case": games["_case"].to_numpy(), "y": outcome})
     rng = np.random.default_rng(seed)
     rows = []
     for system, part in frame.groupby("system", sort=True):
@@ -557,4 +562,4 @@ def baseline_win_rates(
                 "method": f"win rate from {ESTIMANDS[estimand]}; {how}",
             }
         )
-    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
+    return finish(pd.DataFrame(rows, columns=BASELINE_COLUMNS), order=BASELINE_COLUMNS)

@@ -11,13 +11,40 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from ..contract import estimator
+from ..contract import CASE_COLUMNS, CaseSpec, Prepared, estimator, finish, prepare, require
 from ..errors import StatsError
 from ..stats import bimodality_groups, bootstrap_ci
-from ._facets import with_facets
-from ._frame import CASE_COLUMNS, CaseSpec, Prepared, attach, prepare, require
+from ._facet_interval import FACET_COLUMNS, other_facets, with_facets
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
+MEAN_COLUMNS = [
+    "n",
+    "unit",
+    "n_cases",
+    "n_samples",
+    "n_missing",
+    "value",
+    "se",
+    "ci_low",
+    "ci_high",
+    "method",
+    "histogram",
+    "bimodal",
+    "bimodality_p",
+    "bimodality_method",
+]
+PASS_COLUMNS = [
+    "n",
+    "n_cases",
+    "passed",
+    "n_missing",
+    "value",
+    "ci_low",
+    "ci_high",
+    "design_effect",
+    "method",
+]
+MAE_COLUMNS = ["n", "n_missing", "value", "ci_low", "ci_high", "method"]
 FEW_CASES, BOUND_MARGIN = 20, 0.15  # where the t interval under-covers (calibration.py)
 Data = pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series
 
@@ -40,32 +67,6 @@ def _units(p: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     groups = np.concatenate([case_group[~one_case[case_group]], p.group[use_rows]])
     order = np.lexsort((values, groups))
     return values[order], groups[order], n_cases, one_case
-
-
-def _unit_name(p: Prepared, one_case: bool) -> str:
-    if p.unit == "value":
-        return "values"
-    if p.unit == "row":
-        return "rows (case=None)"
-    return f"repeats of one case ({p.case_label})" if one_case else f"cases ({p.case_label})"
-
-
-def _rescale(values: np.ndarray, scale: tuple[float, float] | None, name: str) -> np.ndarray:
-    if scale is not None:
-        low, high = (float(x) for x in scale)
-        if not high > low:
-            raise StatsError(f"scale must be (low, high) with high > low, got {scale!r}")
-        if values.size and (values.min() < low or values.max() > high):
-            raise StatsError(
-                f"{name} range from {values.min():g} to {values.max():g}, outside scale={scale!r}"
-            )
-        return (values - low) / (high - low)
-    if values.size and (values.min() < 0 or values.max() > 1):
-        raise StatsError(
-            f"{name} range from {values.min():g} to {values.max():g}, outside [0, 1]: pass "
-            "scale=(low, high) to normalise them (e.g. scale=(1, 10) for 1-10 grades)"
-        )
-    return values
 
 
 @estimator(
@@ -143,9 +144,17 @@ def mean_score(
         >>> round(float(row["ci_low"]), 3), row["method"]
         (0.566, 'Wilson interval over values: zero sample variance')
     """
-    p = prepare(data, score, by=by, case=case, keyword="score")
-    raw = p.values
-    p.values = _rescale(raw, scale, score)
+    p = prepare(
+        data,
+        score,
+        by=by,
+        case=case,
+        within=other_facets(generalize, case, data) if isinstance(data, pd.DataFrame) else (),
+        kind="score",
+        scale=scale,
+        keyword="score",
+    )
+    raw = p.raw
     units, unit_group, n_cases, one_case = _units(p)
     g = len(p.groups)
     n = np.bincount(unit_group, minlength=g)
@@ -172,7 +181,7 @@ def mean_score(
     hist = np.bincount(unit_group * 10 + bins, minlength=g * 10).reshape(g, 10)
     methods, n_near = [], 0
     for i in range(g):
-        name = _unit_name(p, bool(one_case[i]))
+        name = p.unit_name(bool(one_case[i]))
         if small[i]:
             methods.append("n < 2: no interval")
         elif flat[i]:
@@ -194,11 +203,10 @@ def mean_score(
             stacklevel=2,
         )
     checks = _bimodality(units, unit_group, raw, p, scale, one_case) if bimodality else None
-    out = attach(
-        p.groups,
+    return finish(
         {
             "n": n,
-            "unit": [_unit_name(p, bool(o)) for o in one_case],
+            "unit": [p.unit_name(bool(o)) for o in one_case],
             "n_cases": n_cases,
             "n_samples": np.bincount(p.group, minlength=g),
             "n_missing": p.n_missing,
@@ -211,9 +219,11 @@ def mean_score(
             "bimodal": checks["bimodal"] if checks is not None else pd.NA,
             "bimodality_p": checks["p_value"] if checks is not None else np.nan,
             "bimodality_method": checks["method"] if checks is not None else "not checked",
+            **with_facets(p, generalize, case, mean, confidence),
         },
+        groups=p.groups,
+        order=MEAN_COLUMNS + (FACET_COLUMNS if generalize is not None else []),
     )
-    return with_facets(out, p, generalize, case, mean, confidence)
 
 
 MAX_LATTICE_LEVELS = 50  # case means of k grades on L levels: k (L - 1) + 1 possible values
@@ -301,10 +311,16 @@ def pass_rate(
         >>> pass_rate([True, True, False, True])[["n", "passed", "value"]].to_dict("records")
         [{'n': 4, 'passed': 3, 'value': 0.75}]
     """
-    p = prepare(data, passed, by=by, case=case, keyword="passed")
+    p = prepare(
+        data,
+        passed,
+        by=by,
+        case=case,
+        within=other_facets(generalize, case, data) if isinstance(data, pd.DataFrame) else (),
+        kind="verdict",
+        keyword="passed",
+    )
     x = p.values
-    if x.size and not np.isin(x, (0.0, 1.0)).all():
-        raise StatsError(f"column {passed!r} must hold True/False (or 1/0) verdicts")
     g = len(p.groups)
     n = np.bincount(p.group, minlength=g)
     k = np.bincount(p.group, x, minlength=g)
@@ -340,8 +356,7 @@ def pass_rate(
             methods.append(f"Wilson over repeats of one case ({p.case_label})")
         else:
             methods.append("Wilson")
-    out = attach(
-        p.groups,
+    return finish(
         {
             "n": n,
             "n_cases": n_cases,
@@ -352,9 +367,11 @@ def pass_rate(
             "ci_high": high,
             "design_effect": deff,
             "method": methods,
+            **with_facets(p, generalize, case, mean, confidence),
         },
+        groups=p.groups,
+        order=PASS_COLUMNS + (FACET_COLUMNS if generalize is not None else []),
     )
-    return with_facets(out, p, generalize, case, mean, confidence)
 
 
 @estimator(
@@ -366,45 +383,47 @@ def pass_rate(
     calibration="mean_absolute_error",
 )
 def mean_absolute_error(
-    predicted: pd.DataFrame | Sequence[float] | np.ndarray,
-    gold: Sequence[float] | np.ndarray | None = None,
+    data: pd.DataFrame | Sequence[float] | np.ndarray,
+    reference: Sequence[float] | np.ndarray | None = None,
     *,
     by: CaseSpec = None,
-    prediction: str = "expected_level",
-    gold_column: str = "gold",
+    level: str = "expected_level",
+    gold: str = "gold",
     case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> pd.DataFrame:
     """Mean |predicted - gold| with a BCa bootstrap interval over cases.
 
-    Give two arrays, or a DataFrame with ``prediction`` and ``gold_column`` columns (rows
-    without gold or prediction are skipped and counted). Repeats of a case are averaged first.
+    Give two arrays (predictions, then their gold values), or a DataFrame with the ``level``
+    (the predicted value, default the judge's expected level) and ``gold`` columns (rows without
+    gold or prediction are not scored, and counted). Repeats of a case are averaged first.
 
-    Returns columns: the ``by`` columns, ``n``, ``n_missing``, ``value``, ``ci_low``,
-    ``ci_high``, ``method``.
+    Returns:
+        Columns: the ``by`` columns, ``n``, ``n_missing``, ``value``, ``ci_low``, ``ci_high``,
+        ``method``.
 
     Example:
         >>> mean_absolute_error([3.2, 1.0, 4.0], [3, 2, 4])[["n", "value"]].round(3).values.tolist()
         [[3.0, 0.4]]
     """
-    if not isinstance(predicted, pd.DataFrame):
-        if gold is None:
+    if not isinstance(data, pd.DataFrame):
+        if reference is None:
             raise StatsError("give gold values, or a DataFrame with a gold column")
-        x, y = np.asarray(predicted, float), np.asarray(gold, float)
+        x, y = np.asarray(data, float), np.asarray(reference, float)
         if x.shape != y.shape:
             raise StatsError(f"{x.size} predictions for {y.size} gold values; give one each")
         frame = pd.DataFrame({"_ae": np.abs(x - y), "_case": np.arange(x.size)})
         by, case = None, "_case"
     else:
-        frame = predicted.copy()
-        require(frame, prediction, "prediction", "the predicted values")
-        require(frame, gold_column, "gold_column", "the gold values")
-        gold_values = pd.to_numeric(frame[gold_column], errors="coerce")
-        if (frame[gold_column].notna() & gold_values.isna()).any():
-            raise StatsError(f"column {gold_column!r} holds labels that are not numbers")
-        frame["_ae"] = (pd.to_numeric(frame[prediction], errors="coerce") - gold_values).abs()
-    p = prepare(frame, "_ae", by=by, case=case, keyword="prediction")
+        frame = data.copy()
+        require(frame, level, "level", "the predicted values")
+        require(frame, gold, "gold", "the gold values")
+        gold_values = pd.to_numeric(frame[gold], errors="coerce")
+        if (frame[gold].notna() & gold_values.isna()).any():
+            raise StatsError(f"column {gold!r} holds labels that are not numbers")
+        frame["_ae"] = (pd.to_numeric(frame[level], errors="coerce") - gold_values).abs()
+    p = prepare(frame, "_ae", by=by, case=case, keyword="level")
     units, unit_group, _, one_case = _units(p)
 
     def compute(i: int) -> dict:
@@ -424,7 +443,7 @@ def mean_absolute_error(
                 "ci_low": np.nan,
                 "ci_high": np.nan,
                 "method": f"no interval: {values.size} unit(s) without spread "
-                f"({_unit_name(p, bool(one_case[i]))})",
+                f"({p.unit_name(bool(one_case[i]))})",
             }
         ci = bootstrap_ci(values, confidence=confidence, seed=seed)
         return {
@@ -432,11 +451,9 @@ def mean_absolute_error(
             "value": ci.estimate,
             "ci_low": ci.low,
             "ci_high": ci.high,
-            "method": f"BCa bootstrap over {_unit_name(p, bool(one_case[i]))}",
+            "method": f"BCa bootstrap over {p.unit_name(bool(one_case[i]))}",
         }
 
     rows = pd.DataFrame([compute(i) for i in range(len(p.groups))])
-    out = attach(p.groups, {"n": rows["n"], "n_missing": p.n_missing})
-    for column in ("value", "ci_low", "ci_high", "method"):
-        out[column] = rows[column].to_numpy()
-    return out
+    rows["n_missing"] = p.n_missing
+    return finish(rows, groups=p.groups, order=MAE_COLUMNS)

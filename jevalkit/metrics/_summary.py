@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish
 from ..errors import StatsError
 from ._agreement import consistency
-from ._failures import truncated
-from ._frame import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 from ._scores import mean_score, pass_rate
+from .rows import has_repeats, truncated
 
 SUMMARY_COLUMNS = ["metric", "n", "value", "ci_low", "ci_high", "method"]
-RUN_SUMMARY_COLUMNS = [
+RUN_COLUMNS = [
     "probe",
     "system",
     "n",
@@ -26,32 +26,20 @@ RUN_SUMMARY_COLUMNS = [
 ]
 
 
-def has_repeats(
-    results: pd.DataFrame, *, case: CaseSpec = CASE_COLUMNS, system: str | None = "system"
-) -> bool:
-    """Whether any case was run more than once by one system.
-
-    Example:
-        >>> has_repeats(pd.DataFrame({"probe": ["p", "p"], "version": [1, 1], "case_id": [None, None],
-        ...                           "system": ["m", "m"], "repeat": [0, 1]}))
-        True
-    """
-    cols = columns_of(case) + ([system] if system is not None else [])
-    for column in cols:
-        require(results, column, "case" if column != system else "system", "identifies a case")
-    if results.empty:
-        return False
-    codes, _ = group_codes(results, cols)
-    return bool(pd.Series(codes).value_counts().max() > 1)
-
-
+@estimator(
+    unit="case",
+    estimand="pass rate, mean score and (with repeats) consistency per group",
+    interval="those of pass_rate, mean_score and consistency",
+    checks=("order", "rename", "method", "scale", "no_spread"),
+    call={"by": "system", "case": "case_id"},
+    note="one case: pass_rate's Wilson interval over its repeats, said in method",
+)
 def summarize(
     results: pd.DataFrame,
     *,
     by: CaseSpec = None,
     passed: str = "passed",
     score: str = "score",
-    verdict: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
     system: str | None = "system",
     n_resamples: int = 2000,
@@ -76,18 +64,25 @@ def summarize(
         parts.append(table.assign(metric="mean_score"))
     if not parts:
         raise StatsError(f"no {passed!r} or {score!r} column to summarise; pass passed= or score=")
-    if verdict in results.columns and has_repeats(results, case=case, system=system):
+    if passed in results.columns and has_repeats(results, case=case, system=system):
         try:
             level = "expected_level" if "expected_level" in results.columns else None
             agreement = consistency(
-                results, by=by, verdict=verdict, case=case, level=level, n_resamples=n_resamples
+                results, by=by, passed=passed, case=case, level=level, n_resamples=n_resamples
             )
             parts.append(agreement.rename(columns={"n_cases": "n"}).assign(metric="consistency"))
         except StatsError:
             pass  # no case ran twice within a group: nothing to report
-    return pd.concat([p[cols + SUMMARY_COLUMNS] for p in parts], ignore_index=True)
+    table = pd.concat([p[cols + SUMMARY_COLUMNS] for p in parts], ignore_index=True)
+    return finish(table, order=[*cols, *SUMMARY_COLUMNS])
 
 
+@estimator(
+    unit="case",
+    estimand="pass rate per probe version and system, with the run's errors and truncations",
+    interval="that of pass_rate (Wilson, case-clustered)",
+    checks=("order", "rename", "method", "scale", "no_spread"),
+)
 def run_summary(results: pd.DataFrame) -> pd.DataFrame:
     """What ``jevalkit run`` prints: per probe version and system, the pass rate with its
     case-clustered Wilson interval (the same numbers as :func:`pass_rate`), the requests that
@@ -109,7 +104,7 @@ def run_summary(results: pd.DataFrame) -> pd.DataFrame:
     table = pass_rate(frame, by=["_probe", "system"])
     cut = frame.groupby(["_probe", "system"], sort=False, dropna=False)["_truncated"].sum()
     keys = pd.MultiIndex.from_arrays([table["_probe"], table["system"]])
-    return pd.DataFrame(
+    return finish(
         {
             "probe": table["_probe"],
             "system": table["system"],
@@ -123,5 +118,5 @@ def run_summary(results: pd.DataFrame) -> pd.DataFrame:
             "ci_high": table["ci_high"],
             "method": table["method"],
         },
-        columns=RUN_SUMMARY_COLUMNS,
+        order=RUN_COLUMNS,
     )

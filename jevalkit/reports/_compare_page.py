@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..metrics import CHANGE_COLUMNS
 from ._html import distribution_html, highlight_differences, interval_svg, write_page
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -82,7 +81,9 @@ def compare_page(table: pd.DataFrame, changes: pd.DataFrame, *, title: str = "Co
     ]
     if changes.empty:
         parts.append("<p>No case changed its verdict.</p>")
-    case_cols = [c for c in changes.columns if c not in CHANGE_COLUMNS]
+    # case_changes documents its table as the case columns, then status, ...
+    columns = list(changes.columns)
+    case_cols = columns[: columns.index("status")] if "status" in columns else []
     for r in changes.to_dict("records"):
         case = ", ".join(f"{c} {_e(r[c])}" for c in case_cols if not _missing(r[c]))
         a, b = highlight_differences(str(r.get("output_a") or ""), str(r.get("output_b") or ""))

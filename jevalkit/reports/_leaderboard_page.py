@@ -7,10 +7,8 @@ import html
 import math
 from pathlib import Path
 
-import pandas as pd
-
 from ..errors import ReportError
-from ..metrics import LEADERBOARD_COLUMNS
+from ..metrics import Leaderboard
 from ._html import interval_svg, write_page
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -49,23 +47,26 @@ def rank_svg(low: int, high: int, rank: int, n: int) -> str:
     )
 
 
-def leaderboard_page(table: pd.DataFrame, *, title: str = "Leaderboard") -> str:
-    """The page for :func:`jevalkit.metrics.leaderboard`'s table.
+def leaderboard_page(board: Leaderboard, *, title: str = "Leaderboard") -> str:
+    """The page for :func:`jevalkit.metrics.leaderboard`'s result.
 
     Example:
-        >>> t = pd.DataFrame([{"system": "<script>x</script>", "rank": 1, "value": 0.5,
-        ...     "ci_low": 0.4, "ci_high": 0.6, "se": 0.05, "n": 10, "rank_low": 1, "rank_high": 1,
-        ...     "could_be_first": True, "tie_class": 1, "n_missing": 0, "value_worst": 0.5,
-        ...     "value_best": 0.5, "method": "m"}])
-        >>> page = leaderboard_page(t)
-        >>> "<script>x" in page, "&lt;script&gt;x" in page
+        >>> from jevalkit.items import simulate_2pl
+        >>> from jevalkit.metrics import leaderboard
+        >>> df = simulate_2pl(n_systems=3, n_items=60, seed=0)
+        >>> df["system"] = "<script>" + df["system"]
+        >>> page = leaderboard_page(leaderboard(df, case="case_id", n_resamples=200))
+        >>> "<script>sys" in page, "&lt;script&gt;sys" in page
         (False, True)
     """
-    missing = [c for c in LEADERBOARD_COLUMNS if c not in table.columns]
-    if missing:
-        raise ReportError(f"not a leaderboard table: no {missing} column(s)")
+    if not isinstance(board, Leaderboard):
+        raise ReportError(
+            f"not a leaderboard: give jevalkit.metrics.leaderboard's result, not a "
+            f"{type(board).__name__}"
+        )
+    table = board.board
     n = len(table)
-    pairwise = table.attrs.get("kind") == "pairwise"
+    pairwise = board.kind == "pairwise"
     lo, hi = (
         (0.0, 1.0)
         if not pairwise
@@ -89,10 +90,9 @@ def leaderboard_page(table: pd.DataFrame, *, title: str = "Leaderboard") -> str:
             f"<td>{rank_svg(int(r['rank_low']), int(r['rank_high']), int(r['rank']), n)}</td>"
             f"<td>{int(r['tie_class'])}</td><td>{int(r['n'])}</td>{bounds}</tr>"
         )
-    attrs = table.attrs
-    level = attrs.get("confidence", 0.95)
-    first = ", ".join(_e(s) for s in attrs.get("could_be_first", []))
-    snr = attrs.get("signal_to_noise", float("nan"))
+    level = board.confidence
+    first = ", ".join(_e(s) for s in board.could_be_first)
+    snr = board.signal_to_noise
     method = _e(table["method"].iloc[0]) if n else ""
     parts = [
         f"<h1>{_e(title)}</h1>",
@@ -113,18 +113,18 @@ def leaderboard_page(table: pd.DataFrame, *, title: str = "Leaderboard") -> str:
 
 
 def write_leaderboard_page(
-    table: pd.DataFrame, out: str | Path, *, title: str = "Leaderboard"
+    board: Leaderboard, out: str | Path, *, title: str = "Leaderboard"
 ) -> Path:
     """Write :func:`leaderboard_page` to ``out``; return the path.
 
     Example:
         >>> import tempfile
+        >>> from jevalkit.items import simulate_2pl
         >>> from jevalkit.metrics import leaderboard
-        >>> df = pd.DataFrame({"system": list("ab") * 5, "case_id": sorted(range(5)) * 2,
-        ...                    "score": [1, 0, 1, 1, 0, 0, 1, 0, 1, 1.0]})
+        >>> df = simulate_2pl(n_systems=2, n_items=40, seed=0)
         >>> path = write_leaderboard_page(leaderboard(df, case="case_id", n_resamples=200),
         ...                               Path(tempfile.mkdtemp()) / "board.html")
         >>> path.read_text().count("<svg")
         4
     """
-    return write_page(leaderboard_page(table, title=title), out)
+    return write_page(leaderboard_page(board, title=title), out)

@@ -172,7 +172,7 @@ def _subset_note(runs: pd.DataFrame) -> list[str]:
 def _case_results(runs: pd.DataFrame, shown: int = 15) -> list[str]:
     if runs["case_id"].isna().all():
         return []
-    table = per_case(runs)
+    table = per_case(runs, by="system")
     return [
         f"<h3>Per case, worst first</h3><p>{table['case_id'].nunique()} cases; the "
         f"{min(shown, len(table))} with the lowest pass rate over their repeats.</p>",

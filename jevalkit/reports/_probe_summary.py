@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..metrics import consistency, has_repeats, pass_rate
+from ..metrics import consistency, pass_rate
+from ..metrics.rows import has_repeats
 from ._notebook import escape_markdown
 
 

@@ -10,16 +10,15 @@ from ._agreement import fleiss_kappa, krippendorff_alpha
 from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._conformal import LevelSets, level_sets
-from ._dstudy import design_error, g_coefficients, noise_floor
 from ._error_bars import paired_difference, standard_error
-from ._gstudy import G_STUDY_COLUMNS, GStudy, g_study
+from ._gstudy import GStudy, variance_components
 from ._ordinal import OrdinalSpacing, ordinal_spacing
 from ._power import (
+    RepeatsCurve,
     margin_of_error_n,
     minimum_detectable_effect,
     repeats_needed,
     sample_size,
-    variance_components,
 )
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
@@ -27,11 +26,11 @@ from ._selective import SelectiveThreshold, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
-    "G_STUDY_COLUMNS",
     "BootstrapResult",
     "GStudy",
     "LevelSets",
     "OrdinalSpacing",
+    "RepeatsCurve",
     "RoganGladen",
     "SelectiveThreshold",
     "SweepSequence",
@@ -39,16 +38,12 @@ __all__ = [
     "bimodality_groups",
     "bootstrap_ci",
     "confidence_sequence",
-    "design_error",
     "fleiss_kappa",
-    "g_coefficients",
-    "g_study",
     "krippendorff_alpha",
     "level_sets",
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
-    "noise_floor",
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",

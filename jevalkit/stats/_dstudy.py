@@ -1,10 +1,12 @@
-"""The D-study: what a G-study's components imply for a planned design (the error of a mean, G
-and Phi coefficients, the noise floor of two runs), by Brennan's (2001, ch. 4) rules.
+"""The D-study arithmetic: what a G-study's components imply for a planned design, by Brennan's
+(2001, ch. 4) rules, and the expected-mean-squares algebra the G-study's ANOVA fit shares.
 
 A design gives the number of levels of each facet (a nested facet: per parent level) and
 ``repeats``, the observations per cell. A component counts toward an error when it involves a
 random facet (one the claim generalises over) or is the residual, and is divided by the number of
-levels of every facet it involves (the residual: by every observation).
+levels of every facet it involves (the residual: by every observation). The public face is
+:meth:`jevalkit.stats.GStudy.error_variance`; the coefficients, noise floors and designs built on
+it are :mod:`jevalkit.metrics`' (``reliability``, ``run_noise_floor``, ``choose_design``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,80 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from ..contract import estimator
 from ..errors import StatsError
-from ._gstudy import RESIDUAL, _closure, ems_vectors, expected_mean_squares
+
+RESIDUAL = "residual"
+
+
+def closure(facets: frozenset[str], nested: Mapping[str, str]) -> frozenset[str]:
+    out = set(facets)
+    changed = True
+    while changed:
+        changed = False
+        for f in list(out):
+            parent = nested.get(f)
+            if parent is not None and parent not in out:
+                out.add(parent)
+                changed = True
+    return frozenset(out)
+
+
+def ems_vectors(
+    comps: Sequence[frozenset[str]],
+    keys: Sequence,
+    order: Sequence[str],
+    levels: Mapping[str, int],
+    reps: int,
+) -> dict:
+    """Each component's ANOVA estimator as coefficients on the mean squares (in ``keys`` order:
+    the components, then the residual when ``reps`` > 1), for a balanced design with these
+    ``levels`` (per parent level for nested facets) and ``reps`` observations per cell.
+
+    E MS(s) = sigma2_e + sum over effects u containing s of c(u) sigma2_u, with c(u) the number
+    of observations at a level of u; solved from the highest interaction down.
+    """
+    index = {k: i for i, k in enumerate(keys)}
+    eye = np.eye(len(keys))
+
+    def coef(s: frozenset) -> float:  # observations per level of effect s
+        return reps * float(np.prod([levels[f] for f in order if f not in s]))
+
+    vec: dict = {}
+    if reps > 1:
+        vec[RESIDUAL] = eye[index[RESIDUAL]]
+    for s in sorted(comps, key=len, reverse=True):
+        v = eye[index[s]].copy()
+        if reps > 1:
+            v -= vec[RESIDUAL]
+        for u in comps:
+            if u > s:
+                v -= coef(u) * vec[u]
+        vec[s] = v / coef(s)
+    return vec
+
+
+def expected_mean_squares(
+    comps: Sequence[frozenset[str]],
+    variances: Mapping,
+    order: Sequence[str],
+    levels: Mapping[str, int],
+    reps: int,
+) -> np.ndarray:
+    """E MS of each component (then the residual when ``reps`` > 1) given true variances."""
+    out = []
+    for s in comps:
+        out.append(
+            sum(
+                reps * float(np.prod([levels[f] for f in order if f not in u])) * variances[u]
+                for u in comps
+                if u >= s
+            )
+            + (variances.get(RESIDUAL, 0.0) if reps > 1 else 0.0)
+        )
+    if reps > 1:
+        out.append(variances[RESIDUAL])
+    return np.array(out, float)
 
 
 def _parse(table: pd.DataFrame, design: Mapping[str, int]):
@@ -49,14 +120,7 @@ def _divisor(facets: Sequence[str], design: Mapping[str, int], order, reps: int)
     return float(np.prod([design[f] for f in facets]))
 
 
-@estimator(
-    unit="design",
-    estimand="error variance of the grand mean of a design",
-    interval="Satterthwaite df",
-    data="arrays",
-    note="D-study arithmetic; pinned in tests/stats/test_gstudy.py",
-)
-def design_error(
+def planned_error(
     table: pd.DataFrame,
     design: Mapping[str, int],
     generalize: Sequence[str],
@@ -69,7 +133,7 @@ def design_error(
     Example:
         >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
         ...                   "variance": [0.04, 0.2]})
-        >>> var, df = design_error(t, {"case": 50, "repeats": 4}, ["case"])
+        >>> var, df = planned_error(t, {"case": 50, "repeats": 4}, ["case"])
         >>> round(var, 5), round(df)
         (0.0018, 49)
     """
@@ -114,110 +178,5 @@ def _cells(levels: Mapping[str, int]) -> float:
 
 
 def _df(s: frozenset, levels: Mapping[str, int], nested: Mapping[str, str]) -> float:
-    parents = {p for f in s for p in _closure(frozenset([f]), nested) if p != f}
+    parents = {p for f in s for p in closure(frozenset([f]), nested) if p != f}
     return float(np.prod([levels[f] if f in parents else levels[f] - 1 for f in s]))
-
-
-@estimator(
-    unit="design",
-    estimand="G and Phi coefficients",
-    interval="none (D-study coefficients)",
-    data="arrays",
-    note="pinned to Brennan (2001) in tests/stats/test_gstudy.py",
-)
-def g_coefficients(
-    table: pd.DataFrame,
-    design: Mapping[str, int],
-    *,
-    object: str,
-    generalize: Sequence[str],
-) -> dict[str, float]:
-    """Generalizability (E rho^2) and dependability (Phi) coefficients for ``object`` (the facet
-    being measured) over a design, by Brennan's rules: tau = components of the object with no
-    random facet, delta = components of the object with one, Delta = every component with a
-    random facet; each divided by the levels of its facets other than the object.
-
-    Returns ``g``, ``phi``, ``tau``, ``delta``, ``Delta``.
-
-    Example (Brennan 2001, synthetic data set No. 3, p x i x o, n_i = 4, n_o = 2):
-        >>> t = pd.DataFrame({"component": ["p", "i", "o", "p x i", "p x o", "i x o", "p x i x o"],
-        ...     "facets": [("p",), ("i",), ("o",), ("p", "i"), ("p", "o"), ("i", "o"), ("p", "i", "o")],
-        ...     "variance": [0.5528, 0.4417, 0.0074, 0.5750, 0.1009, 0.1565, 0.9352]})
-        >>> c = g_coefficients(t, {"p": 10, "i": 4, "o": 2}, object="p", generalize=["i", "o"])
-        >>> round(c["g"], 2), round(c["phi"], 2)
-        (0.64, 0.55)
-    """
-    comps, order, reps, has_residual, _, by_set = _parse(table, {**{object: 1}, **design})
-    if object not in order:
-        raise StatsError(f"object {object!r} is not a facet of these components: {order}")
-    random = set(generalize) - {object}
-    tau = delta = big_delta = 0.0
-    for s in comps:
-        divisor = float(np.prod([design[f] for f in s if f != object]))
-        part = by_set[s] / divisor
-        if object in s and not s & random:
-            tau += part
-        if object in s and s & random:
-            delta += part
-        if s & random:
-            big_delta += part
-    if has_residual:
-        part = by_set[RESIDUAL] / (float(np.prod([design[f] for f in order if f != object])) * reps)
-        delta += part
-        big_delta += part
-    g = tau / (tau + delta) if tau + delta > 0 else np.nan
-    phi = tau / (tau + big_delta) if tau + big_delta > 0 else np.nan
-    return {"g": g, "phi": phi, "tau": tau, "delta": delta, "Delta": big_delta}
-
-
-@estimator(
-    unit="design",
-    estimand="the noise floor of two runs",
-    interval="none (a threshold)",
-    data="arrays",
-    note="pinned in tests/stats/test_gstudy.py",
-)
-def noise_floor(
-    table: pd.DataFrame,
-    design: Mapping[str, int],
-    *,
-    redrawn: Sequence[str] = (),
-    confidence: float = 0.95,
-    nested: Mapping[str, str] | None = None,
-) -> dict[str, float]:
-    """The smallest difference between the means of two single runs of one system on the same
-    design levels (same cases, same variants) that exceeds their joint noise: the components
-    re-drawn by a new run (the residual, and every component of a facet in ``redrawn``, e.g. a
-    judge's samples) count twice; shared facets cancel.
-
-    Returns ``noise_floor`` (t quantile x the SD of the difference), ``sd_difference``, ``df``,
-    ``method``. Nothing redrawn varied (every repeat identical): ``noise_floor`` is NaN, "not
-    estimable", never 0.
-
-    Example:
-        >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
-        ...                   "variance": [0.04, 0.2]})
-        >>> round(noise_floor(t, {"case": 100, "repeats": 1})["noise_floor"], 3)
-        0.125
-    """
-    var, df = design_error(table, design, list(redrawn), nested=nested)
-    if not var > 0:
-        return {
-            "noise_floor": np.nan,
-            "sd_difference": np.nan,
-            "df": np.nan,
-            "method": "not estimable: what a new run redraws never varied in the pilot",
-        }
-    sd = float(np.sqrt(2 * var))
-    q = (
-        float(sps.t.ppf(0.5 + confidence / 2, df))
-        if np.isfinite(df)
-        else float(sps.norm.ppf(0.5 + confidence / 2))
-    )
-    redraws = ", ".join(["repeats", *redrawn])
-    return {
-        "noise_floor": q * sd,
-        "sd_difference": sd,
-        "df": df,
-        "method": f"t quantile x SD of the difference of two runs redrawing {redraws}",
-    }

@@ -1,5 +1,5 @@
-"""Variance components of crossed and nested random facets (a G-study), and what they imply for
-the error of a mean (the D-study arithmetic shared by intervals, coefficients and the planner).
+"""The G-study: the variance of a score split over random facets (case, variant, judge sample,
+endpoint, ...), as generalizability theory does it, from a results frame or any table.
 
 Balanced designs: the ANOVA (expected mean squares) estimators of generalizability theory
 (Brennan 2001, ch. 3): every facet crossed, sums of squares from marginal means, the EMS system
@@ -8,6 +8,11 @@ components it confounds (``r`` + ``r x t``), which is exactly the nested design'
 Unbalanced designs: REML by statsmodels ``MixedLM`` with one variance-component formula per
 effect (crossed random effects as one group). Negative ANOVA estimates are reported as 0 and
 said in ``method`` (Brennan 2001, sec. 3.4); REML keeps them at the boundary 0.
+
+One function fits it (:func:`variance_components`), one results object holds it
+(:class:`GStudy`); what it implies for a design (the error of a mean, G and Phi coefficients, the
+noise floor of two runs, the cheapest design) is :meth:`GStudy.error_variance` and the
+:mod:`jevalkit.metrics` statistics built on it.
 """
 
 from __future__ import annotations
@@ -21,10 +26,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..contract import estimator
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    Result,
+    columns_of,
+    estimator,
+    finish,
+    group_codes,
+    prepare,
+)
 from ..errors import StatsError
+from ._dstudy import RESIDUAL, closure, ems_vectors, planned_error
 
-G_STUDY_COLUMNS = [
+COLUMNS = [
     "component",
     "facets",
     "variance",
@@ -36,50 +51,113 @@ G_STUDY_COLUMNS = [
     "n_levels",
     "method",
 ]
-RESIDUAL = "residual"
+CASE_FACET = "case"
 
 
-@dataclass
-class GStudy:
-    """A fitted G-study: the components table and what the D-study arithmetic needs.
+@dataclass(frozen=True, eq=False)
+class GStudy(Result):
+    """A G-study: the variance components of a score over random facets, and the pilot's design.
 
     Attributes:
-        table: one row per component (columns ``G_STUDY_COLUMNS``).
-        levels: the number of levels of each facet (for a nested facet: per parent level).
-        replicates: observations per cell (balanced), else the mean.
-        balanced: whether the ANOVA estimators were used.
-        weights: per component, sum over its levels of (rows at the level)^2 / N^2, the factor by
-            which its variance enters the variance of the grand mean of these rows.
-        ms_vectors: per component, its estimate as coefficients on the mean squares (ANOVA), for
-            Satterthwaite degrees of freedom of any linear combination.
-        mean_squares, ms_df: the mean squares and their degrees of freedom (ANOVA).
+        components: one row per component: ``component`` (``case``, ``case x variant``, nested
+            ``variant:case``, ``residual``), ``facets`` (tuple), ``variance`` (the estimate, a
+            negative ANOVA one set to 0 and ``method`` saying so), ``estimate`` (the unbiased
+            ANOVA estimate, possibly negative; REML: as ``variance``), ``share`` (of the total),
+            ``df`` (Satterthwaite), ``ci_low``, ``ci_high`` (Satterthwaite chi-square interval;
+            NaN when the estimate is 0), ``n_levels``, ``method``.
+        levels: the number of levels of each facet (a nested facet: per parent level).
+        repeats: observations per cell (balanced), else their mean.
+        balanced: whether the ANOVA estimators were used (else REML).
+        nested: facet -> its parent.
+        n, n_missing: the rows used, and the rows not scored (an error or no value).
+        cost_per_request: the mean ``cost_usd`` of the rows that have one (None when none
+            has, or the requests were free): what a design's cost is counted in.
+        left_out: facets asked for but absent or with one level (``only_varying=True``).
+        method: how the components were estimated.
+
+    Example:
+        >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
+        ...                   "variance": [0.04, 0.2]})
+        >>> study = GStudy.of(t, levels={"case": 50}, repeats=4)
+        >>> study.design
+        {'case': 50, 'repeats': 4}
+        >>> var, df = study.error_variance(["case"])
+        >>> round(var, 5), round(df)  # 0.04 / 50 + 0.2 / 200
+        (0.0018, 49)
     """
 
-    table: pd.DataFrame
-    levels: dict[str, int]
-    replicates: float
+    components: pd.DataFrame
+    levels: Mapping[str, int]
+    repeats: float
     balanced: bool
-    weights: dict[str, float]
-    nested: dict[str, str] = field(default_factory=dict)
-    ms_vectors: dict[str, np.ndarray] = field(default_factory=dict)
-    mean_squares: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    ms_df: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    nested: Mapping[str, str] = field(default_factory=dict)
+    n: int = 0
+    n_missing: int = 0
+    cost_per_request: float | None = None
+    left_out: tuple[str, ...] = ()
+    method: str = ""
+    # the D-study arithmetic of the observed rows (empty for published components)
+    weights: Mapping[str, float] = field(default_factory=dict, repr=False)
+    ms_vectors: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
+    mean_squares: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    ms_df: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
-    def error_variance(self, generalize: Sequence[str]) -> tuple[float, float]:
-        """Variance of the grand mean of these rows when the facets in ``generalize`` are
-        random (resampled) and the others fixed, and its Satterthwaite degrees of freedom.
+    @classmethod
+    def of(
+        cls,
+        components: pd.DataFrame,
+        *,
+        levels: Mapping[str, int],
+        repeats: float = 1,
+        nested: Mapping[str, str] | None = None,
+    ) -> GStudy:
+        """A G-study from components estimated elsewhere (a published table: ``component``,
+        ``facets``, ``variance``), for a D-study of its design (balanced by definition)."""
+        for column in ("component", "facets", "variance"):
+            if column not in components.columns:
+                raise StatsError(f"components need a {column!r} column")
+        table = components.reset_index(drop=True)
+        return cls(
+            components=table,
+            levels={k: int(v) for k, v in levels.items()},
+            repeats=float(repeats),
+            balanced=True,
+            nested=dict(nested or {}),
+            method="components given",
+        )
+
+    def table(self) -> pd.DataFrame:
+        """The components, one row each."""
+        return self.components.copy()
+
+    @property
+    def design(self) -> dict[str, int]:
+        """The pilot's design: the levels of each facet and ``repeats``."""
+        return {**{k: int(v) for k, v in self.levels.items()}, "repeats": round(self.repeats)}
+
+    def variance(self, component: str) -> float:
+        """One component's variance (``"case"``, ``"case x variant"``, ``"residual"``)."""
+        table = self.components.set_index("component")["variance"]
+        if component not in table.index:
+            raise StatsError(f"no component {component!r}; the components are {list(table.index)}")
+        return float(table[component])
+
+    def error_variance(
+        self, generalize: Sequence[str], design: Mapping[str, int] | None = None
+    ) -> tuple[float, float]:
+        """The variance of a grand mean when the facets in ``generalize`` are random (resampled)
+        and the others fixed, and its Satterthwaite degrees of freedom: of these rows (balanced
+        or not), or of a planned balanced ``design`` (levels per facet and ``repeats``; facets
+        not named keep the pilot's levels).
 
         A component counts when it involves a generalised facet; the residual (what varies
         within a cell: repeats, unlisted facets) always counts.
-
-        Example:
-            >>> d = pd.DataFrame({"case": [0, 0, 1, 1, 2, 2], "y": [1.0, 2.0, 3.0, 5.0, 4.0, 4.0]})
-            >>> var, df = g_study(d, ["case"], "y").error_variance(["case"])
-            >>> round(var, 4), round(df, 1)  # the case means' sample variance 2.0833 / 3 cases
-            (0.6944, 2.0)
         """
+        if design is not None or not self.weights:
+            plan = {**self.design, **{k: int(v) for k, v in (design or {}).items()}}
+            return planned_error(self.components, plan, generalize, nested=self.nested)
         counted = []
-        for row in self.table.itertuples():
+        for row in self.components.itertuples():
             if row.component == RESIDUAL or set(row.facets) & set(generalize):
                 counted.append(row)
         var = sum(r.variance * self.weights[r.component] for r in counted)
@@ -99,27 +177,143 @@ class GStudy:
         return float(var), max(df, 1.0)
 
 
-def _closure(facets: frozenset[str], nested: Mapping[str, str]) -> frozenset[str]:
-    out = set(facets)
-    changed = True
-    while changed:
-        changed = False
-        for f in list(out):
-            parent = nested.get(f)
-            if parent is not None and parent not in out:
-                out.add(parent)
-                changed = True
-    return frozenset(out)
+@estimator(
+    unit="facet level",
+    estimand="variance of the score over random facets (a G-study)",
+    interval="Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)",
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    call={"facets": ("case", "system"), "case": "case_id"},
+    note="any numeric score (no scale); pinned to Brennan (2001) and statsmodels MixedLM in "
+    "tests/stats/test_gstudy.py",
+)
+def variance_components(
+    data: pd.DataFrame,
+    *,
+    facets: Sequence[str] = (CASE_FACET,),
+    score: str = "score",
+    case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
+    repeat: str | None = "repeat",
+    nested: Mapping[str, str] | None = None,
+    method: str = "auto",
+    confidence: float = 0.95,
+    only_varying: bool = False,
+) -> GStudy:
+    """A G-study: the variance of ``score`` split over random facets.
+
+    Every facet listed is crossed with the others unless ``nested`` maps it to its parent
+    (``{"variant": "case"}``: each case has its own paraphrases). What varies within a cell of
+    all the facets (repeats, facets not listed) is the ``residual``.
+
+    Args:
+        data: results (or any frame with the facet columns).
+        facets: column names of random facets; ``"case"`` means the case identity (``case=``,
+            default probe + version + case id). A missing value in a facet column is a level.
+        score: the value column (``passed`` for verdicts works too).
+        case: the columns naming a case (``None``: rows are not cases, e.g. a persons x items
+            table whose facets are plain columns).
+        system: the column telling systems apart (rows of two systems are never copies, and
+            their case keys must have one type); ``None``: the rows are one system.
+        repeat: the column numbering repeats: two rows of one case, system, facet levels and
+            repeat are a copied row, refused (without the column, rows sharing a cell are its
+            replicates).
+        nested: facet -> its parent.
+        method: ``auto`` (ANOVA when balanced, else REML), ``anova`` or ``reml``.
+        confidence: of the component intervals.
+        only_varying: leave out the facets that are absent or have one level (named in
+            ``left_out``), for a G-study of whatever a run varied; otherwise they are refused.
+
+    Returns:
+        A :class:`GStudy` (``.table()``: one row per component).
+
+    Notes:
+        Balanced: ANOVA (expected mean squares) estimators, pinned to Brennan (2001) synthetic
+        data sets 3 and 4. Unbalanced: REML (statsmodels ``MixedLM``, variance-component
+        formulas).
+
+    Example:
+        >>> rng = np.random.default_rng(1)
+        >>> d = pd.DataFrame([(c, v, r) for c in range(40) for v in range(3) for r in range(4)],
+        ...                  columns=["case_id", "variant", "repeat"])
+        >>> d["score"] = (rng.normal(0, 0.3, 40)[d["case_id"]] + rng.normal(0, 0.2, 3)[d["variant"]]
+        ...               + rng.normal(0, 0.1, len(d)))
+        >>> study = variance_components(d, facets=["case", "variant"], case="case_id", system=None)
+        >>> study.table()["component"].tolist()
+        ['case', 'variant', 'case x variant', 'residual']
+        >>> study.levels, study.repeats
+        ({'case': 40, 'variant': 3}, 4.0)
+    """
+    if isinstance(facets, str):
+        raise StatsError(
+            f"facets takes a list of columns, e.g. [{facets!r}] or ['case', 'variant']"
+        )
+    wanted = list(dict.fromkeys(facets))
+    if not wanted:
+        raise StatsError("give at least one facet column")
+    case_cols = columns_of(case)
+    if CASE_FACET in wanted and not case_cols:
+        raise StatsError("facet 'case' needs case= columns (case=None has no cases)")
+    left_out: list[str] = []
+    if only_varying:
+        kept = [f for f in wanted if _varies(data, case_cols if f == CASE_FACET else [f])]
+        left_out = [f for f in wanted if f not in kept]
+        if not kept:
+            raise StatsError(f"none of the facets {wanted} varies in these rows")
+        wanted = kept
+    others = [f for f in wanted if f != CASE_FACET]
+    p = prepare(
+        data,
+        score,
+        case=case,
+        system=system,
+        repeat=repeat,
+        within=others,
+        keyword="score",
+    )
+    if not p.values.size:
+        raise StatsError(f"no rows with a {score!r} value")
+    coded = pd.DataFrame(index=range(p.values.size))
+    for facet in wanted:
+        coded[facet] = p.case if facet == CASE_FACET else group_codes(p.frame, [facet])[0]
+    coded["_value"] = p.values
+    fit = _fit(coded, wanted, "_value", nested=nested, method=method, confidence=confidence)
+    fit["components"] = finish(fit["components"], order=COLUMNS, estimate="variance")
+    return GStudy(
+        **fit,
+        n=int(p.values.size),
+        n_missing=int(p.n_missing.sum()),
+        cost_per_request=_cost_per_request(data),
+        left_out=tuple(left_out),
+        method="ANOVA (expected mean squares)" if fit["balanced"] else "REML (statsmodels MixedLM)",
+    )
+
+
+def _varies(data: pd.DataFrame, columns: list[str]) -> bool:
+    return (
+        bool(columns)
+        and len(data) > 0  # nothing varies in no rows
+        and all(c in data.columns for c in columns)
+        and group_codes(data, columns)[0].max() > 0
+    )
+
+
+def _cost_per_request(data: pd.DataFrame) -> float | None:
+    """The mean dollars per request of the rows whose cost is known (None when none is, or
+    when the requests were free, e.g. the embedded model: then a design counts requests)."""
+    if "cost_usd" not in data.columns:
+        return None
+    cost = pd.to_numeric(data["cost_usd"], errors="coerce").dropna()
+    return float(cost.mean()) if len(cost) and cost.mean() > 0 else None
 
 
 def _name(facets: frozenset[str], order: Sequence[str], nested: Mapping[str, str]) -> str:
     """``a x b``, with a nested facet written ``r:t`` and its parents not repeated."""
-    parents = {p for f in facets for p in _closure(frozenset([f]), nested) if p != f}
+    parents = {p for f in facets for p in closure(frozenset([f]), nested) if p != f}
     parts = []
     for f in order:
         if f not in facets or f in parents:
             continue
-        chain = [p for p in order if p in _closure(frozenset([f]), nested) and p != f]
+        chain = [p for p in order if p in closure(frozenset([f]), nested) and p != f]
         parts.append(f + "".join(f":{p}" for p in chain))
     return " x ".join(parts)
 
@@ -130,19 +324,12 @@ def _components(order: Sequence[str], nested: Mapping[str, str]) -> list[frozens
     for size in range(1, len(order) + 1):
         for combo in itertools.combinations(order, size):
             s = frozenset(combo)
-            if _closure(s, nested) == s:
+            if closure(s, nested) == s:
                 out.append(s)
     return out
 
 
-@estimator(
-    unit="cell",
-    estimand="variance components of crossed and nested random facets",
-    interval="Satterthwaite chi-square per component",
-    data="arrays",
-    note="returns a GStudy; pinned to Brennan (2001) synthetic data and statsmodels MixedLM in tests/stats/test_gstudy.py",
-)
-def g_study(
+def _fit(
     data: pd.DataFrame,
     facets: Sequence[str],
     value: str,
@@ -150,37 +337,9 @@ def g_study(
     nested: Mapping[str, str] | None = None,
     method: str = "auto",
     confidence: float = 0.95,
-) -> GStudy:
-    """Variance components of random facets (columns of ``data``) for the values in ``value``.
-
-    Every facet listed is crossed with the others unless ``nested`` maps it to its parent
-    (``{"rater": "task"}``: each task has its own raters). What varies within a cell of all the
-    facets (repeats, unlisted facets) is the residual.
-
-    Args:
-        data: one row per observation, with the facet columns and ``value`` (no NaN).
-        facets: the facet columns (each needs 2 or more levels).
-        value: the value column.
-        nested: facet -> the facet it is nested in.
-        method: ``anova`` (balanced designs only), ``reml``, or ``auto`` (ANOVA when balanced).
-        confidence: of the component intervals.
-
-    Returns:
-        A :class:`GStudy`; its ``table`` has one row per component: ``component`` (``a x b``,
-        nested ``r:t``, and ``residual``), ``facets`` (tuple), ``variance`` (the estimate, a
-        negative one set to 0), ``estimate`` (the unbiased ANOVA estimate, possibly negative;
-        REML: as ``variance``), ``share`` (of the total), ``df`` (Satterthwaite), ``ci_low``,
-        ``ci_high`` (Satterthwaite chi-square interval; NaN when the estimate is 0), ``n_levels``,
-        ``method``.
-
-    Example:
-        >>> rng = np.random.default_rng(0)
-        >>> d = pd.DataFrame([(c, v, r) for c in range(30) for v in range(3) for r in range(2)],
-        ...                  columns=["case", "variant", "repeat"])
-        >>> d["y"] = rng.normal(size=30)[d["case"]] + rng.normal(size=len(d))
-        >>> g_study(d, ["case", "variant"], "y").table["component"].tolist()
-        ['case', 'variant', 'case x variant', 'residual']
-    """
+) -> dict:
+    """The components of coded facet columns (no missing values; the input rules are
+    :func:`variance_components`'s): the table and what the D-study arithmetic needs."""
     nested = dict(nested or {})
     order = list(dict.fromkeys(facets))
     if not order:
@@ -203,7 +362,7 @@ def g_study(
     codes = {}
     levels = {}
     for f in order:
-        parents = sorted(_closure(frozenset([f]), nested) - {f}, key=order.index)
+        parents = sorted(closure(frozenset([f]), nested) - {f}, key=order.index)
         if parents:  # a nested facet: its levels numbered within each parent combination
             codes[f] = frame.groupby(parents, sort=True)[f].rank(method="dense").to_numpy(int) - 1
             per_parent = frame.groupby(parents)[f].nunique()
@@ -216,7 +375,7 @@ def g_study(
                 f"facet {f!r} has one level: its variance is not estimable (drop it from facets)"
             )
     for f, g in itertools.permutations(order, 2):
-        if nested.get(f) == g or _closure(frozenset([f]), nested) >= {g}:
+        if nested.get(f) == g or closure(frozenset([f]), nested) >= {g}:
             continue
         if frame.groupby(f)[g].nunique().max() == 1:  # every level of f meets one level of g
             raise StatsError(
@@ -251,17 +410,17 @@ def g_study(
     if not has_residual:
         top = table.index[-1]
         table.loc[top, "method"] += "; confounded with the residual (one observation per cell)"
-    return GStudy(
-        table=table,
-        levels=levels,
-        replicates=replicates,
-        balanced=bool(balanced),
-        weights=counts,
-        nested=nested,
-        ms_vectors=ms_vectors,
-        mean_squares=ms,
-        ms_df=ms_df,
-    )
+    return {
+        "components": table,
+        "levels": levels,
+        "repeats": replicates,
+        "balanced": bool(balanced),
+        "weights": counts,
+        "nested": nested,
+        "ms_vectors": ms_vectors,
+        "mean_squares": ms,
+        "ms_df": ms_df,
+    }
 
 
 def _interval(estimate: float, df: float, confidence: float) -> tuple[float, float]:
@@ -279,7 +438,7 @@ def _table(rows: list[dict]) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     total = table["variance"].sum()
     table["share"] = table["variance"] / total if total > 0 else np.nan
-    return table[G_STUDY_COLUMNS].reset_index(drop=True)
+    return table[COLUMNS].reset_index(drop=True)
 
 
 def _anova(y, codes, order, nested, comps, names, levels, reps, confidence):
@@ -316,7 +475,7 @@ def _anova(y, codes, order, nested, comps, names, levels, reps, confidence):
     pooled_ss: dict = {}
     pooled_df: dict = {}
     for s in crossed:
-        target = _closure(s, nested)
+        target = closure(s, nested)
         pooled_ss[target] = pooled_ss.get(target, 0.0) + ss[s]
         pooled_df[target] = pooled_df.get(target, 0.0) + df[s]
     keys: list = list(comps)
@@ -338,63 +497,6 @@ def _anova(y, codes, order, nested, comps, names, levels, reps, confidence):
         out[RESIDUAL] = vec[RESIDUAL]
         rows.append(_row(RESIDUAL, (), vec[RESIDUAL], ms, ms_df, levels, confidence))
     return _table(rows), out, ms, ms_df
-
-
-def ems_vectors(
-    comps: Sequence[frozenset[str]],
-    keys: Sequence,
-    order: Sequence[str],
-    levels: Mapping[str, int],
-    reps: int,
-) -> dict:
-    """Each component's ANOVA estimator as coefficients on the mean squares (in ``keys`` order:
-    the components, then the residual when ``reps`` > 1), for a balanced design with these
-    ``levels`` (per parent level for nested facets) and ``reps`` observations per cell.
-
-    E MS(s) = sigma2_e + sum over effects u containing s of c(u) sigma2_u, with c(u) the number
-    of observations at a level of u; solved from the highest interaction down.
-    """
-    index = {k: i for i, k in enumerate(keys)}
-    eye = np.eye(len(keys))
-
-    def coef(s: frozenset) -> float:  # observations per level of effect s
-        return reps * float(np.prod([levels[f] for f in order if f not in s]))
-
-    vec: dict = {}
-    if reps > 1:
-        vec[RESIDUAL] = eye[index[RESIDUAL]]
-    for s in sorted(comps, key=len, reverse=True):
-        v = eye[index[s]].copy()
-        if reps > 1:
-            v -= vec[RESIDUAL]
-        for u in comps:
-            if u > s:
-                v -= coef(u) * vec[u]
-        vec[s] = v / coef(s)
-    return vec
-
-
-def expected_mean_squares(
-    comps: Sequence[frozenset[str]],
-    variances: Mapping,
-    order: Sequence[str],
-    levels: Mapping[str, int],
-    reps: int,
-) -> np.ndarray:
-    """E MS of each component (then the residual when ``reps`` > 1) given true variances."""
-    out = []
-    for s in comps:
-        out.append(
-            sum(
-                reps * float(np.prod([levels[f] for f in order if f not in u])) * variances[u]
-                for u in comps
-                if u >= s
-            )
-            + (variances.get(RESIDUAL, 0.0) if reps > 1 else 0.0)
-        )
-    if reps > 1:
-        out.append(variances[RESIDUAL])
-    return np.array(out, float)
 
 
 def _row(name, facets, v, ms, ms_df, levels, confidence) -> dict:

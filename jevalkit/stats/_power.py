@@ -1,67 +1,81 @@
-"""How many cases and how many repeats: variance decomposition and Miller's power formula."""
+"""How many cases and how many repeats: the repeats curve of a pilot and Miller's power formula."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-from ..contract import estimator
+from ..contract import Result, estimator
 from ..errors import StatsError
-from ._gstudy import RESIDUAL, g_study
+from ._dstudy import RESIDUAL
+from ._gstudy import variance_components
 from ._validate import as_clean_array, as_labels
 
 
-@estimator(
-    unit="value",
-    estimand="between- and within-case variance",
-    interval="none (inputs to repeats_needed)",
-    data="arrays",
-    note="moment estimates feeding repeats_needed; pinned in tests/stats",
-)
-def variance_components(scores: ArrayLike, case: ArrayLike) -> dict[str, float]:
-    """Split pilot scores (k repeats per case) into between-case and within-case variance: the
-    one-facet G-study (:func:`g_study` with the facet ``case``; ANOVA when every case has the
-    same number of repeats, REML otherwise).
-
-    within = the residual (what varies between repeats of a case, E[sigma_i^2]); between = the
-    case component (Var(x), the spread of the cases' true means), a negative estimate set to 0.
-    One case: between is 0 (nothing to spread).
-
-    Example:
-        >>> vc = variance_components([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"])
-        >>> round(vc["within"], 3), vc["n_cases"], vc["k"]
-        (0.167, 3, 2.0)
-    """
-    x = as_clean_array(scores, "scores", min_n=2)
-    codes = as_labels(case, x.size, "case")
+def _between_within(x: np.ndarray, codes: np.ndarray) -> dict:
+    """Between- and within-case variance of pilot scores (k repeats per case): the one-facet
+    G-study (:func:`variance_components` with the facet ``case``; ANOVA when every case has
+    the same number of repeats, REML otherwise). One case: between is 0 (nothing to spread)."""
     counts = np.bincount(codes)
     counts = counts[counts > 0]
     if counts.min() < 2:
         raise StatsError("every case needs at least 2 repeats to measure within-case variance")
-    frame = pd.DataFrame({"x": x, "case": codes})
     k_bar = float(counts.mean())
     if counts.size == 1:
-        within = float(np.var(x, ddof=1))
-        return {"between": 0.0, "within": within, "n_cases": 1, "k": k_bar}
-    table = g_study(frame, ["case"], "x").table.set_index("component")["variance"]
+        return {"between": 0.0, "within": float(np.var(x, ddof=1)), "n_cases": 1, "k": k_bar}
+    frame = pd.DataFrame({"case": codes, "score": x})
+    study = variance_components(frame, case="case", system=None, repeat=None)
     return {
-        "between": float(table["case"]),
-        "within": float(table[RESIDUAL]),
+        "between": study.variance("case"),
+        "within": study.variance(RESIDUAL),
         "n_cases": int(counts.size),
         "k": k_bar,
     }
 
 
+@dataclass(frozen=True, eq=False)
+class RepeatsCurve(Result):
+    """The standard error of a mean score against the repeats per case (:func:`repeats_needed`).
+
+    Attributes:
+        curve: one row per K: ``repeats``, ``se``, ``se_infinite`` (the floor no K goes below),
+            ``between``, ``within``, ``n_cases``, ``enough`` (K >= the recommendation).
+        recommended_repeats: the smallest K past which repeats stop paying (None when the
+            between-case variance is 0: then only more cases help, or nothing varies).
+        between, within: the variance components of the pilot.
+        n_cases: the cases the curve is for.
+    """
+
+    curve: pd.DataFrame
+    recommended_repeats: int | None
+    between: float
+    within: float
+    n_cases: int
+
+    def table(self) -> pd.DataFrame:
+        """The curve, one row per K."""
+        return self.curve.copy()
+
+
+def _curve_of_results(frame: pd.DataFrame) -> RepeatsCurve:
+    """The contract test's adapter input: one system's scores by case."""
+    first = frame[frame["system"] == sorted(frame["system"].unique())[0]]
+    return repeats_needed(first["score"], first["case_id"], max_repeats=5)
+
+
 @estimator(
     unit="case",
-    estimand="standard error against repeats per case",
+    estimand="standard error of the mean against repeats per case",
     interval="none (a planning curve)",
-    data="arrays",
-    note="a planning curve; pinned in tests/stats",
+    data="results",
+    checks=("order", "rename", "one_case"),
+    adapter=_curve_of_results,
+    note="a planning curve from the one-facet G-study; pinned in tests/stats",
 )
 def repeats_needed(
     scores: ArrayLike,
@@ -70,12 +84,13 @@ def repeats_needed(
     max_repeats: int = 20,
     tolerance: float = 0.1,
     n_cases: int | None = None,
-    position: ArrayLike | None = None,
-) -> pd.DataFrame:
+    orders: ArrayLike | None = None,
+) -> RepeatsCurve:
     """Standard error of the mean score against the number of repeats K, from pilot data.
 
     Var(mean) = (Var(x) + E[sigma_i^2] / K) / n (Miller 2024, section 3), with Var(x) the
-    between-case and E[sigma_i^2] the within-case variance from :func:`variance_components`.
+    between-case and E[sigma_i^2] the within-case variance: the case component and the residual
+    of the one-facet G-study (:func:`variance_components`).
 
     Args:
         scores, case: pilot scores and their case labels (at least 2 repeats per case).
@@ -83,30 +98,25 @@ def repeats_needed(
         tolerance: repeats "stop paying" at the smallest K whose within-case term adds at most
             this share to the variance of K = infinity: E[sigma^2] / K <= tolerance * Var(x).
         n_cases: cases in the planned eval (default: as in the pilot).
-        position: for pairwise games played in both orders, which order each score comes from.
+        orders: for pairwise games played in both orders, which order each score comes from.
             The difference between a case's two orders is then part of the case (every case is
             played in both orders, so more repeats do not shrink it): the within-case variance
             is measured between repeats of one case and order, and K counts repeats of each
             order. Without it, the order effect would pass for repeat noise and inflate K.
 
     Returns:
-        One row per K: ``repeats``, ``se``, ``se_infinite`` (the floor no K goes below),
-        ``between``, ``within``, ``n_cases``, ``enough`` (K >= the recommendation). The
-        recommended K is in ``df.attrs["recommended_repeats"]`` (None when Var(x) = 0: then
-        only more cases help... or nothing varies).
+        A :class:`RepeatsCurve` (``.table()``: one row per K).
 
     Example:
-        >>> curve = repeats_needed([1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1], list("aaabbbcccddd"), max_repeats=5)
-        >>> curve["se"].is_monotonic_decreasing
-        True
+        >>> r = repeats_needed([1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1], list("aaabbbcccddd"), max_repeats=5)
+        >>> r.curve["se"].is_monotonic_decreasing, r.recommended_repeats
+        (True, 14)
     """
     if max_repeats < 1:
         raise StatsError(f"max_repeats must be at least 1, got {max_repeats}")
-    vc = (
-        variance_components(scores, case)
-        if position is None
-        else _by_order_components(scores, case, position)
-    )
+    x = as_clean_array(scores, "scores", min_n=2)
+    codes = as_labels(case, x.size, "case")
+    vc = _between_within(x, codes) if orders is None else _by_order_components(x, codes, orders)
     n = n_cases or vc["n_cases"]
     ks = np.arange(1, max_repeats + 1)
     se = np.sqrt((vc["between"] + vc["within"] / ks) / n)
@@ -124,25 +134,22 @@ def repeats_needed(
             "enough": ks >= recommended if recommended is not None else False,
         }
     )
-    curve.attrs["recommended_repeats"] = recommended
-    return curve
+    return RepeatsCurve(curve, recommended, vc["between"], vc["within"], int(n))
 
 
-def _by_order_components(scores: ArrayLike, case: ArrayLike, position: ArrayLike) -> dict:
+def _by_order_components(x: np.ndarray, codes: np.ndarray, orders: ArrayLike) -> dict:
     """Variance components when every case is played in each of several orders: within from
     the repeats of one case and order, divided by the number of orders (each K repeats every
     order); between from the cases' means over their orders."""
-    x = as_clean_array(scores, "scores", min_n=2)
-    codes = as_labels(case, x.size, "case")
-    order = as_labels(position, x.size, "position")
+    order = as_labels(orders, x.size, "orders")
     n_orders = int(order.max()) + 1
     per_case = pd.Series(order).groupby(codes).nunique()
     if (per_case != n_orders).any():
         raise StatsError(
             f"{int((per_case != n_orders).sum())} case(s) were not played in all {n_orders} "
-            "orders: give position only for games played in every order"
+            "orders: give orders only for games played in every order"
         )
-    cell = variance_components(x, codes * n_orders + order)
+    cell = _between_within(x, codes * n_orders + order)
     case_means = pd.Series(x).groupby([codes, order]).mean().groupby(level=0).mean()
     within = cell["within"] / n_orders
     total = float(case_means.var(ddof=1)) if len(case_means) > 1 else 0.0

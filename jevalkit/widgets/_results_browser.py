@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import traitlets
 
+from ..contract import CASE_COLUMNS
 from ..errors import StatsError
-from ..metrics import CASE_COLUMNS, compare, pass_rate
+from ..metrics import compare, pass_rate
 
 
 def _e(value: object) -> str:

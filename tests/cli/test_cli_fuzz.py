@@ -322,7 +322,7 @@ def hostile_parts(work: Path) -> dict[str, Path]:
 
 
 PROBE_COMMANDS = ("list", "show", "page", "lock", "dry-run", "score")
-LOG_COMMANDS = ("metrics", "gate", "compare", "items", "leaderboard", "plan", "merge", "export")
+LOG_COMMANDS = ("metrics", "gate", "compare", "items", "leaderboard", "design", "merge", "export")
 
 
 def commands(work: Path, url: str) -> list[Job]:
@@ -375,7 +375,7 @@ def commands(work: Path, url: str) -> list[Job]:
             "compare": ["compare", p, p, "--from", "auto"],
             "items": ["items", p, "--from", "auto"],
             "leaderboard": ["leaderboard", p, "--from", "auto", "--resamples", "20"],
-            "plan": ["plan", p, "--from", "auto"],
+            "design": ["design", p, "--from", "auto"],
             "merge": ["merge", p],
             "export": ["export", p, "--to", "every-eval-ever", "--out", "{here}/e.json"],
         }

@@ -78,8 +78,27 @@ def enc(x):
 
 
 # what changed on purpose, and why (a place, as ``same`` names it, and the reason)
+ANCHOR = (
+    "the anchor's rating is fixed at 1000 by definition: no interval (finish refuses a "
+    "zero-width one) and no standard error, and its method says so"
+)
 DELIBERATE = {
     "paired_difference.frame[0].method": "names its interval now (the contract's method check)",
+    **{
+        f"{call}.frame[0].{column}": ANCHOR
+        for call in ("rank/pairwise", "rank/pairwise_pref", "leaderboard/pairwise")
+        for column in (
+            "ci_low",
+            "ci_high",
+            "win_prob_ci_low",
+            "win_prob_ci_high",
+            "method",
+            "strength_se",
+            "se",
+        )
+    },
+    "leaderboard/pairwise.attrs.signal_to_noise": "the anchor's standard error (0 by "
+    "definition) no longer counts as noise in the root mean square of the SEs",
     # stats.bimodality's n_resamples default is the shared 2000 (was 999): a p-value that had not
     # settled (fewer than 10 null statistics reached G) is (1 + hits) / 2001 now, not / 1000;
     # every verdict (bimodal) is the same
@@ -126,6 +145,51 @@ def same(old, new, where: str) -> None:
     assert old == new, f"{where}: {new!r} != {old!r}"
 
 
+def framed(table: pd.DataFrame, **fields) -> dict:
+    """A results object's table and fields, as the frame and its attrs were recorded."""
+    return {"frame": enc(table)["frame"], "attrs": fields}
+
+
+def ranked(r) -> dict:
+    return framed(r.ratings, separability=r.separability, n_cases=r.n_cases)
+
+
+def board(b) -> dict:
+    fields = {f: getattr(b, f) for f in ("signal_to_noise", "critical", "n_cases", "kind")}
+    return framed(b.board, **fields, could_be_first=list(b.could_be_first), confidence=b.confidence)
+
+
+def study(g) -> dict:
+    fields = ("levels", "repeats", "balanced", "nested", "n", "n_missing", "cost_per_request")
+    return framed(g.components, **{f: getattr(g, f) for f in fields})
+
+
+def engine(g) -> dict:
+    """The fields of the G-study engine's old result (``stats.g_study``)."""
+    fields = ("levels", "balanced", "weights", "nested", "ms_vectors", "mean_squares", "ms_df")
+    return {"table": g.components, "replicates": g.repeats, **{f: getattr(g, f) for f in fields}}
+
+
+def between_within(g) -> dict:
+    """The old ``stats.variance_components(scores, case)`` dict, from the one G-study."""
+    return {
+        "between": g.variance("case"),
+        "within": g.variance("residual"),
+        "n_cases": g.levels["case"],
+        "k": g.repeats,
+    }
+
+
+def designs(d) -> dict:
+    return framed(
+        d.designs, generalize=list(d.generalize), confidence=d.confidence, priced=d.priced
+    )
+
+
+def curve(r) -> dict:
+    return framed(r.curve, recommended_repeats=r.recommended_repeats)
+
+
 def analysis_as_before(result):
     """An ItemAnalysis as it was before: the per-item table, and what its ``attrs`` held."""
     return {
@@ -160,8 +224,8 @@ def calls():
     fit1 = it.fit_irt(bench, case="case_id", model="1pl")
     anchors = it.select(fit2, 20, method="stratified", seed=1)
     new = bench[bench["system"] == "sys-03"]
-    comps = m.variance_components(variants, facets=("variant",), case="case_id")
-    g_comps = m.variance_components(
+    comps = s.variance_components(variants, facets=("variant",), case="case_id")
+    g_comps = s.variance_components(
         grades, facets=("case", "system"), case="case_id", score="score"
     )
     y = (rng.random(40) < 0.6).astype(float)
@@ -198,6 +262,7 @@ def calls():
             "sys-00",
             case="case_id",
             n_resamples=500,
+            by=("probe",),
         ),
         "compare/grades": lambda: m.compare(
             grades[grades.system.isin(["alpha", "bravo"])],
@@ -216,29 +281,34 @@ def calls():
             bench[bench.system == "sys-01"],
             max_drop=0.1,
             case="case_id",
+            n_resamples=9999,
         ),
-        "rank/pairwise": lambda: m.rank(pairwise, n_resamples=200),
-        "rank/pairwise_pref": lambda: m.rank(pairwise, n_resamples=200, estimand="preference"),
+        "rank/pairwise": lambda: ranked(m.rank(pairwise, n_resamples=200)),
+        "rank/pairwise_pref": lambda: ranked(
+            m.rank(pairwise, n_resamples=200, estimand="preference")
+        ),
         "baseline_win_rates/pairwise": lambda: m.baseline_win_rates(
             pairwise, "alpha", n_resamples=300
         ),
         "position_bias/pairwise": lambda: m.position_bias(pairwise),
-        "pairwise_preferences/pairwise": lambda: m.pairwise_preferences(m.games_of(pairwise)),
-        "leaderboard/bench": lambda: m.leaderboard(bench, case="case_id", n_resamples=300),
-        "leaderboard/pairwise": lambda: m.leaderboard(pairwise, kind="pairwise", n_resamples=300),
-        "per_case/unit": lambda: m.per_case(unit),
+        "pairwise_preferences/pairwise": lambda: m.pairwise_preferences(pairwise),
+        "leaderboard/bench": lambda: board(m.leaderboard(bench, case="case_id", n_resamples=300)),
+        "leaderboard/pairwise": lambda: board(
+            m.leaderboard(pairwise, kind="pairwise", n_resamples=300)
+        ),
+        "per_case/unit": lambda: m.per_case(unit, by="system"),
         "summarize/bench": lambda: m.summarize(
             bench, by="system", case="case_id", n_resamples=9999
         ),
         "run_summary/unit": lambda: m.run_summary(unit),
-        "cost/unit": lambda: m.cost(unit),
-        "variance_components/grades": lambda: g_comps,
-        "variance_components/variants": lambda: comps,
+        "cost/unit": lambda: m.cost(unit, by="system"),
+        "variance_components/grades": lambda: study(g_comps),
+        "variance_components/variants": lambda: study(comps),
         "reliability/grades": lambda: m.reliability(g_comps, object="system", generalize=["case"]),
         "mean_error/grades": lambda: m.mean_error(g_comps, generalize=["case"]),
         "run_noise_floor/grades": lambda: m.run_noise_floor(g_comps),
-        "plan_design/grades": lambda: m.plan_design(
-            g_comps, target_half_width=0.5, generalize=["case"]
+        "plan_design/grades": lambda: designs(
+            m.choose_design(g_comps, target_half_width=0.5, generalize=["case"])
         ),
         "judge_retest/unit": lambda: m.judge_retest(variants, case=["case_id", "variant"]),
         "quality/judged": lambda: m.quality(judged),
@@ -308,12 +378,20 @@ def calls():
         "ordinal_spacing": lambda: s.ordinal_spacing(
             grades["expected_level"].astype(int).to_numpy(), grades["system"].to_numpy()
         ),
-        "variance_components/stats": lambda: s.variance_components(
-            sample, np.repeat(np.arange(10), 3)
+        "variance_components/stats": lambda: between_within(
+            s.variance_components(
+                pd.DataFrame({"case": np.repeat(np.arange(10), 3), "score": sample}),
+                case="case",
+                system=None,
+            )
         ),
-        "repeats_needed": lambda: s.repeats_needed(sample, np.repeat(np.arange(10), 3)),
-        "g_study": lambda: s.g_study(
-            grades.assign(case=grades["case_id"].astype(str)), ["case", "system"], "score"
+        "repeats_needed": lambda: curve(s.repeats_needed(sample, np.repeat(np.arange(10), 3))),
+        "g_study": lambda: engine(
+            s.variance_components(
+                grades.assign(case=grades["case_id"].astype(str)),
+                facets=["case", "system"],
+                case="case",
+            )
         ),
         "margin_of_error_n": lambda: s.margin_of_error_n(proportion=0.3, margin=0.05),
         "sample_size": lambda: s.sample_size(0.05, 0.2),

@@ -300,7 +300,7 @@ def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
 
 
 def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, tmp_path):
-    from jevalkit import metrics
+    from jevalkit import stats
     from jevalkit.errors import UsageError
     from jevalkit.judges import judge_models
 
@@ -318,7 +318,7 @@ def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, t
     )
     assert sorted(df["model"].unique()) == ["m1", "m2"] and len(df) == 24
     assert (tmp_path / "j__m1.jsonl").exists() and (tmp_path / "j__m2.jsonl").exists()
-    vc = metrics.variance_components(df, facets=["case", "model"])
+    vc = stats.variance_components(df, facets=["case", "model"]).table()
     shares = vc.set_index("component")["share"]
     assert shares["model"] > 0.9  # the two judges differ by a level on every case
     with pytest.raises(UsageError, match="once each"):

@@ -174,7 +174,7 @@ def glm_strengths(games: pd.DataFrame, systems: list[str], anchor: str, strong=1
 def test_bradley_terry_strengths_agree_with_statsmodels_to_1e6():
     games = io.read(EXAMPLE)
     systems = sorted(set(games["system_a"]) | set(games["system_b"]))
-    table = rank(games, anchor="delta", n_resamples=50).set_index("system")
+    table = rank(games, anchor="delta", n_resamples=50).table().set_index("system")
     params = glm_strengths(games, systems, "delta")
     others = [s for s in systems if s != "delta"]
     assert table.loc[others, "strength"].to_numpy() == pytest.approx(params, abs=1e-6)
@@ -183,8 +183,9 @@ def test_bradley_terry_strengths_agree_with_statsmodels_to_1e6():
         1000 + 400 / math.log(10) * table.loc["alpha", "strength"]
     )
     # the same seed gives the same bootstrap
-    again = rank(games, anchor="delta", n_resamples=50).set_index("system")
-    assert (again["ci_low"] == table["ci_low"]).all()
+    again = rank(games, anchor="delta", n_resamples=50).table().set_index("system")
+    pd.testing.assert_series_equal(again["ci_low"], table["ci_low"])
+    assert np.isnan(table.loc["delta", "ci_low"])  # the anchor is fixed: no interval
 
 
 def test_strong_verdicts_ties_and_style_control_against_statsmodels(tmp_path):
@@ -221,9 +222,8 @@ def test_strong_verdicts_ties_and_style_control_against_statsmodels(tmp_path):
             }
         )
     games = pd.DataFrame(rows)
-    table = rank(games, anchor="p", strong_weight=3.0, style=True, n_resamples=20).set_index(
-        "system"
-    )
+    ranking = rank(games, anchor="p", strong_weight=3.0, style=True, n_resamples=20, case="case_id")
+    table = ranking.table().set_index("system")
     features = []
     for f in ("length", "headers", "lists", "bold"):
         a = np.array([s["a"][f] for s in games["source"]], float)
@@ -232,7 +232,7 @@ def test_strong_verdicts_ties_and_style_control_against_statsmodels(tmp_path):
         features.append(d / d.std())
     params = glm_strengths(games, names, "p", strong=3.0, style=np.column_stack(features))
     assert table.loc[["q", "r", "s"], "strength"].to_numpy() == pytest.approx(params[:3], abs=1e-6)
-    assert list(table.attrs["style_coefficients"].values()) == pytest.approx(params[3:], abs=1e-6)
+    assert list(ranking.style_coefficients.values()) == pytest.approx(params[3:], abs=1e-6)
     with pytest.raises(StatsError, match="style control needs"):
         rank(io.read(EXAMPLE), style=True, n_resamples=5)
 
@@ -241,8 +241,9 @@ def test_case_resampling_keeps_a_cases_games_together():
     games = io.read(EXAMPLE)
     by_case = rank(games, anchor="delta", n_resamples=300)
     by_game = rank(games, anchor="delta", n_resamples=300, resample="games")
-    assert "over 80 cases" in by_case["method"][0] and "over 480 games" in by_game["method"][0]
-    assert 0 <= by_case.attrs["separability"] <= 1
+    assert "over 80 cases" in by_case.table()["method"][1]
+    assert "over 480 games" in by_game.table()["method"][1]
+    assert 0 <= by_case.separability <= 1 and by_case.draws.shape == (300, 6)
 
 
 def test_win_rates_against_a_baseline_with_case_intervals():
@@ -268,5 +269,5 @@ def test_results_from_the_judge_read_back_as_games(openai_server, tmp_path):
         progress=False,
     )
     df = read_results(tmp_path / "p.jsonl")
-    table = rank(df, n_resamples=20)
+    table = rank(df, n_resamples=20).table()
     assert set(table["system"]) == {"careful", "sloppy"}

@@ -1,14 +1,14 @@
-"""Facets: variance components of a results frame, facet-aware intervals, reliability, the
-planner."""
+"""Facets: the G-study of a results frame (stats.variance_components), facet-aware intervals,
+what the G-study implies for a design (reliability, the cheapest design), test-retest."""
 
 import numpy as np
 import pandas as pd
 import pingouin
 import pytest
 
-import jevalkit
 from jevalkit import metrics
 from jevalkit.errors import StatsError
+from jevalkit.stats import GStudy, variance_components
 
 SD = {"case": 0.1, "variant": 0.06, "case x variant": 0.05, "residual": 0.1}
 
@@ -34,9 +34,10 @@ def test_variance_components_of_results_default_to_the_case_identity():
     rng = np.random.default_rng(0)
     d = simulate(rng, n_cases=40, repeats=3)
     d.loc[3, "score"] = np.nan  # unbalanced now: REML
-    vc = metrics.variance_components(d, facets=["case", "variant"])
+    study = variance_components(d, facets=["case", "variant"])
+    vc = study.table()
     assert vc["component"].tolist() == ["case", "variant", "case x variant", "residual"]
-    assert vc.attrs["n_missing"] == 1 and not vc.attrs["balanced"]
+    assert study.n_missing == 1 and not study.balanced
     assert vc["method"].str.startswith("REML").all()
     assert vc["share"].sum() == pytest.approx(1)
 
@@ -46,7 +47,7 @@ def test_components_recover_known_values_within_monte_carlo_error():
     estimates = []
     for _ in range(40):
         d = simulate(rng, n_cases=30, n_variants=6, repeats=3)
-        vc = metrics.variance_components(d, facets=["case", "variant"])
+        vc = variance_components(d, facets=["case", "variant"]).table()
         estimates.append(vc.set_index("component")["estimate"])
     mean = pd.DataFrame(estimates).mean()
     for name, sd in SD.items():
@@ -108,19 +109,21 @@ def test_judge_retest_matches_pingouin_icc():
     truth = rng.normal(size=15)
     d = pd.DataFrame([(c, o) for c in range(15) for o in range(3)], columns=["case_id", "repeat"])
     d["score"] = truth[d["case_id"]] + rng.normal(0, 0.5, 3)[d["repeat"]] + rng.normal(0, 0.4, 45)
-    ours = metrics.judge_retest(d, case="case_id").set_index(["coefficient", "judgments"])
+    ours = metrics.judge_retest(d, case="case_id", system=None).set_index(
+        ["coefficient", "judgments"]
+    )
     icc = pingouin.intraclass_corr(d, targets="case_id", raters="repeat", ratings="score")
     icc = icc.set_index("Type")["ICC"]
     assert ours.loc[("absolute agreement", 1), "value"] == pytest.approx(icc["ICC(A,1)"])
     assert ours.loc[("consistency", 1), "value"] == pytest.approx(icc["ICC(C,1)"])
     assert ours.loc[("absolute agreement", 3), "value"] == pytest.approx(icc["ICC(A,k)"])
     with pytest.raises(StatsError, match="two or more occasions"):
-        metrics.judge_retest(d[d["repeat"] == 0], case="case_id")
+        metrics.judge_retest(d[d["repeat"] == 0], case="case_id", system=None)
 
 
 def test_reliability_of_cases_over_variants_and_repeats():
     d = simulate(np.random.default_rng(6), n_cases=40)
-    vc = metrics.variance_components(d, facets=["case", "variant"])
+    vc = variance_components(d, facets=["case", "variant"])
     r = metrics.reliability(vc).iloc[0]
     assert 0 < r["phi"] <= r["g"] < 1
     more = metrics.reliability(vc, design={"variant": 12, "repeats": 4}).iloc[0]
@@ -138,9 +141,9 @@ def test_planner_prediction_matches_the_simulated_half_width():
             "variance": [v**2 for v in SD.values()],
         }
     )
-    truth.attrs = {"levels": {"case": 20, "variant": 3}, "repeats": 2}
-    plan = jevalkit.plan_design(truth, target_half_width=0.06, limits={"variant": 8})
-    best = plan.iloc[0]
+    pilot = GStudy.of(truth, levels={"case": 20, "variant": 3}, repeats=2)
+    plan = metrics.choose_design(pilot, target_half_width=0.06, limits={"variant": 8})
+    best = plan.chosen
     assert best["chosen"] and best["half_width"] <= 0.06
     halves = []
     for _ in range(40):
@@ -156,12 +159,16 @@ def test_planner_refuses_what_it_cannot_reach():
     truth = pd.DataFrame(
         {"component": ["case", "residual"], "facets": [("case",), ()], "variance": [0.04, 0.1]}
     )
-    truth.attrs = {"levels": {"case": 20}, "repeats": 2}
+    pilot = GStudy.of(truth, levels={"case": 20}, repeats=2)
     with pytest.raises(StatsError, match="give target_half_width, budget_usd"):
-        jevalkit.plan_design(truth)
+        metrics.choose_design(pilot)
     with pytest.raises(StatsError, match="no design within the limits and budget"):
-        jevalkit.plan_design(truth, target_half_width=0.001, budget_usd=100)
-    cheap = jevalkit.plan_design(truth, budget_usd=100, cost_per_request=0.5).iloc[0]
+        metrics.choose_design(pilot, target_half_width=0.001, budget_usd=100)
+    with pytest.raises(
+        StatsError, match=r"give the GStudy of jevalkit\.stats\.variance_components"
+    ):
+        metrics.choose_design(truth, target_half_width=0.05)
+    cheap = metrics.choose_design(pilot, budget_usd=100, cost_per_request=0.5).chosen
     assert cheap["cost_usd"] <= 100 and cheap["repeats"] == 1
 
 
@@ -177,18 +184,18 @@ def test_compare_over_variants_still_refuses_a_copied_row():
 def test_variance_components_refuse_copied_rows_and_keep_replicates_without_a_repeat_column():
     d = simulate(np.random.default_rng(8))
     with pytest.raises(StatsError, match="duplicated rows are not repeats"):
-        metrics.variance_components(pd.concat([d, d.iloc[:2]]), facets=["case", "variant"])
-    vc = metrics.variance_components(d.drop(columns="repeat"), facets=["case", "variant"])
-    assert vc.attrs["repeats"] == 2.0
+        variance_components(pd.concat([d, d.iloc[:2]]), facets=["case", "variant"])
+    vc = variance_components(d.drop(columns="repeat"), facets=["case", "variant"])
+    assert vc.repeats == 2.0
 
 
 def test_an_undeclared_nested_or_confounded_facet_is_refused_not_split():
     d = simulate(np.random.default_rng(9), n_cases=10)
     own = d.assign(variant=d["case_id"] * 3 + d["variant"])  # each case its own variants
     with pytest.raises(StatsError, match=r"nested in 'case'.*nested=\{'variant': 'case'\}"):
-        metrics.variance_components(own, facets=["case", "variant"])
-    vc = metrics.variance_components(own, facets=["case", "variant"], nested={"variant": "case"})
-    assert vc["component"].tolist() == ["case", "variant:case", "residual"]
+        variance_components(own, facets=["case", "variant"])
+    vc = variance_components(own, facets=["case", "variant"], nested={"variant": "case"})
+    assert vc.table()["component"].tolist() == ["case", "variant:case", "residual"]
     same = d[d["variant"] == 0].assign(variant=lambda x: x["case_id"])  # variant is the case
     row = metrics.mean_score(
         same, generalize=["case", "variant"], scale=(-1, 2), bimodality=False
@@ -198,11 +205,33 @@ def test_an_undeclared_nested_or_confounded_facet_is_refused_not_split():
 
 def test_a_pilot_without_spread_plans_nothing():
     d = simulate(np.random.default_rng(10)).assign(score=0.0)
-    vc = metrics.variance_components(d, facets=["case", "variant"])
+    vc = variance_components(d, facets=["case", "variant"])
     for plan in (
-        lambda: metrics.plan_design(vc, target_half_width=0.05),
+        lambda: metrics.choose_design(vc, target_half_width=0.05),
         lambda: metrics.mean_error(vc, generalize=["case"]),
         lambda: metrics.run_noise_floor(vc),
     ):
         with pytest.raises(StatsError, match="every variance component is 0"):
             plan()
+
+
+def test_only_varying_facets_are_fitted_and_the_rest_named():
+    d = simulate(np.random.default_rng(11)).assign(model="m")
+    study = variance_components(
+        d, facets=["case", "variant", "model", "base_url"], only_varying=True
+    )
+    assert study.left_out == ("model", "base_url")
+    assert study.table()["component"].tolist() == ["case", "variant", "case x variant", "residual"]
+    with pytest.raises(StatsError, match="no 'base_url' column"):
+        variance_components(d, facets=["case", "base_url"])
+    with pytest.raises(StatsError, match="none of the facets"):
+        variance_components(d, facets=["model"], only_varying=True)
+    with pytest.raises(StatsError, match="facets takes a list of columns"):
+        variance_components(d, facets="case")
+
+
+def test_a_g_study_refuses_case_keys_that_never_pair():
+    d = simulate(np.random.default_rng(12))
+    b = d.assign(system="B", case_id=d["case_id"].astype(str))
+    with pytest.raises(StatsError, match="never pair"):
+        variance_components(pd.concat([d, b], ignore_index=True), facets=["case", "system"])

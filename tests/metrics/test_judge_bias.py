@@ -55,7 +55,7 @@ def test_length_bias_against_statsmodels_logit():
             }
         )
     games = pd.DataFrame(rows)
-    row = length_bias(games).iloc[0]
+    row = length_bias(games, case="case_id").iloc[0]
     x = np.array([(s["a"]["length"] - s["b"]["length"]) / 100 for s in games["source"]])
     fit = sm.Logit(games["score"].to_numpy(), sm.add_constant(x)).fit(disp=False)
     assert row["coef_per_100_chars"] == pytest.approx(fit.params[1], abs=1e-9)
@@ -88,11 +88,13 @@ def _unbalanced_games(n_b_first: int, n_cases: int = 200, p_a: float = 0.88, see
 def test_position_bias_is_not_the_stronger_systems_win_rate_when_orders_are_unbalanced():
     # wrong answer 3 in a variation: one game of 200 flipped to b_first was enough to get past
     # the one-order refusal, and the first-shown share was then A's win rate (0.815, p 5e-20)
-    row = position_bias(_unbalanced_games(1)).iloc[0]
+    row = position_bias(_unbalanced_games(1), case="case_id").iloc[0]
     assert row["ci_low"] < 0.5 < row["ci_high"] and row["p_value"] > 0.05
     assert "unbalanced" in row["method"]
     # without a position effect the order-balanced share is right on average at any imbalance
-    shares = [position_bias(_unbalanced_games(20, seed=s)).iloc[0] for s in range(200)]
+    shares = [
+        position_bias(_unbalanced_games(20, seed=s), case="case_id").iloc[0] for s in range(200)
+    ]
     covered = np.mean([r["ci_low"] <= 0.5 <= r["ci_high"] for r in shares])
     assert abs(np.mean([r["first_win_share"] for r in shares]) - 0.5) < 0.03
     assert covered > 0.9
@@ -100,7 +102,7 @@ def test_position_bias_is_not_the_stronger_systems_win_rate_when_orders_are_unba
 
 def test_position_bias_balanced_games_keep_the_exact_binomial_path():
     games = _unbalanced_games(100)  # 100 and 100: balanced
-    row = position_bias(games).iloc[0]
+    row = position_bias(games, case="case_id").iloc[0]
     assert row["p_value"] == pytest.approx(
         sps.binomtest(int(row["first_wins"]), int(row["n_decisive"])).pvalue, abs=1e-12
     )

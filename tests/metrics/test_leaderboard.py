@@ -10,7 +10,7 @@ import pytest
 from jevalkit import io
 from jevalkit._paths import data_dir
 from jevalkit.errors import StatsError
-from jevalkit.metrics import LEADERBOARD_COLUMNS, leaderboard, mean_score, rank_sets
+from jevalkit.metrics import Leaderboard, leaderboard, mean_score, rank_sets
 
 
 def simulate(seed, n_systems=6, n_cases=200, spread=0.2):
@@ -31,33 +31,40 @@ def test_rank_intervals_cover_the_true_ranking_simultaneously():
     hits = []
     for seed in range(30):
         df, truth = simulate(seed)
-        board = leaderboard(df, case="case_id", n_resamples=300, seed=seed)
+        board = leaderboard(df, case="case_id", n_resamples=300, seed=seed).table()
         hits.append(all(r.rank_low <= truth[r.system] <= r.rank_high for r in board.itertuples()))
     assert np.mean(hits) >= 0.9
 
 
 def test_clearly_separated_systems_get_single_ranks():
     df, _truth = simulate(0, n_systems=4, n_cases=2000, spread=0.6)
-    board = leaderboard(df, case="case_id", n_resamples=300)
+    result = leaderboard(df, case="case_id", n_resamples=300)
+    board = result.table()
     assert (board["rank_low"] == board["rank_high"]).all()
     assert board["tie_class"].tolist() == [1, 2, 3, 4]
-    assert board.attrs["could_be_first"] == ["s3"]
+    assert result.could_be_first == ("s3",)
 
 
 def test_values_and_intervals_are_mean_score_s():
     df, _ = simulate(1)
-    board = leaderboard(df, case="case_id", n_resamples=200).set_index("system")
+    board = leaderboard(df, case="case_id", n_resamples=200).table().set_index("system")
     ref = mean_score(df, by="system", case="case_id", bimodality=False).set_index("system")
     for col in ("value", "ci_low", "ci_high", "se", "n"):
         assert board.loc[ref.index, col].tolist() == pytest.approx(ref[col].tolist())
-    assert list(leaderboard(df, case="case_id", n_resamples=200).columns) == LEADERBOARD_COLUMNS
+    documented = [
+        "system", "rank", "value", "ci_low", "ci_high", "se", "n", "rank_low", "rank_high",
+        "could_be_first", "tie_class", "n_missing", "value_worst", "value_best", "method",
+    ]  # fmt: skip
+    result = leaderboard(df, case="case_id", n_resamples=200)
+    assert isinstance(result, Leaderboard) and list(result.table().columns) == documented
+    assert "<table" in result._repr_html_() and result.kind == "pointwise"
 
 
 def test_missing_cases_are_bounded_worst_to_best():
     df, _ = simulate(2, n_systems=3, n_cases=50)
     gone = (df["system"] == "s0") & (df["case_id"] >= 40)
     df.loc[gone, "score"] = None
-    row = leaderboard(df, case="case_id", n_resamples=200).set_index("system").loc["s0"]
+    row = leaderboard(df, case="case_id", n_resamples=200).table().set_index("system").loc["s0"]
     kept = df.loc[(df["system"] == "s0") & ~gone, "score"]
     assert row["n_missing"] == 10 and row["value"] == pytest.approx(kept.mean())
     assert row["value_worst"] == pytest.approx(kept.sum() / 50)
@@ -67,7 +74,7 @@ def test_missing_cases_are_bounded_worst_to_best():
 def test_identical_systems_are_never_separated():
     df, _ = simulate(3, n_systems=2)
     twin = df[df["system"] == "s0"].assign(system="t0")
-    board = leaderboard(pd.concat([df, twin]), case="case_id", n_resamples=200)
+    board = leaderboard(pd.concat([df, twin]), case="case_id", n_resamples=200).table()
     rows = board.set_index("system")
     assert rows.loc["s0", "tie_class"] == rows.loc["t0", "tie_class"]
     assert rows.loc["s0", "rank_high"] >= 2 and rows.loc["t0", "rank_high"] >= 2
@@ -83,21 +90,22 @@ def test_a_difference_on_three_cases_is_not_certain():
     df = pd.DataFrame(
         {"system": ["a"] * 3 + ["b"] * 3, "case_id": [1, 2, 3] * 2, "score": [1.0] * 3 + [0.0] * 3}
     )
-    board = leaderboard(df, case="case_id", n_resamples=200)
+    board = leaderboard(df, case="case_id", n_resamples=200).table()
     assert board["rank_low"].tolist() == [1, 1] and board["rank_high"].tolist() == [2, 2]
 
 
 def test_order_and_renaming_do_not_change_the_board():
     df, _ = simulate(4)
-    base = leaderboard(df, case="case_id", n_resamples=200)
+    base = leaderboard(df, case="case_id", n_resamples=200).table()
     again = leaderboard(df.sample(frac=1, random_state=1), case="case_id", n_resamples=200)
-    pd.testing.assert_frame_equal(base, again)
+    pd.testing.assert_frame_equal(base, again.table())
 
 
 def test_pairwise_games_rank_by_bradley_terry():
     games = io.read(data_dir() / "examples" / "pairwise.jsonl")
-    board = leaderboard(games, kind="pairwise", n_resamples=300)
-    assert board["system"].iloc[0] == "alpha" and board.attrs["kind"] == "pairwise"
+    result = leaderboard(games, kind="pairwise", n_resamples=300)
+    board = result.table()
+    assert board["system"].iloc[0] == "alpha" and result.kind == "pairwise"
     assert (board["rank_low"] <= board["rank"]).all() and (
         board["rank"] <= board["rank_high"]
     ).all()
@@ -140,7 +148,7 @@ def test_a_separated_system_is_not_placed():
     sweep = sweep.drop_duplicates(["case_id", "position", "repeat"])
     board = leaderboard(
         pd.concat([games, sweep], ignore_index=True), kind="pairwise", n_resamples=200
-    )
+    ).table()
     row = board.set_index("system").loc["winner"]
     assert (row["rank_low"], row["rank_high"]) == (1, len(board)) and row["could_be_first"]
     assert "not placed" in row["method"]
@@ -168,7 +176,7 @@ def test_two_systems_on_few_cases_are_separated_only_where_the_paired_t_test_is(
     for t_stat, apart in [(2.1, False), (2.7, True)]:
         df, a, b = paired(t_stat)
         assert (stats.ttest_rel(a, b).pvalue < 0.05) == apart
-        board = leaderboard(df, case="case_id", n_resamples=2000)
+        board = leaderboard(df, case="case_id", n_resamples=2000).table()
         assert (board["rank_high"].iloc[0] == 1) == apart, t_stat
 
 
@@ -183,7 +191,7 @@ def test_cases_that_errored_for_every_system_still_count_in_the_bounds():
     df, _ = simulate(2, n_systems=3, n_cases=50)
     gone = df["case_id"] >= 45  # no system has a score on these five cases
     df.loc[gone, "score"] = None
-    board = leaderboard(df, case="case_id", n_resamples=200).set_index("system")
+    board = leaderboard(df, case="case_id", n_resamples=200).table().set_index("system")
     for name, row in board.iterrows():
         kept = df.loc[(df["system"] == name) & ~gone, "score"]
         assert row["n_missing"] == 5

@@ -196,7 +196,7 @@ def games(rows) -> pd.DataFrame:
 
 def test_baseline_win_rate_on_one_case_has_no_interval():
     table = baseline_win_rates(
-        games([("m", "base", "a>b", "q1"), ("m", "base", "b>a", "q1")]), "base"
+        games([("m", "base", "a>b", "q1"), ("m", "base", "b>a", "q1")]), "base", case="case_id"
     )
     row = table.iloc[0]
     assert row["value"] == 0.5 and np.isnan(row["ci_low"]) and "one case" in row["method"]
@@ -213,7 +213,7 @@ def test_rank_refuses_a_disconnected_comparison_graph():
         )
     ]
     with pytest.raises(StatsError, match=r"\{A, B\} and \{C, D\}"):
-        rank(games(rows), n_resamples=20)
+        rank(games(rows), n_resamples=20, case="case_id")
 
 
 def test_rank_reports_separated_systems_as_unbounded_not_as_numbers():
@@ -226,7 +226,8 @@ def test_rank_reports_separated_systems_as_unbounded_not_as_numbers():
             ("W", "A", "a>b", f"q{i}"),
             ("L", "B", "b>a", f"q{i}"),
         ]
-    table = rank(games(rows), anchor="A", n_resamples=50).set_index("system")
+    table = rank(games(rows), anchor="A", n_resamples=50, case="case_id").table()
+    table = table.set_index("system")
     assert table.loc["W", "rating"] == np.inf and table.loc["L", "rating"] == -np.inf
     assert table.loc["W", "method"].startswith("not identified: won every game")
     assert np.isnan(table.loc["W", "ci_low"]) and np.isnan(table.loc["L", "ci_high"])
@@ -241,8 +242,10 @@ def test_win_rates_count_verdicts_or_weigh_preferences_and_say_which():
         ("m", "base", v, f"q{i}")
         for i, v in enumerate(["a>>b", "a>b", "a>b", "b>>a", "a=b", "b>a"])
     ]
-    counted = baseline_win_rates(games(rows), "base").iloc[0]
-    weighted = baseline_win_rates(games(rows), "base", estimand="preference").iloc[0]
+    counted = baseline_win_rates(games(rows), "base", case="case_id").iloc[0]
+    weighted = baseline_win_rates(games(rows), "base", estimand="preference", case="case_id").iloc[
+        0
+    ]
     assert counted["value"] == pytest.approx((3 + 0.5) / 6)
     assert weighted["value"] == pytest.approx((1 + 0.75 + 0.75 + 0 + 0.5 + 0.25) / 6)
     assert "verdicts counted" in counted["method"] and "preference" in weighted["method"]
@@ -251,10 +254,11 @@ def test_win_rates_count_verdicts_or_weigh_preferences_and_say_which():
         anchor="base",
         n_resamples=20,
         estimand="preference",
+        case="case_id",
     )
-    assert "preference strength" in strengths["method"][0]
+    assert "preference strength" in strengths.table()["method"][0]
     with pytest.raises(StatsError, match="estimand must be one of"):
-        baseline_win_rates(games(rows), "base", estimand="mean")
+        baseline_win_rates(games(rows), "base", estimand="mean", case="case_id")
 
 
 # 2. averaged grades are not called bimodal
@@ -303,10 +307,10 @@ def test_repeats_needed_separates_the_order_effect_from_repeat_noise():
                 rows.append((c, position, case[c] + shift + rng.normal(0, 0.05)))
     frame = pd.DataFrame(rows, columns=["case", "position", "score"])
     blind = repeats_needed(frame["score"], frame["case"])
-    aware = repeats_needed(frame["score"], frame["case"], position=frame["position"])
-    assert blind.attrs["recommended_repeats"] > 5  # the order effect taken for repeat noise
-    assert aware.attrs["recommended_repeats"] <= 2
-    assert aware["within"][0] < blind["within"][0] / 10
+    aware = repeats_needed(frame["score"], frame["case"], orders=frame["position"])
+    assert blind.recommended_repeats > 5  # the order effect taken for repeat noise
+    assert aware.recommended_repeats <= 2
+    assert aware.within < blind.within / 10
 
 
 # calibration: where the t interval under-covers, mean_score says so and warns once
@@ -334,7 +338,8 @@ def test_rank_gives_tied_strengths_one_rank_and_no_zero_standard_error():
                 "score": 1.0,
             }
         )
-        table = rank(games, anchor="A", n_resamples=100).set_index("system")
+        table = rank(games, anchor="A", n_resamples=100, case="case_id").table()
+        table = table.set_index("system")
         assert table["rating"].tolist() == pytest.approx([1000.0] * 3)
         assert table["rank"].tolist() == [1, 1, 1]
         no_interval = table["ci_low"].isna()

@@ -33,5 +33,9 @@ def test_hostile_system_names_are_escaped(tmp_path):
 
 
 def test_not_a_leaderboard_is_refused():
-    with pytest.raises(ReportError, match="not a leaderboard table"):
+    with pytest.raises(
+        ReportError, match=r"not a leaderboard: give jevalkit\.metrics\.leaderboard"
+    ):
         leaderboard_page(pd.DataFrame({"system": ["a"]}))
+    with pytest.raises(ReportError, match="not a DataFrame"):
+        leaderboard_page(board().board)

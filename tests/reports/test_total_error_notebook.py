@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from jevalkit import metrics
+from jevalkit import metrics, stats
 from jevalkit._paths import data_dir
 from jevalkit.reports import ReportError, run_report
 from jevalkit.results import read_results
@@ -20,7 +20,7 @@ def test_total_error_report_on_the_demo_run(tmp_path):
     )
     numbers = report.numbers()
     assert numbers["facets"] == ["label"] and numbers["left_out"] == ["case"]
-    expected = metrics.variance_components(read_results(DEMO), facets=["label"])
+    expected = stats.variance_components(read_results(DEMO), facets=["label"]).table()
     got = {c["component"]: c["variance"] for c in numbers["components"]}
     assert got == pytest.approx(dict(zip(expected["component"], expected["variance"], strict=True)))
     assert numbers["reliability"] == "not estimable: one case"
@@ -40,7 +40,7 @@ def test_total_error_report_on_the_bundled_variant_run(tmp_path):
     numbers = report.numbers()
     df = read_results(data_dir() / "runs" / "schema-ten-records__variants__local.jsonl")
     assert numbers["facets"] == ["variant"] and "case" in numbers["left_out"]
-    expected = metrics.variance_components(df, facets=["variant"])
+    expected = stats.variance_components(df, facets=["variant"]).table()
     got = {c["component"]: c["variance"] for c in numbers["components"]}
     assert got == pytest.approx(dict(zip(expected["component"], expected["variance"], strict=True)))
     row = numbers["mean_score"][0]

@@ -205,7 +205,7 @@ def test_cost_metric_sums_priced_rows_and_sets_cost_against_the_metric(server, t
             progress=False,
         )
     rows = read_results(tmp_path / "r.jsonl")
-    table = cost(rows).set_index("system")
+    table = cost(rows, by="system").set_index("system")
     for model, group in rows.groupby("system"):
         spent = group["cost_usd"].astype(float).sum()
         rate = group["passed"].astype(float).mean()

@@ -1,4 +1,6 @@
-"""G-study and D-study pinned to Brennan (2001) and to statsmodels MixedLM on the same data."""
+"""The G-study (stats.variance_components) and its D-study (GStudy.error_variance, and
+metrics.reliability / run_noise_floor on it) pinned to Brennan (2001) and to statsmodels MixedLM
+on the same data."""
 
 import warnings
 
@@ -8,7 +10,17 @@ import pytest
 import statsmodels.api as sm
 
 from jevalkit.errors import StatsError
-from jevalkit.stats import design_error, g_coefficients, g_study, noise_floor, variance_components
+from jevalkit.metrics import reliability, run_noise_floor
+from jevalkit.stats import GStudy, repeats_needed, variance_components
+
+
+def g_study(data, facets, value, **options):
+    """A G-study of a plain table: its facets are columns ("case" among them), no system."""
+    case = "case" if "case" in facets else None
+    return variance_components(
+        data, facets=facets, score=value, case=case, system=None, repeat=None, **options
+    )
+
 
 # Brennan (2001), Generalizability Theory, synthetic data set No. 3 (p x i x o):
 # occasion -> item -> the ten persons' scores
@@ -55,14 +67,15 @@ def _long(wide: dict, names: tuple[str, str]) -> pd.DataFrame:
 
 
 def _components(study) -> dict:
-    return dict(zip(study.table["component"], study.table["variance"].round(4), strict=True))
+    table = study.table()
+    return dict(zip(table["component"], table["variance"].round(4), strict=True))
 
 
 def test_anova_matches_brennan_synthetic_3():
     study = g_study(_long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], "y")
     assert study.balanced
     assert _components(study) == BRENNAN_3
-    assert "confounded with the residual" in study.table["method"].iloc[-1]
+    assert "confounded with the residual" in study.table()["method"].iloc[-1]
 
 
 def test_nested_anova_matches_brennan_synthetic_4():
@@ -76,18 +89,21 @@ def test_reml_equals_anova_on_balanced_data(data):
         frame, facets, nested = _long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], None
     else:
         frame, facets, nested = _long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], {"r": "t"}
-    anova = g_study(frame, facets, "y", nested=nested).table["variance"]
-    reml = g_study(frame, facets, "y", nested=nested, method="reml").table["variance"]
+    anova = g_study(frame, facets, "y", nested=nested).table()["variance"]
+    reml = g_study(frame, facets, "y", nested=nested, method="reml").table()["variance"]
     np.testing.assert_allclose(reml, anova, atol=2e-4)
 
 
 def test_brennan_g_and_phi_coefficients():
     study = g_study(_long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], "y")
-    c = g_coefficients(study.table, {"p": 10, "i": 4, "o": 2}, object="p", generalize=["i", "o"])
+    c = reliability(study, object="p", generalize=["i", "o"]).iloc[0]
     assert (round(c["g"], 2), round(c["phi"], 2)) == (0.64, 0.55)
     study4 = g_study(_long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], "y", nested={"r": "t"})
-    c4 = g_coefficients(study4.table, {"p": 10, "t": 3, "r": 4}, object="p", generalize=["t", "r"])
+    c4 = reliability(study4, object="p", generalize=["t", "r"]).iloc[0]
     assert (round(c4["g"], 2), round(c4["phi"], 2)) == (0.55, 0.46)  # as Brennan reports
+    published = GStudy.of(study.table(), levels={"p": 10, "i": 4, "o": 2})
+    again = reliability(published, object="p", generalize=["i", "o"]).iloc[0]
+    assert (again["g"], again["phi"]) == pytest.approx((c["g"], c["phi"]))
 
 
 def _unbalanced(seed=0):
@@ -119,8 +135,8 @@ def test_unbalanced_reml_matches_a_direct_statsmodels_fit():
         warnings.simplefilter("ignore")
         fit = model.fit(reml=True)
     expected = [*np.asarray(fit.vcomp), fit.scale]
-    np.testing.assert_allclose(study.table["variance"], expected, rtol=1e-3, atol=1e-4)
-    assert study.table["method"].str.startswith("REML").all()
+    np.testing.assert_allclose(study.table()["variance"], expected, rtol=1e-3, atol=1e-4)
+    assert study.table()["method"].str.startswith("REML").all()
 
 
 def test_negative_estimate_is_set_to_zero_and_said():
@@ -130,7 +146,7 @@ def test_negative_estimate_is_set_to_zero_and_said():
         columns=["case", "variant", "repeat"],
     )
     d["y"] = rng.normal(size=20)[d["case"]] + rng.normal(size=len(d))  # no variant effect
-    table = g_study(d, ["case", "variant"], "y").table.set_index("component")
+    table = g_study(d, ["case", "variant"], "y").table().set_index("component")
     negative = table[table["estimate"] < 0]
     assert len(negative) >= 1
     assert (negative["variance"] == 0).all()
@@ -151,20 +167,19 @@ def test_design_error_equals_the_pilots_error_variance():
     study = g_study(frame, ["p", "i", "o"], "y")
     for generalize in (["p"], ["p", "i"], ["p", "i", "o"]):
         var, df = study.error_variance(generalize)
-        planned_var, planned_df = design_error(study.table, {"p": 10, "i": 4, "o": 2}, generalize)
+        planned_var, planned_df = study.error_variance(generalize, {"p": 10, "i": 4, "o": 2})
         assert planned_var == pytest.approx(var)
         assert planned_df == pytest.approx(df)
 
 
-def test_legacy_variance_components_comes_from_the_g_study():
+def test_the_repeats_curve_comes_from_the_one_facet_g_study():
     rng = np.random.default_rng(2)
     case = np.repeat(np.arange(15), 4)
     x = rng.normal(size=15)[case] + rng.normal(size=case.size)
-    vc = variance_components(x, case)
+    curve = repeats_needed(x, case)
     study = g_study(pd.DataFrame({"case": case, "y": x}), ["case"], "y")
-    table = study.table.set_index("component")["variance"]
-    assert vc["between"] == pytest.approx(table["case"])
-    assert vc["within"] == pytest.approx(table["residual"])
+    assert curve.between == pytest.approx(study.variance("case"))
+    assert curve.within == pytest.approx(study.variance("residual"))
 
 
 def test_noise_floor_counts_only_what_a_new_run_redraws():
@@ -175,17 +190,18 @@ def test_noise_floor_counts_only_what_a_new_run_redraws():
             "variance": [0.5, 0.01, 0.02, 0.04],
         }
     )
-    alone = noise_floor(t, {"case": 100, "judge": 2, "repeats": 2})
-    with_judge = noise_floor(t, {"case": 100, "judge": 2, "repeats": 2}, redrawn=["judge"])
+    study = GStudy.of(t, levels={"case": 100, "judge": 2}, repeats=2)
+    alone = run_noise_floor(study)
+    with_judge = run_noise_floor(study, redrawn=["judge"])
     assert alone["sd_difference"] == pytest.approx(np.sqrt(2 * 0.04 / 400))
     assert with_judge["noise_floor"] > alone["noise_floor"]
 
 
-def test_missing_facet_levels_are_refused_and_single_cells_fold_the_residual():
+def test_a_missing_facet_value_is_a_level_and_single_cells_fold_the_residual():
     d = _unbalanced()
-    with pytest.raises(StatsError, match="hold missing values"):
-        g_study(d.assign(variant=d["variant"].where(d.index > 0)), ["case", "variant"], "y")
+    blank = g_study(d.assign(variant=d["variant"].where(d.index > 0)), ["case", "variant"], "y")
+    assert blank.levels["variant"] == 4  # the row without a variant is a level of its own
     once = d.drop_duplicates(["case", "variant"]).iloc[3:]  # at most one per cell, unbalanced
-    table = g_study(once, ["case", "variant"], "y").table
+    table = g_study(once, ["case", "variant"], "y").table()
     assert table["component"].tolist() == ["case", "variant", "case x variant"]
     assert "confounded with the residual" in table["method"].iloc[-1]

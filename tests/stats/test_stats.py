@@ -22,7 +22,6 @@ from jevalkit.stats import (
     repeats_needed,
     sample_size,
     standard_error,
-    variance_components,
     wilson_ci,
 )
 
@@ -145,17 +144,17 @@ def test_margin_of_error_forms():
     assert margin_of_error_n(sigma=1.0, margin=0.1) == int(np.ceil((z / 0.1) ** 2))
 
 
-def test_variance_components_recover_a_known_split():
+def test_the_repeats_curve_recovers_a_known_split():
     rng = np.random.default_rng(8)
     n_cases, k = 2000, 4
     truth = rng.normal(0, np.sqrt(0.04), size=n_cases)  # between-case variance 0.04
     x = np.repeat(truth, k) + rng.normal(0, np.sqrt(0.09), size=n_cases * k)  # within 0.09
-    vc = variance_components(x, np.repeat(np.arange(n_cases), k))
-    assert vc["between"] == pytest.approx(0.04, rel=0.15)
-    assert vc["within"] == pytest.approx(0.09, rel=0.05)
-    curve = repeats_needed(x, np.repeat(np.arange(n_cases), k), max_repeats=40)
+    result = repeats_needed(x, np.repeat(np.arange(n_cases), k), max_repeats=40)
+    assert result.between == pytest.approx(0.04, rel=0.15)
+    assert result.within == pytest.approx(0.09, rel=0.05)
     # within / (0.1 * between) = 0.09 / 0.004 = 22.5
-    assert 17 <= curve.attrs["recommended_repeats"] <= 30
+    assert 17 <= result.recommended_repeats <= 30
+    curve = result.table()
     assert curve["se"].iloc[0] == pytest.approx(np.sqrt((0.04 + 0.09) / n_cases), rel=0.1)
     assert (curve["se"] >= curve["se_infinite"]).all()
 

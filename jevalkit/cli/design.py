@@ -1,6 +1,6 @@
-"""``jevalkit plan RESULTS``: the variance components of a pilot run and the cheapest design
+"""``jevalkit design RESULTS``: the variance components of a pilot run and the cheapest design
 that reaches a target half-width (or the narrowest a budget buys); the decision is
-:func:`jevalkit.plan_design`'s."""
+:func:`jevalkit.metrics.choose_design`'s. (A dry run's cost plan is ``jevalkit run --dry-run``.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import json
 import pandas as pd
 
 from ..errors import StatsError
-from ..metrics import plan_design, present_facets, variance_components
+from ..metrics import choose_design
+from ..stats import variance_components
 from ._args import split_list
 from ._commands import add_command
 from .imports import add_source_options, load_source
@@ -19,8 +20,8 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``plan`` command."""
-    cmd = add_command(sub, "plan")
+    """Add the ``design`` command."""
+    cmd = add_command(sub, "design")
     cmd.add_argument("results", metavar="RESULTS", help="the pilot's results (or see --from)")
     add_source_options(cmd)
     cmd.add_argument("--target-half-width", type=float, metavar="H")
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the most levels a facet (or repeats) may have, e.g. variant=3 (repeatable)",
     )
     cmd.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    cmd.set_defaults(handler=_plan)
+    cmd.set_defaults(handler=_design)
 
 
 def _limits(items: list[str]) -> dict[str, int]:
@@ -59,26 +60,26 @@ def _limits(items: list[str]) -> dict[str, int]:
     return out
 
 
-def _plan(args: argparse.Namespace) -> int:
+def _design(args: argparse.Namespace) -> int:
     df = load_source(args, args.results)
-    facets, dropped = present_facets(df, split_list(args.facets))
-    if not facets:
-        raise StatsError(f"none of the facets {split_list(args.facets)} varies in {args.results}")
-    components = variance_components(df, facets=facets, score=args.score)
-    table = plan_design(
-        components,
+    study = variance_components(
+        df, facets=split_list(args.facets), score=args.score, only_varying=True
+    )
+    choice = choose_design(
+        study,
         target_half_width=args.target_half_width,
         budget_usd=args.budget_usd,
         cost_per_request=args.cost_per_request,
         limits=_limits(args.limit),
     )
+    components, designs = study.table(), choice.table()
     if args.json:
         print(
             json.dumps(
                 {
                     "components": components.to_dict("records"),
-                    "designs": table.to_dict("records"),
-                    "left_out": dropped,
+                    "designs": designs.to_dict("records"),
+                    "left_out": list(study.left_out),
                 },
                 indent=2,
                 default=str,
@@ -88,9 +89,9 @@ def _plan(args: argparse.Namespace) -> int:
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 160):
         print(f"Variance components of {args.score} ({len(components)} rows):")
         print(components.drop(columns=["facets"]).to_string(index=False))
-        if dropped:
-            print(f"left out (absent or one level): {', '.join(dropped)}")
-        unit = "USD" if table.attrs["priced"] else "requests (no prices: cost_usd counts them)"
+        if study.left_out:
+            print(f"left out (absent or one level): {', '.join(study.left_out)}")
+        unit = "USD" if choice.priced else "requests (no prices: cost_usd counts them)"
         print(f"\nDesigns, best first (cost in {unit}):")
-        print(table.to_string(index=False))
+        print(designs.to_string(index=False))
     return 0

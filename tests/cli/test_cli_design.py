@@ -1,4 +1,4 @@
-"""``jevalkit plan`` on the committed demo run (three configurations of one probe)."""
+"""``jevalkit design`` on the committed demo run (three configurations of one probe)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def cli(*args):
     )
 
 
-def test_plan_prints_components_and_the_chosen_design():
-    done = cli("plan", DEMO, "--facets", "case,label", "--target-half-width", "0.45", "--json")
+def test_design_prints_components_and_the_chosen_design():
+    done = cli("design", DEMO, "--facets", "case,label", "--target-half-width", "0.45", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [c["component"] for c in out["components"]] == ["label", "residual"]
@@ -26,15 +26,15 @@ def test_plan_prints_components_and_the_chosen_design():
     assert best["chosen"] and best["half_width"] <= 0.45
 
 
-def test_plan_says_when_no_design_reaches_the_target():
-    done = cli("plan", DEMO, "--facets", "case,label", "--target-half-width", "0.3")
+def test_design_says_when_no_design_reaches_the_target():
+    done = cli("design", DEMO, "--facets", "case,label", "--target-half-width", "0.3")
     assert done.returncode == 2
     assert done.stderr.startswith("jevalkit: error: no design within the limits reaches")
     assert "Traceback" not in done.stderr
 
 
-def test_plan_refuses_a_bad_limit_and_absent_facets():
-    done = cli("plan", DEMO, "--facets", "label", "--target-half-width", "0.5", "--limit", "x")
+def test_design_refuses_a_bad_limit_and_absent_facets():
+    done = cli("design", DEMO, "--facets", "label", "--target-half-width", "0.5", "--limit", "x")
     assert done.returncode == 2 and "write FACET=N" in done.stderr
-    done = cli("plan", DEMO, "--facets", "variant", "--target-half-width", "0.5")
+    done = cli("design", DEMO, "--facets", "variant", "--target-half-width", "0.5")
     assert done.returncode == 2 and "none of the facets ['variant'] varies" in done.stderr

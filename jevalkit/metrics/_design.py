@@ -1,34 +1,65 @@
-"""The planner: from a pilot's variance components and a cost per request, the design (cases,
+"""The cheapest design: from a pilot's G-study and a cost per request, the design (cases,
 variants, repeats, judge samples, ...) that reaches a target half-width for least money, or the
-narrowest one a budget buys."""
+narrowest one a budget buys (a D-study search)."""
 
 from __future__ import annotations
 
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..contract import estimator
+from ..contract import Result, estimator, finish
 from ..errors import StatsError
-from ..stats import design_error
-from ._facets import CASE_FACET, _design, _require_spread
+from ..stats import GStudy
+from ._dstudy import CASE_FACET, pilot_of, require_spread, study_of
 
-PLAN_COLUMNS = ["requests", "cost_usd", "se", "df", "half_width", "chosen"]
+COLUMNS = ["requests", "cost_usd", "se", "df", "half_width", "chosen"]
+
+
+@dataclass(frozen=True, eq=False)
+class DesignChoice(Result):
+    """The designs :func:`choose_design` found, best first.
+
+    Attributes:
+        designs: one row per design: one column per facet and ``repeats`` (levels),
+            ``requests``, ``cost_usd``, ``se``, ``df``, ``half_width``, ``chosen`` (the first).
+        generalize: the random facets.
+        confidence: of the planned interval.
+        priced: whether ``cost_usd`` is dollars (the pilot's prices or ``cost_per_request``)
+            or counts requests (no prices known).
+    """
+
+    designs: pd.DataFrame
+    generalize: tuple[str, ...]
+    confidence: float
+    priced: bool
+
+    def table(self) -> pd.DataFrame:
+        """The designs, best first."""
+        return self.designs.copy()
+
+    @property
+    def chosen(self) -> dict:
+        """The best design's row."""
+        return self.designs.iloc[0].to_dict()
 
 
 @estimator(
     unit="design",
     estimand="the cheapest design reaching a target half-width",
     interval="none (a planning table)",
-    data="arrays",
-    note="takes variance components; its predicted half-width simulated in tests/metrics/test_facets.py and benchmarks/bench_total_error.py",
+    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread"),
+    adapter=lambda frame: choose_design(pilot_of(frame), target_half_width=0.2),
+    note="its predicted half-width simulated in tests/metrics/test_facets.py and "
+    "benchmarks/bench_total_error.py",
 )
-def plan_design(
-    components: pd.DataFrame,
+def choose_design(
+    study: GStudy,
     *,
     target_half_width: float | None = None,
     budget_usd: float | None = None,
@@ -37,41 +68,39 @@ def plan_design(
     limits: Mapping[str, int] | None = None,
     confidence: float = 0.95,
     top: int = 10,
-) -> pd.DataFrame:
+) -> DesignChoice:
     """The cheapest design whose predicted interval half-width is at most
     ``target_half_width``, or the narrowest whose cost is within ``budget_usd``.
 
     Args:
-        components: :func:`variance_components` of a pilot run (its ``attrs`` carry the
-            pilot's design).
+        study: the G-study of a pilot run (:func:`jevalkit.stats.variance_components`; it
+            carries the pilot's design and prices).
         target_half_width, budget_usd: give one (or both: the target within the budget).
         cost_per_request: dollars per request (default: the pilot's mean ``cost_usd`` when its
-            rows have prices, else 1, so ``cost_usd`` counts requests; ``attrs["priced"]``
-            says which).
-        generalize: the random facets (default: every facet of the components); the others are
+            rows have prices, else 1, so ``cost_usd`` counts requests; ``priced`` says which).
+        generalize: the random facets (default: every facet of the study); the others are
             fixed and keep the pilot's levels.
         limits: the most levels a facet (or ``repeats``) may have (default: 10000 cases, 20
             repeats, 10 levels of any other facet; a facet cannot have more levels than exist:
             say so here, e.g. ``{"variant": 3}``).
         confidence: of the planned interval.
-        top: rows returned.
+        top: designs returned.
 
     Returns:
-        The best ``top`` designs, best first: one column per facet and ``repeats`` (levels),
-        ``requests``, ``cost_usd``, ``se``, ``df``, ``half_width`` (t quantile at the
-        Satterthwaite df x se, as :func:`mean_score` with ``generalize`` will compute it when
-        the components are as estimated), ``chosen`` (the first row). Nothing reaches the
-        target within the limits and budget: a :class:`StatsError` saying what is closest.
+        A :class:`DesignChoice`: the best ``top`` designs, best first (``.table()``), each with
+        ``half_width`` (t quantile at the Satterthwaite df x se, as :func:`mean_score` with
+        ``generalize`` will compute it when the components are as estimated). Nothing reaches
+        the target within the limits and budget: a :class:`StatsError` saying what is closest.
 
     Example:
         >>> t = pd.DataFrame({"component": ["case", "variant", "case x variant", "residual"],
         ...     "facets": [("case",), ("variant",), ("case", "variant"), ()],
         ...     "variance": [0.04, 0.002, 0.01, 0.05]})
-        >>> t.attrs = {"levels": {"case": 20, "variant": 3}, "repeats": 5}
-        >>> best = plan_design(t, target_half_width=0.05).iloc[0]
+        >>> study = GStudy.of(t, levels={"case": 20, "variant": 3}, repeats=5)
+        >>> best = choose_design(study, target_half_width=0.05).chosen
         >>> int(best["case"]), int(best["variant"]), int(best["repeats"]), int(best["requests"])
         (122, 9, 1, 1098)
-        >>> plan_design(t, target_half_width=0.05, limits={"variant": 3})
+        >>> choose_design(study, target_half_width=0.05, limits={"variant": 3})
         Traceback (most recent call last):
         ...
         jevalkit.errors.StatsError: no design within the limits reaches a half-width of 0.05: the narrowest is 0.1102 (case=10000, variant=3, repeats=20); raise limits= or the budget, or generalise over fewer facets
@@ -82,20 +111,21 @@ def plan_design(
         raise StatsError(f"target_half_width must be positive, got {target_half_width}")
     if budget_usd is not None and not budget_usd > 0:
         raise StatsError(f"budget_usd must be positive, got {budget_usd}")
+    study = study_of(study)
     if cost_per_request is None:
-        cost_per_request = components.attrs.get("cost_per_request")
+        cost_per_request = study.cost_per_request
     priced = cost_per_request is not None
     price = float(cost_per_request) if priced else 1.0
     if not price > 0:
         raise StatsError(f"cost_per_request must be positive, got {cost_per_request}")
-    _require_spread(components)
-    pilot = _design(components, None)
+    require_spread(study)
+    pilot = study.design
     facets = [f for f in pilot if f != "repeats"]
     random = list(generalize) if generalize is not None else facets
     unknown = [f for f in random if f not in facets]
     if unknown:
         raise StatsError(f"generalize names {unknown}, not facets of the components: {facets}")
-    has_residual = "residual" in set(components["component"])
+    has_residual = "residual" in set(study.components["component"])
     caps = {f: (10_000 if f == CASE_FACET else 10) for f in facets}
     caps["repeats"] = 20 if has_residual else 1
     caps.update({k: int(v) for k, v in (limits or {}).items()})
@@ -112,7 +142,6 @@ def plan_design(
             ranges[f] = range(1, caps["repeats"] + 1)
         else:
             ranges[f] = [pilot[f]]  # fixed facet: its levels stay
-    nested = components.attrs.get("nested")
     rows = []
     for combo in itertools.product(*ranges.values()):
         design = dict(zip(ranges, combo, strict=True))
@@ -120,7 +149,7 @@ def plan_design(
 
         def evaluate(n_big: int, design=design, per_big=per_big) -> dict:
             full = {**design, **({big: n_big} if big else {})}
-            var, df = design_error(components, full, random, nested=nested)
+            var, df = study.error_variance(random, design=full)
             requests = per_big * (n_big if big else 1)
             se = math.sqrt(var)
             return {
@@ -176,5 +205,5 @@ def plan_design(
     )
     table = table.sort_values(order, kind="stable").head(top).reset_index(drop=True)
     table["chosen"] = np.arange(len(table)) == 0
-    table.attrs = {"generalize": random, "confidence": confidence, "priced": priced}
-    return table[[*facets, "repeats", *PLAN_COLUMNS]]
+    designs = finish(table, order=[*facets, "repeats", *COLUMNS])
+    return DesignChoice(designs, tuple(random), confidence, priced)

@@ -1,0 +1,142 @@
+"""Facts about results rows that the CLI and the reports print: which rows were scored, cut off
+at ``max_tokens`` or ended in an error, whether cases were repeated, two runs as one frame.
+
+These are not statistics (no estimate, no interval), so they are not in :mod:`jevalkit.metrics`'
+face; they belong to the results layer and move there (``jevalkit.results``) once it exists.
+
+Example:
+    >>> from jevalkit.metrics.rows import scored
+    >>> scored(pd.DataFrame({"passed": [True, None]}))
+    1
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from ..contract import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ..errors import StatsError
+
+__all__ = ["combine_runs", "error_share", "error_summary", "has_repeats", "scored", "truncated"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def _error_field(error: object, field: str) -> object:
+    return error.get(field) if isinstance(error, dict) else None
+
+
+def error_summary(results: pd.DataFrame, *, limit: int = 200) -> pd.DataFrame:
+    """One row per error type, most frequent first: ``type``, ``n`` (rows), ``status`` (the
+    first row's HTTP status, when there was one) and ``first_message`` (the first row's message
+    on one line, at most ``limit`` characters; keys were redacted before rows were written).
+
+    Example:
+        >>> df = pd.DataFrame({"error": [None, {"type": "http_status", "status": 401,
+        ...     "message": "bad key\\n(redacted)"}, {"type": "timeout", "message": "60 s"},
+        ...     {"type": "http_status", "status": 401, "message": "bad key"}]})
+        >>> error_summary(df).values.tolist()
+        [['http_status', 2, 401, 'bad key (redacted)'], ['timeout', 1, None, '60 s']]
+    """
+    errors = results["error"][results["error"].notna()] if "error" in results else pd.Series()
+    rows: dict[str, list] = {}
+    for error in errors:
+        kind = str(_error_field(error, "type") or "error")
+        if kind in rows:
+            rows[kind][1] += 1
+            continue
+        message = _CONTROL.sub(" ", str(_error_field(error, "message") or "")).strip()
+        if len(message) > limit:
+            message = message[: limit - 3] + "..."
+        rows[kind] = [kind, 1, _error_field(error, "status"), message]
+    table = pd.DataFrame(
+        list(rows.values()), columns=["type", "n", "status", "first_message"], dtype=object
+    )
+    table["n"] = table["n"].astype(int)
+    return table.sort_values("n", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def truncated(results: pd.DataFrame) -> pd.Series:
+    """Which rows were cut off at ``max_tokens`` (``finish_reason`` ``length``): their output
+    is incomplete, so a failing score may say more about the limit than about the model.
+
+    Example:
+        >>> truncated(pd.DataFrame({"finish_reason": ["stop", "length", None]})).tolist()
+        [False, True, False]
+    """
+    if "finish_reason" not in results:
+        return pd.Series(False, index=results.index)
+    return results["finish_reason"].eq("length").fillna(False).astype(bool)
+
+
+def scored(results: pd.DataFrame) -> int:
+    """How many rows carry a verdict or a score (what a summary can count).
+
+    Example:
+        >>> scored(pd.DataFrame({"passed": [True, None], "score": [None, None]}))
+        1
+    """
+    have = pd.Series(False, index=results.index)
+    for column in ("passed", "score", "preference"):
+        if column in results:
+            have |= results[column].notna()
+    return int(have.sum())
+
+
+def error_share(results: pd.DataFrame) -> tuple[int, int]:
+    """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
+
+    Example:
+        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
+        (1, 3)
+    """
+    if "error" not in results.columns:
+        return 0, len(results)
+    return int(results["error"].notna().sum()), len(results)
+
+
+def has_repeats(
+    results: pd.DataFrame, *, case: CaseSpec = CASE_COLUMNS, system: str | None = "system"
+) -> bool:
+    """Whether any case was run more than once by one system.
+
+    Example:
+        >>> has_repeats(pd.DataFrame({"probe": ["p", "p"], "version": [1, 1], "case_id": [None, None],
+        ...                           "system": ["m", "m"], "repeat": [0, 1]}))
+        True
+    """
+    cols = columns_of(case) + ([system] if system is not None else [])
+    for column in cols:
+        require(results, column, "case" if column != system else "system", "identifies a case")
+    if results.empty:
+        return False
+    codes, _ = group_codes(results, cols)
+    return bool(pd.Series(codes).value_counts().max() > 1)
+
+
+def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """One frame of a base and a head run, and the baseline system's name: the base must hold one
+    system; names shared by both runs are told apart as ``base: <name>`` / ``head: <name>``.
+
+    Raises:
+        StatsError: the base run holds several systems (compare within one file instead).
+
+    Example:
+        >>> b = pd.DataFrame({"system": ["m"], "x": [1]})
+        >>> frame, name = combine_runs(b, b)
+        >>> sorted(frame["system"]), name
+        (['base: m', 'head: m'], 'base: m')
+    """
+    base_systems = sorted(base["system"].dropna().astype(str).unique())
+    if len(base_systems) != 1:
+        raise StatsError(
+            f"the base run holds {len(base_systems)} systems ({', '.join(base_systems[:5])}); "
+            "compare within one file with --baseline SYSTEM"
+        )
+    shared = set(base_systems) & set(head["system"].dropna().astype(str))
+    if shared:
+        base = base.assign(system="base: " + base["system"].astype(str))
+        head = head.assign(system="head: " + head["system"].astype(str))
+    return pd.concat([base, head], ignore_index=True), str(base["system"].iloc[0])
