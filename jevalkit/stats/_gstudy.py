@@ -376,6 +376,7 @@ def _count(v: float) -> int | float:
 def _varies(data: pd.DataFrame, columns: list[str]) -> bool:
     return (
         bool(columns)
+        and len(data) > 0  # nothing varies in no rows
         and all(c in data.columns for c in columns)
         and group_codes(data, columns)[0].max() > 0
     )
