@@ -41,6 +41,9 @@ def test_a_link_or_another_spelling_of_the_file_shares_its_lock(tmp_path, other)
     link = tmp_path / "link.jsonl"
     os.symlink(target, link)
     name = link if other == "link" else tmp_path / "real" / ".." / "real" / "r.jsonl"
-    with locked(target), pytest.raises(ResultsError, match="being written by another run"):
-        with locked(Path(name)):
-            pass
+    with (
+        locked(target),
+        pytest.raises(ResultsError, match="being written by another run"),
+        locked(Path(name)),
+    ):
+        pass
