@@ -322,6 +322,52 @@ def sim_corrected_mean(reps: int, seed: int) -> list[dict]:
     return [row(name, hits) for name, hits in out.items()]
 
 
+def judge_with_probabilities(rng, n_items: int, truth_kind: str):
+    """A judge that says how sure it is (probs over fail/pass, many near-certain), and the
+    human labels: calibrated to its probabilities, overconfident, or inverted (wrong where it
+    is surest: the label plan's "wrong item model")."""
+    p = rng.beta(0.3, 0.3, n_items)
+    rate = {"calibrated": p, "overconfident": 0.15 + 0.7 * p, "inverted": 1 - p}[truth_kind]
+    truth = rng.random(n_items) < rate
+    frame = pd.DataFrame(
+        {
+            "system": "m",
+            "case_id": [f"c{i}" for i in range(n_items)],
+            "score": p,
+            "probs": [[1 - v, v] for v in p],
+        }
+    )
+    return frame, truth
+
+
+def sim_active_labels(reps: int, seed: int) -> list[dict]:
+    """corrected_mean's coverage (and mean half-width) under random, uncertain and active label
+    plans (100 of 1,000 items), for a judge whose probabilities are right, overconfident, or
+    inverted. The truth is the mean human score of the 1,000 items."""
+    rng = np.random.default_rng(seed)
+    out, width = {}, {}
+    for kind in ("calibrated", "overconfident", "inverted"):
+        for strategy in ("random", "uncertain", "active"):
+            for _ in range(reps):
+                df, truth = judge_with_probabilities(rng, 1000, kind)
+                target = float(truth.mean())
+                plan = label_sample(df, 100, strategy=strategy, seed=int(rng.integers(1 << 30)))
+                index = plan["case_id"].str[1:].astype(int).to_numpy()
+                labels = plan.assign(level=np.where(truth[index], "pass", "fail"))
+                table = corrected_mean(df, labels, levels=["fail", "pass"]).set_index("estimator")
+                for estimator in ("PPI", "PPI++"):
+                    r = table.loc[estimator]
+                    name = (
+                        f"corrected_mean {estimator}, {strategy} plan, {kind} judge (100 of 1,000)"
+                    )
+                    out.setdefault(name, []).append(covered(r["ci_low"], r["ci_high"], target))
+                    width.setdefault(name, []).append(r["half_width"])
+    return [
+        {**row(name, hits), "mean_half_width": float(np.mean(width[name]))}
+        for name, hits in out.items()
+    ]
+
+
 def sim_rogan_gladen(reps: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
     hits = []
@@ -370,7 +416,11 @@ def _judge_confidence(rng, n: int, kind: str) -> tuple[np.ndarray, np.ndarray, c
     """A judge's confidence in its verdict and whether a person agreed: ``kind`` says how the
     confidence relates to the true agreement probability q(c)."""
     q = {
-        "overconfident": lambda c: 0.55 + 0.4 * ((c - 0.5) / 0.5) ** 2,
+        # claims c, is right 0.4 + 1.2 (c - 0.5): overconfident below 1, 90% reachable from
+        # t = 0.83 (a third of the items)
+        "overconfident": lambda c: 0.4 + 1.2 * (c - 0.5),
+        # claims up to 1, is right at most 95%: 90% needs the top ~15% (hard to certify)
+        "overconfident, capped at 95%": lambda c: 0.55 + 0.4 * ((c - 0.5) / 0.5) ** 2,
         "calibrated": lambda c: c,
         "uninformative": lambda c: np.full_like(c, 0.85),
     }[kind]
@@ -386,22 +436,24 @@ def sim_selective_threshold(reps: int, seed: int) -> list[dict]:
     rng = np.random.default_rng(seed)
     grid = np.linspace(0.5, 1.0, 20001)
     out = []
-    for kind in ("overconfident", "calibrated", "uninformative"):
+    for kind in ("overconfident", "overconfident, capped at 95%", "calibrated", "uninformative"):
         for n in (200, 500):
-            hits, certified = [], 0
+            hits, certified, coverage = [], 0, []
             for _ in range(reps):
                 c, agree, q = _judge_confidence(rng, n, kind)
                 try:
                     t = selective_threshold(c, agree, target_agreement=0.9, confidence_level=0.9)
                 except StatsError:
                     hits.append(True)
+                    coverage.append(0.0)
                     continue
                 certified += 1
                 hits.append(float(q(grid[grid >= t.threshold]).mean()) >= 0.9)
+                coverage.append(float((grid >= t.threshold).mean()))  # of fresh items, c ~ U
             out.append(
                 row(
                     f"selective_threshold: {kind} judge, {n} labels (certified in "
-                    f"{certified}/{reps})",
+                    f"{certified}/{reps}; mean coverage {np.mean(coverage):.0%} of fresh items)",
                     hits,
                     nominal=0.9,
                 )
@@ -555,6 +607,7 @@ SIMULATIONS = {
     "baseline_win_rates": sim_baseline_win_rates,
     "position_bias": sim_position_bias,
     "corrected_mean": sim_corrected_mean,
+    "active_labels": sim_active_labels,
     "rogan_gladen": sim_rogan_gladen,
     "bimodality": sim_bimodality,
     "selective_threshold": sim_selective_threshold,
@@ -576,7 +629,12 @@ def main() -> None:
             continue
         started = time.perf_counter()
         for r in simulate(args.reps, 2026):
-            print(f"{r['observed']:>9.3f} {r['nominal']:>8.2f}  {r['kind']:<16} {r['method']}")
+            extra = (
+                f" (mean half-width {r['mean_half_width']:.4f})" if "mean_half_width" in r else ""
+            )
+            print(
+                f"{r['observed']:>9.3f} {r['nominal']:>8.2f}  {r['kind']:<16} {r['method']}{extra}"
+            )
         print(f"{'':>9} {'':>8}  ({name}: {time.perf_counter() - started:.0f} s)")
 
 

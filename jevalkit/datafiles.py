@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ __all__ = [
     "parse_ref",
     "publish_versions",
     "read_lock",
+    "read_regular_file",
     "schema_validator",
     "validate_data",
     "verify_locked",
@@ -147,6 +149,50 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def read_regular_file(
+    path: str | Path, max_bytes: int, error: Callable[[str], Exception], *, what: str = "file"
+) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``max_bytes``; anything else raises
+    ``error`` with one line naming the file: a folder, a FIFO or a device (opened without
+    waiting: a FIFO opened to read would wait for a writer forever), a larger file, an unreadable
+    one.
+
+    Example:
+        >>> read_regular_file("/dev/zero", 10, ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: /dev/zero: not a regular file (a pipe or a device); give a file
+    """
+    path = Path(path)
+    too_large = f"{path}: larger than {max_bytes / 2**20:g} MB; not a jevalkit data file"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a folder, not a {what}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{path}: is a folder, not a {what}")
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: not a regular file (a pipe or a device); give a {what}")
+        if info.st_size > max_bytes:
+            raise error(too_large)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            try:
+                data = fh.read(max_bytes + 1)
+            except OSError as exc:
+                raise error(f"{path}: cannot read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # it grew while read
+        raise error(too_large)
+    return data
+
+
 def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
     """Parse a YAML data file; any problem raises ``error`` with one line naming the file.
 
@@ -154,20 +200,11 @@ def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
     long to convert, nesting deep enough to exhaust the parser.
     """
     path = Path(path)
+    raw = read_regular_file(path, MAX_FILE_BYTES, error)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise error(
-                f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB; not a jevalkit data file"
-            )
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a folder, not a file") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror})") from None
     try:
         data = yaml.load(text, Loader=_NoAliasLoader)
     except yaml.MarkedYAMLError as exc:
@@ -366,8 +403,8 @@ def read_lock(path: Path, error: Callable[[str], Exception]) -> dict[str, str]:
         return {}
     entries: dict[str, str] = {}
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular_file(path, MAX_FILE_BYTES, error, what="lock file").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise error(f"{path}: cannot read the lock file ({exc})") from None
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.strip()

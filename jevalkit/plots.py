@@ -9,7 +9,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-__all__ = ["STYLE", "histogram", "interval_plot", "item_map", "line_plot", "rank_interval_plot"]
+__all__ = [
+    "STYLE",
+    "agreement_curves",
+    "histogram",
+    "interval_plot",
+    "item_map",
+    "line_plot",
+    "rank_interval_plot",
+]
 
 STYLE = {
     "figure.figsize": (7, 3.6),
@@ -171,5 +179,37 @@ def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0
         ax.set_yticks(y, table["system"].astype(str).tolist())
         ax.set_xlabel(f"rank (simultaneous {confidence:.0%} interval)")
         ax.set_title(f"{title} (n = {len(table)} systems)")
+        fig.tight_layout()
+    return fig
+
+
+def agreement_curves(
+    curves: pd.DataFrame, chosen: pd.DataFrame, *, target: float, title: str
+) -> plt.Figure:
+    """Agreement with people against coverage, one line per judge (``curves``: ``judge``,
+    ``coverage``, ``agreement``, ``n``, as a cascade's ``curves``), the target as a dashed
+    line, and each judge's chosen threshold (``chosen``: ``judge``, ``coverage``,
+    ``agreement``) as a ring.
+
+    Example:
+        >>> c = pd.DataFrame({"judge": "j", "coverage": [0.5, 1.0], "agreement": [1.0, 0.8], "n": [2, 4]})
+        >>> agreement_curves(c, c.iloc[:1], target=0.9, title="t").axes[0].get_xlabel()
+        'coverage (share of labelled items at or above the threshold)'
+    """
+    with _styled():
+        fig, ax = plt.subplots()
+        for judge, group in curves.groupby("judge", sort=False):
+            line = ax.plot(group["coverage"], group["agreement"], label=str(judge))[0]
+            mine = chosen[chosen["judge"] == judge]
+            ax.plot(
+                mine["coverage"], mine["agreement"], "o", mfc="none", ms=10, color=line.get_color()
+            )
+        ax.axhline(target, ls="--", color="grey", lw=1, label=f"target {target:.0%}")
+        ax.set_xlabel("coverage (share of labelled items at or above the threshold)")
+        ax.set_ylabel("agreement with people")
+        ax.set_xlim(0, 1.02)
+        n = int(curves.groupby("judge")["n"].max().max()) if len(curves) else 0
+        ax.set_title(f"{title} (n = {n})")
+        ax.legend(loc="lower left", fontsize=8)
         fig.tight_layout()
     return fig

@@ -57,7 +57,7 @@ def local_server(tmp_path_factory):
     state = tmp_path_factory.mktemp("local-state")
     old = os.environ.get("JEVALKIT_STATE_DIR")
     os.environ["JEVALKIT_STATE_DIR"] = str(state)
-    server = local.serve(port=port)
+    server = local.serve(port=port, slots=4)  # threads follow the load (local.capacity)
     yield server
     local.stop()
     if old is None:

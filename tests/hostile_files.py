@@ -1,6 +1,7 @@
 """A generated corpus of hostile evaluation logs, one family per format jevalkit reads (issue 24,
 "close the classes"): a valid seed file per format, then every field (three levels deep) replaced
-by values of the wrong type, deep nesting, 5,000-digit integers, NaN; and whole-file damage
+by values of the wrong type, deep nesting (past the JSON parser's limit, and 900 deep, under it),
+5,000-digit integers, NaN; and whole-file damage
 (empty, truncated, non-UTF-8, nested 100,000 deep, a zip bomb, archive members not listed).
 
 ``corpus(root)`` writes them all under ``root`` and returns ``(name, path, format, options)``
@@ -36,6 +37,10 @@ HOSTILE = [
     BIG,
     "NaN",
     DEEP[:2000] + DEEP[-2000:],
+    # under the JSON parser's recursion limit: parses, then breaks every recursive step after
+    # it unless the reader bounds the depth (issue 37.12: promptfoo vars 900 deep)
+    DEEP[:900] + DEEP[-900:],
+    '{"a": ' * 900 + "1" + "}" * 900,
 ]
 MARK = "\u0000HOSTILE\u0000"
 
@@ -267,3 +272,40 @@ def read_member(path: Path, name: str) -> bytes:
     from jevalkit.io import read_zip_member
 
     return read_zip_member(path, name)
+
+
+def table_corpus(root: Path) -> list[tuple[str, Path]]:
+    """Hostile tables for ``io.from_table(path, case="q", system="m", score="s")``: a valid CSV
+    and JSONL seed, then each cell of the first row replaced by every hostile value, and whole-file
+    damage (a 200,000-character field, 50,002 columns, no header, not UTF-8, ...)."""
+    out: list[tuple[str, Path]] = []
+    rows = [{"q": "a", "m": "x", "s": 0.5}, {"q": "b", "m": "x", "s": 1.0}]
+    jsonl = "".join(json.dumps(r) + "\n" for r in rows)
+    csv = "q,m,s\na,x,0.5\nb,x,1.0\n"
+    out.append(("table:csv:valid", _write(root / "table" / "valid", "t.csv", csv)))
+    out.append(("table:jsonl:valid", _write(root / "table" / "valid", "t.jsonl", jsonl)))
+    for k, (label, line) in enumerate(mutations(rows[0], per_path=len(HOSTILE))):
+        path = _write(root / "table" / f"m{k}", "t.jsonl", line + "\n" + json.dumps(rows[1]))
+        out.append((f"table:jsonl:{label}", path))
+    for column in ("q", "m", "s"):
+        for k, raw in enumerate(HOSTILE):
+            cell = '"' + raw.replace('"', '""') + '"'
+            text = csv.replace({"q": "a", "m": "x", "s": "0.5"}[column], cell, 1)
+            out.append(
+                (
+                    f"table:csv:{column}={raw[:12]}",
+                    _write(root / "table" / f"c{column}{k}", "t.csv", text),
+                )
+            )
+    wide = ",".join(f"c{i}" for i in range(50_000))
+    for label, text in (
+        ("huge-field", "q,m,s\n" + "a" * 200_000 + ",x,0.5\n"),
+        ("wide", f"q,m,s,{wide}\na,x,0.5{',' * 50_000}\n"),
+        ("header-only", "q,m,s\n"),
+        ("no-columns", "\n\n"),
+        ("ragged", "q,m,s\na,x\nb,x,1.0,9\n"),
+    ):
+        out.append((f"table:csv:{label}", _write(root / "table" / label, "t.csv", text)))
+    for label, bad in damage(csv.encode()):
+        out.append((f"table:csv:{label}", _write(root / "table" / f"d-{label}", "t.csv", bad)))
+    return out

@@ -20,6 +20,13 @@ key echoed back with every ``-`` written as ``\u002d``), ``echo_auth`` / ``echo_
 is the Authorization header as received / minus its last 4 characters), ``overbill`` (reports 1,000,000
 completion tokens whatever ``max_tokens`` said).
 
+A request with ``"stream": true`` is answered with server-sent events, one token (about four
+characters) each, ``token_s`` seconds apart (not streamed, the answer comes after as many
+``token_s`` as it has tokens), as llama-server streams them (with a last ``usage``
+event when ``stream_options.include_usage`` asks). Streaming faults: ``stall`` (two tokens, then
+nothing for ``hang_s``, then the rest), ``bad_event`` (an event that is not JSON), ``deep_event``
+(an event nested 100,000 deep), ``stream_error`` (an ``error`` event).
+
 Run standalone for benchmarks: ``python tests/openai_server.py --port 8123 --latency 0.05``.
 """
 
@@ -58,6 +65,7 @@ class OpenAIServer:
         self.latency = latency
         self.hang_s = 5.0
         self.drip_s = 1.0
+        self.token_s = 0.0
         self.huge_bytes = 5 * 1024 * 1024
         self.retry_after = "1"
         self.faults: dict[str, list[str]] = defaultdict(list)
@@ -178,6 +186,50 @@ class OpenAIServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
+            def _stream(self, body: dict[str, Any], fault: str | None) -> None:
+                """Answer as server-sent events, one token of the reply at a time."""
+                answer = server.answer(self.path, body)
+                choice = answer["choices"][0]
+                chat = "message" in choice
+                text = choice["message"]["content"] if chat else choice["text"]
+                tokens = [text[i : i + 4] for i in range(0, len(text), 4)]
+                head = {k: answer[k] for k in ("id", "created", "model", "system_fingerprint")}
+
+                def event(**choice_fields: Any) -> bytes:
+                    return b"data: " + json.dumps({**head, "choices": [choice_fields]}).encode()
+
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for i, token in enumerate(tokens):
+                        if fault == "stall" and i == 2:
+                            time.sleep(server.hang_s)
+                        if fault == "bad_event" and i == 1:
+                            self._chunk(b"data: {this is not json\n\n")
+                        if fault == "deep_event" and i == 1:
+                            self._chunk(b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n")
+                        if fault == "stream_error" and i == 1:
+                            self._chunk(b'data: {"error": {"message": "slot crashed"}}\n\n')
+                        delta = {"delta": {"content": token}} if chat else {"text": token}
+                        self._chunk(event(index=0, finish_reason=None, **delta) + b"\n\n")
+                        if server.token_s:
+                            time.sleep(server.token_s)
+                    last = {"delta": {}} if chat else {"text": ""}
+                    self._chunk(event(index=0, finish_reason="stop", **last) + b"\n\n")
+                    if (body.get("stream_options") or {}).get("include_usage"):
+                        usage = {**head, "choices": [], "usage": answer["usage"]}
+                        self._chunk(b"data: " + json.dumps(usage).encode() + b"\n\n")
+                    self._chunk(b"data: [DONE]\n\n")
+                    self._chunk(b"")
+                except OSError:  # the client gave up
+                    self.close_connection = True
+
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, b'{"object": "list", "data": [{"id": "test-model"}]}')
@@ -199,7 +251,15 @@ class OpenAIServer:
                 if server.latency:
                     time.sleep(server.latency)
                 fault = server.next_fault(body.get("model", ""))
-                if fault == "429":
+                if body.get("stream") and fault in (
+                    None,
+                    "stall",
+                    "bad_event",
+                    "deep_event",
+                    "stream_error",
+                ):
+                    self._stream(body, fault)
+                elif fault == "429":
                     self._send(
                         429,
                         b'{"error": {"message": "rate limited"}}',
@@ -253,7 +313,10 @@ class OpenAIServer:
                 elif fault and (hostile := server.hostile(fault, self.path, body, self.headers)):
                     self._send(200, hostile)
                 else:
-                    self._send(200, json.dumps(server.answer(self.path, body)).encode())
+                    answer = server.answer(self.path, body)
+                    if server.token_s:  # a slow model: every token takes token_s
+                        time.sleep(server.token_s * answer["usage"]["completion_tokens"])
+                    self._send(200, json.dumps(answer).encode())
 
         return Handler
 

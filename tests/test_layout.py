@@ -355,6 +355,7 @@ ATTRS_PENDING = {
     "cli/run.py": "reads the run result's facts",
     "cli/metrics.py": "the adaptive gate reads the run result's facts",
     "cli/judge.py": "reads the judge run's stopped / budget facts",
+    "judges/_cascade.py": "a lazy cascade reads each judge run's stopped fact (the runner's)",
     "items": "ItemAnalysis and IrtFit results objects",
     "results/_frame.py": "the read fact replaced_rows on a results frame (not a statistic's result)",
     "cli/items.py": "reads the item analysis' attrs",

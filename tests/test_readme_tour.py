@@ -40,6 +40,9 @@ ELSEWHERE = {
     "jevalkit run schema-ten-records --model m --repeats 500 --scheduler tcp://head:8786": (
         "a running scheduler: tests/runner/test_distributed.py starts `dask scheduler`"
     ),
+    "jevalkit judge security --data new.jsonl --cascade cascade.json --out new.jsonl --for-people queue.jsonl": (
+        "a lazily run cascade of two judge models: tests/cli/test_cli_cascade.py"
+    ),
     "jevalkit judge faithfulness --data cases.jsonl --model m --scheduler tcp://head:8786": (
         "judges on a running scheduler: tests/runner/test_distributed.py"
     ),
@@ -303,6 +306,24 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
     ],
     "jevalkit judge tool_call_accuracy --data tool_call_accuracy": [
         ("judge tool_call_accuracy --data tool_call_accuracy", 0, "case_id"),
+    ],
+    "jevalkit cascade calibrate data/examples/cascade_judged.jsonl --judges small-judge large-judge --labels data/examples/cascade_labels.jsonl --out cascade.json": [
+        (
+            "cascade calibrate data/examples/cascade_judged.jsonl --judges small-judge large-judge --labels data/examples/cascade_labels.jsonl --out cascade.json",
+            0,
+            "on average over items like the 400 calibration items",
+        ),
+    ],
+    "jevalkit cascade show cascade.json": [
+        (
+            "cascade calibrate data/examples/cascade_judged.jsonl --judges small-judge large-judge --labels data/examples/cascade_labels.jsonl --out cascade.json",
+            0,
+            "wrote cascade.json",
+        ),
+        ("cascade show cascade.json", 0, "large-judge"),
+    ],
+    "jevalkit report judge_cascade": [
+        ("report judge_cascade", 0, "judge_cascade.html"),
     ],
     "jevalkit report probe_report --results runs/demo.jsonl -p probe schema-ten-records@2 --out reports/x": [
         (

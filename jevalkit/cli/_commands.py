@@ -41,11 +41,15 @@ COMMANDS: dict[str, Command] = {
     "compare": Command("compare", "is B better than A, on which cases, and is it real"),
     "judge": Command("judge", "judge a case set with a model judge (distribution over levels)"),
     "judges": Command("judge", "list and publish judge prompt files"),
+    "cascade": Command(
+        "cascade", "calibrate a judge cascade on labels (guaranteed agreement), or show one"
+    ),
     "import": Command("imports", "read other tools' evaluation logs into a results file"),
     "export": Command(
         "export", "write results where they are published (Every Eval Ever), with uncertainty"
     ),
     "report": Command("report", "run a parameterised notebook into .ipynb + .html + headline JSON"),
+    "demo": Command("demo", "the main job end to end on the embedded model, with its report"),
 }
 
 

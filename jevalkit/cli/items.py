@@ -54,6 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--irt", choices=["1pl", "2pl"], help="also fit an item response model and show its items"
     )
+    cmd.add_argument(
+        "--save-fit",
+        metavar="FIT.json",
+        help="with --irt: write the item model to this file (the --prior of run --cases active:K)",
+    )
     cmd.add_argument("--all", action="store_true", help="list every item, not only flagged ones")
     cmd.set_defaults(handler=_items)
     lb = add_command(sub, "leaderboard")
@@ -81,6 +86,8 @@ def _show(table: pd.DataFrame, as_json: bool) -> None:
 
 
 def _items(args: argparse.Namespace) -> int:
+    if args.save_fit and not args.irt:
+        raise UsageError("--save-fit writes the item model: give --irt 1pl or --irt 2pl too")
     df = load_source(args, args.results)
     result = analysis(df, **_spec(args))
     print(
@@ -96,6 +103,8 @@ def _items(args: argparse.Namespace) -> int:
         irt = fit.items[[*keys, "difficulty", "discrimination", "infit", "outfit"]]
         shown = shown.merge(irt, on=keys, how="left", suffixes=("", "_irt"))
         print(f"{fit.method}; log-likelihood {fit.loglik:.1f}, converged {fit.converged}")
+        if args.save_fit:
+            print(f"item model written to {fit.save(args.save_fit)}")
     if not args.json:
         print(result.method)
         shown = shown.drop(columns="method")

@@ -7,6 +7,7 @@ import argparse
 
 import pandas as pd
 
+from ..errors import UsageError
 from ..judges import (
     EVALUATORS,
     JudgeConfig,
@@ -18,6 +19,7 @@ from ..judges import (
 from ..metrics import pairwise_preferences, position_bias, quality
 from ..metrics.rows import scored
 from ._args import add_model_argument, add_run_arguments, run_options
+from ._cascade_run import judge_with_cascade
 from ._commands import add_command
 from ._outcome import report_outcome
 from .run import _print_stop
@@ -51,6 +53,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--explain", action="store_true", help="also ask for a short explanation of each verdict"
     )
+    cmd.add_argument(
+        "--cascade",
+        metavar="FILE",
+        help="a cascade file (jevalkit cascade calibrate): each judge it names is sent only the "
+        "cases the judges before it were not confident about; each judge's rows go to --out "
+        "with __<judge> before the suffix",
+    )
+    cmd.add_argument(
+        "--for-people",
+        metavar="PATH",
+        help="with --cascade: write the cases left for people as a label plan (JSONL)",
+    )
     add_run_arguments(cmd)
     cmd.set_defaults(handler=_judge)
     group = add_command(sub, "judges")
@@ -62,6 +76,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    if args.cascade:
+        return judge_with_cascade(args, run_options(args))
+    if args.for_people:
+        raise UsageError("--for-people goes with --cascade (the cases a cascade leaves for people)")
     config = JudgeConfig(
         method=args.method,
         prompt_style=args.prompt_style,

@@ -21,23 +21,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all CPUs)")
     build.set_defaults(handler=_build)
     serve = cmds.add_parser("serve", help="start the server (returns once it is healthy)")
-    serve.add_argument("--port", type=int, default=local.DEFAULT_PORT)
+    serve.add_argument(
+        "--port",
+        type=int,
+        help=f"the loopback port (default {local.DEFAULT_PORT}, or a free one when it is taken)",
+    )
     serve.add_argument(
         "--slots",
         type=int,
-        default=local.DEFAULT_SLOTS,
         metavar="N",
-        help="requests served in parallel (continuous batching)",
+        help=f"requests served in parallel (continuous batching; default {local.DEFAULT_SLOTS} "
+        "on an idle machine, 1 on a busy one)",
     )
     serve.add_argument(
         "--threads",
         type=int,
-        default=local.DEFAULT_THREADS,
         metavar="N",
-        help="CPU threads for generation",
+        help=f"CPU threads for generation (default: {local.DEFAULT_THREADS} on an idle machine, "
+        "1 on a busy one)",
+    )
+    serve.add_argument(
+        "--no-key",
+        action="store_true",
+        help="start without an API key (any process on this machine may use it); otherwise the "
+        f"key is ${local.KEY_VARIABLE} when set, else a random one",
     )
     serve.set_defaults(handler=_serve)
-    cmds.add_parser("status", help="is it running, and where").set_defaults(handler=_status)
+    cmds.add_parser(
+        "status", help="is it running, where, and how another tool connects"
+    ).set_defaults(handler=_status)
     cmds.add_parser("stop", help="stop it").set_defaults(handler=_stop)
 
 
@@ -68,14 +80,20 @@ def _build(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     print("starting the embedded model (loading takes a few seconds)…", flush=True)
-    print(_describe(local.serve(port=args.port, slots=args.slots, threads=args.threads)))
+    server = local.serve(port=args.port, slots=args.slots, threads=args.threads, no_key=args.no_key)
+    print(_describe(server))
+    print("\n".join(local.how_to_connect(server)))
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
     server = local.status()
-    print(_describe(server) if server else "not running")
-    return 0 if server else 1
+    if server is None:
+        print("not running (start it with `jevalkit local serve`)")
+        return 1
+    print(_describe(server))
+    print("\n".join(local.how_to_connect(server)))
+    return 0
 
 
 def _stop(args: argparse.Namespace) -> int:

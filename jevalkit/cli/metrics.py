@@ -18,7 +18,7 @@ from ..metrics import (
     release_gate,
     summarize,
 )
-from ..metrics.rows import combine_runs
+from ..metrics.rows import combine_runs, kept_apart
 from ..runner import AdaptiveRepeats, run
 from ._args import (
     add_generation_arguments,
@@ -42,6 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_source_options(cmd)
     cmd.add_argument("--by", help="comma-separated columns to group by, e.g. model,probe")
     cmd.add_argument("--json", action="store_true", help="print JSON records instead of a table")
+    cmd.add_argument(
+        "--pool",
+        action="store_true",
+        help="pool a probe's versions and generation settings (params_hash) within a group; "
+        "by default they are kept apart",
+    )
     cmd.set_defaults(handler=_metrics)
     g = add_command(sub, "gate")
     g.add_argument("results", nargs="?", metavar="RESULTS")
@@ -144,7 +150,15 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> int:
-    table = summarize(load_source(args, args.results), by=split_list(args.by))
+    results = load_source(args, args.results)
+    by = split_list(args.by)
+    apart = [] if args.pool else kept_apart(results, by)
+    table = summarize(results, by=by, pool=args.pool)
+    if apart and not args.json:
+        print(
+            f"kept apart: {', '.join(apart)} differ within a group (runs of a probe at another "
+            "version or setting are other runs); pass --pool to pool them"
+        )
     if args.json:
         print(json.dumps(table.to_dict("records"), indent=2, default=str))
     else:

@@ -73,6 +73,8 @@ def _report(args: argparse.Namespace) -> int:
         params["results_format"] = args.source_format
     elif args.results is not None and io.sniff_format(args.results) not in (None, "jevalkit"):
         params["results_format"] = "auto"  # another tool's log: read it as `import` would
+    if args.results is not None:  # refused in one line here, before a kernel starts (seconds)
+        io.read_source(args.results, params.get("results_format"))
     report = run_report(
         args.notebook,
         results=args.results,

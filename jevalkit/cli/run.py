@@ -41,7 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--cases",
         metavar="RANGE",
-        help="for probes with cases: the 1-based positions to run, e.g. 1-50 or 1-10,20",
+        help="for probes with cases: the 1-based positions to run, e.g. 1-50 or 1-10,20; "
+        "active:K for an active plan of K cases drawn in waves from --prior",
+    )
+    cmd.add_argument(
+        "--prior",
+        metavar="FIT.json",
+        help="with --cases active:K: the item model fitted on past systems' results "
+        "(jevalkit items RESULTS --irt 2pl --save-fit FIT.json); draws seeded by --sample-seed",
     )
     cmd.add_argument(
         "--sample", type=int, metavar="N", help="then a random sample of N of those cases"
@@ -83,6 +90,7 @@ def _case_options(args: argparse.Namespace) -> dict:
         "sample_seed": args.sample_seed,
         "variants": args.variants,
         "constrained": args.constrained,
+        "prior": args.prior,
     }
 
 
@@ -96,6 +104,16 @@ def _print_stop(df: pd.DataFrame) -> None:
             f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] (+/-{row['half_width']:.3f}, target "
             f"+/-{row['target_half_width']:g}) over {row['n_cases']} case(s), {row['n']} scored "
             f"requests in {row['rounds']} round(s); stopped: {row['stop_reason']}"
+        )
+        print(f"  {row['method']}")
+    active = df.attrs.get("active")
+    if active is not None:
+        row = active.iloc[0]
+        print(
+            f"\nactive plan: full-benchmark score {row['value']:.3f} "
+            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] from {row['n_answered']} of "
+            f"{row['n_cases']} cases ({row['k']} planned, {row['waves']} wave(s)); stopped: "
+            f"{row['stop_reason']}"
         )
         print(f"  {row['method']}")
     if df.attrs.get("stopped"):

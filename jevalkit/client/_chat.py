@@ -8,6 +8,10 @@ The pool is ``concurrency`` lanes, each an ``httpx.AsyncClient`` holding one kee
 connection; a request borrows an idle lane. A single shared httpx pool scans every connection for
 every request it assigns, which at concurrency 32 cost 3x the wall time (benchmarks/bench_runner.py).
 
+A paced client (the embedded model) streams its answers: tokens arrive one by one, so a long
+generation on a busy machine shows its progress and its speed while it runs, and an attempt is
+given up only when the server stops sending tokens, never while it is still generating.
+
 Failures come back as a :class:`Completion` with ``error`` set, never as an exception, so a long
 run goes on: whatever an endpoint sends (a body that is not JSON, nested 100,000 deep, larger than
 the cap, gzip-bombed, dripped one byte a second) ends as an error completion.
@@ -32,11 +36,13 @@ from ._cache import ResponseCache, cache_key
 from ._completion import Completion, error_completion, excerpt, parse_response
 from ._endpoint import Endpoint
 from ._retry import RetryPolicy
+from ._stream import STREAM_FIELDS, StreamReader, streamable
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MAX_JSON_DEPTH = 64  # an OpenAI response is under 10 levels deep, logprobs included
 PACE_SLACK = 2.0  # paced deadline: twice the time max_tokens take at the measured speed
 PROMPT_SLACK_S = 10.0  # plus this for prompt processing
+STALL_TOKENS = 20  # paced: given up after this many tokens' time (at least `timeout`) with none
 CHAT = "/chat/completions"
 COMPLETIONS = "/completions"
 
@@ -88,11 +94,12 @@ class ChatClient:
         cache: responses by key, or None.
         max_response_bytes: a larger body (after decompression) is a ``too_large`` error.
         on_retry: called once per retry (the progress bar counts them).
-        paced: for the embedded model, whose slots queue the run's own requests: an attempt's
-            deadline follows the measured speed (``request_deadline``, never below ``timeout``),
-            and an attempt past its deadline is not abandoned and re-queued while the server
-            still finishes other requests of this client in the meantime (it is busy with this
-            run's work); only a deadline with no progress at all is a timeout.
+        paced: for the embedded model, which slows down with the machine's load: answers are
+            streamed (one choice, no logprobs) and an attempt is given up only after
+            ``stall_limit()`` seconds in which no token and no answer reached this client
+            (``timeout``, or twenty tokens' time at the speed measured during the run when
+            that is longer); an attempt not streamed also gets ``request_deadline`` first. A
+            generation the server is still working on is never abandoned and sent again.
         meter: reserves and settles every HTTP attempt (a budget); None sends freely.
 
     Example:
@@ -137,8 +144,10 @@ class ChatClient:
         self.meter = meter
         self.paced = paced
         self.retries = 0
-        self._finished = 0  # attempts that got an answer: the server's progress
-        self._tokens = 0  # completion tokens of answered attempts, and their seconds
+        self.on_tokens: Callable[[int], None] | None = None  # called as streamed tokens arrive
+        self.streamed_tokens = 0
+        self._progress_at = time.monotonic()  # the last token or answer this client received
+        self._tokens = 0  # tokens measured, and the seconds they took (the measured speed)
         self._seconds = 0.0
         self.cache_warning: str | None = None
         self._lanes: list[httpx.AsyncClient] = []
@@ -160,6 +169,7 @@ class ChatClient:
         self._idle = asyncio.Queue()
         for lane in self._lanes:
             self._idle.put_nowait(lane)
+        self._progress_at = time.monotonic()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -182,10 +192,32 @@ class ChatClient:
         """
         limit = float(self.timeout)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
-        if self.paced and self._tokens > 0 and isinstance(max_tokens, int):
-            speed = self._tokens / self._seconds
+        speed = self.tokens_per_second
+        if self.paced and speed and isinstance(max_tokens, int):
             limit = max(limit, PROMPT_SLACK_S + PACE_SLACK * max_tokens / speed)
         return limit
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """The generation speed measured during this client's run (one stream's tokens per
+        second; None before anything is measured)."""
+        return self._tokens / self._seconds if self._tokens and self._seconds > 0 else None
+
+    def stall_limit(self) -> float:
+        """Seconds with no token and no answer after which a paced attempt is given up:
+        ``timeout``, or :data:`STALL_TOKENS` tokens' time at the measured speed when longer.
+
+        Example:
+            >>> client = ChatClient(Endpoint("http://127.0.0.1:9/v1"), model="m", timeout=10,
+            ...                     paced=True)
+            >>> client.stall_limit()
+            10.0
+            >>> client._tokens, client._seconds = 10, 50.0  # 5 s a token: a saturated machine
+            >>> client.stall_limit()
+            100.0
+        """
+        speed = self.tokens_per_second
+        return max(float(self.timeout), STALL_TOKENS / speed if speed else 0.0)
 
     async def send(self, request: Request) -> Completion:
         """POST ``request`` (with this client's model); a cached answer is used when present."""
@@ -272,9 +304,12 @@ class ChatClient:
             lane = await self._idle.get()
             try:
                 started = time.perf_counter()
-                result, retry_after = await self._send_once(lane, path, body, chat=chat)
+                streamed = self.paced and streamable(body)
+                result, retry_after = await self._send_once(
+                    lane, path, body, chat=chat, streamed=streamed
+                )
                 result.latency_s = time.perf_counter() - started
-                if result.ok and result.completion_tokens:  # the measured speed
+                if result.ok and result.completion_tokens and not streamed:  # the measured speed
                     self._tokens += int(result.completion_tokens)
                     self._seconds += result.latency_s
             finally:
@@ -288,17 +323,22 @@ class ChatClient:
         return result, retry_after
 
     async def _send_once(
-        self, lane: httpx.AsyncClient, path: str, body: dict[str, Any], *, chat: bool
+        self,
+        lane: httpx.AsyncClient,
+        path: str,
+        body: dict[str, Any],
+        *,
+        chat: bool,
+        streamed: bool = False,
     ) -> tuple[Completion, str | None]:
         url = self.endpoint.base_url + path
         redact = self.endpoint.redact
-        limit = self.request_deadline(body)
         try:
-            status, headers, data = await self._await_answer(lane, url, body, limit)
-        except TimeoutError:
-            return error_completion(
-                "timeout", f"no complete answer from {url} within {limit:g} s"
-            ), None
+            status, headers, data = await self._await_answer(
+                lane, url, body, chat=chat, streamed=streamed
+            )
+        except TimeoutError as exc:
+            return error_completion("timeout", str(exc)), None
         except httpx.TimeoutException:
             return error_completion(
                 "timeout", f"no answer from {url} within {self.timeout:g} s"
@@ -333,38 +373,91 @@ class ChatClient:
         return parse_response(self.endpoint.redact_value(payload), status, chat=chat), None
 
     async def _await_answer(
-        self, lane: httpx.AsyncClient, url: str, body: dict[str, Any], limit: float
+        self, lane: httpx.AsyncClient, url: str, body: dict[str, Any], *, chat: bool, streamed: bool
     ) -> tuple[int, Any, bytes | None]:
-        """The answer, waited for ``limit`` seconds, and (paced) again while other requests of
-        this client were answered meanwhile; TimeoutError after a window with no progress."""
-        task = asyncio.ensure_future(self._read(lane, url, body))
-        seen = self._finished
+        """The answer, waited for ``timeout`` seconds; paced, for as long as tokens or answers
+        keep reaching this client (see ``paced``). TimeoutError (its message says why) when the
+        wait ends with no answer."""
+        task = asyncio.ensure_future(self._read(lane, url, body, chat=chat, streamed=streamed))
+        started = time.monotonic()
+        own = 0.0 if streamed else self.request_deadline(body)
         try:
             while True:
-                done, _ = await asyncio.wait({task}, timeout=limit)
+                if self.paced:
+                    stall = self.stall_limit()
+                    wake = max(started + own, max(self._progress_at, started) + stall)
+                else:
+                    wake = started + self.timeout
+                wait = wake - time.monotonic()
+                if wait <= 0:
+                    raise TimeoutError(self._timeout_message(url, streamed, own))
+                done, _ = await asyncio.wait({task}, timeout=wait)
                 if done:
                     answer = task.result()
                     break
-                if not self.paced or self._finished == seen:
-                    raise TimeoutError
-                seen = self._finished  # the server is still working through this run's requests
         finally:
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, httpx.HTTPError):
                     await task
-        self._finished += 1
+        self._progress_at = time.monotonic()
         return answer
 
+    def _timeout_message(self, url: str, streamed: bool, own: float) -> str:
+        if not self.paced:
+            return f"no complete answer from {url} within {self.timeout:g} s"
+        stall = f"{self.stall_limit():g} s"
+        if streamed:
+            return f"no token from {url} for {stall} (the server stopped generating)"
+        return f"no complete answer from {url} within {own:g} s, and no progress for {stall}"
+
     async def _read(
-        self, lane: httpx.AsyncClient, url: str, body: dict[str, Any]
+        self, lane: httpx.AsyncClient, url: str, body: dict[str, Any], *, chat: bool, streamed: bool
     ) -> tuple[int, httpx.Headers, bytes | None]:
-        """Status, headers and the decoded body; body None when it exceeds the size cap."""
-        async with lane.stream("POST", url, json=body) as response:
+        """Status, headers and the decoded body (a stream read back into one body); body None
+        when it exceeds the size cap."""
+        sent = {**body, **STREAM_FIELDS} if streamed else body
+        async with lane.stream("POST", url, json=sent) as response:
+            status, headers = response.status_code, response.headers
+            events = "text/event-stream" in headers.get("content-type", "")
+            if streamed and events and status < 400:
+                return status, headers, await self._read_events(response, chat=chat)
             chunks, size = [], 0
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > self.max_response_bytes:
-                    return response.status_code, response.headers, None
+                    return status, headers, None
                 chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+            return status, headers, b"".join(chunks)
+
+    async def _read_events(self, response: httpx.Response, *, chat: bool) -> bytes | None:
+        """A streamed answer as one JSON body, counting its tokens as they arrive (the measured
+        speed, the progress and ``on_tokens``); None past the size cap."""
+        reader = StreamReader(chat=chat)
+        pending: list[bytes] = []
+        size, last = 0, None
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                return None
+            if b"\n" not in chunk:
+                pending.append(chunk)
+                continue
+            *lines, rest = b"".join([*pending, chunk]).split(b"\n")
+            pending = [rest]
+            tokens = sum(reader.feed(line) for line in lines)
+            if tokens:
+                now = time.monotonic()
+                if last is not None:  # the first token's wait is the prompt's, not the speed
+                    self._tokens += tokens
+                    self._seconds += now - last
+                last = self._progress_at = now
+                self.streamed_tokens += tokens
+                if self.on_tokens is not None:
+                    self.on_tokens(tokens)
+            if reader.done or reader.bad is not None:
+                break
+        reader.feed(b"".join(pending))
+        if reader.bad is not None:
+            return reader.bad  # fails as the same body not streamed would
+        return json.dumps(reader.body()).encode()

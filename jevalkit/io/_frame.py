@@ -8,10 +8,14 @@ import numpy as np
 import pandas as pd
 
 from .._version import __version__
+from ..datafiles import nested_deeper_than
 from ..errors import ImportFormatError
 from ..results import COLUMNS, DTYPES, system_of
 
 FRAME_COLUMNS = [*COLUMNS, "system"]
+
+
+MAX_VALUE_DEPTH = 64  # an evaluation log's metadata, vars or messages nest under 15 levels
 
 
 def results_from_columns(n: int, columns: dict[str, Any], *, where: str) -> pd.DataFrame:
@@ -53,6 +57,7 @@ def results_from_columns(n: int, columns: dict[str, Any], *, where: str) -> pd.D
             raise ImportFormatError(
                 f"{where}: field {column!r} holds values that are not numbers"
             ) from None
+    _check_depth(frame, where)
     if "system" not in frame:
         frame["system"] = system_of(frame)
     score = frame["score"].astype("Float64")
@@ -63,6 +68,21 @@ def results_from_columns(n: int, columns: dict[str, Any], *, where: str) -> pd.D
             f"{where}: record {i + 1}: score {score.iloc[i]} is outside [0, 1]; pass scale=(low, high)"
         )
     return frame[FRAME_COLUMNS]
+
+
+def _check_depth(frame: pd.DataFrame, where: str) -> None:
+    """Refuse a value nested deeper than :data:`MAX_VALUE_DEPTH` (another tool's log may nest
+    900 deep, which parses, and then breaks every recursive step after it: writing, hashing)."""
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        for i, value in enumerate(frame[column]):
+            if isinstance(value, dict | list) and nested_deeper_than(value, MAX_VALUE_DEPTH):
+                raise ImportFormatError(
+                    f"{where}: record {i + 1}: field {column!r} nests deeper than "
+                    f"{MAX_VALUE_DEPTH} levels; jevalkit keeps values up to {MAX_VALUE_DEPTH} "
+                    "levels deep"
+                )
 
 
 def _object(column: str) -> bool:

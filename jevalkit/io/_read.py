@@ -246,9 +246,23 @@ def labelled(frame: pd.DataFrame, label: str, path: Path) -> pd.DataFrame:
 
 def _read_jevalkit(path: Path) -> pd.DataFrame:
     try:
-        return read_results(path)
+        return _results_file(path)
     except ResultsError as exc:
         raise ImportFormatError(str(exc)) from None
+
+
+def _results_file(path: str | Path) -> pd.DataFrame:
+    """A jevalkit results file; a row the results reader cannot check (its schema validator
+    gives up on a value nested hundreds deep) is refused in one line naming the file."""
+    try:
+        return read_results(path)
+    except JevalkitError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise ResultsError(
+            f"{path}: not a valid results file: a row holds a value nested too deeply or of the "
+            f"wrong kind ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
+        ) from None
 
 
 def sniff_format(path: str | Path) -> str | None:
@@ -294,7 +308,7 @@ def read_source(
     if fmt is None:
         fmt = sniff_format(path) or "jevalkit"
     if fmt == "jevalkit" and label is None:
-        return read_results(path)
+        return _results_file(path)
     takes = READER_OPTIONS.get(fmt, ())
     return read(
         path,

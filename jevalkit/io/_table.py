@@ -90,6 +90,16 @@ def from_table(
             )
     if score is None and passed is None and level is None:
         raise ImportFormatError(f"{where}: name the values: score=, passed= or level=")
+    for keyword, column in named.items():
+        structured = (
+            frame[column].map(lambda v: isinstance(v, dict | list)) if column is not None else None
+        )
+        if structured is not None and structured.any():
+            i = int(np.flatnonzero(structured.to_numpy())[0])
+            raise ImportFormatError(
+                f"{where}: record {i + 1}: {keyword}= column {column!r} holds a list or an object; "
+                "it must hold one name or number per row"
+            )
     n = len(frame)
     columns: dict[str, Any] = {
         "case_id": frame[case].astype(str).to_numpy(dtype=object),

@@ -8,13 +8,15 @@ Example:
     (30, True)
 """
 
+from ._active import ActivePlan
 from ._analysis import CronbachAlpha, ItemAnalysis, analysis, cronbach_alpha
 from ._estimate import estimate
-from ._irt import IrtFit, fit_irt, simulate_2pl
+from ._irt import IrtFit, fit_irt, load_fit, simulate_2pl
 from ._select import select
 from ._validate import leave_systems_out
 
 __all__ = [
+    "ActivePlan",
     "CronbachAlpha",
     "IrtFit",
     "ItemAnalysis",
@@ -23,6 +25,7 @@ __all__ = [
     "estimate",
     "fit_irt",
     "leave_systems_out",
+    "load_fit",
     "select",
     "simulate_2pl",
 ]

@@ -142,6 +142,30 @@ def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> CronbachAlph
     return CronbachAlpha(float(alpha), float(low), float(high), n, k, how)
 
 
+def _pairwise_alpha(x: np.ndarray, confidence: float) -> tuple[tuple[float, float, float], str]:
+    """Cronbach's alpha from the pairwise-complete covariance matrix of the items (each
+    variance and covariance over the systems scored on both), k / (k - 1) (1 - tr C / sum C),
+    when systems miss items; Feldt's interval on the harmonic mean of the systems per item
+    pair (approximate, said). Listwise deletion over all items gave NaN when every system
+    missed one (issue 36 item 11)."""
+    frame = pd.DataFrame(x)
+    k = x.shape[1]
+    cov = frame.cov(min_periods=2).to_numpy()
+    pairs = (np.isfinite(x).astype(float).T @ np.isfinite(x).astype(float))[np.triu_indices(k)]
+    nan = float("nan")
+    if not np.isfinite(cov).all() or cov.sum() <= 0:
+        return (nan, nan, nan), "pairwise deletion: some item pair shares fewer than 2 systems"
+    alpha = k / (k - 1) * (1 - np.trace(cov) / cov.sum())
+    n = float(sps.hmean(pairs)) if (pairs > 0).all() else nan
+    how = f"pairwise deletion (harmonic mean {n:.1f} systems per item pair; interval approximate)"
+    if not n >= 2 or alpha >= 1 - 1e-12:
+        return (float(alpha), nan, nan), how
+    df1, df2 = n - 1, (n - 1) * (k - 1)
+    low = 1 - (1 - alpha) * sps.f.isf((1 - confidence) / 2, df1, df2)
+    high = 1 - (1 - alpha) * sps.f.isf((1 + confidence) / 2, df1, df2)
+    return (float(alpha), float(low), float(high)), how
+
+
 def _alpha_if_deleted(scores: np.ndarray) -> np.ndarray:
     n, k = scores.shape
     if n < 2 or k < 3:
@@ -170,8 +194,9 @@ class ItemAnalysis(Result):
 
     Attributes:
         items: the per-item table.
-        alpha, alpha_ci_low, alpha_ci_high: Cronbach's alpha and Feldt's interval (NaN when
-            fewer than 2 systems are scored on every item, or their totals do not vary).
+        alpha, alpha_ci_low, alpha_ci_high: Cronbach's alpha and Feldt's interval (when a
+            system missed an item: from the pairwise-complete item covariances, the interval
+            approximate and ``method`` saying so; NaN when the totals do not vary).
         n_complete: systems scored on every item (alpha's systems).
         n_systems, n_items: of the matrix.
         n_dead, n_negative, n_flaky: items flagged so.
@@ -320,9 +345,15 @@ def analysis(
         )
     complete = seen.all(axis=1)
     n_complete = int(complete.sum())
-    if n_complete >= 2 and x.shape[1] >= 2:
+    pairwise = ""
+    if n_complete == len(complete) and n_complete >= 2 and x.shape[1] >= 2:
         alpha = tuple(cronbach_alpha(x[complete], confidence))
         alpha_del = _alpha_if_deleted(x[complete])
+    elif x.shape[1] >= 2:  # some system missed an item: pairwise, not listwise, deletion
+        alpha, pairwise = _pairwise_alpha(np.where(seen, x, np.nan), confidence)
+        alpha_del = np.full(x.shape[1], np.nan)
+        if n_complete >= 2:
+            alpha_del = _alpha_if_deleted(x[complete])
     else:
         alpha, alpha_del = (np.nan, np.nan, np.nan), np.full(x.shape[1], np.nan)
     negative = (r < 0) & (p < 0.05)
@@ -356,7 +387,11 @@ def analysis(
     method = (
         f"classical item analysis over {len(m.systems)} systems ({m.case_label} as items); "
         f"corrected item-total Pearson r with its t-test p; Cronbach's alpha on the "
-        f"{n_complete} systems scored on every item, Feldt {confidence:.0%} interval"
+        + (
+            f"{len(m.systems)} systems, {pairwise}, Feldt {confidence:.0%}"
+            if pairwise
+            else f"{n_complete} systems scored on every item, Feldt {confidence:.0%} interval"
+        )
     )
     table = finish({**columns, "method": method}, groups=m.items, order=_COLUMNS)
     return ItemAnalysis(

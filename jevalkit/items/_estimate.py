@@ -33,6 +33,7 @@ from scipy.special import expit
 from ..contract import estimator, finish, score_matrix
 from ..errors import StatsError
 from ..stats import no_spread_ci
+from ._active import ActivePlan, active_estimate
 from ._irt import NODES, IrtFit, fit_irt, respondents
 from ._select import select
 
@@ -52,29 +53,65 @@ def _anchor_columns(fit: IrtFit, anchors: pd.DataFrame) -> np.ndarray:
     return np.asarray([index[c] for c in anchors["case"]])
 
 
+def _require_anchor_rows(fit: IrtFit, anchors: pd.DataFrame, new_results: object) -> None:
+    """Refuse, saying so, new results with no scored row on any anchor item (an empty frame
+    or one whose anchor rows all failed), before the generic "no scored rows"."""
+    case, score = fit.matrix.columns.get("case"), fit.matrix.columns.get("score")
+    if not isinstance(new_results, pd.DataFrame) or not isinstance(case, str):
+        return
+    if case not in new_results.columns:
+        return
+    on = new_results[case].astype(str).isin(anchors["case"].astype(str))
+    if isinstance(score, str) and score in new_results.columns:
+        on &= pd.to_numeric(new_results[score], errors="coerce").notna()
+    if not on.any():
+        ids = new_results[case]
+        seen = f"their case ids look like {ids.iloc[0]!r}" if len(ids) else "no rows"
+        raise StatsError(
+            f"the new results score none of the anchors ({len(anchors)} anchor items; "
+            f"{len(new_results)} rows given, {seen}; the anchors' look like "
+            f"{anchors['case'].iloc[0]!r}): run the new system on the anchor cases, with the "
+            "same case ids"
+        )
+
+
 def _held_out(frame: pd.DataFrame) -> pd.DataFrame:
     """The contract test's adapter: the last respondent (:func:`respondents`) held out, a 1PL
     fitted on the others, 4 stratified anchors, the held-out score estimated from them."""
     people = respondents(frame)
     last = sorted(people["system"].unique())[-1]
     fit = fit_irt(people[people["system"] != last], model="1pl", case="case_id")
-    return estimate(fit, select(fit, 4, method="stratified"), people[people["system"] == last])
+    new = people[people["system"] == last]
+    plan = select(fit, 4, method="active", waves=2)
+    plan = select(
+        fit, 4, method="active", waves=2, new_results=new[new["case_id"].isin(plan.cases)]
+    )
+    return pd.concat(
+        [
+            estimate(fit, select(fit, 4, method="stratified"), new),
+            estimate(fit, plan, new),
+            estimate(fit, plan, new, method="ht"),
+        ],
+        ignore_index=True,
+    )
 
 
 @estimator(
     unit="item",
-    estimand="a new system's full-benchmark score from anchor items",
-    interval="design-based stratified t (model-assisted or plain)",
+    estimand="a new system's full-benchmark score from anchor items or an active plan",
+    interval="design-based t: stratified (model-assisted or plain), or the active plan's "
+    "martingale (Des Raj) / Poisson-wave form",
     checks=("order", "rename", "scale", "keys", "one_case", "no_spread", "method"),
     adapter=_held_out,
-    note="leave-systems-out coverage in benchmarks/bench_items.py (93-100%)",
+    note="leave-systems-out coverage in benchmarks/bench_items.py (anchors 93-100%; active "
+    "plans 83-100% over 24 intervals a cell, --active)",
 )
 def estimate(
     fit: IrtFit,
-    anchors: pd.DataFrame,
+    anchors: pd.DataFrame | ActivePlan,
     new_results: pd.DataFrame,
     *,
-    method: str = "irt",
+    method: str | None = None,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Estimate each new system's full-benchmark score from its results on the anchors.
@@ -82,10 +119,14 @@ def estimate(
     Args:
         fit: the item response model fitted on past systems (:func:`fit_irt`); new results
             are read with the columns it was fitted with (``fit.matrix.columns``).
-        anchors: :func:`select`'s table.
-        new_results: results of one or more new systems on (some of) the anchors; rows on
-            other items are ignored.
-        method: ``irt`` (model-assisted) or ``sample`` (the stratified sample mean).
+        anchors: :func:`select`'s table, or its active plan (:class:`ActivePlan`).
+        new_results: results of one or more new systems on (some of) the anchors (of the
+            one system an active plan was drawn for); rows on other items are ignored.
+        method: for anchors ``irt`` (model-assisted, the default) or ``sample`` (the
+            stratified sample mean); for an active plan ``active`` (the mean prediction plus
+            the inverse-probability-weighted residuals, the default) or ``ht`` (the plain
+            Horvitz-Thompson form, no predictions). An active plan's estimate is valid for
+            its draws so far (a plan stopped after some waves is a smaller plan).
 
     Returns:
         One row per new system: ``system``, ``value``, ``ci_low``, ``ci_high``, ``n_items``
@@ -103,14 +144,24 @@ def estimate(
         >>> bool(row.ci_low <= new.score.mean() <= row.ci_high), int(row.n_items)
         (True, 30)
     """
+    if not 0 < confidence < 1:
+        raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
+    if isinstance(anchors, ActivePlan):
+        row = active_estimate(
+            fit, anchors, new_results, method=method or "active", confidence=confidence
+        )
+        system = str(score_matrix(new_results, **fit.matrix.columns).systems[0])
+        return finish(pd.DataFrame([{"system": system, **row}], columns=_COLUMNS), order=_COLUMNS)
+    method = method or "irt"
     if method not in ("irt", "sample"):
-        raise StatsError(f"method must be 'irt' or 'sample', got {method!r}")
+        raise StatsError(f"method must be 'irt' or 'sample' for anchors, got {method!r}")
+    if not isinstance(anchors, pd.DataFrame):
+        raise StatsError("anchors must be select()'s table or active plan")
     for column in ("stratum", "stratum_size"):
         if column not in anchors.columns:
             raise StatsError(f"anchors lack a {column!r} column: pass the table select() returns")
-    if not 0 < confidence < 1:
-        raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
     cols = _anchor_columns(fit, anchors)
+    _require_anchor_rows(fit, anchors, new_results)
     new = score_matrix(new_results, **fit.matrix.columns)
     new_index = {item: j for j, item in enumerate(new.item_ids())}
     where = np.asarray([new_index.get(c, -1) for c in anchors["case"]])
@@ -194,14 +245,16 @@ def _sample_estimate(fit, anchors, y, seen, confidence):
     strata = anchors["stratum"].to_numpy()
     sizes = anchors["stratum_size"].to_numpy()
     value, var, n_used, n_strata = 0.0, 0.0, 0, 0
-    for h in np.unique(strata):
-        mask = (strata == h) & seen
-        n_h, size_h = int(mask.sum()), int(sizes[strata == h][0])
-        if n_h < 2:
-            raise StatsError(
-                f"stratum {h} has {n_h} scored anchor(s); its variance needs 2: score the new "
-                "system on every anchor"
-            )
+    groups, merged = _collapse(strata, sizes, seen)
+    if not groups:
+        raise StatsError(
+            f"{int(seen.sum())} scored anchor(s): a stratified variance needs 2; score the new "
+            "system on every anchor"
+        )
+    for members in groups:
+        mask = np.isin(strata, members) & seen
+        n_h = int(mask.sum())
+        size_h = int(sum(sizes[strata == h][0] for h in members))
         weight = size_h / n_total
         value += weight * y[mask].mean()
         var += weight**2 * (1 - n_h / size_h) * y[mask].var(ddof=1) / n_h
@@ -213,4 +266,32 @@ def _sample_estimate(fit, anchors, y, seen, confidence):
         f"stratified sample mean of {n_used} anchors in {n_strata} strata, finite-population "
         f"corrected; t interval on {dof} df"
     )
+    if merged:
+        how += "; " + "; ".join(merged)
     return float(value), float(value - half), float(value + half), how
+
+
+def _collapse(strata: np.ndarray, sizes: np.ndarray, seen: np.ndarray):
+    """The strata, in order, with each one holding fewer than 2 scored anchors merged into its
+    neighbour (the next; the last into the previous): the collapsed-strata estimator of survey
+    sampling, whose variance is conservative. Returns the groups of stratum labels and what
+    was merged, said in ``method``."""
+    order = list(np.unique(strata))
+    counts = {h: int(((strata == h) & seen).sum()) for h in order}
+    groups = [[h] for h in order]
+    merged = []
+    i = 0
+    while i < len(groups) and len(groups) > 1:
+        n = sum(counts[h] for h in groups[i])
+        if n >= 2:
+            i += 1
+            continue
+        j = i + 1 if i + 1 < len(groups) else i - 1
+        label = "+".join(str(h) for h in groups[i])
+        merged.append(f"stratum {label} ({n} scored anchor(s)) merged with its neighbour")
+        groups[min(i, j)] = groups[min(i, j)] + groups[max(i, j)]
+        del groups[max(i, j)]
+        i = min(i, j)
+    if sum(counts[h] for h in groups[0]) < 2 and len(groups) == 1:
+        return [], merged
+    return groups, merged

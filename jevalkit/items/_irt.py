@@ -24,8 +24,12 @@ table with NaN parameters and a ``status`` saying why.
 from __future__ import annotations
 
 import html
+import json
+import math
+import os
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -43,6 +47,7 @@ from ..contract import (
     score_matrix,
     table_html,
 )
+from ..datafiles import json_line, schema_validator, validate_data
 from ..errors import StatsError
 
 NODES = np.linspace(-5.0, 5.0, 41)
@@ -50,6 +55,9 @@ PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()
 SLOPE_PRIOR = (1.0, 2.5)
 INTERCEPT_SD = 5.0
 MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
+FIT_FORMAT = "jevalkit-irt-fit"
+_ITEM_NUMBERS = ("difficulty", "discrimination", "intercept", "mean_score", "infit", "outfit")
+_SYSTEM_NUMBERS = ("ability", "ability_se", "mean_score")
 
 
 @dataclass(frozen=True)
@@ -124,6 +132,224 @@ class IrtFit(Result):
         c = self.items["intercept"].to_numpy()[columns]
         return _posterior(np.nan_to_num(scores), weight, a, c)
 
+    def save(self, path: str | Path, *, scores: bool = True) -> Path:
+        """Write the fit to a JSON file that :func:`load_fit` reads back (the same numbers, so
+        a benchmark's maintainers can publish the item model new systems are scored with).
+
+        ``scores=False`` leaves out the past systems' score matrix (their names and abilities
+        stay): enough to choose and score anchors, not to refit. The file is written whole
+        or not at all (a temporary file renamed over the target).
+
+        Example:
+            >>> import tempfile
+            >>> fit = fit_irt(simulate_2pl(n_systems=30, n_items=10, seed=0), case="case_id")
+            >>> path = fit.save(Path(tempfile.mkdtemp()) / "fit.json")
+            >>> load_fit(path).items.equals(fit.items)
+            True
+        """
+        path = Path(path)
+        m = self.matrix
+        record = {
+            "format": FIT_FORMAT,
+            "version": 1,
+            "model": self.model,
+            "case_columns": [str(c) for c in m.items.columns],
+            "columns": _plain(m.columns),
+            "case_label": m.case_label,
+            "items": {c: _plain(self.items[c].tolist()) for c in self.items.columns},
+            "systems": {c: _plain(self.systems[c].tolist()) for c in self.systems.columns},
+            "loglik": self.loglik,
+            "aic": self.aic,
+            "bic": self.bic,
+            "converged": bool(self.converged),
+            "n_iter": int(self.n_iter),
+            "method": self.method,
+            "n_calibrated": int(self.n_calibrated),
+            "matrix": None
+            if not scores
+            else {
+                "systems": list(m.systems),
+                "scores": _plain(m.scores.tolist()),
+                "weight": m.weight.astype(int).tolist(),
+                "flips": m.flips.astype(bool).tolist(),
+                "n_missing": np.asarray(m.n_missing).astype(int).tolist(),
+            },
+        }
+        text = json.dumps(_plain(record), allow_nan=False, separators=(",", ":"))
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: numpy scalars as Python's, NaN as null, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+_FIT_SCHEMA = {
+    "type": "object",
+    "required": [
+        "format",
+        "version",
+        "model",
+        "case_columns",
+        "columns",
+        "items",
+        "systems",
+        "loglik",
+        "aic",
+        "bic",
+        "converged",
+        "n_iter",
+        "method",
+        "n_calibrated",
+        "matrix",
+    ],
+    "properties": {
+        "format": {"const": FIT_FORMAT},
+        "version": {"const": 1},
+        "model": {"enum": list(MIN_SYSTEMS)},
+        "case_columns": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "columns": {"type": "object", "required": ["system", "case", "score"]},
+        "items": {
+            "type": "object",
+            "required": [*_ITEM_NUMBERS, "n_systems", "status"],
+            "additionalProperties": {"type": "array"},
+        },
+        "systems": {
+            "type": "object",
+            "required": ["system", *_SYSTEM_NUMBERS, "n_items"],
+            "additionalProperties": {"type": "array"},
+        },
+        "method": {"type": "string"},
+        "converged": {"type": "boolean"},
+        "n_iter": {"type": "integer"},
+        "n_calibrated": {"type": "integer"},
+        "matrix": {
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["systems", "scores", "weight", "flips", "n_missing"],
+                    "properties": {
+                        "systems": {"type": "array", "items": {"type": "string"}},
+                        "scores": {"type": "array", "items": {"type": "array"}},
+                        "weight": {"type": "array", "items": {"type": "array"}},
+                        "flips": {"type": "array", "items": {"type": "array"}},
+                        "n_missing": {"type": "array", "items": {"type": "integer"}},
+                    },
+                },
+            ]
+        },
+    },
+}
+
+
+@not_a_statistic("file I/O: reads an item model written by IrtFit.save")
+def load_fit(path: str | Path) -> IrtFit:
+    """Read an item model written by :meth:`IrtFit.save` (the same numbers as the saved fit).
+
+    A file that is not such a model is refused in one line naming it and the problem.
+
+    Example:
+        >>> import tempfile
+        >>> fit = fit_irt(simulate_2pl(n_systems=30, n_items=10, seed=0), case="case_id")
+        >>> again = load_fit(fit.save(Path(tempfile.mkdtemp()) / "fit.json"))
+        >>> again.model, again.n_calibrated, again.matrix.item_ids() == fit.matrix.item_ids()
+        ('2pl', 10, True)
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise StatsError(f"{path}: cannot read the item model ({exc.strerror or exc})") from None
+    fix = "; write it with IrtFit.save (jevalkit items RESULTS --irt 2pl --save-fit PATH)"
+    data = json_line(raw, str(path), StatsError, what="an item model (JSON)", fix=fix)
+    if not isinstance(data, dict) or data.get("format") != FIT_FORMAT:
+        raise StatsError(f'{path}: not a jevalkit item model (no "format": "{FIT_FORMAT}"){fix}')
+    validate_data(data, _FIT_VALIDATOR, path, StatsError, fix)
+    try:
+        return _fit_from(data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise StatsError(f"{path}: not a consistent item model ({exc}){fix}") from None
+
+
+def _fit_from(data: dict) -> IrtFit:
+    items = pd.DataFrame(data["items"])
+    systems = pd.DataFrame(data["systems"])
+    case_columns = data["case_columns"]
+    n = len(items)
+    missing = [c for c in case_columns if c not in items.columns]
+    if missing or n == 0:
+        raise ValueError(
+            f"the item table lacks its case column(s) {missing}" if missing else "no items"
+        )
+    for column in _ITEM_NUMBERS:
+        items[column] = pd.to_numeric(items[column]).astype(float)
+    items["n_systems"] = items["n_systems"].astype(int)
+    items.columns = pd.Index(items.columns, dtype=object)  # as fit_irt builds it
+    for column in _SYSTEM_NUMBERS:
+        systems[column] = systems[column].astype(float)
+    systems["system"] = systems["system"].astype(str)
+    systems["n_items"] = systems["n_items"].astype(int)
+    ok = items["status"].eq("ok").to_numpy()
+    if ok.sum() != data["n_calibrated"]:
+        raise ValueError(f"n_calibrated is {data['n_calibrated']}, the item table has {ok.sum()}")
+    if not np.isfinite(items.loc[ok, ["discrimination", "intercept"]].to_numpy()).all():
+        raise ValueError("a calibrated item has no discrimination or intercept")
+    columns = dict(data["columns"])
+    if isinstance(columns["case"], list):
+        columns["case"] = tuple(columns["case"])
+    if columns.get("scale") is not None:
+        columns["scale"] = tuple(columns["scale"])
+    m = data["matrix"]
+    if m is None:
+        scores = np.zeros((0, n))
+        weight, flips, n_missing, names = (
+            scores.astype(int),
+            scores.astype(bool),
+            np.zeros(0, int),
+            [],
+        )
+    else:
+        names = list(m["systems"])
+        scores = np.array(m["scores"], dtype=float).reshape(len(names), n)
+        weight = np.array(m["weight"], dtype=int).reshape(len(names), n)
+        flips = np.array(m["flips"], dtype=bool).reshape(len(names), n)
+        n_missing = np.array(m["n_missing"], dtype=int).reshape(len(names))
+    matrix = ScoreMatrix(
+        names,
+        items[case_columns].copy(),
+        scores,
+        weight,
+        flips,
+        n_missing,
+        data.get("case_label") or "+".join(case_columns),
+        columns,
+    )
+    return IrtFit(
+        model=data["model"],
+        items=items,
+        systems=systems,
+        loglik=float(data["loglik"]),
+        aic=float(data["aic"]),
+        bic=float(data["bic"]),
+        converged=bool(data["converged"]),
+        n_iter=int(data["n_iter"]),
+        matrix=matrix,
+        method=data["method"],
+        n_calibrated=int(data["n_calibrated"]),
+    )
+
 
 def _posterior(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
     eta = np.outer(a, NODES) + c[:, None]  # items x nodes
@@ -132,6 +358,9 @@ def _posterior(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> np
     loglik -= loglik.max(axis=1, keepdims=True)
     post = np.exp(loglik)
     return post / post.sum(axis=1, keepdims=True)
+
+
+_FIT_VALIDATOR = schema_validator(_FIT_SCHEMA)
 
 
 def _marginal_loglik(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:

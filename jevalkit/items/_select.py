@@ -9,20 +9,30 @@ import pandas as pd
 
 from ..contract import estimator
 from ..errors import StatsError
+from ._active import ACTIVE_DEFAULTS, DESIGNS, ActivePlan, active_plan
 from ._irt import IrtFit, fit_irt, respondents
 
 _COLUMNS = ["case", "stratum", "stratum_size", "method"]
-METHODS = ("irt", "stratified", "random")
+METHODS = ("irt", "stratified", "random", "active")
 
 
 def _anchors_of(frame: pd.DataFrame) -> pd.DataFrame:
-    """The contract test's adapter: 4 stratified anchors of a 1PL fitted to the respondents."""
-    return select(fit_irt(respondents(frame), model="1pl", case="case_id"), 4, method="stratified")
+    """The contract test's adapter: 4 stratified anchors of a 1PL fitted to the respondents,
+    and an active plan of 4 cases in 2 waves (its second wave drawn after the last respondent
+    answered the first), one table."""
+    people = respondents(frame)
+    last = sorted(people["system"].unique())[-1]
+    fit = fit_irt(people[people["system"] != last], model="1pl", case="case_id")
+    plan = select(fit, 4, method="active", waves=2)
+    answered = people[(people["system"] == last) & people["case_id"].isin(plan.cases)]
+    plan = select(fit, 4, method="active", waves=2, new_results=answered)
+    return pd.concat([select(fit, 4, method="stratified"), plan.table()], ignore_index=True)
 
 
 @estimator(
     unit="item",
-    estimand="a stratified random sample of anchor items (a design, with its stratum sizes)",
+    estimand="a random sample of anchor items (a design: strata, or active draws with their "
+    "probabilities)",
     interval="none (a sampling design: estimate's interval rests on it)",
     checks=("order", "rename", "one_case"),
     adapter=_anchors_of,
@@ -32,13 +42,19 @@ def select(
     fit: IrtFit,
     k: int,
     *,
-    method: Literal["irt", "stratified", "random"] = "irt",
+    method: Literal["irt", "stratified", "random", "active"] = "irt",
     seed: int | None = 0,
-) -> pd.DataFrame:
+    new_results: pd.DataFrame | None = None,
+    waves: int = ACTIVE_DEFAULTS["waves"],
+    floor: float = ACTIVE_DEFAULTS["floor"],
+    design: Literal["fixed", "poisson"] = ACTIVE_DEFAULTS["design"],
+    recalibrate: bool = ACTIVE_DEFAULTS["recalibrate"],
+) -> pd.DataFrame | ActivePlan:
     """Choose ``k`` anchor items of a benchmark, to score a new system on instead of all of it.
 
-    Every method draws at random (within strata), so the estimate's interval is design-based
-    and holds whatever the model; the methods differ in how the strata are formed.
+    Every method draws at random (within strata, or with recorded probabilities), so the
+    estimate's interval is design-based and holds whatever the model; the methods differ in
+    how the strata or the probabilities are formed.
 
     Methods:
         ``irt``: the calibrated items sorted by their IRT difficulty b into k // 2 strata of
@@ -50,10 +66,23 @@ def select(
         ``stratified``: every item sorted by its mean past score into k // 2 strata, two drawn
         at random from each (two, so each stratum has a variance).
         ``random``: k items drawn uniformly at random (one stratum).
+        ``active``: k cases for one new system, drawn in ``waves`` with probability
+        proportional to the model's predicted SD of the system's score on each (the
+        ability updated from its answers between waves), mixed with a ``floor`` share of
+        uniform probability; ``design="fixed"`` draws exactly k without replacement,
+        ``"poisson"`` includes each case independently (k on average). Call it again with
+        ``new_results`` (the system's results on the cases drawn so far) for the next wave:
+        the same fit, k, seed and answers give the same draws, so a run resumes without
+        re-drawing. ``recalibrate`` flattens the predictions between waves when the
+        system's answers show the model predicting it badly. See :mod:`jevalkit.items`'
+        active-evaluation notes (module ``_active``) for the estimator.
 
     Returns:
-        One row per anchor: ``case`` (the item id: its case value, or a tuple of the case
-        columns), ``stratum``, ``stratum_size`` (items of the benchmark in it), ``method``.
+        ``irt``, ``stratified``, ``random``: one row per anchor: ``case`` (the item id: its
+        case value, or a tuple of the case columns), ``stratum``, ``stratum_size`` (items of
+        the benchmark in it), ``method``. ``active``: an :class:`ActivePlan` (``.cases`` to
+        run, ``.complete``, ``.table()`` the draws with each case's ``probability``,
+        ``.design_effect`` the model's predicted variance relative to uniform draws).
 
     Example:
         >>> from jevalkit.items import fit_irt, simulate_2pl
@@ -61,9 +90,41 @@ def select(
         >>> anchors = select(fit, 10, method="stratified")
         >>> len(anchors), anchors["stratum"].nunique(), int(anchors["stratum_size"].iloc[0])
         (10, 5, 20)
+
+    An active plan, wave by wave:
+        >>> df = simulate_2pl(n_systems=31, n_items=100, seed=0)
+        >>> fit = fit_irt(df[df.system != "sys30"], case="case_id")
+        >>> new = df[df.system == "sys30"]
+        >>> plan = select(fit, 12, method="active", waves=2)
+        >>> len(plan.cases), plan.complete  # the second wave waits for the first's answers
+        (6, False)
+        >>> plan = select(fit, 12, method="active", waves=2,
+        ...               new_results=new[new.case_id.isin(plan.cases)])
+        >>> len(plan.cases), plan.complete, bool(plan.table()["probability"].gt(0).all())
+        (12, True, True)
     """
     if method not in METHODS:
         raise StatsError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "active":
+        if seed is None or isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            raise StatsError(
+                "an active plan is drawn again between waves (and on resume): give a whole "
+                f"number seed, got {seed!r}"
+            )
+        if design not in DESIGNS:
+            raise StatsError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
+        return active_plan(
+            fit,
+            k,
+            new_results=new_results,
+            waves=waves,
+            floor=floor,
+            design=design,
+            recalibrate=bool(recalibrate),
+            seed=int(seed),
+        )
+    if new_results is not None:
+        raise StatsError(f"new_results is for method='active'; {method!r} anchors do not adapt")
     items = fit.items
     n = len(items)
     ids = fit.matrix.item_ids()

@@ -9,6 +9,7 @@ from tqdm.auto import tqdm
 
 from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish, score_matrix
 from ..errors import StatsError
+from ._active import ACTIVE_DEFAULTS, complete_plan
 from ._estimate import estimate
 from ._irt import fit_irt, respondents
 from ._select import select
@@ -48,8 +49,10 @@ def leave_systems_out(
         df: results of many systems, one row per system x case x repeat.
         ks: the anchor counts to try.
         system, case, score, scale: the columns, as :func:`analysis` reads them.
-        methods: :func:`select` methods (``irt`` estimates by the model, the others by the
-            stratified sample mean).
+        methods: :func:`select` methods (``irt`` estimates by the model, ``active`` by the
+            active plan's model-assisted estimate, its waves drawn from the held-out system's
+            answers to the earlier ones, ``active`` options as :func:`select`'s defaults; the
+            others by the stratified sample mean).
         max_systems: hold out only this many systems (the first by name), to bound the time.
 
     Returns:
@@ -83,10 +86,15 @@ def leave_systems_out(
         new = df[names == name]
         for k in ks:
             for method in methods:
-                anchors = select(
-                    fit, int(k), method=method, seed=None if seed is None else seed + i
-                )
-                how = "irt" if method == "irt" else "sample"  # the model, or the plain mean
+                draw_seed = None if seed is None else seed + i
+                if method == "active":
+                    anchors = complete_plan(
+                        fit, int(k), new, **ACTIVE_DEFAULTS, seed=draw_seed or 0
+                    )
+                    how = "active"
+                else:
+                    anchors = select(fit, int(k), method=method, seed=draw_seed)
+                    how = "irt" if method == "irt" else "sample"  # the model, or the plain mean
                 row = estimate(fit, anchors, new, method=how, confidence=confidence).iloc[0]
                 records.append(
                     {

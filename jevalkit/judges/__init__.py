@@ -14,6 +14,15 @@ Example:
 """
 
 from ..errors import CaseFileError, JudgeError, JudgeFileError
+from ._cascade import (
+    CascadeRun,
+    CascadeStage,
+    item_systems,
+    item_verdicts,
+    judge_cascade,
+    judge_names,
+    route,
+)
 from ._cases import CASE_FIELDS, case_file_path, load_cases
 from ._evaluate import JudgeConfig, first_level, judge_case, judge_request
 from ._jobs import (
@@ -45,7 +54,7 @@ from ._prompts import (
     read_judge_file,
 )
 from ._run import ajudge, judge
-from ._several import judge_models
+from ._several import judge_models, results_path_for
 from ._tool_calls import equivalent, free_text_pairs, tool_call_accuracy
 
 EVALUATORS = (
@@ -68,6 +77,8 @@ __all__ = [
     "SYSTEM_VERDICTS",
     "TOOL_CALL_EVALUATOR",
     "TOOL_CALL_LEVELS",
+    "CascadeRun",
+    "CascadeStage",
     "CaseFileError",
     "JudgeConfig",
     "JudgeError",
@@ -84,10 +95,14 @@ __all__ = [
     "expected_level",
     "first_level",
     "free_text_pairs",
+    "item_systems",
+    "item_verdicts",
     "judge",
+    "judge_cascade",
     "judge_case",
     "judge_files",
     "judge_models",
+    "judge_names",
     "judge_request",
     "judges_dir",
     "judgment_fields",
@@ -99,6 +114,8 @@ __all__ = [
     "plan_pairwise_jobs",
     "publish_judges",
     "read_judge_file",
+    "results_path_for",
+    "route",
     "style_features",
     "to_systems",
     "tool_call_accuracy",

@@ -13,7 +13,13 @@ from typing import Any
 import jsonschema_rs
 
 from .._paths import cases_dir
-from ..datafiles import json_line, jsonl_lines, schema_validator, validate_data
+from ..datafiles import (
+    json_line,
+    jsonl_lines,
+    read_regular_file,
+    schema_validator,
+    validate_data,
+)
 from ..errors import CaseFileError
 
 CASE_FIELDS = (
@@ -72,18 +78,18 @@ def load_cases(path: str | Path, *, prompt: Any = None) -> list[dict[str, Any]]:
         True
     """
     p = case_file_path(path)
+
+    def refused(message: str) -> CaseFileError:  # a FIFO or device is refused, never waited on
+        if message.endswith("no such case file"):
+            message += " (or bundled case set)"
+        elif message.endswith("is a folder, not a case file"):
+            message = f"{p}: is a folder; give a case file (JSONL, one case per line)"
+        return CaseFileError(message)
+
     try:
-        if p.is_dir():
-            raise CaseFileError(f"{p}: is a folder; give a case file (JSONL, one case per line)")
-        if p.stat().st_size > MAX_CASE_FILE_BYTES:
-            raise CaseFileError(f"{p}: larger than {MAX_CASE_FILE_BYTES // 2**20} MB")
-        text = p.read_bytes().decode("utf-8")
+        text = read_regular_file(p, MAX_CASE_FILE_BYTES, refused, what="case file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CaseFileError(f"{p}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except FileNotFoundError:
-        raise CaseFileError(f"{p}: no such case file (or bundled case set)") from None
-    except OSError as exc:
-        raise CaseFileError(f"{p}: cannot read case file ({exc.strerror})") from None
     cases, seen = [], set()
     for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():

@@ -104,6 +104,24 @@ class JudgeConfig:
             params["explain"] = True
         return params
 
+    @classmethod
+    def from_parameters(cls, params: Mapping[str, Any]) -> JudgeConfig:
+        """The config a row's ``parameters`` record (the inverse of :meth:`parameters`; a
+        value it does not record, such as ``top_logprobs``, keeps its default).
+
+        Example:
+            >>> c = JudgeConfig(method="sampling", n_samples=5, temperature=0.7, generation={"top_p": 0.9})
+            >>> JudgeConfig.from_parameters(c.parameters()) == c
+            True
+        """
+        if not isinstance(params, Mapping) or "method" not in params:
+            raise UsageError(f"not the parameters of a judge: {dict(params or {})!r}")
+        own = {"method", "prompt_style", "min_coverage", "n_samples", "temperature", "explain"}
+        return cls(
+            **{k: params[k] for k in own if k in params},
+            generation={k: v for k, v in params.items() if k not in own},
+        )
+
 
 def judge_request(prompt: JudgePrompt, case: dict[str, Any], style: str, **body: Any) -> Request:
     """The request asking ``prompt`` about ``case`` in ``style`` (``chat`` or ``completion``).

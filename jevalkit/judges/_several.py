@@ -37,10 +37,19 @@ def judge_models(
         raise UsageError(f"models must be model names, got {list(models)!r}")
     frames = []
     for name in models:
-        path = None
-        if out is not None:
-            out_path = Path(out)
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-            path = out_path.with_name(f"{out_path.stem}__{safe}{out_path.suffix or '.jsonl'}")
+        path = None if out is None else results_path_for(out, name)
         frames.append(judge(evaluator, data, name, out=path, **options))
     return pd.concat(frames, ignore_index=True)
+
+
+def results_path_for(out: str | Path, name: str) -> Path:
+    """One judge's results file beside ``out``: ``__<name>`` before the suffix, the name's
+    characters other than letters, digits, ``-``, ``_`` and ``.`` written as ``_``.
+
+    Example:
+        >>> results_path_for("runs/judged.jsonl", "local[prompt_style=chat]").as_posix()
+        'runs/judged__local_prompt_style_chat_.jsonl'
+    """
+    out_path = Path(out)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return out_path.with_name(f"{out_path.stem}__{safe}{out_path.suffix or '.jsonl'}")

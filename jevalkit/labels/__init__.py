@@ -25,14 +25,17 @@ from ._labels import (
     label_sample,
     read_labels,
 )
+from ._level_sets import ItemLevelSets, judged_level_sets
 
 __all__ = [
     "Cascade",
+    "ItemLevelSets",
     "append_label",
     "calibrate_cascade",
     "corrected_difference",
     "corrected_mean",
     "judged_items",
+    "judged_level_sets",
     "label_agreement",
     "label_budget",
     "label_record",

@@ -17,6 +17,8 @@ labels that were not a uniform random sample of the items (refused here).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -28,136 +30,132 @@ import numpy as np
 import pandas as pd
 
 from ..contract import Result, estimator, not_a_statistic
-from ..errors import StatsError
-from ..judges import load_judge_prompt
-from ..results import system_of
-from ..stats import selective_threshold
+from ..errors import JevalkitError, StatsError
+from ..judges import (
+    CascadeRun,
+    CascadeStage,
+    JudgeConfig,
+    item_systems,
+    item_verdicts,
+    judge_cascade,
+    judge_names,
+    load_cases,
+    load_judge_prompt,
+    route,
+)
+from ..stats import agreement_curve, selective_threshold
+from ._people import NO_SYSTEM, judge_levels, person_levels, with_people
 
 PERSON = "person"
 ITEM = ["system", "case_id"]
 CASCADE_FORMAT = "jevalkit-cascade/1"
 
 
-def _levels_of(judged: pd.DataFrame, levels: Sequence[str] | None) -> list[str]:
-    if levels is not None:
-        return [str(v) for v in levels]
-    refs = judged[["probe", "version"]].drop_duplicates() if "probe" in judged else pd.DataFrame()
+def _evaluator_of(rows: pd.DataFrame) -> tuple[str | None, str | None]:
+    """``id@version`` and content hash of the judge prompt the rows were judged with (None
+    when they do not say, or say several)."""
+    if "probe" not in rows.columns or "version" not in rows.columns:
+        return None, None
+    refs = rows[["probe", "version"]].dropna().drop_duplicates()
     if len(refs) != 1:
-        raise StatsError(
-            "say the judge's levels (levels=[...], lowest first): the rows name "
-            f"{len(refs)} judge prompts, not one"
-        )
+        return None, None
     probe, version = refs.iloc[0]
+    hashes = rows["probe_hash"].dropna().unique() if "probe_hash" in rows else []
+    return f"{probe}@{int(version)}", (str(hashes[0]) if len(hashes) == 1 else None)
+
+
+def _stage_of(rows: pd.DataFrame, name: str) -> CascadeStage:
+    """How the rows of judge ``name`` were asked: its model, parameters, endpoint, repeats."""
+    model = str(rows["model"].iloc[0])
+    digests = rows["params_hash"].dropna().astype(str).unique() if "params_hash" in rows else []
+    digests = [d for d in digests if d]
+    params = rows["parameters"].dropna() if "parameters" in rows else pd.Series(dtype=object)
+    first = params.iloc[0] if len(params) else None
     try:
-        return load_judge_prompt(f"{probe}@{int(version)}").labels
-    except Exception as exc:  # an imported judge without a prompt file here
-        raise StatsError(
-            f"no judge prompt file for {probe}@{version} ({exc}); pass levels=[...], lowest first"
-        ) from None
+        config = JudgeConfig.from_parameters(first) if isinstance(first, dict) else None
+    except JevalkitError:
+        config = None
+    embedded = model == "local" or ("model_sha256" in rows and rows["model_sha256"].notna().any())
+    urls = rows["base_url"].dropna().astype(str).unique() if "base_url" in rows else []
+    per_item = rows.groupby([item_systems(rows), rows["case_id"].astype(str)]).size()
+    return CascadeStage(
+        name=name,
+        model=model,
+        threshold=math.inf,
+        config=config,
+        params_hash=digests[0] if len(digests) == 1 else None,
+        base_url=None if embedded or len(urls) != 1 else urls[0],
+        repeats=int(per_item.max()) if len(per_item) else 1,
+    )
 
 
-def judge_verdicts(
-    judged: pd.DataFrame, judge: str, levels: Sequence[str], confidence_column: str | None = None
-) -> pd.DataFrame:
-    """One row per item (``system``, ``case_id``) that ``judge`` (a ``model`` of the judge rows)
-    judged: ``verdict`` (the level with the highest probability, its ``probs`` averaged over
-    repeats), ``confidence`` (that probability, or the mean of the declared ``confidence``
-    column), ``cost_usd`` (summed over repeats; NaN when unknown) and ``n_repeats``."""
+def _by_cost(judged: pd.DataFrame) -> list[str]:
+    """Every judge in the rows, cheapest first by mean ``cost_usd`` per row."""
     if "model" not in judged.columns:
         raise StatsError("no 'model' column: the judge rows must say which judge judged them")
-    rows = judged[judged["model"].astype(str) == judge]
-    if "error" in rows.columns:
-        rows = rows[rows["error"].isna()]
-    column = confidence_column or "probs"
-    if column not in rows.columns:
-        raise StatsError(f"judge {judge!r}: no {column!r} column to read its confidence from")
-    rows = rows[rows[column].notna()]
-    if rows.empty:
-        return pd.DataFrame(
-            {
-                "system": pd.Series(dtype=str),
-                "case_id": pd.Series(dtype=str),
-                "verdict": pd.Series(dtype=object),
-                "confidence": pd.Series(dtype=float),
-                "cost_usd": pd.Series(dtype=float),
-                "n_repeats": pd.Series(dtype=int),
-            }
-        )
-    frame = rows.assign(system=system_of(rows) if "system" not in rows else rows["system"])
-    frame = frame.assign(system=frame["system"].astype(str), case_id=frame["case_id"].astype(str))
-    k = len(levels)
-    if confidence_column is None:
-        probs = np.array([_probs(p, k, judge) for p in frame["probs"]])
-        grouped = pd.DataFrame(probs, index=pd.MultiIndex.from_frame(frame[ITEM]))
-        mean = grouped.groupby(level=[0, 1], sort=True).mean()
-        verdict = [levels[i] for i in mean.to_numpy().argmax(axis=1)]
-        conf = mean.to_numpy().max(axis=1)
-        index = mean.index
-    else:
-        if "verdict" not in frame.columns:
-            raise StatsError(f"judge {judge!r}: no 'verdict' column beside {confidence_column!r}")
-        values = pd.to_numeric(frame[confidence_column], errors="coerce")
-        if values.isna().any() or not np.isfinite(values).all():
-            raise StatsError(
-                f"column {confidence_column!r} holds values that are not finite numbers"
-            )
-        by = frame.assign(_c=values).groupby(ITEM, sort=True)
-        conf = by["_c"].mean().to_numpy()
-        verdict = by["verdict"].agg(lambda v: v.astype(str).value_counts().index[0]).tolist()
-        index = by["_c"].mean().index
+    names = judge_names(judged)
     cost = (
-        pd.to_numeric(frame["cost_usd"], errors="coerce")
-        if "cost_usd" in frame
-        else pd.Series(np.nan, index=frame.index)
+        pd.to_numeric(judged["cost_usd"], errors="coerce")
+        if "cost_usd" in judged.columns
+        else pd.Series(np.nan, index=judged.index)
     )
-    cost_sum = cost.groupby([frame["system"], frame["case_id"]], sort=True).sum(min_count=1)
-    repeats = frame.groupby(ITEM, sort=True).size()
-    out = pd.DataFrame(index=index).reset_index()
-    out.columns = ITEM
-    out["verdict"] = verdict
-    out["confidence"] = conf
-    out["cost_usd"] = cost_sum.to_numpy()
-    out["n_repeats"] = repeats.to_numpy()
+    mean = cost.astype(float).groupby(names).mean()
+    if mean.isna().any() or mean.duplicated().any():
+        raise StatsError(
+            f"say the cascade's order (judges=[...], cheapest first): the costs of the judges "
+            f"{sorted(mean.index)} do not order them ({mean.round(6).to_dict()})"
+        )
+    return mean.sort_values().index.tolist()
+
+
+def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Each named judge's rows; a name is a :func:`jevalkit.judges.judge_names` name (a model,
+    or a model with the parameters that tell its judges apart)."""
+    if "model" not in judged.columns:
+        raise StatsError("no 'model' column: the judge rows must say which judge judged them")
+    if "case_id" not in judged.columns:
+        raise StatsError("no 'case_id' column: these are not judged results")
+    names = judge_names(judged)
+    present = sorted(set(names))
+    out = {}
+    for judge in judges:
+        mine = judged[names == judge]
+        if mine.empty:
+            several = [n for n in present if n.startswith(f"{judge}[")]
+            hint = (
+                f"model {judge!r} judged with {len(several)} sets of parameters: name one of "
+                f"{several}"
+                if several
+                else f"the judge rows hold {present}"
+            )
+            raise StatsError(f"judge {judge!r} has no rows; {hint}")
+        out[judge] = mine
     return out
 
 
-def _probs(value: Any, k: int, judge: str) -> np.ndarray:
-    p = np.asarray(value, dtype=float).ravel()
-    if p.size != k or not np.isfinite(p).all():
-        raise StatsError(
-            f"judge {judge!r}: a probs value has {p.size} entries for {k} levels; pass the "
-            "judge's levels (levels=[...]) or a confidence column"
-        )
-    return p
+def _digest(record: dict[str, Any]) -> str:
+    """A hash of what the guarantee rests on (the judges, their parameters, thresholds and
+    repeats, the levels, the prompt, the target): a file edited by hand no longer matches. The
+    endpoints are not in it: a judge may move to another address."""
+    fields = ("format", "evaluator", "prompt_hash", "levels", "target_agreement",
+              "confidence_level", "n_calibration", "confidence_column", "min_items")  # fmt: skip
+    per_judge = ("name", "model", "threshold", "parameters", "params_hash", "repeats")
+    kept = {k: record[k] for k in fields}
+    kept["stages"] = [{k: s.get(k) for k in per_judge} for s in record["steps"]]
+    text = json.dumps(kept, sort_keys=True, allow_nan=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _person_levels(labels: pd.DataFrame) -> pd.DataFrame:
-    for column in (*ITEM, "level"):
-        if column not in labels.columns:
-            raise StatsError(f"labels have no {column!r} column: read them with read_labels")
-    kept = labels[labels["level"].notna()]
-    if "skipped" in kept.columns:
-        kept = kept[~kept["skipped"].astype(bool)]
-    if "sampling_probability" in kept.columns:
-        probs = pd.to_numeric(kept["sampling_probability"], errors="coerce").dropna().unique()
-        if probs.size > 1 and not np.allclose(probs, probs[0]):
-            raise StatsError(
-                "the labelled items were drawn with unequal probabilities (a stratified or "
-                "uncertainty plan): a cascade is calibrated on a uniform random sample of items "
-                "(label_sample strategy 'random')"
-            )
-    kept = kept.assign(system=kept["system"].astype(str), case_id=kept["case_id"].astype(str))
-    counts = kept.assign(level=kept["level"].astype(str)).groupby([*ITEM, "level"]).size()
-    top = counts.groupby(level=[0, 1]).transform("max")
-    modal = counts[counts == top].reset_index()
-    tied = modal.duplicated(ITEM, keep=False)
-    if tied.any():
-        first = tuple(modal.loc[tied, ITEM].iloc[0])
-        raise StatsError(
-            f"labellers disagree evenly on {int(modal.loc[tied].drop_duplicates(ITEM).shape[0])} "
-            f"item(s) (e.g. {first}): settle them or label once more"
-        )
-    return modal[[*ITEM, "level"]].rename(columns={"level": "person"})
+def _step_record(step: CascadeStage) -> dict[str, Any]:
+    return {
+        "name": step.name,
+        "model": step.model,
+        "threshold": None if math.isinf(step.threshold) else step.threshold,
+        "parameters": None if step.config is None else step.config.parameters(),
+        "params_hash": step.params_hash,
+        "base_url": step.base_url,
+        "repeats": step.repeats,
+    }
 
 
 @dataclass(frozen=True)
@@ -165,32 +163,53 @@ class Cascade(Result):
     """A calibrated cascade of judges (see :func:`calibrate_cascade`).
 
     Attributes:
-        judges: the judges, cheapest first (the ``model`` of their rows).
+        judges: the judges, cheapest first (:func:`jevalkit.judges.judge_names` names).
         thresholds: each judge's certified confidence threshold (inf: it decides nothing).
         stages: one row per judge: ``judge``, ``threshold``, ``n_reaching`` (calibration items
-            that reached it), ``n_decided``, ``agreement`` (on those it decided), ``p_value``,
-            ``level`` (the confidence level of its test), ``cost_usd`` (per item it judges),
-            ``method`` (how its threshold was chosen, or why none was).
+            that reached it), ``n_judged`` (of those, with a judgment), ``n_decided``,
+            ``agreement`` (on those it decided, in sample), ``p_value``, ``level`` (the
+            confidence level of its test), ``cost_usd`` (mean per item it judged), ``method``
+            (how its threshold was chosen, or why none was).
+        curves: agreement against coverage of each judge alone over every calibration item:
+            ``judge``, ``threshold``, ``n``, ``agreement``, ``coverage``
+            (:func:`jevalkit.stats.agreement_curve`), ``chosen`` (the judge's threshold).
+        steps: how to run each judge (:class:`jevalkit.judges.CascadeStage`: model, judge
+            parameters, endpoint, repeats, threshold).
         levels: the judge's levels, lowest first.
         target_agreement, confidence_level: the guarantee asked for.
-        n_calibration: labelled items the cascade was calibrated on.
+        n_calibration: labelled items the cascade was calibrated on; ``n_labels_unused``:
+            labelled items no judge row covers (not used).
+        evaluator, prompt_hash: the judge prompt (``id@version``) and its content hash.
         confidence_column: the column read as confidence (``None``: the judges' ``probs``).
+        min_items: thresholds with fewer calibration items at or above them were not tested.
         method: how it was calibrated.
     """
 
     judges: tuple[str, ...]
     thresholds: tuple[float, ...]
     stages: pd.DataFrame = field(repr=False)
+    curves: pd.DataFrame = field(repr=False)
+    steps: tuple[CascadeStage, ...] = field(repr=False)
     levels: tuple[str, ...]
     target_agreement: float
     confidence_level: float
     n_calibration: int
+    n_labels_unused: int
+    evaluator: str | None
+    prompt_hash: str | None
     confidence_column: str | None
+    min_items: int
     method: str
 
     @property
     def guarantee(self) -> str:
         """What is guaranteed, in words."""
+        if all(math.isinf(t) for t in self.thresholds):
+            return (
+                f"no judge certified {self.target_agreement:.0%} agreement with "
+                f"{self.confidence_level:.0%} confidence on {self.n_calibration} labelled items: "
+                "every item goes to a person"
+            )
         return (
             f"with probability at least {self.confidence_level:.0%} over the calibration draw, "
             f"the verdicts this cascade does not send to a person agree with a person at least "
@@ -199,14 +218,40 @@ class Cascade(Result):
             "items)"
         )
 
+    def scalars(self) -> dict[str, Any]:
+        """The headline: the fields that are numbers or text, the ``guarantee``, and on the
+        calibration items the share a judge decided (``coverage_calibration``) and the
+        agreement of those verdicts (``agreement_calibration``, in sample)."""
+        decided = int(self.stages["n_decided"].sum())
+        agreed = float((self.stages["agreement"].fillna(0) * self.stages["n_decided"]).sum())
+        return {
+            **super().scalars(),
+            "judges": ", ".join(self.judges),
+            "guarantee": self.guarantee,
+            "coverage_calibration": decided / self.n_calibration if self.n_calibration else 0.0,
+            "agreement_calibration": agreed / decided if decided else math.nan,
+        }
+
     def table(self) -> pd.DataFrame:
         """The stages (one row per judge)."""
         return self.stages.copy()
 
+    def _verdicts(self, judged: pd.DataFrame) -> list[pd.DataFrame]:
+        return [
+            item_verdicts(
+                step.rows_of(judged),
+                self.levels,
+                confidence_column=self.confidence_column,
+                judge_name=step.name,
+            )
+            for step in self.steps
+        ]
+
     def apply(self, judged: pd.DataFrame) -> pd.DataFrame:
         """One row per item of ``judged``: ``system``, ``case_id``, ``verdict``, ``decided_by``
         (a judge, ``person``, or ``pending: <judge>`` when the item needs a judge whose rows are
-        not there yet), ``confidence`` (the deciding judge's, NaN for a person).
+        not there yet), ``confidence`` (the deciding judge's, NaN for a person). An item a judge
+        judged without a verdict (an error row) goes on to the next judge.
 
         Example:
             >>> cascade, judged = _example()
@@ -214,31 +259,15 @@ class Cascade(Result):
             >>> sorted(set(out["decided_by"]))
             ['cheap', 'person', 'strong']
         """
-        verdicts = [
-            judge_verdicts(judged, j, self.levels, self.confidence_column) for j in self.judges
-        ]
+        verdicts = self._verdicts(judged)
         items = pd.concat([v[ITEM] for v in verdicts]).drop_duplicates().sort_values(ITEM)
-        out = items.reset_index(drop=True).assign(verdict=None, decided_by=None, confidence=np.nan)
-        open_ = np.ones(len(out), dtype=bool)
-        for judge, threshold, table in zip(self.judges, self.thresholds, verdicts, strict=True):
-            joined = out[ITEM].merge(table, on=ITEM, how="left")
-            has = joined["confidence"].notna().to_numpy()
-            sure = has & (joined["confidence"].to_numpy(dtype=float) >= threshold)
-            take = open_ & sure
-            if take.any():
-                out.loc[take, "verdict"] = joined.loc[take, "verdict"].to_numpy()
-                out.loc[take, "decided_by"] = judge
-                out.loc[take, "confidence"] = joined.loc[take, "confidence"].to_numpy(dtype=float)
-            waiting = open_ & ~has
-            out.loc[waiting, "decided_by"] = f"pending: {judge}"
-            open_ &= has & ~sure  # still open: judged here, and not sure enough
-        out.loc[open_, "decided_by"] = PERSON
-        return out
+        return route(items, verdicts, self.steps)
 
     def summary(self, judged: pd.DataFrame, *, label_cost_usd: float | None = None) -> pd.DataFrame:
         """How ``judged``'s items go through the cascade, one row per stage and one for people:
         ``stage``, ``n_items`` (decided there), ``share``, ``cumulative_share``, ``cost_usd``
-        (per item judged there; a person's is ``label_cost_usd``), ``agreement_calibration``
+        (per item judged there; a person's is ``label_cost_usd``; a judge with threshold inf is
+        not asked, so it adds nothing to the cascade's cost), ``agreement_calibration``
         (on the calibration items it decided), and a last row ``all``: ``cost_usd`` the expected
         cost per item of the cascade (people included, NaN without ``label_cost_usd``),
         ``cost_judges`` its judges' share, ``cost_last_judge`` the last judge on every item,
@@ -256,7 +285,8 @@ class Cascade(Result):
         for judge, stage in zip(self.judges, self.stages.itertuples(index=False), strict=True):
             k = int((applied["decided_by"] == judge).sum())
             per_item = float(stage.cost_usd)
-            cost += reach * (per_item if not math.isnan(per_item) else math.nan)
+            if not math.isinf(stage.threshold):  # a judge certified for nothing is not asked
+                cost += reach * per_item
             rows.append(
                 {
                     "stage": judge,
@@ -269,74 +299,192 @@ class Cascade(Result):
             reach -= k / n
         people = int((applied["decided_by"] == PERSON).sum())
         pending = int(applied["decided_by"].str.startswith("pending").sum())
+        label = np.nan if label_cost_usd is None else float(label_cost_usd)
         rows.append(
             {
                 "stage": PERSON,
                 "n_items": people,
                 "share": people / n,
-                "cost_usd": np.nan if label_cost_usd is None else float(label_cost_usd),
+                "cost_usd": label,
                 "agreement_calibration": 1.0,
             }
         )
         table = pd.DataFrame(rows)
         table["cumulative_share"] = table["share"].cumsum()
-        last = float(self.stages["cost_usd"].iloc[-1])
-        label = np.nan if label_cost_usd is None else float(label_cost_usd)
         total = {
             "stage": "all",
             "n_items": len(applied),
             "share": 1.0 - pending / n,
             "cost_usd": cost + (people / n) * label,
             "cost_judges": cost,
-            "cost_last_judge": last,
+            "cost_last_judge": float(self.stages["cost_usd"].iloc[-1]),
             "cost_people": label,
             "n_pending": pending,
         }
         return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
-    def for_people(self, judged: pd.DataFrame) -> pd.DataFrame:
+    def for_people(self, judged: pd.DataFrame, *, cases: Any = None) -> pd.DataFrame:
         """The items the cascade sends to people, as a label plan the Labeler takes (``system``,
         ``case_id``, ``judge_score`` (NaN), ``sampling_probability`` (1: every escalated item is
-        labelled), ``strategy`` ``cascade``, ``order``), with the items' ``output`` and ``input``
-        when ``judged`` has them."""
+        labelled), ``strategy`` ``cascade``, ``order``), with what the labeller reads:
+        ``input``, ``output``, ``expected``, ``context`` of each case, from ``cases`` (the case
+        file the judges read, its path or its list of cases), or from ``judged`` when its rows
+        are not judge rows (a judge row's ``output`` is its verdict, never the judged answer).
+
+        Raises:
+            StatsError: judge rows and no ``cases``: the answers to label are not in them.
+
+        Example:
+            >>> cascade, judged = _example()
+            >>> plan = cascade.for_people(judged, cases=[{"id": f"c{i:03d}", "output": "x"} for i in range(600)])
+            >>> bool((plan["output"] == "x").all()), bool((plan["sampling_probability"] == 1).all())
+            (True, True)
+        """
         applied = self.apply(judged)
         escalated = applied[applied["decided_by"] == PERSON][ITEM].reset_index(drop=True)
         plan = escalated.assign(
             judge_score=np.nan, sampling_probability=1.0, strategy="cascade"
         ).assign(order=np.arange(len(escalated)))
-        keep = [c for c in ("output", "input", "expected") if c in judged.columns]
-        if keep:
+        texts = _case_texts(cases) if cases is not None else None
+        if texts is None:
+            is_judge = "kind" in judged.columns and (judged["kind"] == "judge").any()
+            keep = [c for c in ("input", "output", "expected", "context") if c in judged.columns]
+            if is_judge or not keep:
+                raise StatsError(
+                    "the judge rows do not hold the answers people should label (a judge row's "
+                    "output is its verdict): pass cases= (the case file the judges read)"
+                )
             texts = judged.assign(
-                system=system_of(judged) if "system" not in judged else judged["system"]
+                system=item_systems(judged), case_id=judged["case_id"].astype(str)
             )
-            texts = texts.assign(
-                system=texts["system"].astype(str), case_id=texts["case_id"].astype(str)
-            ).drop_duplicates(ITEM)[[*ITEM, *keep]]
-            plan = plan.merge(texts, on=ITEM, how="left")
-        return plan
+            texts = texts.drop_duplicates(ITEM)[[*ITEM, *keep]]
+            return plan.merge(texts, on=ITEM, how="left")
+        missing = sorted(set(plan["case_id"]) - set(texts["case_id"]))
+        if missing:
+            raise StatsError(
+                f"{len(missing)} escalated case(s) are not in cases (e.g. {missing[0]!r}): pass "
+                "the case file the judges read"
+            )
+        return plan.merge(texts, on="case_id", how="left")
+
+    def judge(self, data: Any, **options: Any) -> CascadeRun:
+        """Run the cascade lazily on new cases (:func:`jevalkit.judges.judge_cascade`): each
+        judge is sent only the cases the judges before it were not confident about; the rows
+        of each judge go to its own results file (``out`` with ``__<judge>``).
+
+        Raises:
+            StatsError: the cascade does not name its judge prompt, or the prompt changed
+                since calibration.
+        """
+        if self.evaluator is None:
+            raise StatsError(
+                "this cascade was calibrated on rows that name no judge prompt: apply it to "
+                "judged rows (Cascade.apply) instead of running it"
+            )
+        prompt = load_judge_prompt(self.evaluator)
+        if self.prompt_hash is not None and prompt.content_hash != self.prompt_hash:
+            raise StatsError(
+                f"the judge prompt {self.evaluator} changed since the cascade was calibrated "
+                f"(content hash {prompt.content_hash[:12]}, calibrated {self.prompt_hash[:12]}): "
+                "calibrate again"
+            )
+        return judge_cascade(self.evaluator, data, self.steps, **options)
 
     def save(self, path: str | Path) -> Path:
-        """Write the cascade as JSON (for ``jevalkit judge ... --cascade FILE``)."""
-        record = {
+        """Write the cascade as JSON (for ``jevalkit judge ... --cascade FILE``), with a digest
+        of what its guarantee rests on, so that a file edited by hand is refused when read."""
+        record: dict[str, Any] = {
             "format": CASCADE_FORMAT,
-            "judges": list(self.judges),
-            "thresholds": [None if math.isinf(t) else t for t in self.thresholds],
+            "guarantee": self.guarantee,
+            "evaluator": self.evaluator,
+            "prompt_hash": self.prompt_hash,
             "levels": list(self.levels),
             "target_agreement": self.target_agreement,
             "confidence_level": self.confidence_level,
             "n_calibration": self.n_calibration,
+            "n_labels_unused": self.n_labels_unused,
             "confidence_column": self.confidence_column,
+            "min_items": self.min_items,
             "method": self.method,
-            "stages": json.loads(self.stages.to_json(orient="records")),
+            "steps": [_step_record(step) for step in self.steps],
+            "stages": json.loads(self.stages.to_json(orient="records", double_precision=15)),
+            "curves": json.loads(self.curves.to_json(orient="records", double_precision=15)),
         }
+        record["digest"] = _digest(record)
         out = Path(path)
         out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
         return out
 
 
+def _case_texts(cases: Any) -> pd.DataFrame:
+    """``case_id`` and the texts a labeller reads, from a case file, its path or its cases."""
+    if isinstance(cases, pd.DataFrame):
+        records = cases.to_dict("records")
+    elif isinstance(cases, str | Path):
+        records = load_cases(cases)
+    else:
+        records = list(cases)
+    rows = []
+    for case in records:
+        if not isinstance(case, dict) or ("id" not in case and "case_id" not in case):
+            raise StatsError("cases: each case needs an 'id' (the case file the judges read)")
+        rows.append(
+            {
+                "case_id": str(case.get("id", case.get("case_id"))),
+                **{k: case.get(k) for k in ("input", "output", "expected", "context")},
+            }
+        )
+    return pd.DataFrame(rows, dtype=object).drop_duplicates("case_id")
+
+
+def _number(record: dict, key: str, where: Path, *, low: float, high: float) -> float:
+    value = record.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < high:
+        raise StatsError(f"{where}: {key} must be a number between {low} and {high}, got {value!r}")
+    return float(value)
+
+
+def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
+    at = f"{where}: steps[{i}]"
+    if not isinstance(raw, dict):
+        raise StatsError(f"{at}: must be an object")
+    for key in ("name", "model"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise StatsError(f"{at}.{key}: must be a non-empty text")
+    threshold = raw.get("threshold")
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int | float)
+        or not 0 <= threshold <= 1
+    ):
+        raise StatsError(f"{at}.threshold: must be a probability or null, got {threshold!r}")
+    repeats = raw.get("repeats", 1)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise StatsError(f"{at}.repeats: must be a whole number >= 1, got {repeats!r}")
+    params = raw.get("parameters")
+    try:
+        config = None if params is None else JudgeConfig.from_parameters(params)
+    except JevalkitError as exc:
+        raise StatsError(f"{at}.parameters: {exc}") from None
+    for key in ("params_hash", "base_url"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise StatsError(f"{at}.{key}: must be a text or null")
+    return CascadeStage(
+        name=raw["name"],
+        model=raw["model"],
+        threshold=math.inf if threshold is None else float(threshold),
+        config=config,
+        params_hash=raw.get("params_hash"),
+        base_url=raw.get("base_url"),
+        repeats=repeats,
+    )
+
+
 @not_a_statistic("reads a cascade file written by Cascade.save")
 def load_cascade(path: str | Path) -> Cascade:
-    """Read a cascade written by :meth:`Cascade.save`.
+    """Read a cascade written by :meth:`Cascade.save`; every field is checked, and a file whose
+    judges, thresholds, levels or target no longer match the digest written with them (edited by
+    hand) is refused: its guarantee would not hold. Endpoints (``base_url``) may be edited.
 
     Example:
         >>> import tempfile
@@ -352,20 +500,60 @@ def load_cascade(path: str | Path) -> Cascade:
         raise StatsError(f"{where}: not a cascade file ({exc})") from None
     if not isinstance(record, dict) or record.get("format") != CASCADE_FORMAT:
         raise StatsError(f"{where}: not a cascade file (format {CASCADE_FORMAT!r} expected)")
+    steps = record.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise StatsError(f"{where}: steps must be a list of the cascade's judges")
+    parsed = tuple(_read_step(s, where, i) for i, s in enumerate(steps))
+    names = [s.name for s in parsed]
+    if len(set(names)) != len(names):
+        raise StatsError(f"{where}: steps name a judge twice: {names}")
+    levels = record.get("levels")
+    if (
+        not isinstance(levels, list)
+        or len(levels) < 2
+        or not all(isinstance(v, str) for v in levels)
+        or len(set(levels)) != len(levels)
+    ):
+        raise StatsError(f"{where}: levels must list two or more distinct level labels")
     try:
-        return Cascade(
-            judges=tuple(str(j) for j in record["judges"]),
-            thresholds=tuple(math.inf if t is None else float(t) for t in record["thresholds"]),
-            stages=pd.DataFrame(record["stages"]),
-            levels=tuple(str(v) for v in record["levels"]),
-            target_agreement=float(record["target_agreement"]),
-            confidence_level=float(record["confidence_level"]),
-            n_calibration=int(record["n_calibration"]),
-            confidence_column=record.get("confidence_column"),
-            method=str(record["method"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        digest = _digest(record)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StatsError(f"{where}: a cascade file without a valid {exc}") from None
+    if record.get("digest") != digest:
+        raise StatsError(
+            f"{where}: edited after calibration (its judges, thresholds, levels or target no "
+            "longer match the digest written with them), so its guarantee does not hold: "
+            "calibrate again with `jevalkit cascade calibrate`"
+        )
+    stages = record.get("stages")
+    curves = record.get("curves", [])
+    if not isinstance(stages, list) or len(stages) != len(parsed) or not isinstance(curves, list):
+        raise StatsError(f"{where}: stages must hold one record per judge")
+    for key in ("n_calibration", "n_labels_unused", "min_items"):
+        value = record.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise StatsError(f"{where}: {key} must be a whole number, got {value!r}")
+    text = {k: record.get(k) for k in ("evaluator", "prompt_hash", "confidence_column", "method")}
+    for key, value in text.items():
+        if value is not None and not isinstance(value, str):
+            raise StatsError(f"{where}: {key} must be a text or null")
+    return Cascade(
+        judges=tuple(names),
+        thresholds=tuple(s.threshold for s in parsed),
+        stages=pd.DataFrame(stages).assign(threshold=[s.threshold for s in parsed]),
+        curves=pd.DataFrame(curves),
+        steps=parsed,
+        levels=tuple(levels),
+        target_agreement=_number(record, "target_agreement", where, low=0, high=1),
+        confidence_level=_number(record, "confidence_level", where, low=0, high=1),
+        n_calibration=record["n_calibration"],
+        n_labels_unused=record["n_labels_unused"],
+        evaluator=text["evaluator"],
+        prompt_hash=text["prompt_hash"],
+        confidence_column=text["confidence_column"],
+        min_items=record["min_items"],
+        method=text["method"] or "",
+    )
 
 
 def _cascade_adapter(frame: pd.DataFrame) -> Cascade:
@@ -412,7 +600,7 @@ def calibrate_cascade(
     judged: pd.DataFrame,
     labels: pd.DataFrame,
     *,
-    judges: Sequence[str],
+    judges: Sequence[str] | None = None,
     target_agreement: float = 0.9,
     confidence_level: float = 0.9,
     levels: Sequence[str] | None = None,
@@ -425,11 +613,17 @@ def calibrate_cascade(
 
     Args:
         judged: judge rows of every judge over the same outputs (e.g. from
-            :func:`jevalkit.judges.judge_models`): ``model`` (the judge), ``system`` (or
-            ``label``/``model`` of the judged system), ``case_id``, ``probs`` (or the
-            ``confidence_column`` and ``verdict``), optionally ``cost_usd``.
+            :func:`jevalkit.judges.judge_models`, or several ``jevalkit judge`` runs read
+            together): ``model`` (the judge; with its ``parameters``/``params_hash`` when one
+            model judged in two ways), ``label`` (the judged system's name; or a ``system``
+            column, when there is no ``label``), ``case_id``, ``probs`` (or the
+            ``confidence_column`` and ``verdict``), optionally ``cost_usd``; error rows count as
+            judgments the judge was not confident about.
         labels: a labels file's rows (:func:`read_labels`): a uniform random sample of items.
-        judges: the judge ``model`` names, cheapest first.
+        judges: the judges, cheapest first, by their :func:`jevalkit.judges.judge_names` name
+            (the ``model``, or ``model[param=value]`` when one model judged in two ways);
+            None: every judge in the rows, by their mean ``cost_usd`` per item (refused when a
+            judge's cost is unknown or two cost the same).
         target_agreement: the agreement with people to guarantee.
         confidence_level: the probability, over the labelled sample, that it holds.
         levels: the judge's levels, lowest first (default: from the judge prompt file).
@@ -438,74 +632,105 @@ def calibrate_cascade(
         min_items: thresholds with fewer calibration items above them are not tested.
 
     Returns:
-        :class:`Cascade`: ``thresholds``, ``stages``, ``guarantee``; ``.apply()``,
-        ``.summary()``, ``.for_people()`` (the Labeler's queue), ``.save()``.
+        :class:`Cascade`: ``thresholds``, ``stages``, ``curves``, ``guarantee``; ``.apply()``,
+        ``.summary()``, ``.for_people()`` (the Labeler's queue), ``.judge()`` (run it lazily),
+        ``.save()``. A judge that cannot certify any threshold gets ``inf`` (it decides
+        nothing), with the reason in its stage's ``method``; when none can, every item goes to
+        people and ``guarantee`` says so.
 
     Raises:
-        StatsError: no labelled item judged by every judge; labels drawn with unequal
-            probabilities; a judge not in the rows.
+        StatsError: no labelled item judged by the first judge; labelled items that reach a
+            judge without a row of it (it must judge every labelled item that reaches it);
+            labels drawn with unequal probabilities; a judge not in the rows; levels the judge
+            does not have.
+
+    Notes:
+        The calibration items are the labelled items the first judge judged. At stage j the
+        items not decided by the judges before it reach judge j, whose threshold is
+        :func:`jevalkit.stats.selective_threshold` of its confidence and agreement on them (items
+        it judged without a verdict are never decided by it and go on), at confidence
+        1 - (1 - confidence_level) / (number of judges): a union bound over the stages. Each
+        stage's decided items then agree with people at least ``target_agreement`` of the time,
+        so their mixture does. The stages are calibrated on the same labelled items in turn;
+        the union bound treats the earlier thresholds as given, as the authors' argument does,
+        and ``benchmarks/calibration.py`` checks the result by simulation.
 
     Example:
         >>> cascade, _ = _example()
         >>> cascade.judges, [round(t, 3) for t in cascade.thresholds]
         (('cheap', 'strong'), [0.935, 0.604])
     """
-    judges = [str(j) for j in judges]
+    if judges is None:
+        judges = _by_cost(judged)
+    judges = [str(j) for j in judges] if not isinstance(judges, str) else [judges]
     if not judges or len(set(judges)) != len(judges):
         raise StatsError(f"judges lists the cascade's judges once each, got {judges!r}")
-    present = sorted(judged["model"].dropna().astype(str).unique()) if "model" in judged else []
-    absent = [j for j in judges if j not in present]
-    if absent:
-        raise StatsError(f"judge(s) {absent} have no rows; the judge rows hold {present}")
-    if not 0 < confidence_level < 1:
+    for name, value in (
+        ("target_agreement", target_agreement),
+        ("confidence_level", confidence_level),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+            raise StatsError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    if isinstance(min_items, bool) or not isinstance(min_items, int) or min_items < 1:
+        raise StatsError(f"min_items must be a whole number of at least 1, got {min_items!r}")
+    rows = _judge_rows(judged, judges)
+    used = pd.concat(rows.values())
+    names = judge_levels(used, levels)
+    evaluator, prompt_hash = _evaluator_of(used)
+    person, _ = person_levels(labels)
+    unknown = sorted(set(person["person"]) - set(names))
+    if unknown:
         raise StatsError(
-            f"confidence_level must lie strictly between 0 and 1, got {confidence_level}"
+            f"labels hold levels {unknown} that the judge does not have: {names} (lowest first)"
         )
-    names = _levels_of(judged, levels)
-    person = _person_levels(labels)
-    tables = [judge_verdicts(judged, j, names, confidence_column) for j in judges]
-    calibration = person
-    for judge, table in zip(judges, tables, strict=True):
-        calibration = calibration.merge(
-            table[[*ITEM, "verdict", "confidence"]].rename(
-                columns={"verdict": f"verdict::{judge}", "confidence": f"confidence::{judge}"}
-            ),
-            on=ITEM,
-            how="inner",
-        )
+    tables = [
+        item_verdicts(rows[j], names, confidence_column=confidence_column, judge_name=j)
+        for j in judges
+    ]
+    calibration = with_people(tables[0][ITEM], person)
     if calibration.empty:
         raise StatsError(
-            f"no labelled item was judged by every judge ({', '.join(judges)}): label items "
-            "from the judged rows (same system and case_id)"
+            f"no labelled item was judged by {judges[0]!r} (the first judge): label items "
+            "from the judged rows (the same system and case_id)"
         )
-    unknown = sorted(set(calibration["person"]) - set(names))
-    if unknown:
-        raise StatsError(f"labels hold levels {unknown} that the judge does not have: {names}")
+    key = ["case_id"] if (tables[0]["system"] == NO_SYSTEM).all() else ITEM
+    n_unused = int((~person.set_index(key).index.isin(calibration.set_index(key).index)).sum())
     level = 1 - (1 - confidence_level) / len(judges)
     remaining = calibration
-    thresholds, stages = [], []
+    thresholds, stages, curves = [], [], []
     for judge, table in zip(judges, tables, strict=True):
-        agree = (remaining[f"verdict::{judge}"] == remaining["person"]).to_numpy()
-        conf = remaining[f"confidence::{judge}"].to_numpy(dtype=float)
+        here = remaining.merge(table, on=ITEM, how="left", indicator=True)
+        missing = here["_merge"] != "both"
+        if missing.any():
+            raise StatsError(
+                f"{int(missing.sum())} labelled item(s) reach judge {judge!r} without a row of "
+                f"it (e.g. {here.loc[missing, 'case_id'].iloc[0]!r}); a cascade is calibrated "
+                "on judges that judged every labelled item reaching them (a lazily run cascade "
+                f"judges only what reaches it): run {judge!r} over the labelled items"
+            )
+        conf = here["confidence"].to_numpy(dtype=float)
+        agree = (here["verdict"] == here["person"]).to_numpy()
+        judged_here = ~np.isnan(conf)
         cost = float(table["cost_usd"].mean()) if table["cost_usd"].notna().any() else np.nan
         try:
             chosen = selective_threshold(
-                conf,
-                agree,
+                conf[judged_here],
+                agree[judged_here],
                 target_agreement=target_agreement,
                 confidence_level=level,
                 min_items=min_items,
             )
-            threshold, decided = chosen.threshold, conf >= chosen.threshold
-            how, p = chosen.method, chosen.p_value
+            threshold, how, p = chosen.threshold, chosen.method, chosen.p_value
         except StatsError as exc:
-            threshold, decided, how, p = math.inf, np.zeros(conf.size, bool), str(exc), np.nan
+            threshold, how, p = math.inf, str(exc), np.nan
+        decided = judged_here & (conf >= threshold)
         thresholds.append(threshold)
         stages.append(
             {
                 "judge": judge,
                 "threshold": threshold,
-                "n_reaching": int(conf.size),
+                "n_reaching": len(here),
+                "n_judged": int(judged_here.sum()),
                 "n_decided": int(decided.sum()),
                 "agreement": float(agree[decided].mean()) if decided.any() else np.nan,
                 "p_value": p,
@@ -514,20 +739,47 @@ def calibrate_cascade(
                 "method": how,
             }
         )
-        remaining = remaining[~decided]
+        alone = with_people(table[[*ITEM, "verdict", "confidence"]], person)
+        alone = alone.merge(calibration[ITEM], on=ITEM).dropna(subset=["confidence"])
+        if len(alone):
+            curve = agreement_curve(alone["confidence"], alone["verdict"] == alone["person"])
+            curve = curve.assign(judge=judge, chosen=curve["threshold"] == threshold)
+            curves.append(curve[["judge", "threshold", "n", "agreement", "coverage", "chosen"]])
+        remaining = remaining[~decided].reset_index(drop=True) if len(remaining) else remaining
+    steps = tuple(
+        dataclasses.replace(_stage_of(rows[j], j), threshold=t)
+        for j, t in zip(judges, thresholds, strict=True)
+    )
     return Cascade(
         judges=tuple(judges),
         thresholds=tuple(thresholds),
         stages=pd.DataFrame(stages),
+        curves=(
+            pd.concat(curves, ignore_index=True)
+            if curves
+            else pd.DataFrame(
+                columns=["judge", "threshold", "n", "agreement", "coverage", "chosen"]
+            )
+        ),
+        steps=steps,
         levels=tuple(names),
         target_agreement=float(target_agreement),
         confidence_level=float(confidence_level),
         n_calibration=len(calibration),
+        n_labels_unused=int(n_unused),
+        evaluator=evaluator,
+        prompt_hash=prompt_hash,
         confidence_column=confidence_column,
+        min_items=int(min_items),
         method=(
             f"cascaded selective evaluation over {len(judges)} judge(s), {len(calibration)} "
             f"labelled items; each stage's threshold certified at confidence {level:.4g} "
-            f"(union bound to {confidence_level:.0%})"
+            f"(union bound to {confidence_level:.0%}), thresholds with >= {min_items} items"
+            + (
+                f"; {n_unused} label(s) name items no judge row covers (not used)"
+                if n_unused
+                else ""
+            )
         ),
     )
 

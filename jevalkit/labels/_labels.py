@@ -12,6 +12,13 @@ random with known probabilities and records each item's ``sampling_probability``
   unbiased once each label is weighted by 1 / its probability (``corrected_mean`` does this).
 - ``uncertain``: cases where the judge is least sure are more likely (probability proportional
   to its uncertainty, never below a floor); unbiased with the weights, and more informative.
+- ``active``: the allocation of active statistical inference (Zrnic & Candes, ICML 2024):
+  probability proportional to the judge's predicted standard deviation of the human score (the
+  SD of its level distribution, levels spaced evenly on [0, 1], or sqrt(s (1 - s)) of its score
+  s over repeats), mixed with a uniform ``floor`` share. When the judge's probabilities are
+  calibrated this minimises the corrected mean's variance for the number of labels (the
+  variance of PPI's rectifier is sum (sd_i^2 / pi_i)); when they are not, the floor bounds the
+  loss and the weights keep it unbiased.
 
 Choosing items by hand, or labelling only the hard ones without their probabilities, biases the
 correction in a way no formula can undo. Cases are sampled, and every system's output for a
@@ -38,7 +45,7 @@ from ..contract import Prepared, estimator, not_a_statistic, prepare
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..results import repair_torn_tail, system_of
-from ..stats import krippendorff_alpha
+from ..stats import capped_inclusion, krippendorff_alpha
 
 LABEL_COLUMNS = [
     "system",
@@ -58,7 +65,7 @@ _SAMPLE_COLUMNS = [
     "order",
 ]
 ITEM_COLUMNS = ("input", "output", "expected", "reference", "gold", "probs")
-STRATEGIES = ("random", "stratified", "uncertain")
+STRATEGIES = ("random", "stratified", "uncertain", "active")
 _AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
 
 
@@ -99,8 +106,10 @@ def _judged_rows(df: pd.DataFrame, scale: tuple[float, float] | None) -> Prepare
 def judged_items(df: pd.DataFrame, *, scale: tuple[float, float] | None = None) -> pd.DataFrame:
     """One row per judged item (``system``, ``case_id``): the judge's score averaged over
     repeats (``judge_score``), its verdict share (``judge_passed``), how uncertain it was
-    (``uncertainty``: the mean entropy of its level distribution, else 4 p (1 - p) of the score)
-    and ``n_repeats``.
+    (``uncertainty``: the mean entropy of its level distribution, else 4 p (1 - p) of the score),
+    ``n_repeats``, and ``predicted_sd``: the judge's predicted SD of the human score (of its level
+    distribution with the levels spaced evenly on [0, 1], root mean square over repeats, when
+    every row has ``probs``; else sqrt(s (1 - s)) of its mean score s over the repeats).
 
     Rows with an ``error`` or no score are not judged; scores must lie in [0, 1], or give
     ``scale=(low, high)`` of raw grades (e.g. ``(1, 10)``); duplicated rows (the same repeat
@@ -128,6 +137,7 @@ def _items_of(rows: Prepared) -> pd.DataFrame:
         if "passed" in frame.columns and frame["passed"].notna().all()
         else (score >= 0.5).astype(float)
     )
+    spread = frame["probs"].map(_level_sd) if "probs" in frame.columns else None
     work = pd.DataFrame(
         {
             "system": frame["system"].astype(str).to_numpy(),
@@ -135,6 +145,7 @@ def _items_of(rows: Prepared) -> pd.DataFrame:
             "judge_score": score.to_numpy(),
             "judge_passed": passed.to_numpy(),
             "uncertainty": np.asarray(uncertainty, dtype=float),
+            "_variance": np.asarray(spread, dtype=float) ** 2 if spread is not None else np.nan,
         }
     )
     items = work.groupby(["system", "case_id"], sort=True).agg(
@@ -142,8 +153,26 @@ def _items_of(rows: Prepared) -> pd.DataFrame:
         judge_passed=("judge_passed", "mean"),
         uncertainty=("uncertainty", "mean"),
         n_repeats=("judge_score", "size"),
+        _variance=("_variance", "mean"),
     )
-    return items.reset_index()
+    # the judge's predicted SD of the human score: of its level distribution when every row
+    # has one, else of its score over the repeats (a verdict share s: sqrt(s (1 - s)))
+    by_probs = spread is not None and work["_variance"].notna().all()
+    bernoulli = items["judge_score"] * (1 - items["judge_score"])
+    items["predicted_sd"] = np.sqrt(np.clip(items["_variance"] if by_probs else bernoulli, 0, None))
+    return items.drop(columns="_variance").reset_index()
+
+
+def _level_sd(probs: Any) -> float:
+    """The SD of a level distribution with the levels spaced evenly on [0, 1]."""
+    if not isinstance(probs, list | tuple | np.ndarray) or len(probs) < 2:
+        return math.nan
+    p = np.asarray(probs, dtype=float)
+    if not np.isfinite(p).all() or p.sum() <= 0:
+        return math.nan
+    p = p / p.sum()
+    at = np.linspace(0.0, 1.0, p.size)
+    return float(np.sqrt(max(p @ at**2 - (p @ at) ** 2, 0.0)))
 
 
 def _entropy(probs: Any) -> float:
@@ -178,9 +207,12 @@ def label_sample(
         df: judged results (``case_id``, ``score``; ``system``, ``probs``, ``passed`` when there;
             read as :func:`judged_items` reads them, ``scale`` too).
         n: cases to draw (``uncertain`` draws n on average: each case independently).
-        strategy: ``random``, ``stratified`` (equal numbers per judge verdict) or ``uncertain``
+        strategy: ``random``, ``stratified`` (equal numbers per judge verdict), ``uncertain``
             (probability proportional to the judge's uncertainty, at least ``floor`` times the
-            average); see the module docstring for which keep the correction unbiased.
+            average) or ``active`` (proportional to the judge's predicted SD of the human
+            score, a ``floor`` share uniform); see the module docstring for which keep the
+            correction unbiased. ``uncertain`` and ``active`` draw each case independently
+            (n on average), every case's probability at least ``floor`` x n / cases.
         seed: of the draw.
 
     Returns:
@@ -201,10 +233,15 @@ def label_sample(
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     rows = _judged_rows(df, scale)
     items = _items_of(rows)
-    cases = items.groupby("case_id", sort=True).agg(
-        judge_score=("judge_score", "mean"),
-        judge_passed=("judge_passed", "mean"),
-        uncertainty=("uncertainty", "mean"),
+    cases = (
+        items.assign(_v=items["predicted_sd"] ** 2)
+        .groupby("case_id", sort=True)
+        .agg(
+            judge_score=("judge_score", "mean"),
+            judge_passed=("judge_passed", "mean"),
+            uncertainty=("uncertainty", "mean"),
+            variance=("_v", "mean"),  # every system's output of a case is labelled: their mean
+        )
     )
     n_cases = len(cases)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= n_cases:
@@ -224,9 +261,16 @@ def label_sample(
             [rng.choice(np.flatnonzero(stratum == h), share[h], replace=False) for h in (0, 1)]
         )
     else:
-        u = cases["uncertainty"].to_numpy(float)
-        u = np.maximum(u, floor * (u.mean() if u.mean() > 0 else 1.0))
-        prob = _capped_proportional(u, n)
+        if not 0 < floor <= 1:
+            raise UsageError(f"floor must be in (0, 1] (1 draws uniformly), got {floor!r}")
+        if strategy == "uncertain":
+            u = cases["uncertainty"].to_numpy(float)
+            u = np.maximum(u, floor * (u.mean() if u.mean() > 0 else 1.0))
+        else:  # the SD over the case's outputs (root mean square), a floor share uniform
+            sd = np.sqrt(cases["variance"].to_numpy(float))
+            share = sd / sd.sum() if sd.sum() > 0 else np.full(n_cases, 1 / n_cases)
+            u = (1 - floor) * share + floor / n_cases
+        prob = capped_inclusion(u, n)
         chosen = np.flatnonzero(rng.random(n_cases) < prob)
         if chosen.size == 0:
             raise StatsError("the draw picked no case; raise n or use another seed")
@@ -271,21 +315,6 @@ def _equal_allocation(sizes: np.ndarray, n: int) -> np.ndarray:
             remaining -= take
         open_ = share < sizes
     return share
-
-
-def _capped_proportional(u: np.ndarray, n: int) -> np.ndarray:
-    prob = np.zeros_like(u)
-    capped = np.zeros(u.size, dtype=bool)
-    for _ in range(u.size):
-        free = ~capped
-        scale = (n - capped.sum()) / u[free].sum()
-        prob[free] = u[free] * scale
-        prob[capped] = 1.0
-        over = free & (prob > 1)
-        if not over.any():
-            break
-        capped |= over
-    return np.clip(prob, 0.0, 1.0)
 
 
 @not_a_statistic("file I/O: appends one record to the labels file")

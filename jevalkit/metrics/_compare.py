@@ -8,7 +8,7 @@ This module holds the input step and the walk over groups and pairs; the test ch
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, pr
 from ..errors import StatsError
 from ._facet_interval import (
     FACET_COLUMNS,
+    check_nested,
     no_interval,
     other_facets,
     paired_facet_interval,
@@ -134,6 +135,7 @@ def compare(
     n_resamples: int = 2000,
     seed: int | None = 0,
     generalize: Sequence[str] | None = None,
+    nested: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Compare systems case by case: every system against ``baseline`` (or, without one, every
     pair), per group and metric, on the cases both ran.
@@ -156,6 +158,7 @@ def compare(
             adds ``se_facets``, ``ci_low_facets``, ``ci_high_facets``, ``method_facets``, the
             interval of ``delta`` from the variance components of the differences paired by
             case and the other facets (shared facets cancel; win_rate: not estimable).
+        nested: generalised facet -> its parent, e.g. ``{"variant": "case"}``.
 
     Returns:
         One row per (group, system, metric): the ``by`` columns, ``system``, ``baseline``,
@@ -199,6 +202,7 @@ def compare(
     for column in [*by_cols, system]:
         require(data, column, "by" if column != system else "system", "compared within or between")
     facets = other_facets(generalize, case, data)
+    check_nested(nested, generalize)
     with_case = generalize is not None and len(facets) < len(list(dict.fromkeys(generalize)))
     systems = sorted(data[system].dropna().astype(str).unique())
     rows = []
@@ -242,7 +246,14 @@ def compare(
                         no_interval("not estimable: a win rate has no facet-aware interval")
                         if metric == "win_rate"
                         else paired_facet_interval(
-                            long, left, right, facets, with_case, rows[-1]["delta"], confidence
+                            long,
+                            left,
+                            right,
+                            facets,
+                            with_case,
+                            rows[-1]["delta"],
+                            confidence,
+                            nested=nested,
                         )
                     )
     extra = FACET_COLUMNS if generalize is not None else []

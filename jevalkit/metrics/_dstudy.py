@@ -44,7 +44,7 @@ def require_spread(study: GStudy) -> None:
 
 def design_of(study: GStudy, design: Mapping[str, int] | None) -> dict[str, int]:
     """The pilot's design with the levels in ``design`` changed."""
-    return {**study.design, **{k: int(v) for k, v in (design or {}).items()}}
+    return {**study.design, **{k: int(v) for k, v in (design or {}).items()}}  # planned: whole
 
 
 def _coefficients(
@@ -141,10 +141,12 @@ def run_noise_floor(
     design: Mapping[str, int] | None = None,
     confidence: float = 0.95,
 ) -> dict[str, float]:
-    """The smallest difference between the means of two single runs of one system on the same
-    design levels (same cases, same variants) that exceeds their joint noise: the components a
-    new run redraws (the residual, and every component of a facet in ``redrawn``, e.g. a judge's
-    samples or the endpoint) count twice; shared facets cancel.
+    """The smallest difference between the means of two runs of one system on the same design
+    levels (same cases, same variants) that exceeds their joint noise: the components a new run
+    redraws (the residual, and every component of a facet in ``redrawn``, e.g. a judge's
+    samples or the endpoint) count twice; shared facets cancel. Each run has the pilot's
+    repeats per cell unless ``design`` says otherwise: two single-repeat runs are
+    ``design={"repeats": 1}`` (with 4 pilot repeats the floor is twice as large).
 
     Returns ``noise_floor`` (t quantile x the SD of the difference), ``sd_difference``, ``df``,
     ``method``. Nothing redrawn varied (every repeat identical): ``noise_floor`` is NaN, "not

@@ -4,7 +4,7 @@ components of the scored rows (:func:`jevalkit.stats.variance_components`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,24 @@ def check_generalize(generalize: Sequence[str] | None) -> None:
         raise StatsError("generalize takes a list of facet columns, e.g. ['case', 'variant']")
 
 
+def check_nested(nested: Mapping[str, str] | None, generalize: Sequence[str] | None) -> None:
+    """``nested`` maps a generalised facet to its parent (``{"variant": "case"}``: each case
+    has its own variants); it needs ``generalize``."""
+    if nested is None:
+        return
+    if not isinstance(nested, Mapping):
+        raise StatsError("nested takes a mapping facet -> parent, e.g. {'variant': 'case'}")
+    if generalize is None:
+        raise StatsError("nested= describes the facets of generalize=: pass generalize too")
+    named = set(generalize) | {CASE_FACET}
+    for f, parent in nested.items():
+        if f not in named or parent not in named:
+            raise StatsError(
+                f"nested={{{f!r}: {parent!r}}}: both must be in generalize ({list(generalize)}) "
+                "or be 'case'"
+            )
+
+
 def other_facets(
     generalize: Sequence[str] | None, case: CaseSpec, data: object = None
 ) -> list[str]:
@@ -57,11 +75,15 @@ def facet_interval(
     estimate: float,
     confidence: float,
     bounds: tuple[float, float] = (0.0, 1.0),
+    mean_of_cases: bool = False,
+    nested: Mapping[str, str] | None = None,
 ) -> dict:
     """The interval of a mean that counts each facet in ``generalize`` as random (one group's
-    scored rows): variance components of [case, the other facets], the grand mean's variance
-    from the components that involve a generalised facet plus the residual, a t interval with
-    Satterthwaite degrees of freedom, clipped to ``bounds``."""
+    scored rows): variance components of [case, the other facets], the error variance of the
+    mean (of the rows, or with ``mean_of_cases`` of the case means, each case weighted equally
+    whatever its repeats) from the components that involve a generalised facet plus the
+    residual; a generalized (fiducial) interval from the mean squares (the Satterthwaite t when
+    the design has no mean-square form), clipped to ``bounds``."""
     cases = set(columns_of(case))
     named = list(
         dict.fromkeys(CASE_FACET if g in cases or g == CASE_FACET else g for g in generalize)
@@ -72,6 +94,8 @@ def facet_interval(
         require(frame, facet, "generalize", "a facet to generalise over")
         coded[facet] = group_codes(frame, [facet])[0]
     coded["_value"] = values
+    per_case = coded.groupby(CASE_FACET)[CASE_FACET].transform("size").to_numpy(float)
+    coded["_weight"] = 1.0 / per_case if mean_of_cases else 1.0
     single = [f for f in facets if coded[f].nunique() < 2]
     not_estimable = [f for f in single if f in named]
     if not_estimable:
@@ -79,6 +103,7 @@ def facet_interval(
     facets = [f for f in facets if f not in single]
     if not facets:
         return no_interval("not estimable: no facet varies")
+    within = {f: p for f, p in (nested or {}).items() if f in facets and p in facets}
     try:
         study = variance_components(
             coded,
@@ -88,6 +113,8 @@ def facet_interval(
             system=None,
             repeat=None,
             confidence=confidence,
+            weights="_weight",
+            nested=within,
         )
     except StatsError as exc:
         return no_interval(f"not estimable: {exc}")
@@ -95,17 +122,34 @@ def facet_interval(
     if not var > 0:
         return no_interval("not estimable: no variance in the counted components")
     se = float(np.sqrt(var))
-    half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+    counted = [f for f in named if f in facets]
+    half, exact = study.half_width(counted, confidence)
+    t_half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+    if exact and np.isclose(half, t_half, rtol=1e-9, atol=0):  # one mean square: the t
+        half, kind, how = t_half, "t interval", "ANOVA"
+    elif np.isfinite(half) and half > 0:
+        kind = "generalized (fiducial) interval"
+        how = (
+            "ANOVA mean squares"
+            if exact
+            else "REML, drawn on the balanced analogue of the design: approximate"
+        )
+    else:  # no mean-square form (e.g. unbalanced nested levels): the Satterthwaite t
+        half = t_half
+        kind = "t interval"
+        how = "ANOVA" if study.balanced else "REML"
     low, high = estimate - half, estimate + half
     clipped = low < bounds[0] or high > bounds[1]
-    how = "ANOVA" if study.balanced else "REML"
     return {
         "se_facets": se,
         "ci_low_facets": max(low, bounds[0]),
         "ci_high_facets": min(high, bounds[1]),
         "method_facets": (
-            f"t interval generalising over {' + '.join(generalize)} (variance components, "
-            f"{how}; Satterthwaite df {df:.1f})" + (", clipped to [0, 1]" if clipped else "")
+            f"{kind} generalising over {' + '.join(generalize)}"
+            + "".join(f", {f} nested in {p}" for f, p in within.items())
+            + " (variance components, "
+            f"{how}; Satterthwaite df {df:.1f})"
+            + (f", clipped to [{bounds[0]:g}, {bounds[1]:g}]" if clipped else "")
         ),
     }
 
@@ -116,9 +160,13 @@ def with_facets(
     case: CaseSpec,
     estimates: np.ndarray,
     confidence: float,
+    mean_of_cases: bool = False,
+    nested: Mapping[str, str] | None = None,
 ) -> dict[str, list]:
     """The facet-aware interval columns of a metric's table, one G-study per group of the
-    prepared input ``p`` (for ``mean_score`` and ``pass_rate``); none without ``generalize``."""
+    prepared input ``p`` (for ``mean_score``, a mean of case means: ``mean_of_cases``, and
+    ``pass_rate``, a mean of rows); none without ``generalize``."""
+    check_nested(nested, generalize)
     if generalize is None:
         return {}
     check_generalize(generalize)
@@ -136,6 +184,8 @@ def with_facets(
                 case,
                 float(estimates[i]),
                 confidence,
+                mean_of_cases=mean_of_cases,
+                nested=nested,
             )
         )
     return {column: [row[column] for row in rows] for column in FACET_COLUMNS}
@@ -149,6 +199,7 @@ def paired_facet_interval(
     with_case: bool,
     estimate: float,
     confidence: float,
+    nested: Mapping[str, str] | None = None,
 ) -> dict:
     """The facet-aware interval of ``left - right`` from one group's scored rows (columns
     ``_case``, ``_system``, ``_v`` and the ``others`` facets): both systems' cell means (a cell
@@ -171,6 +222,7 @@ def paired_facet_interval(
         estimate,
         confidence,
         bounds=(-1.0, 1.0),
+        nested=nested,
     )
     result["method_facets"] = (
         f"paired by case{''.join(' and ' + o for o in others)}; " + result["method_facets"]

@@ -16,16 +16,18 @@ from ..contract import (
     not_a_statistic,
     refuse_duplicates,
     require,
+    scored_mask,
 )
 from ..errors import StatsError
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
 from ._scores import mean_score, pass_rate
-from .rows import error_share, has_repeats
+from .rows import error_share, has_repeats, kept_apart
 
 GATE_METRICS = ("mean_score", "pass_rate")
 _METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
+_VALUE = {"pass_rate": "passed", "mean_score": "score"}
 COLUMNS = [
     "metric",
     "decision",
@@ -111,7 +113,9 @@ def gate(
     Pairwise games (rows with ``system_a``) are refused: gate on ``win_rate`` or ``compare``
     instead.
 
-    Systems are never pooled: a file with three systems gets three decisions (pooled, their
+    Systems are never pooled, nor a probe's versions or generation settings (``params_hash``;
+    :func:`jevalkit.metrics.rows.kept_apart`): each gets its own decision. A file with three
+    systems gets three decisions (pooled, their
     different pass rates on one case look like verdicts that flip, and the gate called the
     evaluator flaky). ``system=None`` says the rows are one system.
 
@@ -143,6 +147,7 @@ def gate(
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
+    cols = [*cols, *kept_apart(results, cols)]  # a probe's versions and settings: apart
     table = _METRIC_OF[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):
@@ -273,6 +278,12 @@ def release_gate(
     rows are errors, or when the interval straddles the margin with fewer cases than needed to
     tell a drop of ``max_drop`` from none (``n_needed`` says how many).
 
+    A probe without cases (one prompt, run several times on each side) is gated over its
+    repeats: the estimand is that prompt's pass probability (or score), the two sides' repeats
+    compared unpaired as :func:`compare` does, and ``reason`` says so; a probe with cases that
+    pairs only one of them is refused. A drop from always passing to always failing exits as
+    ``fail``; verdicts that flip between repeats are still refused (``min_consistency``).
+
     Returns:
         One row: ``metric``, ``decision``, ``n_paired``, ``value_baseline``,
         ``value_candidate``, ``drop``, ``drop_ci_low``, ``drop_ci_high``, ``max_drop``,
@@ -325,6 +336,14 @@ def release_gate(
     sd = row["sd_diff"]
     n_needed = sample_size(max_drop, sd**2, power=power) if sd == sd and sd > 0 else None
     n = int(row["n_paired"])
+    # a probe without cases (one prompt, run k times on each side) is its one prompt: the drop
+    # is in that prompt's pass probability, estimated from the repeats compared unpaired
+    one_prompt = n == 1 and row["n_only_system"] == 0 and row["n_only_baseline"] == 0
+    estimand = "this prompt's pass probability" if metric == "pass_rate" else "this prompt's score"
+    size = f"n = {n}"
+    if one_prompt:
+        runs = [int(scored_mask(f, [_VALUE[metric]]).sum()) for f in (baseline, candidate)]
+        size = f"{runs[0]} and {runs[1]} repeats"
     base = {
         "metric": metric,
         "n_paired": n,
@@ -339,11 +358,11 @@ def release_gate(
     }
     if n == 0:
         decision, reason = "refused", "no case was run by both the baseline and the candidate"
-    elif n < 2:
+    elif n < 2 and not one_prompt:
         decision = "refused"
         reason = (
-            "one case was run by both the baseline and the candidate: a release decision needs "
-            "two or more paired cases"
+            "one case was run by both the baseline and the candidate, and others by one side "
+            "only: a release decision needs two or more paired cases"
         )
     elif not (low == low and high == high) or not high > low:
         decision = "refused"
@@ -356,10 +375,16 @@ def release_gate(
         )
     elif high < max_drop:
         decision = "pass"
-        reason = f"the drop is below {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, n = {n})"
+        reason = f"the drop is below {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, {size})"
     elif low >= max_drop:
         decision = "fail"
-        reason = f"the drop is at least {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, n = {n})"
+        reason = f"the drop is at least {max_drop:g} (95% CI {low:+.3f} to {high:+.3f}, {size})"
+    elif one_prompt:
+        decision = "refused"
+        reason = (
+            f"undecided: the interval {low:+.3f} to {high:+.3f} straddles {max_drop:g} "
+            f"({size}): more repeats of the prompt would tell"
+        )
     elif n_needed is not None and n < n_needed:
         decision = "refused"
         reason = (
@@ -371,6 +396,11 @@ def release_gate(
         reason = (
             f"non-inferiority not shown: the drop may reach {high:+.3f} (95% CI), above "
             f"{max_drop:g} (n = {n})"
+        )
+    if one_prompt:
+        reason = (
+            f"one prompt (a probe without cases): the estimand is {estimand}, its repeats "
+            f"compared unpaired ({row['method']}); {reason}"
         )
     return finish(
         pd.DataFrame([{**base, "decision": decision, "reason": reason}]), order=RELEASE_COLUMNS

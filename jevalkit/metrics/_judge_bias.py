@@ -75,7 +75,9 @@ def position_bias(
     answer shown first, with a Wilson interval and the two-sided binomial test against 0.5
     (``p_value``; when a pair was shown more often in one order than the other, its two orders
     are weighted equally, else the share would be the first system's win rate, and the interval
-    and a score test use Kish's effective number of games, ``method`` says so); over cases judged in both orders (``n_pairs``), ``swap_consistency`` (the share
+    and a score test use Kish's effective number of games, ``method`` says so; when the
+    decisive games' weights are equal the exact binomial test is used, as scipy's
+    ``binomtest``); over cases judged in both orders (``n_pairs``), ``swap_consistency`` (the share
     whose two verdicts agree once mapped back to the systems) with its Wilson interval; and
     ``level_shift``, the mean difference of system_a's preference between the order that shows it
     first and the order that shows it second (0 without position bias), with a paired t interval
@@ -125,7 +127,9 @@ def position_bias(
     n_order = games.groupby(keys)["position"].transform("size").to_numpy(float)
     n_pair = games.groupby(keys[0])["position"].transform("size").to_numpy(float)
     weight = n_pair / (2 * n_order)
-    balanced = bool(np.allclose(weight, 1.0))
+    # equal weights over the decisive games (balanced orders, or imbalance only in ties): the
+    # share is wins / n_decisive and the exact binomial test applies
+    balanced = bool(n_dec) and bool(np.allclose(weight[decisive], weight[decisive][0]))
     how = "Wilson interval and binomial test"
     if balanced or not n_dec:
         share = wins / n_dec if n_dec else np.nan

@@ -20,11 +20,19 @@ as :func:`mean_score` does for zero sample variance: one system passing 3 cases 
 is not "surely" better, 50 such cases are. The critical value is never below the one-pair
 normal quantile.
 
-Small benchmarks: the bootstrap max-statistic treats each pair's SE as known. Each pair's
-statistic is read as a paired t on n - 1 degrees of freedom (n the cases the pair shares) and
-carried to the normal scale at the same tail probability, so two systems alone are separated
-exactly when the paired t-test rejects. Without it, 10 identical systems on 30 cases were told
-apart in 14% of simulations (86% simultaneous coverage; 93% with it, 95% at 50 cases).
+Small benchmarks: a max-statistic over plug-in SEs treats each pair's SE as known. The
+pointwise board therefore studentizes every pair in every draw (the bootstrap-t: each draw's
+statistic is its difference over that draw's own SE of the paired differences, floored at half
+the sample's so a draw whose differences all agree cannot make it infinite). Ten tied systems
+on 30 cases were told apart in 7% of simulations with the plug-in max-t and 3% with the
+bootstrap-t; 30 cases with a shared case effect 96%, 50 cases 94.5%, spread boards of 300 cases
+still 100% (``benchmarks/bench_rank_sets.py``). Where draws are not studentized (pairwise
+boards, ``generalize``), each pair's statistic is read as a t on n - 1 degrees of freedom and
+carried to the normal scale at the same tail probability. A resampling distribution that never
+varies (one case) separates nothing.
+
+``generalize=["case", "judge", ...]`` resamples the levels of every listed facet jointly with
+the cases (``_rank_facets``), so a board judged by several judges carries their noise.
 
 Pairwise games use Bradley-Terry strengths from :func:`rank` and its case bootstrap instead of
 case means; the comparison graph must be connected.
@@ -32,6 +40,7 @@ case means; the comparison graph must be connected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Unpack
 
@@ -41,16 +50,20 @@ from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
 from ..contract import (
+    CASE_COLUMNS,
     Result,
     ScoreColumns,
     columns_of,
     estimator,
     finish,
+    group_codes,
     require_connected,
     score_matrix,
 )
 from ..errors import StatsError
+from ._facet_interval import other_facets
 from ._rank import ELO_SCALE, rank
+from ._rank_facets import facet_draws
 from ._scores import mean_score
 
 COLUMNS = [
@@ -115,12 +128,17 @@ def _sets_of(frame: pd.DataFrame) -> pd.DataFrame:
     unit="system",
     estimand="each system's rank, all systems at once",
     interval="max-t bootstrap over pairwise differences, step-down",
-    checks=("order", "rename", "scale", "keys"),
+    checks=("order", "rename", "scale", "keys", "one_case"),
     adapter=_sets_of,
     note="the core of leaderboard; simulated in benchmarks/bench_items.py",
 )
 def rank_sets(
-    value: np.ndarray, draws: np.ndarray, n_shared: np.ndarray, confidence: float = 0.95
+    value: np.ndarray,
+    draws: np.ndarray,
+    n_shared: np.ndarray,
+    confidence: float = 0.95,
+    draw_se: np.ndarray | None = None,
+    own_se: np.ndarray | None = None,
 ) -> dict:
     """Simultaneous rank intervals from point estimates and joint bootstrap draws (higher is
     better; see the module docstring), with the step-down refinement.
@@ -129,7 +147,12 @@ def rank_sets(
         value: the S point estimates.
         draws: B x S bootstrap draws of them (resampled jointly).
         n_shared: S x S counts of the cases each pair shares (for pairs whose bootstrap SE is
-            zero; ``inf`` where that cannot happen).
+            zero; ``inf`` where that cannot happen: then a pair whose draws never vary is
+            never separated, since a degenerate resampling distribution separates nothing).
+        draw_se, own_se: for the bootstrap-t, each draw's standard error of every pair's
+            difference (B x pairs, upper-triangle order) and the sample's own (pairs): each
+            pair's statistic is then studentized in every draw (its SE floored at half the
+            sample's, so a draw whose differences all agree cannot make it infinite).
 
     Returns:
         ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row surely better than
@@ -158,17 +181,28 @@ def rank_sets(
         low, high = proportion_confint(share * n, n, alpha=1 - confidence, method="wilson")
         se[flat] = 2 * np.maximum(share - low, high - share) / z
     iu = np.triu_indices(s, 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / se[iu]
+    studentized = draw_se is not None and own_se is not None
+    if studentized:
+        own = np.where(flat[iu], se[iu], own_se)
+        floor = np.where(flat[iu], se[iu], 0.5 * own)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / np.maximum(draw_se, floor)
+            observed = np.abs(diff[iu]) / own
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / se[iu]
+            observed = np.abs(diff[iu]) / se[iu]
     t = np.where(np.isfinite(t), t, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        observed = np.abs(diff[iu]) / se[iu]
+    # a resampling distribution that never varies (one case resampled, and no count of shared
+    # cases to floor it with) says nothing about noise: it separates nothing
+    degenerate = ~(se[iu] > 1e-12) | ~np.isfinite(observed)
+    observed[degenerate] = 0.0
     # small samples: the bootstrap SD is the plug-in SE and its max-statistic treats it as
     # known. Each pair's statistic is read as a paired t on n - 1 df (SE times sqrt(n/(n-1)))
     # and carried to the normal scale at the same tail probability, so that one pair alone
     # gets the paired t interval and the max over pairs its Student tails
     dof = (n_shared[iu] - 1).astype(float)
-    student = np.isfinite(dof) & ~flat[iu] & (dof >= 1)
+    student = np.isfinite(dof) & ~flat[iu] & (dof >= 1) & (not studentized)
     if student.any():
         t_stat = observed[student] * np.sqrt(dof[student] / (dof[student] + 1))
         observed[student] = -sps.norm.ppf(sps.t.sf(t_stat, dof[student]))
@@ -203,17 +237,40 @@ def _tie_classes(order: np.ndarray, better: np.ndarray) -> np.ndarray:
     return classes
 
 
-def _case_draws(matrix, n_resamples: int, rng) -> np.ndarray:
+def _case_draws(matrix, n_resamples: int, rng, studentize: bool = False):
+    """Case-bootstrap draws of each system's mean (B x S); with ``studentize``, also each
+    draw's standard error of every pair's paired difference (B x pairs, upper-triangle order)
+    and the sample's own (pairs), for the bootstrap-t."""
     seen = matrix.observed.astype(float)
     y = np.nan_to_num(matrix.scores) * seen
     n_items = y.shape[1]
     out = np.empty((n_resamples, y.shape[0]))
+    if studentize:
+        j, k = np.triu_indices(y.shape[0], 1)
+        both = seen[j] * seen[k]  # pairs x cases
+        d = (y[j] - y[k]) * both
+        pair_se = np.empty((n_resamples, j.size))
     for start in range(0, n_resamples, 250):
         b = min(250, n_resamples - start)
         counts = rng.multinomial(n_items, np.full(n_items, 1 / n_items), size=b).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start : start + b] = (counts @ y.T) / (counts @ seen.T)
-    return out
+            if studentize:
+                pair_se[start : start + b] = _paired_se(counts, d, both)
+    if not studentize:
+        return out
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = _paired_se(np.ones((1, n_items)), d, both)[0]
+    return out, pair_se, own
+
+
+def _paired_se(counts: np.ndarray, d: np.ndarray, both: np.ndarray) -> np.ndarray:
+    """The plug-in standard error of each pair's mean paired difference, per weighting of the
+    cases (rows of ``counts``)."""
+    n = counts @ both.T
+    mean = (counts @ d.T) / n
+    var = np.maximum((counts @ (d**2).T) / n - mean**2, 0.0)
+    return np.sqrt(var / n)
 
 
 @estimator(
@@ -222,7 +279,7 @@ def _case_draws(matrix, n_resamples: int, rng) -> np.ndarray:
     interval="mean_score's; simultaneous rank intervals (max-t bootstrap over pairs, step-down)",
     checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
     call={"case": "case_id", "n_resamples": 200},
-    note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards); kind='pairwise' goes through rank (graph checks there)",
+    note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards) and benchmarks/bench_rank_sets.py (small tied boards, judges); kind='pairwise' goes through rank (graph checks there)",
 )
 def leaderboard(
     df: pd.DataFrame,
@@ -231,6 +288,7 @@ def leaderboard(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    generalize: Sequence[str] | None = None,
     **columns: Unpack[ScoreColumns],
 ) -> Leaderboard:
     """A leaderboard that says which rank differences are real.
@@ -243,6 +301,11 @@ def leaderboard(
             :class:`ScoreColumns`).
         confidence: of every interval, and the simultaneous level of the rank intervals.
         n_resamples, seed: of the case bootstrap.
+        generalize: the facets the ranks generalise over (``["case", "judge"]``, ``["case",
+            "variant"]``: ``"case"`` for the cases, other names are columns): the bootstrap
+            resamples the levels of every listed facet jointly with the cases (pointwise only),
+            so a board judged by several judges or prompt wordings shows rank intervals that
+            include their share of the noise.
 
     Returns:
         A :class:`Leaderboard`; its ``board`` (``.table()``) has one row per system, best
@@ -261,6 +324,13 @@ def leaderboard(
         ``value_best``, which bound the mean over every case of the benchmark, before trusting
         an order that a few missing cases could reverse.
 
+        With ``generalize``: each draw resamples the cases and, independently, the levels of
+        every other listed facet (Owen's pigeonhole bootstrap for crossed random effects,
+        which errs on the wide side); a cell (system x case x levels) weighs the product of
+        its levels' counts. Each pair's statistic is read as a t on L - 1 degrees of freedom,
+        L the fewest levels of a resampled facet (two or three judges make wide intervals, as
+        they should). ``method`` names the facets and their levels.
+
     Refuses (StatsError, one line) with fewer than two systems, when two systems share fewer
     than two cases, or (pairwise) when the games do not connect all systems.
 
@@ -276,6 +346,11 @@ def leaderboard(
         raise StatsError(f"n_resamples must be at least 100 for a max-statistic, got {n_resamples}")
     rng = np.random.default_rng(seed)
     if kind == "pairwise":
+        if generalize is not None:
+            raise StatsError(
+                "generalize= resamples the facets of pointwise scores; a pairwise board "
+                "resamples its cases only: drop generalize="
+            )
         if columns:
             raise StatsError(
                 f"pairwise games name their systems in system_a / system_b and their cases in "
@@ -284,6 +359,10 @@ def leaderboard(
         return _pairwise(df, confidence, n_resamples, seed)
     if kind != "pointwise":
         raise StatsError(f"kind must be 'pointwise' or 'pairwise', got {kind!r}")
+    facet_cols = other_facets(generalize, columns.get("case", CASE_COLUMNS), df)
+    if facet_cols:  # a case's rows under several judges (or wordings) are its repeats here
+        within = [c for c in ["repeat", *facet_cols] if c in df.columns]
+        df = df.assign(repeat=group_codes(df, within)[0])
     matrix = score_matrix(df, **columns)
     spec = matrix.columns
     names = np.asarray(matrix.systems)
@@ -309,9 +388,30 @@ def leaderboard(
         bimodality=False,
     ).set_index("_system")
     summary = summary.loc[names]
-    draws = _case_draws(matrix, n_resamples, rng)
     value = summary["value"].to_numpy(float)
-    sets = rank_sets(value, draws, shared, confidence)
+    facets = ""
+    if generalize is not None:
+        point, draws, levels = facet_draws(
+            df,
+            system=spec["system"],
+            case=spec["case"],
+            score=spec["score"],
+            scale=spec["scale"],
+            generalize=generalize,
+            systems=list(names),
+            n_resamples=n_resamples,
+            rng=rng,
+        )
+        fewest = np.full(shared.shape, float(min(levels.values())))
+        sets = rank_sets(point, draws, np.minimum(shared, fewest), confidence)
+        facets = (
+            "; ranks generalise over "
+            + ", ".join(f"{name} ({n} levels)" for name, n in levels.items())
+            + " resampled jointly"
+        )
+    else:
+        draws, draw_se, own_se = _case_draws(matrix, n_resamples, rng, studentize=True)
+        sets = rank_sets(value, draws, shared, confidence, draw_se, own_se)
     # every case of the benchmark, scored or not: a case that errored for every system is
     # absent from the matrix, yet the worst/best bounds must cover it
     case_cols = columns_of(spec["case"])
@@ -331,7 +431,12 @@ def leaderboard(
             "value_best": (total + n_items - n_seen) / n_items,
             "method": [
                 f"{m}; simultaneous {confidence:.0%} rank intervals (Mogstad-Romano-Shaikh-"
-                f"Wilhelm, max-t over pairs, case bootstrap x{n_resamples})"
+                f"Wilhelm, max-t over pairs, "
+                + (
+                    f"bootstrap x{n_resamples}{facets})"
+                    if facets
+                    else f"case bootstrap-t x{n_resamples})"
+                )
                 for m in summary["method"]
             ],
         }

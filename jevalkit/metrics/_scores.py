@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,6 +87,7 @@ def mean_score(
     confidence: float = 0.95,
     bimodality: bool = True,
     generalize: Sequence[str] | None = None,
+    nested: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Mean of normalised 0-1 scores, one row per group, with n and an interval.
 
@@ -108,6 +109,8 @@ def mean_score(
         generalize: the facets the claim generalises over, as column names (``"case"`` or a
             case column for the case; e.g. ``["case", "variant", "judge_sample"]``): adds the
             interval that counts each as a random facet (see below).
+        nested: generalised facet -> its parent, e.g. ``{"variant": "case"}`` when each case
+            has its own paraphrases (unequal numbers per case: their harmonic mean).
 
     Returns:
         Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
@@ -133,9 +136,15 @@ def mean_score(
 
         Facet-aware interval: the variance components of [case, the generalised facets]
         (:func:`variance_components`; what varies within a cell, such as repeats, is the
-        residual) give the variance of the mean from every component that involves a
-        generalised facet, plus the residual; t interval with Satterthwaite degrees of
-        freedom. A facet with one level in a group is "not estimable", never ignored.
+        residual) give the error variance of the mean of case means (each case weighted
+        equally, whatever its repeats) from every component that involves a generalised
+        facet, plus the residual; a generalized (fiducial) interval drawing each mean square
+        from its chi-square (Weerahandi 1993), which keeps its coverage with 2-3 levels of a
+        facet where the Satterthwaite t under-covers (93-99% at nominal 95% in
+        ``benchmarks/bench_facets.py``; slightly conservative); unbalanced (REML) designs
+        draw on the balanced analogue of the design, said "approximate" in
+        ``method_facets``. A facet with one level in a group is "not estimable", never
+        ignored.
 
     Example:
         >>> mean_score([0.2, 0.4, 0.9, 0.5])[["n", "value"]].to_dict("records")
@@ -219,7 +228,7 @@ def mean_score(
             "bimodal": checks["bimodal"] if checks is not None else pd.NA,
             "bimodality_p": checks["p_value"] if checks is not None else np.nan,
             "bimodality_method": checks["method"] if checks is not None else "not checked",
-            **with_facets(p, generalize, case, mean, confidence),
+            **with_facets(p, generalize, case, mean, confidence, mean_of_cases=True, nested=nested),
         },
         groups=p.groups,
         order=MEAN_COLUMNS + (FACET_COLUMNS if generalize is not None else []),
@@ -291,21 +300,29 @@ def pass_rate(
     case: CaseSpec = CASE_COLUMNS,
     confidence: float = 0.95,
     generalize: Sequence[str] | None = None,
+    nested: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """passed / total with a Wilson interval, case-clustered when cases have repeats.
 
     ``generalize`` (facet columns, e.g. ``["case", "variant"]``) adds the interval that counts
     each as a random facet (``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
-    ``method_facets``; as in :func:`mean_score`).
+    ``method_facets``; as in :func:`mean_score`, of the mean of the rows); ``nested`` maps a
+    generalised facet to its parent (``{"variant": "case"}``).
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
-    design effect deff = (clustered SE / iid SE)^2 (:func:`jevalkit.stats.standard_error`,
-    floored at 1). A group with a single case treats its repeats as independent draws of that
-    case, and ``method`` says so.
+    design effect deff = (clustered SE / iid SE)^2, the clustered variance the cluster-robust
+    one with its G / (G - 1) correction (so a balanced design's is :func:`mean_score`'s, the
+    variance of case means over cases), carried to G - 1 degrees of freedom as Korn and
+    Graubard (1998) do (``n_effective``). When the repeats do not vary (every run passed, or
+    none did) their correlation cannot be estimated: the effective n is the number of cases,
+    as :func:`mean_score`'s Wilson floor has it, so the two agree on the same verdicts. A
+    group with a single case treats its repeats as independent draws of that case, and
+    ``method`` says so.
 
     Returns:
         Columns: the ``by`` columns, ``n`` (samples scored), ``n_cases``, ``passed``,
-        ``n_missing``, ``value``, ``ci_low``, ``ci_high``, ``design_effect``, ``method``.
+        ``n_missing``, ``value``, ``ci_low``, ``ci_high``, ``design_effect``, ``method``,
+        ``n_effective`` (the n the Wilson interval is computed at).
 
     Example:
         >>> pass_rate([True, True, False, True])[["n", "passed", "value"]].to_dict("records")
@@ -336,14 +353,31 @@ def pass_rate(
         totals = np.bincount(p.case, dev, minlength=case_size.size)
         clustered = np.bincount(case_group, totals**2, minlength=g) / n**2
         ratio = clustered / iid
-    clustering = (n_cases >= 2) & (n_cases < n) & (k > 0) & (k < n)
-    deff = np.where(clustering & (iid > 0), np.maximum(1.0, np.nan_to_num(ratio, nan=1.0)), 1.0)
+    repeated = (n_cases >= 2) & (n_cases < n)
+    # without spread (no run varies, or no case mean does) the variance of the mean cannot be
+    # estimated: count cases, not rows (the effective n of perfectly correlated repeats), as
+    # mean_score's Wilson floor does
+    clustering = repeated & (k > 0) & (k < n) & (clustered > 1e-24)
+    unknown = repeated & ~clustering
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # CR1: the cluster-robust variance with its G / (G - 1) correction, so a balanced
+        # design's variance is mean_score's (the variance of case means over cases)
+        ratio = ratio * n_cases / np.maximum(n_cases - 1, 1)
+    deff = np.where(clustering & (iid > 0), np.nan_to_num(ratio, nan=1.0), 1.0)
+    deff = np.where(unknown, n / np.maximum(n_cases, 1), deff)
+    n_eff = n / deff
+    # Korn and Graubard (1998): the effective n carried to G - 1 degrees of freedom, so the
+    # Wilson interval has the t tails of an interval over G cases
+    z = sps.norm.ppf(0.5 + confidence / 2)
+    df_scale = (z / sps.t.ppf(0.5 + confidence / 2, np.maximum(n_cases - 1, 1))) ** 2
+    n_eff = np.where(clustering, n_eff * df_scale, n_eff)
     low = np.full(g, np.nan)
     high = np.full(g, np.nan)
     has = n > 0
     if has.any():
+        share = k[has] / n[has]
         low[has], high[has] = proportion_confint(
-            k[has] / deff[has], n[has] / deff[has], alpha=1 - confidence, method="wilson"
+            share * n_eff[has], n_eff[has], alpha=1 - confidence, method="wilson"
         )
         low, high = np.minimum(low, k / np.maximum(n, 1)), np.maximum(high, k / np.maximum(n, 1))
     methods = []
@@ -351,7 +385,14 @@ def pass_rate(
         if n[i] == 0:
             methods.append("n = 0: no interval")
         elif clustering[i]:
-            methods.append(f"Wilson, case-clustered (design effect; case = {p.case_label})")
+            methods.append(
+                f"Wilson, case-clustered (design effect, Korn-Graubard df; case = {p.case_label})"
+            )
+        elif unknown[i]:
+            methods.append(
+                f"Wilson over {n_cases[i]} cases ({p.case_label}): without spread the repeats' "
+                "correlation cannot be estimated, so the effective n is the number of cases"
+            )
         elif n_cases[i] == 1 and n[i] > 1 and p.unit == "case":
             methods.append(f"Wilson over repeats of one case ({p.case_label})")
         else:
@@ -366,8 +407,9 @@ def pass_rate(
             "ci_low": low,
             "ci_high": high,
             "design_effect": deff,
+            "n_effective": n_eff,
             "method": methods,
-            **with_facets(p, generalize, case, mean, confidence),
+            **with_facets(p, generalize, case, mean, confidence, nested=nested),
         },
         groups=p.groups,
         order=PASS_COLUMNS + (FACET_COLUMNS if generalize is not None else []),

@@ -8,7 +8,7 @@ from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish
 from ..errors import StatsError
 from ._agreement import consistency
 from ._scores import mean_score, pass_rate
-from .rows import has_repeats, truncated
+from .rows import has_repeats, kept_apart, truncated
 
 SUMMARY_COLUMNS = ["metric", "n", "value", "ci_low", "ci_high", "method"]
 RUN_COLUMNS = [
@@ -43,6 +43,7 @@ def summarize(
     case: CaseSpec = CASE_COLUMNS,
     system: str | None = "system",
     n_resamples: int = 2000,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """One row per group and metric: ``pass_rate`` (when there is a ``passed`` column holding
     verdicts),
@@ -50,12 +51,21 @@ def summarize(
     ``consistency``; columns: the ``by`` columns, then ``metric``, ``n``, ``value``, ``ci_low``,
     ``ci_high``, ``method``.
 
+    Runs of a probe at two versions (``trivia@1`` and ``trivia@2``), or with two generation
+    settings (``params_hash``: T = 0 and T = 1), are different runs, never pooled silently:
+    when they differ within a ``by`` group, ``probe``, ``version`` and ``params_hash`` (those
+    that differ, :func:`jevalkit.metrics.rows.kept_apart`) join the grouping, as columns after
+    the ``by`` columns. ``pool=True`` pools them on purpose.
+
     Example:
         >>> df = pd.DataFrame({"case_id": ["a", "b"], "score": [1.0, 0.0], "passed": [True, False]})
         >>> summarize(df, case="case_id", system=None)["metric"].tolist()
         ['pass_rate', 'mean_score']
     """
     cols = columns_of(by)
+    if not pool:
+        cols = [*cols, *kept_apart(results, cols)]
+        by = cols or None
     parts = []
     if passed in results.columns and results[passed].notna().any():
         parts.append(pass_rate(results, by=by, passed=passed, case=case).assign(metric="pass_rate"))

@@ -19,7 +19,18 @@ import pandas as pd
 from ..contract import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 from ..errors import StatsError
 
-__all__ = ["combine_runs", "error_share", "error_summary", "has_repeats", "scored", "truncated"]
+__all__ = [
+    "SETTING_COLUMNS",
+    "combine_runs",
+    "error_share",
+    "error_summary",
+    "has_repeats",
+    "kept_apart",
+    "scored",
+    "truncated",
+]
+# what makes two runs of a probe different runs: its version and its generation settings
+SETTING_COLUMNS = ("probe", "version", "params_hash")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
@@ -140,3 +151,36 @@ def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, 
         base = base.assign(system="base: " + base["system"].astype(str))
         head = head.assign(system="head: " + head["system"].astype(str))
     return pd.concat([base, head], ignore_index=True), str(base["system"].iloc[0])
+
+
+def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
+    """The setting columns (:data:`SETTING_COLUMNS`) that differ within a ``by`` group: a
+    probe's versions, or its generation settings (``params_hash``), which a summary must keep
+    apart rather than pool. ``probe`` comes with ``version`` or ``params_hash`` (a version or a
+    setting means nothing without its probe).
+
+    Example:
+        >>> df = pd.DataFrame({"system": "m", "probe": "trivia", "version": [1, 2],
+        ...                    "params_hash": ["t0", "t1"]})
+        >>> kept_apart(df, by="system")
+        ['probe', 'version', 'params_hash']
+        >>> kept_apart(df.assign(version=1, params_hash="t0"), by="system")
+        []
+    """
+    cols = [c for c in columns_of(by) if c in results.columns]
+    present = [c for c in SETTING_COLUMNS if c in results.columns and c not in cols]
+    differ = []
+    for column in present:
+        if column == "probe":
+            continue
+        keys = [*cols, *(["probe"] if "probe" in present else []), *differ]
+        counts = (
+            results.groupby(keys, dropna=False, sort=False)[column].nunique()
+            if keys
+            else pd.Series([results[column].nunique()])
+        )
+        if (counts > 1).any():
+            differ.append(column)
+    if differ and "probe" in present:
+        differ.insert(0, "probe")
+    return differ

@@ -14,6 +14,7 @@ import csv
 import hashlib
 import io
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from ..datafiles import json_line, jsonl_lines
+from ..datafiles import json_line, jsonl_lines, read_regular_file
 from ..errors import CaseFileError, UsageError
 
 __all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
 
 SCORING_FIELDS = ("expected", "schema", "gold")
 MAX_CASE_FILE_BYTES = 64 * 1024 * 1024
+MAX_CASE_FIELDS = 1000  # a case is a row of a dataset, not a table of its own
+MAX_CSV_FIELD = csv.field_size_limit()  # 131,072 characters: Python's csv limit
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ def _case(raw: Any, position: int, where: str, seen: set[str]) -> Case:
     if case_id in seen:
         raise CaseFileError(f"{where}: id: duplicate case id {case_id!r}; ids must be unique")
     seen.add(case_id)
+    if len(raw) > MAX_CASE_FIELDS:
+        raise CaseFileError(
+            f"{where}: the case has {len(raw):,} fields; a case holds at most {MAX_CASE_FIELDS:,}"
+        )
     for name in raw:
         if not isinstance(name, str) or not name:
             raise CaseFileError(f"{where}: field names must be non-empty text, got {name!r}")
@@ -101,8 +108,13 @@ def cases_from_list(items: Sequence[Any], where: str) -> tuple[Case, ...]:
     return tuple(_case(raw, i, f"{where}: cases[{i - 1}]", seen) for i, raw in enumerate(items, 1))
 
 
-def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
+def read_case_file(path: Path, *, folder: Path | None = None) -> tuple[tuple[Case, ...], str]:
     """Read a JSONL or CSV case file; return its cases and the sha256 of its bytes.
+
+    Only a regular file is read (a FIFO or a device is refused, never waited on), at most
+    64 MB, at most 1,000 fields a case and 131,072 characters a CSV field. With ``folder`` (the
+    probe's), a file that resolves outside it (a symbolic link to another place) is refused: a
+    probe's cases are the files beside it.
 
     Raises:
         CaseFileError: one line naming the file, the line and the field.
@@ -115,16 +127,9 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
         >>> [(c.id, c.fields["amount"], c.expected) for c in cases], len(digest)
         ([('a', '3', '6'), ('b', '4', '8')], 64)
     """
-    try:
-        if path.stat().st_size > MAX_CASE_FILE_BYTES:
-            raise CaseFileError(f"{path}: larger than {MAX_CASE_FILE_BYTES // 2**20} MB")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise CaseFileError(f"{path}: no such case file; put it beside the probe file") from None
-    except IsADirectoryError:
-        raise CaseFileError(f"{path}: is a folder; give a JSONL or CSV case file") from None
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read the case file ({exc.strerror})") from None
+    if folder is not None:
+        _check_inside(path, folder)
+    data = _read_bounded(path)
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8")
@@ -142,29 +147,80 @@ def read_case_file(path: Path) -> tuple[tuple[Case, ...], str]:
             raw = json_line(line, where, CaseFileError)
             cases.append(_case(raw, len(cases) + 1, where, seen))
     elif path.suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
-        if not reader.fieldnames or "id" not in reader.fieldnames:
-            raise CaseFileError(f"{path}:1: the header has no `id` column")
-        repeated = sorted({n for n in reader.fieldnames if reader.fieldnames.count(n) > 1})
-        if repeated:
-            raise CaseFileError(
-                f"{path}:1: the header names the column {repeated[0]!r} more than once; "
-                "give every column its own name"
-            )
-        for raw in reader:
-            where = f"{path}:{reader.line_num}"
-            if None in raw or any(v is None for v in raw.values()):
-                raise CaseFileError(
-                    f"{where}: the row has a different number of cells than the header"
-                )
-            if "schema" in raw:
-                raw["schema"] = json_line(raw["schema"], f"{where}: schema", CaseFileError)
-            cases.append(_case(raw, len(cases) + 1, where, seen))
+        cases = _csv_cases(path, text, seen)
     else:
         raise CaseFileError(f"{path}: a case file ends in .jsonl or .csv")
     if not cases:
         raise CaseFileError(f"{path}: no cases (an empty file); write one case per line")
     return tuple(cases), digest
+
+
+def _check_inside(path: Path, folder: Path) -> None:
+    try:
+        inside = path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a loop of links
+        inside = False
+    if not inside:
+        raise CaseFileError(
+            f"{path}: resolves outside the probe's folder {folder} (a link to another place); "
+            "put the case file itself beside the probe file"
+        )
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most :data:`MAX_CASE_FILE_BYTES`."""
+
+    def refused(message: str) -> CaseFileError:
+        if message.endswith("no such case file"):
+            message += "; put it beside the probe file"
+        return CaseFileError(message)
+
+    return read_regular_file(path, MAX_CASE_FILE_BYTES, refused, what="case file")
+
+
+def _csv_cases(path: Path, text: str, seen: set[str]) -> list[Case]:
+    cases: list[Case] = []
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    try:
+        fieldnames = reader.fieldnames
+    except csv.Error as exc:
+        raise _csv_error(path, 1, exc) from None
+    if not fieldnames or "id" not in fieldnames:
+        raise CaseFileError(f"{path}:1: the header has no `id` column")
+    if len(fieldnames) > MAX_CASE_FIELDS:
+        raise CaseFileError(
+            f"{path}:1: the header has {len(fieldnames):,} columns; a case holds at most "
+            f"{MAX_CASE_FIELDS:,} fields"
+        )
+    counts = Counter(fieldnames)
+    repeated = sorted(n for n, k in counts.items() if k > 1)
+    if repeated:
+        raise CaseFileError(
+            f"{path}:1: the header names the column {repeated[0]!r} more than once; "
+            "give every column its own name"
+        )
+    while True:
+        try:
+            raw = next(reader)
+        except StopIteration:
+            return cases
+        except csv.Error as exc:
+            raise _csv_error(path, reader.line_num + 1, exc) from None
+        where = f"{path}:{reader.line_num}"
+        if None in raw or any(v is None for v in raw.values()):
+            raise CaseFileError(f"{where}: the row has a different number of cells than the header")
+        if "schema" in raw:
+            raw["schema"] = json_line(raw["schema"], f"{where}: schema", CaseFileError)
+        cases.append(_case(raw, len(cases) + 1, where, seen))
+
+
+def _csv_error(path: Path, line: int, exc: csv.Error) -> CaseFileError:
+    if "field larger than field limit" in str(exc):
+        return CaseFileError(
+            f"{path}:{line}: a field longer than {MAX_CSV_FIELD:,} characters (the CSV limit); "
+            "put long texts in a JSONL case file"
+        )
+    return CaseFileError(f"{path}:{line}: not CSV jevalkit reads ({exc})")
 
 
 _RANGE = re.compile(r"^\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?$")

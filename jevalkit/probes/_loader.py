@@ -105,7 +105,7 @@ def read_probe_file(path: Path, lock: dict[str, str] | None = None) -> Probe:
     hashed = raw
     source: Path | str = path
     if isinstance(raw.get("cases"), str):
-        cases, cases_sha256 = read_case_file(path.parent / raw["cases"])
+        cases, cases_sha256 = read_case_file(path.parent / raw["cases"], folder=path.parent)
         # the case file's bytes are part of the published content
         hashed = {**raw, "cases": {"file": raw["cases"], "sha256": cases_sha256}}
         source = f"{path} (with its case file {raw['cases']})"

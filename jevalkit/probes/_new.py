@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -115,6 +116,8 @@ def new_probe(
         raise UsageError(
             f"give --probes-dir DIR (or set ${PROBES_ENV}): new probes go into your own folder"
         )
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"--probes-dir {root}: not a folder; give a folder for your probes")
     if not _ID.match(probe_id):
         raise UsageError(
             f"probe id {probe_id!r}: use lowercase letters, digits and hyphens (e.g. my-probe)"
@@ -168,20 +171,47 @@ def new_probe(
         {"label": "TODO: a failing answer", **on_case, "output": bad, "expect": "fail"},
     ]
     data["history"] = [{"version": 1, "note": "Initial version."}]
-    folder.mkdir(parents=True, exist_ok=True)
-    if cases is not None and case_name is not None:
-        shutil.copyfile(cases, folder / case_name)
     header = (
         f"# Probe {probe_id}, version 1 (a skeleton from `jevalkit probes new`): edit every TODO,\n"
         "# run `jevalkit probes check --probes-dir DIR`, then publish with `jevalkit probes lock\n"
         "# --probes-dir DIR`. Once published a version is immutable (its case file too).\n"
     )
+    text = header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return _write_skeleton(root, folder, text, cases, case_name)
+
+
+def _write_skeleton(
+    root: Path, folder: Path, text: str, cases: str | Path | None, case_name: str | None
+) -> Path:
+    """Write the skeleton (and its case file) into ``folder`` and check that it loads; on any
+    failure nothing is left behind (the files and the folders it made are removed)."""
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
     path = folder / "v1.yaml"
-    path.write_text(
-        header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), "utf-8"
-    )
+    written: list[Path] = []
     try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if cases is not None and case_name is not None:
+            written.append(folder / case_name)
+            shutil.copyfile(cases, folder / case_name)
+        written.append(path)
+        path.write_text(text, "utf-8")
         read_probe_file(path, {})
     except ProbeError as exc:  # e.g. some cases have an `expected` and others not
-        raise ProbeError(f"wrote {path}, but it does not load yet: {exc}") from None
+        _remove(written, made)
+        raise ProbeError(f"{path}: not written, the skeleton would not load: {exc}") from None
+    except OSError as exc:
+        _remove(written, made)
+        raise UsageError(
+            f"--probes-dir {root}: cannot write the new probe there "
+            f"({exc.strerror or type(exc).__name__}); give a folder you can write to"
+        ) from None
     return path
+
+
+def _remove(files: list[Path], folders: list[Path]) -> None:
+    for file in files:
+        with contextlib.suppress(OSError):
+            file.unlink()
+    for folder in folders:  # deepest first
+        with contextlib.suppress(OSError):
+            folder.rmdir()

@@ -52,28 +52,40 @@ def _numbering(levels: Sequence[str]) -> str:
     return f" (levels numbered 0 = {levels[0]!r} ... {len(levels) - 1} = {levels[-1]!r})"
 
 
-def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
+def distribution_html(
+    levels: Sequence[str],
+    probs: Sequence[float],
+    *,
+    level_set: Sequence[int] | None = None,
+    coverage: float | None = None,
+) -> str:
     """Static HTML bars over a judgment's levels, marking the integer verdict and the expected
     level (:func:`jevalkit.judges.expected_level`, the judge's own definition; how the levels
     are numbered is said when their labels are not 0, 1, ...), with the score it gives (also
-    the fallback when no widget frontend is present).
+    the fallback when no widget frontend is present). With ``level_set`` (level indexes, e.g. a
+    :func:`jevalkit.stats.level_sets` set) its levels are outlined and named, with the
+    ``coverage`` the set was made for.
 
     Example:
         >>> "expected level 3.21 · score 0.80" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50])
         True
         >>> "numbered 0 = &#x27;1&#x27; ... 4" in distribution_html(list("12345"), [0.02, 0.05, 0.13, 0.30, 0.50])
         True
+        >>> "90% level set: <b>3</b> to <b>4</b>" in distribution_html(list("01234"), [0.02, 0.05, 0.13, 0.30, 0.50], level_set=[3, 4], coverage=0.9)
+        True
     """
     expected = expected_level(probs)
     verdict = max(range(len(probs)), key=lambda i: (probs[i], -i)) if probs else -1
+    in_set = set(level_set or ())
     rows = []
     for i, (label, p) in enumerate(zip(levels, probs, strict=True)):
         colour = "#2c6fbb" if i == verdict else "#9bb8d9"
+        ring = ";outline:2px solid #e07b00;outline-offset:1px" if i in in_set else ""
         rows.append(
             f"<div class='jevalkit-bar-row' style='display:flex;align-items:center;gap:.5em;margin:2px 0'>"
             f"<span style='width:4em;text-align:right'>{html.escape(str(label))}</span>"
             f"<span class='jevalkit-bar' data-level='{i}' style='display:inline-block;height:1.1em;"
-            f"width:{max(p, 0) * 20:.2f}em;background:{colour}'></span><span>{p:.0%}</span></div>"
+            f"width:{max(p, 0) * 20:.2f}em;background:{colour}{ring}'></span><span>{p:.0%}</span></div>"
         )
     score = f" · score {expected / (len(probs) - 1):.2f}" if len(probs) > 1 else ""
     marker = (
@@ -82,6 +94,18 @@ def distribution_html(levels: Sequence[str], probs: Sequence[float]) -> str:
         if probs
         else ""
     )
+    if level_set:
+        low, high = min(in_set), max(in_set)
+        span = (
+            f"<b>{html.escape(str(levels[low]))}</b>"
+            if low == high
+            else f"<b>{html.escape(str(levels[low]))}</b> to <b>{html.escape(str(levels[high]))}</b>"
+        )
+        asked = f"{coverage:.0%} " if coverage is not None else ""
+        marker += (
+            f"<div class='jevalkit-level-set' style='margin-top:.2em'>{asked}level set: {span} "
+            f"({len(in_set)} of {len(levels)} levels; outlined)</div>"
+        )
     return f"<div class='jevalkit-level-distribution'>{''.join(rows)}{marker}</div>"
 
 

@@ -29,7 +29,10 @@ def locked(path: Path) -> Iterator[None]:
         ...
         jevalkit.errors.ResultsError: ...r.jsonl is being written by another run; wait for it to finish, or write to another file (--out)
     """
-    lock_path = path.with_name(f".{path.name}.lock")
+    # named after the file itself, not the name it was given: a symlink and its target, or
+    # ``a/../a/r.jsonl``, are one file and share one lock
+    real = Path(os.path.realpath(path))
+    lock_path = real.with_name(f".{real.name}.lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)

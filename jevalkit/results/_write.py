@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -180,11 +181,17 @@ def write_lines(path: str | Path, lines: Iterable[bytes]) -> Path:
     Raises:
         ResultsError: the file cannot be written (the temporary file is removed).
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    # a results file that is a symlink is rewritten where it points (the link stays a link), and
+    # the temporary file is created new and exclusive: a link planted at its name is never followed
+    given = Path(path)
+    path = Path(os.path.realpath(given))
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("wb") as fh:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        tmp = Path(name)
+        os.fchmod(fd, 0o644)  # as a plain open() would make it, not mkstemp's 0600
+        with os.fdopen(fd, "wb") as fh:
             for line in lines:
                 fh.write(line)
                 fh.write(b"\n")
@@ -192,9 +199,10 @@ def write_lines(path: str | Path, lines: Iterable[bytes]) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise ResultsError(f"{path}: cannot write results ({exc.strerror})") from None
-    return path
+    return given
 
 
 def rewrite_without(path: Path, drop: set[tuple]) -> None:

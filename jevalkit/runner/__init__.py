@@ -11,6 +11,7 @@ Example:
     8
 """
 
+from ._active_cases import ACTIVE_COLUMNS
 from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
 from ._dask import DaskExecutor, dask_shards
 from ._drift import model_drift
@@ -25,6 +26,7 @@ from ._run import arun, run
 from ._shards import ShardExecutor, guided_shards, shard_of
 
 __all__ = [
+    "ACTIVE_COLUMNS",
     "ADAPTIVE_COLUMNS",
     "JOB_FIELDS",
     "PLAN_COLUMNS",

@@ -32,7 +32,6 @@ from tqdm.auto import tqdm
 from ..cluster import dashboard_link
 from ..costs import Budget
 from ..errors import ClusterError, UsageError
-from ..local import is_local_model
 from ..results import (
     PartsReader,
     RunConfig,
@@ -44,6 +43,7 @@ from ..results import (
     read_results,
     rows_frame,
 )
+from ._dask_local import check_workers_see_it, dask_local_server
 from ._execute import Executor, Unread, execute
 from ._job import Job
 from ._ledger import LedgerBudget, ledger_op
@@ -221,19 +221,16 @@ class DaskExecutor(Executor):
         self._rounds = 0
 
     def check(self, model: str | None, settings: RunSettings) -> None:
-        """Refuse the embedded model without a base URL: each task would start one."""
-        if model is not None and is_local_model(model) and settings.base_url is None:
-            raise UsageError(
-                "--model local with a Dask scheduler would start one embedded model per task: "
-                "start it once on each worker machine (`jevalkit local start`) and pass its "
-                "address with --base-url, or run without --scheduler/--workers"
-            )
+        """Refuse the embedded model on workers that do not share this machine's server (on a
+        cluster here they share it: :func:`dask_local_server`)."""
+        check_workers_see_it(self.client, model, settings)
 
     def store(self, path: Path) -> Path:
         """The results file, absolute: a worker's working folder is not the driver's."""
         return path.absolute()
 
     sharding = "dask"
+    sends_here = False  # the workers send, with the keys in their environment
 
     def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Merge the parts an interrupted run left before resuming."""
@@ -243,7 +240,10 @@ class DaskExecutor(Executor):
     async def send(self, pending: Sequence[Job], run: RunContext, *, done: int) -> Rows | None:
         """Run the pending jobs as waves of shard tasks (another wave only when a task yielded
         to others' requests under the budget); return the merged file's rows."""
-        return await asyncio.to_thread(self._waves, list(pending), run, done)
+        with dask_local_server(self.client, pending, run.model, run.settings) as settings:
+            return await asyncio.to_thread(
+                self._waves, list(pending), replace(run, settings=settings), done
+            )
 
     def read(self, store: Path, rows: Rows | None) -> pd.DataFrame:
         """The rows the merge read, else the file."""

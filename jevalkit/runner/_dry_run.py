@@ -149,6 +149,11 @@ def plan(
         True
     """
     r = ProbeRun.of(probes, model, dict(options))
+    if r.active is not None:
+        raise UsageError(
+            f"--dry-run cannot list an active plan's cases: they are drawn from the model's "
+            f"answers; --sample {r.active.k} costs the same number of requests"
+        )
     probe_list, settings, overrides = r.probes, r.settings, r.overrides
     base_url, label, repeats = settings.base_url, settings.label, settings.repeats
     selection, constrained = r.choices.selection, r.choices.constrained

@@ -25,7 +25,7 @@ from ._job import Job
 from ._options import RunSettings
 from ._resume import Rows, resume_rows, rows_beside, rows_of
 from ._send import RunContext, send_jobs
-from ._target import endpoint_identity
+from ._target import check_key_variable, endpoint_identity
 
 
 class Executor:
@@ -58,6 +58,7 @@ class Executor:
         return description
 
     sharding = "none"  # how the run is split, as its parts' configuration records it
+    sends_here = True  # this process sends the requests (with the keys in its environment)
 
     def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Holding ``store``'s lock, before the resume rule reads it (``path``: the results
@@ -127,6 +128,8 @@ async def execute(
     if budget.usd is not None:
         settings.require_price(asked)
     endpoint = endpoint_identity(model, settings.base_url, api_key_env=settings.api_key_env)
+    if model is not None and executor.sends_here and any(job.needs_model for job in jobs):
+        check_key_variable(settings.api_key_env)  # on Dask, each worker's task checks its own
     keys = [job.key(asked, settings.label) for job in jobs]
     store = check_results_path(executor.store(path), writing=True)
     config = None  # recorded beside the part files of a split run only

@@ -113,7 +113,10 @@ class ProbeChoices(TypedDict, total=False):
 
     Attributes:
         cases, sample, sample_seed, variants: as :class:`Selection` (``sample_seed`` defaults
-            to the run's ``seed``).
+            to the run's ``seed``); ``cases="active:K"`` runs an active plan of K cases instead
+            (with ``prior``; its draws seeded by ``sample_seed``).
+        prior: for ``cases="active:K"``: the item model fitted on past systems
+            (:func:`jevalkit.items.fit_irt`, or the path of one saved by ``IrtFit.save``).
         extra_params: more body fields (e.g. ``response_format``).
         constrained: send each probe's schema as ``response_format`` (constrained decoding).
     """
@@ -122,6 +125,7 @@ class ProbeChoices(TypedDict, total=False):
     sample: int | None
     sample_seed: int | None
     variants: str | Sequence[str] | None
+    prior: Any
     extra_params: dict[str, Any] | None
     constrained: bool
 
@@ -133,6 +137,7 @@ class Choices:
     selection: Selection
     extra_params: dict[str, Any]
     constrained: bool
+    prior: Any = None
 
     @classmethod
     def take(cls, options: dict[str, Any], seed: int | None) -> Choices:
@@ -157,6 +162,7 @@ class Choices:
             selection=selection,
             extra_params=dict(taken.get("extra_params") or {}),
             constrained=bool(taken.get("constrained", False)),
+            prior=taken.get("prior"),
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -11,7 +11,9 @@ import pandas as pd
 
 from .._sync import run_sync
 from ..client import GENERATION, check_generation, take_generation
+from ..errors import UsageError
 from ..probes import Probe
+from ._active_cases import ActiveCases, active_cases, run_active_cases
 from ._execute import execute
 from ._executors import open_executor
 from ._options import ProbeOptions, RunSettings
@@ -30,6 +32,8 @@ class ProbeRun:
         overrides: the generation parameters set and ``extra_params``, overriding the probes'.
         choices: the cases, wordings and ``constrained``.
         path: the results file (``settings.out``, else the default path of probes and model).
+        active: the active plan ``cases="active:K"`` asks for (its jobs are planned for every
+            case; the plan chooses which to send), else None.
 
     Example:
         >>> r = ProbeRun.of("schema-ten-records", "m", {"top_p": 0.5, "cases": None, "repeats": 2})
@@ -42,6 +46,7 @@ class ProbeRun:
     overrides: dict[str, Any]
     choices: Choices
     path: Path
+    active: ActiveCases | None = None
 
     @classmethod
     def of(
@@ -54,6 +59,18 @@ class ProbeRun:
         settings = RunSettings.of(options, others=[*GENERATION, *ProbeChoices.__annotations__])
         overrides = {**generation, **choices.extra_params}
         check_generation(overrides)  # extra_params may set them too
+        selection = choices.selection
+        active = active_cases(selection.cases, choices.prior, seed=selection.sample_seed)
+        if active is not None:
+            if selection.sample is not None or selection.variants is not None:
+                raise UsageError(
+                    "--cases active:K chooses the cases itself: drop --sample and --variants"
+                )
+            if settings.repeats == "auto" or settings.adaptive is not None:
+                raise UsageError(
+                    "--cases active:K runs fixed repeats of each drawn case: drop --repeats auto"
+                )
+            choices = replace(choices, selection=replace(selection, cases=None))
         probe_list = probes_of(probes)
         name = "+".join(sorted({p.id for p in probe_list}))
         out = settings.out
@@ -61,7 +78,12 @@ class ProbeRun:
             Path(out) if out is not None else default_results_path(name, model, settings.base_url)
         )
         return cls(
-            probes=probe_list, settings=settings, overrides=overrides, choices=choices, path=path
+            probes=probe_list,
+            settings=settings,
+            overrides=overrides,
+            choices=choices,
+            path=path,
+            active=active,
         )
 
 
@@ -81,6 +103,10 @@ async def arun(
         selection=r.choices.selection,
     )
     async with open_executor(settings) as executor:  # here, on Dask, or one shard
+        if r.active is not None:
+            return await run_active_cases(
+                jobs, r.active, model=model, out=r.path, settings=settings, executor=executor
+            )
         if adaptive is not None:
             return await run_adaptive(
                 jobs, adaptive, model=model, out=r.path, settings=settings, executor=executor
@@ -110,6 +136,15 @@ def run(
         constrained: send each probe's schema as ``response_format`` (constrained decoding).
         cases: for probes with cases, the 1-based positions to run (``"1-50"``,
             ``"1-10,20"``); default every case. Recorded in each row's ``subset``.
+            ``"active:K"``: an active plan (:func:`jevalkit.items.select` with
+            ``method="active"``): K cases drawn in waves from the item model ``prior``, each
+            wave from the model's answers so far, the estimate of its full-benchmark score in
+            ``attrs["active"]`` (:data:`jevalkit.runner.ACTIVE_COLUMNS`); each row's
+            ``subset`` names the plan and the probability its case had when drawn; a re-run
+            resumes the same draws.
+        prior: with ``cases="active:K"``: the item model (:func:`jevalkit.items.fit_irt`,
+            or the path of one written by ``IrtFit.save``) fitted on past systems' results
+            of the same probes and versions.
         sample, sample_seed: then a simple random sample of ``sample`` of them, drawn with
             ``sample_seed`` (default ``seed``; one of them is required).
         variants: ``"all"`` to send every wording of each probe (``base`` and its declared

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -87,10 +88,12 @@ async def send_jobs(pending: Sequence[Job], run: RunContext, *, done: int) -> No
             # seed gave different text at 4 concurrent requests than alone. Seeded jobs on the
             # embedded model therefore run one at a time, so a seed reproduces its text.
             serial = target.local and any(job.seeded for job in pending)
+            # more requests than the embedded model has slots would wait in its queue
+            slots = min(settings.concurrency, target.slots or settings.concurrency)
             client = ChatClient(
                 target.endpoint,
                 model=target.model,
-                concurrency=1 if serial else settings.concurrency,
+                concurrency=1 if serial else slots,
                 timeout=settings.timeout,
                 retry=RetryPolicy(max_retries=settings.max_retries),
                 cache=ResponseCache(settings.cache_root()) if settings.cache else None,
@@ -119,6 +122,18 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
             bar.set_postfix(counts, refresh=False)
 
         client.on_retry = on_retry
+        shown = [0.0]
+
+        def on_tokens(n: int) -> None:  # streamed answers: show the tokens as they arrive
+            counts["tokens"] = client.streamed_tokens
+            if client.tokens_per_second:
+                counts["tok/s"] = round(client.tokens_per_second, 1)
+            now = time.monotonic()
+            refresh = now - shown[0] >= 1.0  # a long answer moves no bar: redraw once a second
+            shown[0] = now if refresh else shown[0]
+            bar.set_postfix(counts, refresh=refresh)
+
+        client.on_tokens = on_tokens
     async with contextlib.AsyncExitStack() as stack:
         if client is not None:
             await stack.enter_async_context(client)

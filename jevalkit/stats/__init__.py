@@ -12,6 +12,7 @@ from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._conformal import LevelSets, level_sets
 from ._error_bars import paired_difference, standard_error
 from ._gstudy import GStudy, variance_components
+from ._inclusion import capped_inclusion
 from ._ordinal import OrdinalSpacing, ordinal_spacing
 from ._power import (
     RepeatsCurve,
@@ -22,7 +23,7 @@ from ._power import (
 )
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
-from ._selective import SelectiveThreshold, selective_threshold
+from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence
 
 __all__ = [
@@ -34,9 +35,11 @@ __all__ = [
     "RoganGladen",
     "SelectiveThreshold",
     "SweepSequence",
+    "agreement_curve",
     "bimodality",
     "bimodality_groups",
     "bootstrap_ci",
+    "capped_inclusion",
     "confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",

@@ -35,9 +35,17 @@ from ..contract import (
     finish,
     group_codes,
     prepare,
+    require,
 )
 from ..errors import StatsError
-from ._dstudy import RESIDUAL, closure, ems_vectors, planned_error
+from ._dstudy import (
+    RESIDUAL,
+    closure,
+    ems_vectors,
+    fiducial_half_width,
+    mean_square_terms,
+    planned_error,
+)
 
 COLUMNS = [
     "component",
@@ -119,7 +127,7 @@ class GStudy(Result):
         table = components.reset_index(drop=True)
         return cls(
             components=table,
-            levels={k: int(v) for k, v in levels.items()},
+            levels={k: _count(v) for k, v in levels.items()},
             repeats=float(repeats),
             balanced=True,
             nested=dict(nested or {}),
@@ -133,7 +141,7 @@ class GStudy(Result):
     @property
     def design(self) -> dict[str, int]:
         """The pilot's design: the levels of each facet and ``repeats``."""
-        return {**{k: int(v) for k, v in self.levels.items()}, "repeats": round(self.repeats)}
+        return {**{k: _count(v) for k, v in self.levels.items()}, "repeats": round(self.repeats)}
 
     def variance(self, component: str) -> float:
         """One component's variance (``"case"``, ``"case x variant"``, ``"residual"``)."""
@@ -176,6 +184,52 @@ class GStudy(Result):
             df = var**2 / sum(c**2 / d for c, d in parts if c > 0 and d > 0)
         return float(var), max(df, 1.0)
 
+    def half_width(
+        self, generalize: Sequence[str], confidence: float = 0.95, *, seed: int = 0
+    ) -> tuple[float, bool]:
+        """The half-width of the generalized (fiducial) confidence interval of a grand mean of
+        these rows when the facets in ``generalize`` are random, and whether it is exact to the
+        design (the pilot's own mean squares: balanced ANOVA) or approximate (the multiplier
+        drawn at the REML components on the balanced analogue of the design, times the rows' own
+        standard error). NaN when nothing counted varies.
+
+        Example:
+            >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
+            ...                   "variance": [0.04, 0.2]})
+            >>> half, exact = GStudy.of(t, levels={"case": 50}, repeats=4).half_width(["case"])
+            >>> round(half / 0.0018**0.5, 1), exact
+            (2.0, False)
+        """
+        if self.ms_vectors:
+            names = [
+                r.component
+                for r in self.components.itertuples()
+                if r.component == RESIDUAL or set(r.facets) & set(generalize)
+            ]
+            vectors = [self.ms_vectors[c] for c in names]
+            weights = [self.weights[c] for c in names]
+            ms, df = self.mean_squares, self.ms_df
+            exact = True
+        else:
+            design = self.design
+            if min(design.values()) < 1:
+                return float("nan"), False
+            vectors, weights, ms, df = mean_square_terms(
+                self.components, design, generalize, nested=self.nested
+            )
+            if not vectors:
+                return float("nan"), False
+            # the balanced analogue gives the multiplier; the rows' own error variance the scale
+            analogue = float(sum(w * (v @ ms) for v, w in zip(vectors, weights, strict=True)))
+            var, _ = self.error_variance(generalize)
+            if not (analogue > 0 and var > 0):
+                return float("nan"), False
+            half = fiducial_half_width(vectors, weights, ms, df, confidence, seed=seed)
+            return half * float(np.sqrt(var / analogue)), False
+        if not vectors:
+            return float("nan"), exact
+        return fiducial_half_width(vectors, weights, ms, df, confidence, seed=seed), exact
+
 
 @estimator(
     unit="facet level",
@@ -198,6 +252,8 @@ def variance_components(
     method: str = "auto",
     confidence: float = 0.95,
     only_varying: bool = False,
+    weights: str | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> GStudy:
     """A G-study: the variance of ``score`` split over random facets.
 
@@ -222,6 +278,13 @@ def variance_components(
         confidence: of the component intervals.
         only_varying: leave out the facets that are absent or have one level (named in
             ``left_out``), for a G-study of whatever a run varied; otherwise they are refused.
+        weights: a column of each row's weight in the mean whose error
+            :meth:`GStudy.error_variance` reports for these rows (default: equal, the mean of
+            the rows; ``1 / repeats of the case`` gives the mean of case means when cases have
+            unequal repeats). The components do not depend on it.
+        scale: ``(low, high)`` of raw grades: the scores are normalised to [0, 1] first (as
+            ``mean_score(scale=...)`` reports), so the components, and every half-width a
+            D-study of them plans (``choose_design``), are on that scale.
 
     Returns:
         A :class:`GStudy` (``.table()``: one row per component).
@@ -269,6 +332,7 @@ def variance_components(
         repeat=repeat,
         within=others,
         keyword="score",
+        **({"kind": "score", "scale": scale} if scale is not None else {}),
     )
     if not p.values.size:
         raise StatsError(f"no rows with a {score!r} value")
@@ -276,7 +340,23 @@ def variance_components(
     for facet in wanted:
         coded[facet] = p.case if facet == CASE_FACET else group_codes(p.frame, [facet])[0]
     coded["_value"] = p.values
-    fit = _fit(coded, wanted, "_value", nested=nested, method=method, confidence=confidence)
+    row_weights = None
+    if weights is not None:
+        require(p.frame, weights, "weights", "each row's weight in the mean")
+        row_weights = pd.to_numeric(p.frame[weights], errors="coerce").to_numpy(float)
+        if not (
+            np.isfinite(row_weights).all() and (row_weights >= 0).all() and row_weights.sum() > 0
+        ):
+            raise StatsError(f"weights column {weights!r} must hold finite values >= 0, not all 0")
+    fit = _fit(
+        coded,
+        wanted,
+        "_value",
+        nested=nested,
+        method=method,
+        confidence=confidence,
+        row_weights=row_weights,
+    )
     fit["components"] = finish(fit["components"], order=COLUMNS, estimate="variance")
     return GStudy(
         **fit,
@@ -288,9 +368,15 @@ def variance_components(
     )
 
 
+def _count(v: float) -> int | float:
+    """A number of levels: an int, or a harmonic mean of unequal levels per parent."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
 def _varies(data: pd.DataFrame, columns: list[str]) -> bool:
     return (
         bool(columns)
+        and len(data) > 0  # nothing varies in no rows
         and all(c in data.columns for c in columns)
         and group_codes(data, columns)[0].max() > 0
     )
@@ -336,6 +422,7 @@ def _fit(
     nested: Mapping[str, str] | None = None,
     method: str = "auto",
     confidence: float = 0.95,
+    row_weights: np.ndarray | None = None,
 ) -> dict:
     """The components of coded facet columns (no missing values; the input rules are
     :func:`variance_components`'s): the table and what the D-study arithmetic needs."""
@@ -365,7 +452,13 @@ def _fit(
         if parents:  # a nested facet: its levels numbered within each parent combination
             codes[f] = frame.groupby(parents, sort=True)[f].rank(method="dense").to_numpy(int) - 1
             per_parent = frame.groupby(parents)[f].nunique()
-            levels[f] = int(per_parent.iloc[0]) if per_parent.nunique() == 1 else -1
+            # unequal levels per parent: their harmonic mean (Brennan 2001, sec. 7.1), what a
+            # mean over the parents divides a nested component by
+            levels[f] = (
+                int(per_parent.iloc[0])
+                if per_parent.nunique() == 1
+                else float(sps.hmean(per_parent.to_numpy(float)))
+            )
         else:
             codes[f] = pd.factorize(frame[f], sort=True)[0]
             levels[f] = int(codes[f].max()) + 1
@@ -383,24 +476,29 @@ def _fit(
                 f"nested={{{f!r}: {g!r}}}, or drop one facet if they name the same thing"
             )
     cell = pd.DataFrame(codes).groupby(order).size()
-    full = int(np.prod([max(levels[f], 1) for f in order]))
-    balanced = min(levels.values()) > 0 and len(cell) == full and cell.nunique() == 1
+    full = np.prod([levels[f] for f in order])
+    balanced = (
+        all(isinstance(levels[f], int) for f in order) and len(cell) == full and cell.nunique() == 1
+    )
     if method == "anova" and not balanced:
         raise StatsError(
             "the design is unbalanced (missing cells or unequal repeats): use method='reml'"
         )
     comps = _components(order, nested)
     names = {s: _name(s, order, nested) for s in comps}
+    # the error variance of the weighted mean sum(a y): each component times the sum over its
+    # levels of (the weight at that level) squared, the residual times sum(a^2)
+    a = np.full(y.size, 1.0 / y.size) if row_weights is None else row_weights / row_weights.sum()
     counts = {}
     for s in comps:
         cols = [codes[f] for f in order if f in s]
-        key = pd.DataFrame(cols).T.groupby(list(range(len(cols)))).size().to_numpy()
-        counts[names[s]] = float(np.sum(key.astype(float) ** 2) / y.size**2)
+        key = pd.DataFrame(cols).T.assign(_a=a).groupby(list(range(len(cols))))["_a"].sum()
+        counts[names[s]] = float(np.sum(key.to_numpy() ** 2))
     replicates = float(cell.iloc[0]) if balanced else float(cell.mean())
     # one observation per cell (or at most one, unbalanced): the residual is the top interaction
     has_residual = int(cell.max()) > 1
     if has_residual:
-        counts[RESIDUAL] = 1.0 / y.size
+        counts[RESIDUAL] = float(np.sum(a**2))
     if balanced and method != "reml":
         study = _anova(y, codes, order, nested, comps, names, levels, int(replicates), confidence)
     else:
@@ -539,14 +637,7 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
     model = sm.MixedLM.from_formula(
         "y ~ 1", groups=np.zeros(y.size), vc_formula=vc, re_formula="0", data=frame
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fit = model.fit(reml=True, method=["lbfgs", "powell"])
-        except np.linalg.LinAlgError:
-            raise StatsError(
-                "the REML fit is singular: the facets are confounded in this design"
-            ) from None
+    fit, how_fit = _best_reml(model)
     estimates = dict(zip(model.exog_vc.names, np.asarray(fit.vcomp, float), strict=True))
     rows = []
     for col, s in labels.items():
@@ -554,9 +645,9 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
         k = frame[col].nunique()
         df = float(max(k - 1, 1))  # approximate: the levels observed
         low, high = _interval(est, df, confidence)
-        how = "REML (statsmodels MixedLM); interval: chi-square on the levels observed"
+        how = f"REML (statsmodels MixedLM{how_fit}); interval: chi-square on the levels observed"
         if est <= 1e-10:
-            how = "REML (statsmodels MixedLM); at the boundary 0"
+            how = f"REML (statsmodels MixedLM{how_fit}); at the boundary 0"
         rows.append(
             {
                 "component": names[s],
@@ -583,7 +674,51 @@ def _reml(y, codes, order, comps, names, levels, has_residual, confidence):
             "ci_low": low,
             "ci_high": high,
             "n_levels": np.nan if has_residual else y.size,
-            "method": "REML (statsmodels MixedLM); interval: chi-square on the residual df",
+            "method": f"REML (statsmodels MixedLM{how_fit}); interval: chi-square on the "
+            "residual df",
         }
     )
     return _table(rows), {}, np.zeros(0), np.zeros(0)
+
+
+# statsmodels' L-BFGS can stop far from the optimum and report convergence (issue 36 item 8:
+# an unbalanced one-facet pilot, log-likelihood 37.7 against the optimum 86.6), so the fit is
+# checked: two gradient methods, and a derivative-free one when they disagree; the best REML
+# log-likelihood wins.
+_REML_METHODS = ("bfgs", "lbfgs")
+_REML_CHECK = ("powell", "nm")
+_REML_TOLERANCE = 1e-4
+
+
+def _best_reml(model) -> tuple[object, str]:
+    """The REML fit of ``model`` with the highest log-likelihood over several optimisers, and a
+    note for ``method`` (empty when the first two agree)."""
+    fits: dict[str, object] = {}
+
+    def attempt(name: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                fit = model.fit(reml=True, method=[name])
+            except (np.linalg.LinAlgError, ValueError):
+                return
+        if np.isfinite(fit.llf) and np.all(np.isfinite(fit.vcomp)) and np.isfinite(fit.scale):
+            fits[name] = fit
+
+    for name in _REML_METHODS:
+        attempt(name)
+    llf = [fits[m].llf for m in fits]
+    if len(fits) < len(_REML_METHODS) or max(llf) - min(llf) > _REML_TOLERANCE:
+        for name in _REML_CHECK:
+            attempt(name)
+    if not fits:
+        raise StatsError("the REML fit is singular: the facets are confounded in this design")
+    best = max(fits, key=lambda m: fits[m].llf)
+    llf = [fits[m].llf for m in fits]
+    if max(llf) - min(llf) <= _REML_TOLERANCE:
+        return fits[best], ""
+    worst = min(llf)
+    return fits[best], (
+        f"; optimisers disagreed (log-likelihood {worst:.2f} to {fits[best].llf:.2f}): "
+        f"the best, {best}, kept"
+    )

@@ -14,7 +14,7 @@ assumes the calibration items are a random sample of such items. As in the autho
 thresholds with at least ``min_items`` calibration items at or above them are tested (a test on
 a handful of items cannot reject, and would stop the sequence at its start); this keeps the
 guarantee when agreement does not fall as confidence rises, the premise of trusting confident
-verdicts; ``benchmarks/bench_cascade.py`` checks it by simulation with miscalibrated judges.
+verdicts; ``benchmarks/calibration.py`` checks it by simulation with miscalibrated judges.
 """
 
 from __future__ import annotations
@@ -159,20 +159,7 @@ def selective_threshold(
         >>> bool(0.5 < t.threshold < 1.0), t.agreement >= 0.85
         (True, True)
     """
-    c = np.asarray(confidence, dtype=float).ravel()
-    raw = np.asarray(agree).ravel()
-    if c.size != raw.size:
-        raise StatsError(f"{c.size} confidences for {raw.size} agreement flags: give one each")
-    if not np.isfinite(c).all():
-        raise StatsError("confidence holds NaN or infinite values: drop those items first")
-    try:
-        a = raw.astype(float)
-    except (TypeError, ValueError):
-        raise StatsError(
-            "agree must hold True/False (did the person agree with the judge)"
-        ) from None
-    if not np.isin(a, (0.0, 1.0)).all():
-        raise StatsError("agree must hold True/False (did the person agree with the judge)")
+    c, a = _flags(confidence, agree)
     if not 0 < target_agreement < 1 or not 0 < confidence_level < 1:
         raise StatsError(
             "target_agreement and confidence_level must lie strictly between 0 and 1, got "
@@ -206,10 +193,19 @@ def selective_threshold(
         n, k = stop if stop is not None else (n_total, round(float(cum_agree[-1])))
         rate = k / n
         need = labels_to_certify(rate, target_agreement, confidence_level)
+        if stop is None:  # no threshold had min_items items at or above it: none was tested
+            more = max(need or min_items, min_items)
+            raise StatsError(
+                f"cannot certify {target_agreement:.0%} agreement with {confidence_level:.0%} "
+                f"confidence from {n_total} calibration items, fewer than the {min_items} a "
+                f"threshold needs at or above it (min_items): label at least {more} items "
+                f"(these {n_total} agree {rate:.1%}, {k}/{n}: too few to tell)"
+            )
         advice = (
-            f"at that agreement about {need} labelled items would certify it"
+            f"at that agreement about {max(need, min_items)} labelled items would certify it"
             if need is not None
-            else "no number of labels certifies it: escalate every item (or use a better judge)"
+            else "at that agreement no number of labels would certify it: escalate every item "
+            "(or use a better judge)"
         )
         raise StatsError(
             f"cannot certify {target_agreement:.0%} agreement with {confidence_level:.0%} "
@@ -239,6 +235,50 @@ def selective_threshold(
         method=method,
         curve=_curve(c, a),
     )
+
+
+@estimator(
+    unit="calibration item",
+    estimand="agreement with people among the items at or above each confidence",
+    interval="none (a descriptive curve; selective_threshold certifies a point on it)",
+    checks=("order", "rename"),
+    adapter=lambda frame: agreement_curve(
+        frame["score"].astype(float), frame["score"].astype(float) >= 0.25
+    ),
+)
+def agreement_curve(confidence: ArrayLike, agree: ArrayLike) -> pd.DataFrame:
+    """Agreement against coverage: one row per distinct confidence, most confident first, with
+    ``threshold`` (that confidence), ``n`` (items at or above it), ``agreement`` (the share of
+    them a person agreed with) and ``coverage`` (``n`` over all items). Descriptive: the
+    agreement at a threshold chosen from this curve is optimistic; :func:`selective_threshold`
+    certifies one.
+
+    Example:
+        >>> agreement_curve([0.9, 0.6, 0.9, 0.7], [True, False, True, True]).values.tolist()
+        [[0.9, 2.0, 1.0, 0.5], [0.7, 3.0, 1.0, 0.75], [0.6, 4.0, 0.75, 1.0]]
+    """
+    c, a = _flags(confidence, agree)
+    order = np.lexsort((a, -c))
+    return _curve(c[order], a[order])
+
+
+def _flags(confidence: ArrayLike, agree: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Confidences and agreement flags (0/1) checked: as many of each, finite, True/False."""
+    c = np.asarray(confidence, dtype=float).ravel()
+    raw = np.asarray(agree).ravel()
+    if c.size != raw.size:
+        raise StatsError(f"{c.size} confidences for {raw.size} agreement flags: give one each")
+    if not np.isfinite(c).all():
+        raise StatsError("confidence holds NaN or infinite values: drop those items first")
+    try:
+        a = raw.astype(float)
+    except (TypeError, ValueError):
+        raise StatsError(
+            "agree must hold True/False (did the person agree with the judge)"
+        ) from None
+    if not np.isin(a, (0.0, 1.0)).all():
+        raise StatsError("agree must hold True/False (did the person agree with the judge)")
+    return c, a
 
 
 def _curve(c: np.ndarray, a: np.ndarray) -> pd.DataFrame:

@@ -37,7 +37,8 @@ def test_metrics_and_gate_detect_a_promptfoo_file_without_from(capsys):
     # 2 prompts x 2 test cases x 3 repeats = 12 rows: the mean score is over the 2 cases
     assert {r["n"] for r in records if r["metric"] == "mean_score"} == {2}
     code, out, err = jevalkit(capsys, "gate", str(PROMPTFOO), "--min", "0.9")
-    assert code in (1, 2) and out.startswith(("FAIL", "REFUSED")), (out, err)
+    # 2 cases: the effective n is at most 2 cases, so 0.5 cannot be told from 0.9 (issue 36)
+    assert code in (1, 2) and out.startswith(("FAIL", "REFUSED", "UNDECIDED")), (out, err)
 
 
 def test_a_broken_archive_is_named_as_such_not_as_bad_utf8(capsys, tmp_path):

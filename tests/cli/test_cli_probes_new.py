@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import yaml
 from probe_folders import write_placeholders
@@ -168,3 +169,29 @@ def test_check_of_a_user_folder_fails_a_probe_shadowing_a_bundled_id(tmp_path):
     assert "FAIL unit-conversion@1" in checked.stdout and "bundled probe's" in checked.stdout
     via_env = jevalkit("probes", "check", env={"JEVALKIT_PROBES": str(mine)})
     assert via_env.returncode == 1 and "bundled probe's" in via_env.stdout
+
+
+def test_new_into_a_folder_it_cannot_use_is_one_line_and_writes_nothing(tmp_path):
+    # issue 37.10: a file or /proc/self as --probes-dir ended in NotADirectoryError /
+    # FileNotFoundError tracebacks
+    cases = write_cases(tmp_path)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    for probes_dir, words in (
+        (a_file, "not a folder"),
+        (Path("/proc/self"), "cannot write the new probe there"),
+        (a_file / "below", "cannot write the new probe there"),
+    ):
+        done = jevalkit(
+            "probes", "new", "x", "--cases", str(cases), "--probes-dir", str(probes_dir)
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert words in done.stderr and "Traceback" not in done.stderr
+    assert a_file.read_text() == "not a folder"
+    # a case file the skeleton cannot load with leaves nothing behind either
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"id": "a", "q": 1, "expected": "2"}\n{"id": "b", "q": 2}\n')
+    mine = tmp_path / "mine" / "deeper"
+    done = jevalkit("probes", "new", "y", "--cases", str(mixed), "--probes-dir", str(mine))
+    assert done.returncode == 2 and "not written" in done.stderr, done.stderr
+    assert not (tmp_path / "mine").exists()

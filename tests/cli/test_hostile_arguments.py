@@ -423,3 +423,37 @@ def test_a_real_console_shows_one_line_too(tmp_path):
     out = subprocess.run(cmd, capture_output=True, timeout=60, env=env)
     assert out.returncode == 2 and out.stderr.decode().count("\n") == 1
     assert b"Traceback" not in out.stderr
+
+
+def test_an_empty_model_name_or_an_unset_key_variable_sends_nothing(
+    capsys, tmp_path, openai_server
+):
+    # issue 37.11: --model "" sent "model": "" and recorded model "deterministic"; --api-key-env
+    # NAME with NAME unset sent every request without a key, and said nothing
+    os.environ.pop("JEVALKIT_UNSET_KEY", None)
+    base = ["run", "schema-ten-records", "--base-url", openai_server.base_url]
+    for extra, words in (
+        (["--model", ""], "model must name the model to ask"),
+        (["--model", "  "], "model must name the model to ask"),
+        (["--model", "m", "--api-key-env", "JEVALKIT_UNSET_KEY"], "$JEVALKIT_UNSET_KEY is not set"),
+    ):  # (the dry run sends nothing and needs no key: it plans without one)
+        out = tmp_path / "r.jsonl"
+        assert_one_line(*cli(capsys, *base, *extra, "--out", str(out))[::2], words)
+        assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert openai_server.requests == []
+    os.environ["JEVALKIT_UNSET_KEY"] = "a-key-that-is-set"
+    try:
+        ok = [
+            "--model",
+            "m",
+            "--api-key-env",
+            "JEVALKIT_UNSET_KEY",
+            "--out",
+            str(tmp_path / "ok.jsonl"),
+        ]
+        assert cli(capsys, *base, *ok)[0] == 0
+    finally:
+        del os.environ["JEVALKIT_UNSET_KEY"]
+    assert {r["headers"].get("Authorization") for r in openai_server.requests} == {
+        "Bearer a-key-that-is-set"
+    }

@@ -12,6 +12,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.contract import (
     CHECKS,
@@ -339,6 +340,8 @@ def test_one_case_gives_no_interval(entry):
         assert table[low].isna().all() and table[high].isna().all(), (low, table["method"].tolist())
     if "se" in table:  # one case has no standard error either (never 0)
         assert table["se"].isna().all(), table["se"].tolist()
+    if "rank_low" in table:  # one case separates no system: every rank interval is every rank
+        assert (table["rank_low"] == 1).all() and (table["rank_high"] == len(table)).all()
 
 
 @pytest.mark.parametrize("entry", entries("no_spread"))
@@ -351,6 +354,14 @@ def test_no_variation_never_gives_a_zero_width_interval(entry):
         assert (table.loc[both, high] > table.loc[both, low]).all(), table.loc[
             both, "method"
         ].tolist()
+    plain = entry.data == "results" and entry.adapter is None and entry.unit == "case"
+    if plain and "value" in table and ("ci_low", "ci_high") in interval_pairs(table):
+        # repeats that never vary are not independent draws: their correlation cannot be
+        # estimated, so an interval of a share of 1 is no narrower than Wilson's over the cases
+        cases = results_frame()["case_id"].nunique()
+        floor = proportion_confint(cases, cases, method="wilson")[0]
+        ones = table[(table["value"] == 1.0) & table["ci_low"].notna()]
+        assert (ones["ci_low"] <= floor + 1e-9).all(), (floor, ones["method"].tolist())
 
 
 @pytest.mark.parametrize("entry", entries("gate"))
@@ -363,6 +374,19 @@ def test_a_gate_never_passes_on_a_missing_or_zero_width_interval(entry):
         passed = table[table["decision"] == "pass"]
         for low, high in interval_pairs(passed):
             assert (passed[high] > passed[low]).all() and passed[low].notna().all()
+
+
+@pytest.mark.parametrize("entry", entries("gate"))
+def test_a_gate_decides_a_probe_without_cases_over_its_repeats(entry):
+    # one prompt run 30 times per system: A always passes, B never does. Such a probe has no
+    # cases to pair; its estimand is the prompt's pass probability, and the data decide it
+    frame = results_frame(n_cases=1, repeats=30)
+    frame = frame[frame["system"].isin(["A", "B"])].copy()
+    frame["passed"] = frame["system"] == "A"
+    frame["score"] = frame["passed"].astype(float)
+    table = run(entry, (frame,))
+    assert not (table["decision"] == "refused").any(), table["reason"].tolist()
+    assert set(table["decision"]) == ({"fail"} if entry.data == "two_runs" else {"pass", "fail"})
 
 
 @pytest.mark.parametrize("entry", entries("graph"))

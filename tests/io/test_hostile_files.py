@@ -9,7 +9,7 @@ import json
 import zipfile
 
 import pytest
-from hostile_files import corpus, read_member
+from hostile_files import corpus, read_member, table_corpus
 
 from jevalkit import io
 from jevalkit.cli import main
@@ -159,3 +159,52 @@ def test_a_file_saved_with_a_byte_order_mark_reads(tmp_path, name):
     path = tmp_path / name
     path.write_bytes(b"\xef\xbb\xbf" + original.read_bytes())
     assert io.read(path).equals(io.read(original))
+
+
+def test_a_log_nested_900_deep_is_refused_in_one_line_by_every_reader_and_command(
+    files, tmp_path, capsys
+):
+    # issue 37.12: a promptfoo file whose vars nest 900 deep parsed (the JSON parser allows
+    # ~1,000), then `jevalkit import` ended in a RecursionError traceback writing it
+    deep = [
+        (name, path)
+        for name, path, _, _ in files
+        if path.suffix in (".json", ".jsonl")
+        and '{"a": {"a": {"a": {"a":' in path.read_text("utf-8", "replace")
+    ]
+    assert {name.split(":")[0] for name, _ in deep} >= {
+        "promptfoo",
+        "inspect",
+        "lm_eval",
+        "jevalkit",
+    }
+    for k, (name, path) in enumerate(deep):
+        out = tmp_path / f"d{k}.jsonl"
+        for argv in (["import", str(path), "--out", str(out)], ["metrics", str(path)]):
+            code = main(argv)  # an exception escaping here is the traceback a user would see
+            err = capsys.readouterr().err
+            if code != 0:
+                lines = [x for x in err.splitlines() if not x.startswith("jevalkit: warning")]
+                assert code == 2 and len(lines) == 1, (name, argv, err)
+        if out.exists():  # written only when every value it holds is one jevalkit can read back
+            assert main(["metrics", str(out)]) in (0, 1, 2)
+            capsys.readouterr()
+
+
+def test_any_table_reads_or_is_refused_in_one_line(tmp_path):
+    # from_table is an importer too: fuzzed with the same hostile values on every run
+    outcomes = {"read": 0, "refused": 0}
+    for name, path in table_corpus(tmp_path):
+        try:
+            frame = io.from_table(path, case="q", system="m", score="s")
+        except ImportFormatError as exc:
+            assert "\n" not in str(exc), (name, str(exc))
+            outcomes["refused"] += 1
+            continue
+        assert len(frame) > 0 or name.endswith("header-only"), name
+        try:
+            io.write_results(frame, tmp_path / f"{len(outcomes)}-{outcomes['read']}.jsonl")
+        except ImportFormatError as exc:  # a value the results file cannot hold
+            assert "\n" not in str(exc), (name, str(exc))
+        outcomes["read"] += 1
+    assert outcomes["read"] >= 2 and outcomes["refused"] > 20, outcomes

@@ -212,3 +212,20 @@ def test_case_ids_one_and_string_one_in_every_system_are_refused_not_two_items()
     ]
     with pytest.raises(StatsError, match="holds both 1 and '1': two cases or one"):
         analysis(pd.DataFrame(rows, columns=["system", "case_id", "score"]), case="case_id")
+
+
+def test_alpha_with_a_missing_cell_uses_pairwise_deletion():
+    # issue 36 item 11: alpha was NaN (listwise deletion over all items) when systems missed
+    # items; pairwise-complete covariances keep every system
+    df = simulate_2pl(n_systems=30, n_items=20, seed=3)
+    full = analysis(df, case="case_id")
+    holes = df[df["system"].str[3:].astype(int) % 20 != df["case_id"].str[1:].astype(int)]
+    r = analysis(holes, case="case_id")  # systems 0-19 each miss one item: 10 complete
+    x = holes.pivot_table(index="system", columns="case_id", values="score")
+    cov = x.cov().to_numpy()  # pandas' pairwise-complete covariance
+    k = cov.shape[0]
+    assert r.alpha == pytest.approx(k / (k - 1) * (1 - np.trace(cov) / cov.sum()))
+    assert abs(r.alpha - full.alpha) < 0.05 and r.alpha_ci_low < r.alpha < r.alpha_ci_high
+    assert "pairwise deletion" in r.method
+    every = df[df["system"].str[3:].astype(int) % 20 != df["case_id"].str[1:].astype(int) % 20]
+    assert np.isfinite(analysis(every, case="case_id").alpha)  # no system is complete

@@ -72,7 +72,7 @@ def test_refusals(setup):
     with pytest.raises(StatsError, match="not an item of the fitted benchmark"):
         estimate(fit, foreign, new)
     one = new[new["case_id"].isin(anchors["case"][:1])]
-    with pytest.raises(StatsError, match="its variance needs 2"):
+    with pytest.raises(StatsError, match="a stratified variance needs 2"):
         estimate(fit, anchors, one, method="sample")
     holes = simulate_2pl(n_systems=12, n_items=30, seed=0)
     own = holes["system"].str[3:].astype(int) == holes["case_id"].str[1:].astype(int)
@@ -106,3 +106,38 @@ def test_leave_systems_out_estimates_each_select_method_as_documented():
     plain = estimate(fit, anchors, new, method="sample").iloc[0]
     first = leave_systems_out(df, [10], methods=["stratified"], case="case_id", max_systems=1)
     assert first["mae"].iloc[0] == pytest.approx(abs(plain["value"] - full))
+
+
+def test_a_stratum_with_one_scored_anchor_is_merged_with_its_neighbour(setup):
+    # issue 36 item 11: a stratum holding one scored anchor refused the whole system
+    fit, new = setup
+    anchors = select(fit, 20, method="stratified", seed=1)
+    first = anchors["stratum"].min()
+    keep = anchors[anchors["stratum"] == first]["case"].iloc[1:]
+    partial = new[~new["case_id"].isin(keep)]  # the first stratum keeps one scored anchor
+    row = estimate(fit, anchors, partial, method="sample").iloc[0]
+    assert "merged with its neighbour" in row["method"]
+    assert row["ci_low"] < row["value"] < row["ci_high"]
+    # the merged stratum is one stratum: its share of the items, its anchors pooled
+    strata = anchors["stratum"].to_numpy()
+    second = sorted(set(strata))[1]
+    y = new.set_index("case_id")["score"]
+    sizes = anchors.drop_duplicates("stratum").set_index("stratum")["stratum_size"]
+    scored = anchors[~anchors["case"].isin(keep)]
+    value = 0.0
+    for h in sorted(set(strata)):
+        if h == second:
+            continue
+        members = [first, second] if h == first else [h]
+        cases = scored[scored["stratum"].isin(members)]["case"]
+        value += sizes[members].sum() / 200 * y.loc[cases].mean()
+    assert row["value"] == pytest.approx(value)
+
+
+def test_results_with_no_scored_anchor_row_are_refused_saying_so(setup):
+    # issue 36 item 4: an empty frame (or anchors all unscored) said "no scored rows"
+    fit, new = setup
+    anchors = select(fit, 10, method="stratified", seed=1)
+    for frame in (new.iloc[:0], new.assign(score=np.nan)):
+        with pytest.raises(StatsError, match="score none of the anchors"):
+            estimate(fit, anchors, frame)

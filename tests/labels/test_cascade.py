@@ -90,9 +90,14 @@ def test_apply_decides_lazily_and_escalates_the_rest():
 def test_the_people_queue_goes_into_the_labeler(tmp_path):
     judged, labels, _ = judged_rows()
     cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
-    plan = cascade.for_people(judged)
+    cases = [{"id": f"c{i:03d}", "output": f"the answer {i}"} for i in range(600)]
+    plan = cascade.for_people(judged, cases=cases)
     assert len(plan) == int((cascade.apply(judged)["decided_by"] == "person").sum())
-    assert (plan["sampling_probability"] == 1.0).all() and plan["output"].notna().all()
+    assert (plan["sampling_probability"] == 1.0).all()
+    # the labeller reads the judged answer, never the judge row's output (its verdict)
+    assert (plan["output"] == "the answer " + plan["case_id"].str[1:].astype(int).astype(str)).all()
+    with pytest.raises(StatsError, match="pass cases="):
+        cascade.for_people(judged)
     widget = Labeler(plan, levels=list(cascade.levels), out=tmp_path / "labels.jsonl")
     assert len(widget.items) == len(plan)
 
@@ -127,7 +132,9 @@ def test_labels_that_cannot_calibrate_are_refused_in_one_line():
     stratified = labels.assign(sampling_probability=np.where(labels.index < 100, 0.2, 0.8))
     with pytest.raises(StatsError, match="unequal probabilities"):
         calibrate_cascade(judged, stratified, judges=["cheap"])
-    with pytest.raises(StatsError, match=r"judge\(s\) \['gpt'\] have no rows"):
+    with pytest.raises(
+        StatsError, match=r"judge 'gpt' has no rows; the judge rows hold \['cheap', 'strong'\]"
+    ):
         calibrate_cascade(judged, labels, judges=["cheap", "gpt"])
     with pytest.raises(StatsError, match="once each"):
         calibrate_cascade(judged, labels, judges=["cheap", "cheap"])
@@ -143,3 +150,38 @@ def test_labels_that_cannot_calibrate_are_refused_in_one_line():
         calibrate_cascade(judged, pd.concat([twice, labels.iloc[1:]]), judges=["cheap"])
     with pytest.raises(StatsError, match="no labelled item"):
         calibrate_cascade(judged, labels.assign(case_id="x" + labels["case_id"]), judges=["cheap"])
+
+
+def test_a_judge_always_confident_and_wrong_decides_nothing_and_the_next_one_still_works():
+    judged, labels, truth = judged_rows()
+    liar = judged["model"] == "cheap"
+    person_says_unsafe = np.tile(truth, 2)[liar.to_numpy()]
+    judged.loc[liar, "probs"] = pd.Series(
+        [[0.0, 1.0] if not u else [1.0, 0.0] for u in person_says_unsafe],  # sure, always wrong
+        index=judged.index[liar],
+    )
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"])
+    alone = calibrate_cascade(judged, labels, judges=["strong"])
+    assert math.isinf(cascade.thresholds[0]) and "agree 0.0%" in cascade.stages["method"].iloc[0]
+    # the liar passes everything on: the strong judge is calibrated on every labelled item,
+    # at the union bound's level (so no lower than the strong judge alone)
+    assert cascade.stages["n_reaching"].tolist() == [300, 300]
+    assert cascade.thresholds[1] >= alone.thresholds[0]
+    decided = cascade.apply(judged)["decided_by"]
+    assert "cheap" not in set(decided) and not decided.str.startswith("pending").any()
+    total = cascade.summary(judged, label_cost_usd=0.5).iloc[-1]
+    assert total["cost_judges"] == pytest.approx(0.001)  # the strong judge on every item
+
+
+def test_too_few_labels_or_labels_for_items_no_judge_saw():
+    judged, labels, _ = judged_rows()
+    few = calibrate_cascade(judged, labels.head(12), judges=["cheap", "strong"])
+    assert all(math.isinf(t) for t in few.thresholds)
+    assert "every item goes to a person" in few.guarantee
+    assert "too few to tell" in few.stages["method"].iloc[0]
+    assert "label at least 30 items" in few.stages["method"].iloc[0]
+    elsewhere = labels.head(40).assign(case_id=lambda d: "other-" + d["case_id"])
+    mixed = calibrate_cascade(judged, pd.concat([labels, elsewhere]), judges=["cheap", "strong"])
+    plain = calibrate_cascade(judged, labels, judges=["cheap", "strong"])
+    assert mixed.n_labels_unused == 40 and mixed.n_calibration == 300
+    assert mixed.thresholds == plain.thresholds and "40 label(s)" in mixed.method

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
@@ -13,7 +14,9 @@ import httpx
 import pytest
 
 from jevalkit import local
+from jevalkit.client import CHAT, ChatClient, Endpoint, Request, RetryPolicy
 from jevalkit.errors import LocalModelError
+from jevalkit.results import read_results
 from jevalkit.runner import run
 
 pytestmark = pytest.mark.local_model
@@ -62,6 +65,8 @@ def test_status_reports_the_running_server(server):
         timeout=60,
     )
     assert out.returncode == 0 and server.base_url.encode() in out.stdout
+    # started with a random key: it says so, and how another tool gets a key it can use
+    assert b"random API key" in out.stdout and local.KEY_VARIABLE.encode() in out.stdout
 
 
 def test_two_concurrent_requests_both_succeed(server):
@@ -158,32 +163,37 @@ def metric(server, name: str) -> float:
     )
 
 
-def test_a_request_given_up_on_is_cancelled_on_the_server(server, tmp_path):
-    # 6,000 tokens take ~100 s; the client gives up after 1 s, three times (retries)
+def test_a_request_given_up_on_is_cancelled_on_the_server(server):
+    # 6,000 tokens take ~100 s; the client gives up once the first tokens have arrived
     wait_until_idle(server)  # an earlier test's request still decoding would count below
-    df = run(
-        "schema-ten-records",
-        "local",
-        out=tmp_path / "r.jsonl",
-        progress=False,
-        cache=False,
-        max_tokens=6000,
-        temperature=1.0,
-        extra_params={"ignore_eos": True},
-        timeout=1.0,
-        max_retries=2,
-    )
-    row = df.iloc[0]
-    assert row["error"]["type"] == "timeout" and row["attempts"] == 3, (
-        row["error"],
-        row["attempts"],
-    )
+
+    async def give_up() -> int:
+        client = ChatClient(
+            Endpoint(server.base_url, server.api_key),
+            model=server.model_name,
+            paced=True,
+            retry=RetryPolicy(max_retries=0),
+        )
+        body = {
+            "messages": [{"role": "user", "content": "Count."}],
+            "max_tokens": 6000,
+            "temperature": 1.0,
+            "ignore_eos": True,
+        }
+        async with client:
+            task = asyncio.ensure_future(client.send(Request(CHAT, body)))
+            while client.streamed_tokens < 5 and not task.done():  # streamed: tokens arrive
+                await asyncio.sleep(0.05)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return client.streamed_tokens
+
+    assert asyncio.run(give_up()) >= 5
     # The server notices a closed connection between two decode steps, so under load it may
     # decode some tokens after the client left (issue 24: a fixed sleep then a counter read
-    # raced that; a 20 s wait raced a machine with both cores busy, where the server took
-    # about 530 decode steps to notice). Count decode steps, not seconds: a request not
-    # cancelled decodes its 6,000 tokens; a cancelled one stops well short of half of them (in the full
-    # suite, beside another llama-server, it took up to ~1,500 steps to notice).
+    # raced that). Count decode steps, not seconds: a request not cancelled decodes its 6,000
+    # tokens; a cancelled one stops well short of half of them.
     gave_up = metric(server, "llamacpp:n_decode_total")
     while metric(server, "llamacpp:requests_processing"):
         decoded = metric(server, "llamacpp:n_decode_total") - gave_up
@@ -194,6 +204,21 @@ def test_a_request_given_up_on_is_cancelled_on_the_server(server, tmp_path):
     assert metric(server, "llamacpp:n_decode_total") == before  # and nothing queued behind
 
 
+def test_a_run_on_the_embedded_model_shows_its_tokens_arriving(server, tmp_path, capsys):
+    # issue 37.1: a 400-token answer at 1 token/s moved no progress bar for minutes
+    df = run(
+        "schema-ten-records",
+        "local",
+        out=tmp_path / "t.jsonl",
+        cache=False,
+        max_tokens=24,
+        temperature=1.0,
+        extra_params={"ignore_eos": True},
+    )
+    assert df["error"].isna().all() and (df["completion_tokens"] == 24).all()
+    assert "tokens=" in capsys.readouterr().err
+
+
 def wait_until_idle(server) -> None:
     """Until the server generates nothing: another sequence in the batch changes the numerics,
     and so a seeded text."""
@@ -201,9 +226,23 @@ def wait_until_idle(server) -> None:
         time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def default_port_taken():
+    """Hold the embedded model's default port, as another user's server on the machine would
+    (when something else holds it already, it is taken anyway)."""
+    with socket.socket() as s:
+        with contextlib.suppress(OSError):
+            s.bind(("127.0.0.1", local.DEFAULT_PORT))
+            s.listen()
+        assert not local.port_is_free(local.DEFAULT_PORT)
+        yield
+
+
 def test_a_seeded_run_reproduces_its_text_on_a_fresh_server(tmp_path, monkeypatch):
     # a server of its own, so the first run's prompts are not cached yet: the prompt cache
-    # changed a seeded text between a cold and a warm prompt (the runner now turns it off)
+    # changed a seeded text between a cold and a warm prompt (the runner now turns it off).
+    # Issue 37.13: with the default port taken by another server on the machine (the run then
+    # starts its server on a free port)
     monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path / "state"))
 
     def sample(out):
@@ -220,9 +259,42 @@ def test_a_seeded_run_reproduces_its_text_on_a_fresh_server(tmp_path, monkeypatc
         )["output"].tolist()
 
     try:
-        assert sample("a.jsonl") == sample("b.jsonl")
+        with default_port_taken():
+            assert sample("a.jsonl") == sample("b.jsonl")
     finally:
         local.stop()
+
+
+def test_status_says_how_to_connect_and_that_way_works(tmp_path, monkeypatch):
+    # issue 37.3: `local serve` started behind a random key no command showed: another tool and
+    # `jevalkit run --base-url` got 401
+    monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path / "state"))
+    with default_port_taken():
+        for serve_args, env in (([], {local.KEY_VARIABLE: "a-key-of-my-own"}), (["--no-key"], {})):
+            for name, value in env.items():
+                monkeypatch.setenv(name, value)
+            try:
+                cli = [sys.executable, "-m", "jevalkit.cli", "local"]
+                subprocess.run([*cli, "serve", *serve_args], check=True, timeout=300)
+                status = subprocess.run(
+                    [*cli, "status"], capture_output=True, text=True, timeout=60, check=True
+                ).stdout
+                example = next(x for x in status.splitlines() if "e.g. jevalkit run" in x)
+                argv = example.split("e.g. jevalkit ")[1].replace("PROBE", "schema-ten-records")
+                out = tmp_path / f"r{len(serve_args)}.jsonl"
+                given = [*argv.split(), "--max-tokens", "4", "--out", str(out)]
+                done = subprocess.run(
+                    [sys.executable, "-m", "jevalkit.cli", *given],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
+                assert done.returncode == 0, done.stderr
+                assert read_results(out)["error"].isna().all()
+            finally:
+                local.stop()
+                for name in env:
+                    monkeypatch.delenv(name)
 
 
 def test_a_seed_reproduces_its_text_and_seeded_runs_go_one_at_a_time(server, tmp_path):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -66,3 +68,21 @@ def test_a_lease_whose_process_is_gone_does_not_keep_the_server_up(state):
     (leases / "dead.json").write_text(json.dumps({"pid": gone.pid, "start_time": 12345}))
     (leases / "garbled.json").write_text("{")
     assert local.live_leases() == 0 and list(leases.iterdir()) == []
+
+
+def test_a_busy_machine_gets_one_thread_and_one_slot():
+    # issue 37.1: beside 8 busy processes on 2 CPUs, two llama.cpp threads gave 1.2 tokens/s
+    # and one thread 13.8 (the threads wait for each other at every step)
+    assert local.capacity(busy=0.0, cpus=2) == (2, 4)
+    assert local.capacity(busy=0.0, cpus=16) == (2, 4)
+    assert local.capacity(busy=1.0, cpus=2) == (1, 1)
+    assert local.capacity(busy=15.0, cpus=2) == (1, 1)
+    cpus = len(os.sched_getaffinity(0))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * cpus)]
+    try:
+        assert local.busy_cpus() >= cpus  # counted at once, before the load average catches up
+        assert local.capacity() == (1, 1)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()

@@ -103,9 +103,12 @@ def test_pass_rate_with_repeats_is_clustered_and_wider():
     row = pass_rate(df).iloc[0]
     naive = proportion_confint(50, 100, method="wilson")
     assert row["value"] == 0.5 and row["n"] == 100 and row["n_cases"] == 20
-    assert row["design_effect"] == pytest.approx(5.0 * 99 / 100)  # repeats perfectly correlated
+    # repeats perfectly correlated (CR1: times G / (G - 1))
+    assert row["design_effect"] == pytest.approx(5.0 * 99 / 100 * 20 / 19)
     assert row["ci_high"] - row["ci_low"] > 2 * (naive[1] - naive[0])
-    assert row["method"] == "Wilson, case-clustered (design effect; case = probe+version+case_id)"
+    assert row["method"] == (
+        "Wilson, case-clustered (design effect, Korn-Graubard df; case = probe+version+case_id)"
+    )
 
 
 def test_pass_rate_of_one_case_says_so():

@@ -48,9 +48,10 @@ def test_release_gate_refuses_one_paired_case():
     for metric in ("pass_rate", "mean_score"):
         row = release_gate(base, head, max_drop=0.1, metric=metric, case="case_id").iloc[0]
         assert row["decision"] == "refused", row["reason"]
+    # repeats on both sides: a probe without cases, gated over its repeats (issue 36 item 1)
     twice = pd.concat([base.assign(repeat=r) for r in range(3)])
     row = release_gate(twice, head, max_drop=0.1, metric="mean_score", case="case_id").iloc[0]
-    assert row["decision"] == "refused" and "two or more paired cases" in row["reason"]
+    assert row["decision"] != "refused" and "the estimand is this prompt's score" in row["reason"]
 
 
 # 7. no zero-width interval for bounded data

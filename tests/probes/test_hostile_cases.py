@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -14,6 +17,7 @@ from jevalkit.probes import (
     check_probes,
     load_probe,
     new_probe,
+    publish_probes,
     read_case_file,
     select_cases,
 )
@@ -131,3 +135,89 @@ def test_a_jsonl_case_file_with_a_utf8_bom_reads_like_a_csv_one(tmp_path):
     path.write_bytes(b'\xef\xbb\xbf{"id": "a", "q": 1}\n{"id": "b", "q": 2}\n')
     cases, digest = read_case_file(path)
     assert [c.id for c in cases] == ["a", "b"] and len(digest) == 64
+
+
+def jevalkit_cli(*argv: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
+    """``jevalkit ARGV`` in a fresh interpreter, killed after ``timeout`` s (a hang fails)."""
+    return subprocess.run(
+        [sys.executable, "-m", "jevalkit.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+
+
+def one_line_refusal(done: subprocess.CompletedProcess, *words: str) -> None:
+    """Refused without a traceback: one line on stderr and exit 2, or (``probes check``) the
+    probe's line in its table and exit 1."""
+    said = [x for x in (done.stderr + done.stdout).splitlines() if all(w in x for w in words)]
+    assert done.returncode in (1, 2) and said, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 1
+
+
+def csv_probe(root, text: str) -> None:
+    write_probe(root, cases="cases.csv", publish=False)
+    (root / "double" / "cases.csv").write_text(text)
+
+
+def test_a_csv_field_past_the_csv_limit_is_refused_in_one_line(tmp_path):
+    # issue 37.9: `_csv.Error: field larger than field limit (131072)` traceback
+    csv_probe(tmp_path, "id,x,expected\nc01," + "9" * 200_000 + ",2\n")
+    with pytest.raises(CaseFileError, match=r"cases.csv:2: a field longer than 131,072"):
+        read_case_file(tmp_path / "double" / "cases.csv")
+    for command in ("check", "list"):
+        done = jevalkit_cli("probes", command, "--probes-dir", str(tmp_path))
+        one_line_refusal(done, "cases.csv", "131,072 characters", "JSONL")
+
+
+def test_a_csv_with_50002_columns_is_refused_at_its_header(tmp_path):
+    # issue 37.9: 250 KB with 50,002 columns ran past 60 s (the duplicate check was quadratic)
+    header = "id,x,expected," + ",".join(f"c{i}" for i in range(49_999))
+    csv_probe(tmp_path, header + "\nc01,1,2" + "," * 49_999 + "\n")
+    for argv in (("probes", "check"), ("probes", "list")):
+        done = jevalkit_cli(*argv, "--probes-dir", str(tmp_path), timeout=60)
+        one_line_refusal(done, "cases.csv:1", "50,002 columns", "at most 1,000")
+    jsonl = tmp_path / "wide.jsonl"
+    jsonl.write_text(json.dumps({"id": "a", **{f"c{i}": 1 for i in range(5000)}}) + "\n")
+    with pytest.raises(CaseFileError, match=r"5,001 fields; a case holds at most 1,000"):
+        read_case_file(jsonl)
+
+
+def test_a_case_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    # issue 37.9: `probes check` and `probes list` waited forever for a writer
+    write_probe(tmp_path, publish=False)
+    fifo = tmp_path / "double" / "cases.jsonl"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    for command in ("check", "list"):
+        done = jevalkit_cli("probes", command, "--probes-dir", str(tmp_path), timeout=60)
+        one_line_refusal(done, "cases.jsonl", "not a regular file")
+
+
+def test_a_case_file_linking_outside_the_probe_folder_is_refused(tmp_path):
+    # issue 37.9: a symlink bypassed the rules against `..` and absolute paths: the file it
+    # named was read and its text sent to the endpoint
+    secret = tmp_path / "elsewhere" / "secret.jsonl"
+    secret.parent.mkdir()
+    rows = [
+        {"id": "c01", "x": "the ssh key", "expected": "2"},
+        {"id": "c02", "x": 2, "expected": "4"},
+    ]
+    secret.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    root = tmp_path / "probes"
+    write_probe(root, publish=False)
+    link = root / "double" / "cases.jsonl"
+    link.unlink()
+    link.symlink_to(secret)
+    with pytest.raises(CaseFileError, match=r"resolves outside the probe's folder"):
+        load_probe("double", root=root)
+    done = jevalkit_cli("run", "double", "--model", "m", "--dry-run", JEVALKIT_PROBES=str(root))
+    assert done.returncode == 2 and "outside the probe's folder" in done.stderr
+    # a link that stays inside the folder is the file beside it
+    link.unlink()
+    (root / "double" / "real.jsonl").write_text(secret.read_text())
+    link.symlink_to("real.jsonl")
+    publish_probes(root=root)
+    assert load_probe("double", root=root).cases[0].fields["x"] == "the ssh key"

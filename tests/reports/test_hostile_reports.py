@@ -62,6 +62,27 @@ def reports(tmp_path_factory):
         row["model"] = EVIL + row["model"]
         row["case_id"] = EVIL_TOO + row["case_id"]
     bench.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cascade, cascade_labels = root / "cascade.jsonl", root / "cascade_labels.jsonl"
+    for name, path in (
+        ("cascade_judged.jsonl", cascade),
+        ("cascade_labels.jsonl", cascade_labels),
+    ):
+        rows = [
+            json.loads(line) for line in (data_dir() / "examples" / name).read_text().splitlines()
+        ]
+        for row in rows:
+            row["case_id"] = EVIL + row["case_id"]
+            if "model" in row:
+                row["model"] = EVIL_TOO + row["model"]
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    cascade_cases = root / "cascade_cases.jsonl"  # the answers people read in the queue
+    ids = sorted({json.loads(line)["case_id"] for line in cascade.read_text().splitlines()})
+    cascade_cases.write_text(
+        "".join(
+            json.dumps({"id": i, "input": f"{EVIL_TOO} q", "output": f"{EVIL} answer {i}"}) + "\n"
+            for i in ids
+        )
+    )
     variants = root / "variants.jsonl"
     hostile_copy("schema-ten-records__variants__local.jsonl", variants)
     contacts = root / "contacts.jsonl"  # two configurations on the same cases, for the widgets
@@ -77,10 +98,12 @@ def reports(tmp_path_factory):
         "imported_log": judge_rows,
         "judge_correction": judged,
         "explore_results": contacts,
+        "judge_cascade": cascade,
     }
     extra = {
         "judge_correction": {"labels": str(labels)},
         "explore_results": {"judge_results": str(judge_rows)},
+        "judge_cascade": {"labels": str(cascade_labels), "cases": str(cascade_cases)},
     }
     written = []
     for notebook in bundled_notebooks():
@@ -113,3 +136,12 @@ def test_no_dialog_fires_in_a_browser(reports):
             page.wait_for_timeout(200)
             assert "jp-Notebook" in page.content() or "jp-Cell" in page.content()
     assert fired == []
+
+
+def test_the_cascade_queue_shows_the_hostile_answers_escaped(reports):
+    """The Labeler's queue of judge_cascade carries the case file's answers (model output,
+    untrusted): they are in the report, escaped, never as markup."""
+    (html,) = [p for p in reports if p.parent.name == "judge_cascade"]
+    text = html.read_text()
+    assert "&lt;img src=x onerror=" in text and " answer " in text
+    assert "<img src=x" not in text

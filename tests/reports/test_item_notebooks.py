@@ -26,6 +26,7 @@ def test_benchmark_health_finds_the_planted_defects(out):
     check = numbers["leave_systems_out"]
     assert {r["k"] for r in check} == {10, 20} and all(r["n_systems"] == 6 for r in check)
     assert defects(report.html.read_text(), title="Benchmark health") == []  # no row index
+    assert {r["method"] for r in check} == {"irt", "stratified", "random", "active"}
 
 
 def test_leaderboard_report_and_page(out):

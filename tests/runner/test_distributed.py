@@ -297,11 +297,40 @@ def test_the_cli_runs_on_a_scheduler_and_refuses_mixed_options(
     assert "no part files" in capsys.readouterr().err
 
 
-def test_the_embedded_model_on_a_scheduler_is_refused_with_the_fix(cluster, tmp_path):
-    with pytest.raises(UsageError, match="start it once on each worker machine"):
+def test_the_embedded_model_on_workers_that_cannot_share_it_is_refused_with_the_fix(
+    cluster, tmp_path, monkeypatch
+):
+    # issue 37.4: the refusal named `jevalkit local start`, which does not exist. These workers
+    # keep their state elsewhere (as workers on other machines do): refused before any server
+    # starts, naming commands that exist
+    monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path / "driver-state"))
+    with pytest.raises(UsageError, match="these Dask workers do not see it") as refused:
         jevalkit.run(
             "schema-ten-records", "local", out=tmp_path / "r.jsonl", scheduler=cluster.address
         )
+    commands = re.findall(r"`([^`]*)`", str(refused.value))
+    assert commands and all(" local serve" in c for c in commands)
+    assert "local start" not in str(refused.value)
+    assert not (tmp_path / "driver-state" / "server.json").exists()
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.local_model
+def test_the_embedded_model_on_a_local_cluster_is_one_shared_server(local_server, tmp_path):
+    # issue 37.4: on a LocalCluster on this machine, the one local server serves every task
+    df = jevalkit.run(
+        "schema-ten-records",
+        "local",
+        out=tmp_path / "r.jsonl",
+        workers=2,
+        repeats=4,
+        max_tokens=8,
+        temperature=1.0,
+        progress=False,
+    )
+    assert len(df) == 4 and df["error"].isna().all()
+    assert set(df["base_url"]) == {local_server.base_url}  # no task started a server of its own
+    assert set(df["model_sha256"]) == {local_server.model_sha256}
 
 
 def test_workers_read_the_key_from_their_own_environment(cluster, openai_server, tmp_path):

@@ -2,6 +2,7 @@
 metrics.reliability / run_noise_floor on it) pinned to Brennan (2001) and to statsmodels MixedLM
 on the same data."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -205,3 +206,101 @@ def test_a_missing_facet_value_is_a_level_and_single_cells_fold_the_residual():
     table = g_study(once, ["case", "variant"], "y").table()
     assert table["component"].tolist() == ["case", "variant", "case x variant"]
     assert "confounded with the residual" in table["method"].iloc[-1]
+
+
+def _reml_profile(y: np.ndarray, designs: list[np.ndarray], ratios) -> float:
+    """The REML log-likelihood of y = mu + sum of random effects + error, the error variance
+    profiled out, at variance ratios (component / residual), written out densely (V = s2 H)."""
+    n = y.size
+    h = np.eye(n)
+    for z, g in zip(designs, ratios, strict=True):
+        h += g * (z @ z.T)
+    chol = np.linalg.cholesky(h)
+    ones = np.linalg.solve(chol, np.ones(n))
+    white = np.linalg.solve(chol, y)
+    xhx = ones @ ones
+    mu = (ones @ white) / xhx
+    resid = white - mu * ones
+    s2 = resid @ resid / (n - 1)
+    logdet = 2 * np.log(np.diag(chol)).sum()
+    return float(-0.5 * ((n - 1) * (np.log(2 * np.pi * s2) + 1) + logdet + np.log(xhx))), s2
+
+
+def _direct_reml(y, designs):
+    """Maximise the dense REML likelihood: a log grid of ratios, then Nelder-Mead (scipy) from
+    the best grid point: a different optimiser on an independently written likelihood."""
+    from scipy import optimize
+
+    grid = [0.0, *np.geomspace(1e-3, 10, 9 if len(designs) > 1 else 25)]
+    starts = itertools.product(grid, repeat=len(designs))
+    best = max(starts, key=lambda g: _reml_profile(y, designs, g)[0])
+
+    def loss(t):
+        return -_reml_profile(y, designs, t**2)[0]
+
+    res = optimize.minimize(
+        loss, np.sqrt(best), method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-9}
+    )
+    ratios = res.x**2
+    llf, s2 = _reml_profile(y, designs, ratios)
+    return llf, [*(ratios * s2), s2]
+
+
+def _dummies(codes: np.ndarray) -> np.ndarray:
+    return np.eye(codes.max() + 1)[codes]
+
+
+def _one_or_eight(seed: int) -> pd.DataFrame:
+    """Issue 36 item 8: 40 cases on [0, 1], half with one repeat and half with eight."""
+    rng = np.random.default_rng(seed)
+    case = np.repeat(np.arange(40), [1, 8] * 20)
+    p = rng.beta(4, 4, 40)
+    return pd.DataFrame({"case": case, "y": (rng.random(case.size) < p[case]).astype(float)})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_unbalanced_reml_reaches_the_maximum_of_the_likelihood(seed):
+    d = _one_or_eight(seed)
+    study = g_study(d, ["case"], "y")
+    llf, expected = _direct_reml(d["y"].to_numpy(), [_dummies(d["case"].to_numpy())])
+    got = study.table()["variance"].to_numpy()
+    z = [_dummies(d["case"].to_numpy())]
+    got_llf = _reml_profile(d["y"].to_numpy(), z, [got[0] / got[1]])[0]
+    assert got_llf >= llf - 1e-4
+    np.testing.assert_allclose(got, expected, rtol=2e-2, atol=2e-4)
+    assert got[0] < 0.1  # 0/1 data: a case variance above 0.25 is impossible
+
+
+def test_unbalanced_crossed_reml_reaches_the_maximum_of_the_likelihood():
+    rng = np.random.default_rng(7)
+    rows = [(c, v) for c in range(16) for v in range(3) for _ in range(1 + 2 * (c % 2))]
+    d = pd.DataFrame(rows, columns=["case", "variant"]).sample(frac=0.85, random_state=1)
+    d["y"] = (
+        rng.normal(0, 0.2, 16)[d["case"]]
+        + rng.normal(0, 0.1, 3)[d["variant"]]
+        + rng.normal(0, 0.3, len(d))
+    )
+    study = g_study(d, ["case", "variant"], "y", method="reml")
+    cv = pd.factorize(d["case"].astype(str) + "-" + d["variant"].astype(str))[0]
+    z = [_dummies(d["case"].to_numpy()), _dummies(d["variant"].to_numpy()), _dummies(cv)]
+    llf, expected = _direct_reml(d["y"].to_numpy(), z)
+    got = study.table()["variance"].to_numpy()
+    got_llf = _reml_profile(d["y"].to_numpy(), z, got[:3] / got[3])[0]
+    assert got_llf >= llf - 1e-4
+    np.testing.assert_allclose(got, expected, rtol=5e-2, atol=1e-3)
+
+
+def test_scale_puts_the_components_on_the_unit_scale():
+    # issue 36 item 10: 1-10 grades planned on the raw scale while mean_score reports on [0, 1]
+    rng = np.random.default_rng(8)
+    d = pd.DataFrame([(c, r) for c in range(30) for r in range(3)], columns=["case", "repeat"])
+    d["y"] = np.clip(
+        np.round(5 + rng.normal(0, 2, 30)[d["case"]] + rng.normal(0, 1, len(d))), 1, 10
+    )
+    raw = g_study(d, ["case"], "y").table()["variance"].to_numpy()
+    unit = variance_components(
+        d, facets=["case"], score="y", case="case", system=None, repeat=None, scale=(1, 10)
+    )
+    np.testing.assert_allclose(unit.table()["variance"].to_numpy(), raw / 81)
+    with pytest.raises(StatsError, match="outside scale"):
+        variance_components(d, facets=["case"], score="y", case="case", system=None, scale=(1, 5))

@@ -65,7 +65,7 @@ def test_every_item_agreeing_certifies_the_lowest_threshold():
 
 def test_no_agreement_or_one_item_is_refused_in_one_line():
     c = np.linspace(0.5, 1.0, 100)
-    with pytest.raises(StatsError, match="no number of labels certifies it") as refused:
+    with pytest.raises(StatsError, match="no number of labels would certify it") as refused:
         selective_threshold(c, np.zeros(100, bool))
     assert "\n" not in str(refused.value)
     with pytest.raises(StatsError, match="1 calibration item"):
@@ -83,6 +83,18 @@ def test_a_refusal_says_how_many_labels_would_certify():
     agree[np.argsort(-c)[:2]] = False  # the two most confident disagree: 28 of 30 cannot certify
     with pytest.raises(StatsError, match=r"about \d+ labelled items would certify it"):
         selective_threshold(c, agree, target_agreement=0.9, confidence_level=0.9)
+
+
+def test_fewer_labels_than_a_threshold_needs_say_so_and_how_many():
+    """10 labels, min_items 30: nothing could be tested; the refusal says so and asks for at
+    least min_items labels (never 'no number certifies' from a sample too small to test)."""
+    c = np.linspace(0.6, 1.0, 10)
+    with pytest.raises(
+        StatsError, match=r"fewer than the 30 .*label at least 30 items .*too few to tell"
+    ):
+        selective_threshold(c, np.ones(10, bool), target_agreement=0.9, confidence_level=0.9)
+    with pytest.raises(StatsError, match="fewer than the 30"):
+        selective_threshold(c, np.arange(10) < 8, target_agreement=0.9)
 
 
 def test_order_does_not_matter():

@@ -1,0 +1,494 @@
+"""Active evaluation: a new system's full-benchmark score from a few cases drawn where the item
+model is least sure of its answer, with an interval that stays valid whatever the model gets
+wrong (active statistical inference, Zrnic & Candes, ICML 2024).
+
+The plan (:func:`select` with ``method="active"``): cases are drawn in ``waves``. Before each
+wave the new system's ability is updated from its own answers so far (the posterior of the
+fitted item model), every case not yet drawn gets a prediction of the system's score on it,
+and the wave draws cases with probability proportional to the predicted standard deviation of
+that score (the allocation that minimises the estimate's variance when the model is right),
+mixed with a uniform ``floor`` so that no probability is tiny. Between waves the predictions
+are also recalibrated on the answers so far (a logistic line through the model's
+leave-one-out predictions, pulled towards "the model is right"): a model that predicts badly
+for this system is flattened towards the mean, so it steers the draws less.
+
+Two designs, both recording each case's probability when it was drawn:
+
+- ``fixed`` (the default): exactly k cases, one at a time without replacement, each draw's
+  probability among the cases not yet drawn. The estimate is Des Raj's ordered estimator
+  (1956) with predictions: for the t-th draw (case i, probability q, predictions yhat in force)
+
+      z_t = (sum of the scores drawn before t) + (sum of yhat over the cases not yet drawn)
+            + (y_i - yhat_i) / q
+
+  is unbiased for the benchmark's total given everything before t, whatever the predictions,
+  so the z_t - total are martingale differences. Their mean, each weighted by one over the
+  square root of the variance the model predicted for it before its draw (the stabilising
+  weights of Hadad, Hirshberg, Zhan, Wager & Athey, PNAS 2021), divided by the number of
+  cases, estimates the full-benchmark score; the weighted spread of the z_t gives its standard
+  error and a t interval on k - 1 degrees of freedom.
+- ``poisson``: each wave includes every case not yet drawn independently, with inclusion
+  probability pi_j (the wave's expected size split as above), so the number of cases varies.
+  Each wave's difference estimator, Z_w = (scores drawn before) + (sum of yhat over the cases
+  left) + sum over the wave's cases of (y - yhat) / pi, is unbiased given the earlier waves,
+  with the unbiased variance estimate sum (1 - pi) (y - yhat)^2 / pi^2; the waves are combined
+  with weights fixed in advance (their expected sizes over k).
+
+``estimate(..., method="ht")`` leaves the predictions out (yhat = 0: the Horvitz-Thompson form
+of the same design). The estimand is the mean over the benchmark's cases of the score each case
+gets when run (its repeats averaged), as :func:`estimate` has it for anchors.
+
+When it pays: the gain over uniform draws is bounded by how unequal the per-case standard
+deviations are, sqrt(1 - CV^2) of the error with the model exactly right. Binary cases of
+middling difficulty for the system all have an SD near 0.5 and nothing is gained; a benchmark
+on which most cases are nearly certain for a given system (strong discriminations, a wide
+spread of difficulties) gains much. :attr:`ActivePlan.design_effect` predicts it from the
+model before anything is run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+from scipy import stats as sps
+from scipy.special import expit, log_expit
+
+from ..contract import Result, score_matrix
+from ..errors import StatsError
+from ..stats import capped_inclusion, no_spread_ci
+from ._irt import NODES, PRIOR, IrtFit
+
+DESIGNS = ("fixed", "poisson")
+# select(method="active")'s defaults (leave_systems_out and the runner use the same)
+ACTIVE_DEFAULTS = {"waves": 8, "floor": 0.2, "design": "fixed", "recalibrate": True}
+_DRAW_COLUMNS = [
+    "case",
+    "step",
+    "wave",
+    "probability",
+    "prediction",
+    "remaining_prediction",
+    "weight",
+]
+_WAVE_COLUMNS = [
+    "wave",
+    "n_remaining",
+    "expected_size",
+    "n_drawn",
+    "remaining_prediction",
+    "weight",
+    "slope",
+    "intercept",
+]
+RECALIBRATION_PRIOR = (1.0, 0.5)  # intercept ~ N(0, 1^2), slope ~ N(1, 0.5^2)
+_LOGIT_CLIP = 1e-3
+
+
+@dataclass(frozen=True)
+class ActivePlan(Result):
+    """Which cases to run for one new system, in waves, with the probability each had when it
+    was drawn (:func:`select` with ``method="active"``); :func:`estimate` reads it.
+
+    Attributes:
+        k: cases to draw (``fixed``), or their expected number (``poisson``).
+        n_waves: how many times the ability is updated between draws.
+        floor: the uniform share of each draw's probability.
+        design: ``fixed`` or ``poisson``.
+        seed: of the draws (the same fit, seed and answers give the same plan).
+        n_items: the benchmark's cases.
+        draws: one row per drawn case: ``case`` (the item id), ``step`` (draw order),
+            ``wave``, ``probability`` (``fixed``: of that case at its draw, among the cases
+            not yet drawn; ``poisson``: its inclusion probability in its wave),
+            ``prediction`` (the system's predicted score on it then), ``remaining_prediction``
+            (the predictions summed over the cases not yet drawn, it included), ``weight``
+            (``fixed``: its stabilising weight; ``poisson``: its wave's).
+        waves: one row per wave drawn: ``wave``, ``n_remaining`` (cases not drawn before it),
+            ``expected_size``, ``n_drawn``, ``remaining_prediction``, ``weight``, and the
+            recalibration in force (``slope``, ``intercept``).
+        complete: every wave is drawn (a later wave waits for the answers to the earlier ones).
+        design_effect: the variance of the plan's estimate relative to uniform draws of the
+            same size, predicted by the model from its prior (below 1: the plan is expected
+            to pay; near 1: it will not).
+        method: how the cases were drawn.
+    """
+
+    k: int
+    n_waves: int
+    floor: float
+    design: str
+    seed: int
+    n_items: int
+    draws: pd.DataFrame = field(repr=False)
+    waves: pd.DataFrame = field(repr=False)
+    complete: bool
+    design_effect: float
+    method: str
+
+    def table(self) -> pd.DataFrame:
+        """The draws, with ``method``."""
+        return self.draws.assign(method=self.method)
+
+    @property
+    def cases(self) -> list:
+        """The cases drawn so far, in draw order (run these; then ask for the next wave)."""
+        return self.draws["case"].tolist()
+
+
+@dataclass(frozen=True)
+class _Answers:
+    """One new system's scores (repeats averaged) and repeat counts, by item index."""
+
+    scores: dict[int, float]
+    weight: dict[int, float]
+
+
+def _answers(fit: IrtFit, new_results: pd.DataFrame | None) -> _Answers:
+    if new_results is None or len(new_results) == 0:
+        return _Answers({}, {})
+    matrix = score_matrix(new_results, **fit.matrix.columns)
+    if len(matrix.systems) != 1:
+        raise StatsError(
+            f"an active plan scores one new system at a time; the results hold "
+            f"{len(matrix.systems)}: {matrix.systems[:5]}"
+        )
+    index = {item: j for j, item in enumerate(fit.matrix.item_ids())}
+    scores, weight = {}, {}
+    for j, item in enumerate(matrix.item_ids()):
+        if matrix.weight[0, j] <= 0:
+            continue
+        if item not in index:
+            raise StatsError(
+                f"case {item!r} of the new results is not an item of the fitted benchmark "
+                "(read with the fit's columns, fit.matrix.columns)"
+            )
+        scores[index[item]] = float(matrix.scores[0, j])
+        weight[index[item]] = float(matrix.weight[0, j])
+    return _Answers(scores, weight)
+
+
+class _Model:
+    """The fitted item model's predictions for one new system, given its answers so far."""
+
+    def __init__(self, fit: IrtFit):
+        items = fit.items
+        self.ok = items["status"].eq("ok").to_numpy()
+        a = np.nan_to_num(items["discrimination"].to_numpy(float))
+        c = np.nan_to_num(items["intercept"].to_numpy(float))
+        self.past = items["mean_score"].fillna(0.5).to_numpy(float)
+        self.p = expit(np.outer(a, NODES) + c[:, None])  # items x ability nodes
+        self.log_p = log_expit(np.outer(a, NODES) + c[:, None])
+        self.log_q = log_expit(-(np.outer(a, NODES) + c[:, None]))
+
+    def _loglik(self, items: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Each answered item's log-likelihood over the ability nodes (0 if not calibrated)."""
+        ll = w[:, None] * (y[:, None] * self.log_p[items] + (1 - y[:, None]) * self.log_q[items])
+        return np.where(self.ok[items][:, None], ll, 0.0)
+
+    def predict(self, answers: _Answers, drawn: list[int], recalibrate: bool):
+        """Predicted scores on every item, and the recalibration (slope, intercept) used."""
+        items = np.asarray(drawn, dtype=int)
+        y = np.array([answers.scores[j] for j in drawn], dtype=float)
+        w = np.array([answers.weight[j] for j in drawn], dtype=float)
+        ll = self._loglik(items, y, w)
+        total = ll.sum(axis=0) + np.log(PRIOR)
+        post = np.exp(total - total.max())
+        pred = np.where(self.ok, self.p @ (post / post.sum()), self.past)
+        if not recalibrate or items.size < 2:
+            return pred, 1.0, 0.0
+        loo = total[None, :] - ll  # each answered item's prediction without it (cross-fitted)
+        loo = np.exp(loo - loo.max(axis=1, keepdims=True))
+        loo /= loo.sum(axis=1, keepdims=True)
+        held = np.where(self.ok[items], (self.p[items] * loo).sum(axis=1), self.past[items])
+        slope, intercept = _recalibration(_logit(held), y, w)
+        return expit(intercept + slope * _logit(pred)), slope, intercept
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, _LOGIT_CLIP, 1 - _LOGIT_CLIP)
+    return np.log(p) - np.log1p(-p)
+
+
+def _recalibration(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """The MAP logistic line y ~ expit(intercept + slope x) (fractional y, weights w), under
+    intercept ~ N(0, 1) and slope ~ N(1, 0.5^2), the slope kept in [0, 1]: a model that
+    predicts this system well keeps its predictions, one that does not is flattened towards
+    the mean (never sharpened by the noise of a few answers)."""
+    sd_a, sd_b = RECALIBRATION_PRIOR
+
+    def loss(t):
+        eta = t[0] + t[1] * x
+        nll = -np.sum(w * (y * log_expit(eta) + (1 - y) * log_expit(-eta)))
+        r = w * (y - expit(eta))
+        grad = -np.array([r.sum(), (r * x).sum()]) + [t[0] / sd_a**2, (t[1] - 1) / sd_b**2]
+        return nll + t[0] ** 2 / (2 * sd_a**2) + (t[1] - 1) ** 2 / (2 * sd_b**2), grad
+
+    res = optimize.minimize(
+        loss, [0.0, 1.0], jac=True, method="L-BFGS-B", bounds=[(-10, 10), (0.0, 1.0)]
+    )
+    return float(res.x[1]), float(res.x[0])
+
+
+def _probabilities(sd: np.ndarray, floor: float) -> np.ndarray:
+    return (1 - floor) * sd / sd.sum() + floor / sd.size
+
+
+def _design_effect(model: _Model, k: int, floor: float) -> float:
+    """The model's predicted variance of a one-wave plan's estimate over that of uniform draws,
+    averaged over its prior of abilities (what the plan can gain if the model is right)."""
+    n = model.p.shape[0]
+    p = np.where(model.ok[:, None], model.p, model.past[:, None])  # items x nodes
+    s2 = np.clip(p * (1 - p), 1e-6, None)
+    sd = np.sqrt(s2)
+    q = (1 - floor) * sd / sd.sum(axis=0) + floor / n
+    pi = np.minimum(k * q, 1.0)
+    active = (s2 * (1 - pi) / pi).sum(axis=0)
+    uniform = s2.sum(axis=0) * (n / k - 1)
+    return float(PRIOR @ active / (PRIOR @ uniform))
+
+
+def active_plan(
+    fit: IrtFit,
+    k: int,
+    *,
+    new_results: pd.DataFrame | None,
+    waves: int,
+    floor: float,
+    design: str,
+    recalibrate: bool,
+    seed: int,
+) -> ActivePlan:
+    """:func:`select`'s ``active`` method (see there, and the module docstring)."""
+    n = len(fit.items)
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k < n:
+        raise StatsError(
+            f"k must be a whole number from 2 to {n - 1} (the benchmark has {n} items), got {k!r}"
+        )
+    if isinstance(waves, bool) or not isinstance(waves, int | np.integer) or not 1 <= waves <= k:
+        raise StatsError(f"waves must be a whole number from 1 to k={k}, got {waves!r}")
+    if not isinstance(floor, int | float) or not 0 < floor <= 1:
+        raise StatsError(f"floor must be a number in (0, 1] (1 draws uniformly), got {floor!r}")
+    if design not in DESIGNS:
+        raise StatsError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
+    ids = fit.matrix.item_ids()
+    answers = _answers(fit, new_results)
+    model = _Model(fit)
+    sizes = [len(part) for part in np.array_split(np.arange(int(k)), int(waves))]
+    remaining = np.ones(n, dtype=bool)
+    drawn: list[int] = []
+    rows, wave_rows, complete = [], [], True
+    for wave, size in enumerate(sizes):
+        if any(j not in answers.scores for j in drawn):
+            complete = False  # the next wave waits for the answers to this one
+            break
+        pred, slope, intercept = model.predict(answers, drawn, recalibrate)
+        s2 = np.clip(pred * (1 - pred), 1e-6, None)
+        sd = np.sqrt(s2)
+        rng = np.random.default_rng([int(seed), wave])
+        rem = np.flatnonzero(remaining)
+        wave_row = {
+            "wave": wave,
+            "n_remaining": int(rem.size),
+            "expected_size": size,
+            "remaining_prediction": float(pred[rem].sum()),
+            "slope": slope,
+            "intercept": intercept,
+        }
+        if design == "poisson":
+            pi = capped_inclusion(_probabilities(sd[rem], floor), size)
+            picked = rem[rng.random(rem.size) < pi]
+            weight = size / k
+            prob = dict(zip(rem, pi, strict=True))
+            for item in picked:
+                rows.append(_draw(ids, item, len(rows), wave, prob[item], pred, wave_row, weight))
+            remaining[picked] = False
+            drawn.extend(int(i) for i in picked)
+            wave_rows.append({**wave_row, "n_drawn": int(picked.size), "weight": weight})
+            continue
+        for _ in range(size):
+            rem = np.flatnonzero(remaining)
+            q = _probabilities(sd[rem], floor)
+            pick = int(rng.choice(rem.size, p=q / q.sum()))
+            # the model's variance of this draw's z_t, fixed before the draw: its weight
+            variance = float(np.sum(s2[rem] / q) - np.sum(s2[rem]))
+            item = int(rem[pick])
+            row = _draw(ids, item, len(rows), wave, float(q[pick]), pred, None, 0.0)
+            row["remaining_prediction"] = float(pred[rem].sum())
+            row["weight"] = 1 / np.sqrt(max(variance, 1e-12))
+            rows.append(row)
+            remaining[item] = False
+            drawn.append(item)
+        wave_rows.append({**wave_row, "n_drawn": size, "weight": np.nan})
+    draws = pd.DataFrame(rows, columns=_DRAW_COLUMNS)
+    how = (
+        f"{'exactly' if design == 'fixed' else 'on average'} {k} of {n} cases in {waves} "
+        f"wave(s) ({'draws without replacement' if design == 'fixed' else 'Poisson sampling'}), "
+        f"probability proportional to the predicted SD of the score ({fit.model.upper()} "
+        f"posterior{', recalibrated between waves' if recalibrate else ''}), {floor:.0%} uniform"
+    )
+    return ActivePlan(
+        k=int(k),
+        n_waves=int(waves),
+        floor=float(floor),
+        design=design,
+        seed=int(seed),
+        n_items=n,
+        draws=draws,
+        waves=pd.DataFrame(wave_rows, columns=_WAVE_COLUMNS),
+        complete=complete,
+        design_effect=_design_effect(model, int(k), float(floor)),
+        method=how,
+    )
+
+
+def complete_plan(fit: IrtFit, k: int, new_results: pd.DataFrame, **options) -> ActivePlan:
+    """Every wave of an active plan for a system whose results on every case are at hand
+    (simulations and leave-systems-out): each wave sees only its answers to the earlier
+    draws, as a run would."""
+    columns = list(fit.matrix.items.columns)
+    missing = [c for c in columns if c not in new_results.columns]
+    if missing:
+        raise StatsError(f"the new results lack the fit's case column(s) {missing}")
+    keys = (
+        new_results[columns[0]]
+        if len(columns) == 1
+        else pd.Series(
+            list(new_results[columns].itertuples(index=False, name=None)), index=new_results.index
+        )
+    )
+    plan = active_plan(fit, k, new_results=None, **options)
+    for _ in range(plan.n_waves):
+        if plan.complete:
+            return plan
+        drawn = set(plan.cases)
+        plan = active_plan(fit, k, new_results=new_results[keys.isin(drawn)], **options)
+    if not plan.complete:  # a drawn case the results do not answer
+        missing = [c for c in plan.cases if c not in set(keys)][:1] or plan.cases[-1:]
+        raise StatsError(
+            f"the results have no score on drawn case {missing[0]!r}: an active plan needs "
+            "every drawn case answered before its next wave"
+        )
+    return plan
+
+
+def _draw(ids, item, step, wave, probability, pred, wave_row, weight) -> dict:
+    return {
+        "case": ids[item],
+        "step": step,
+        "wave": wave,
+        "probability": probability,
+        "prediction": float(pred[item]),
+        "remaining_prediction": wave_row["remaining_prediction"] if wave_row else np.nan,
+        "weight": weight,
+    }
+
+
+def active_estimate(
+    fit: IrtFit,
+    plan: ActivePlan,
+    new_results: pd.DataFrame,
+    *,
+    method: str,
+    confidence: float,
+) -> dict:
+    """:func:`estimate` for an :class:`ActivePlan` (see the module docstring): one row."""
+    if method not in ("active", "ht"):
+        raise StatsError(f"method must be 'active' or 'ht' for an active plan, got {method!r}")
+    if plan.n_items != len(fit.items):
+        raise StatsError(
+            f"the plan was drawn from a benchmark of {plan.n_items} items, the fit has "
+            f"{len(fit.items)}: pass the fit the plan was drawn from"
+        )
+    if plan.draws.empty:
+        raise StatsError("the plan has drawn no case yet: run its first wave")
+    matrix = score_matrix(new_results, **fit.matrix.columns)
+    if len(matrix.systems) != 1:
+        raise StatsError(
+            f"an active plan scores one new system at a time; the results hold "
+            f"{len(matrix.systems)}: {matrix.systems[:5]}"
+        )
+    found = {
+        item: float(matrix.scores[0, j])
+        for j, item in enumerate(matrix.item_ids())
+        if matrix.weight[0, j] > 0
+    }
+    missing = [c for c in plan.draws["case"] if c not in found]
+    if missing:
+        raise StatsError(
+            f"{len(missing)} drawn case(s) have no score (e.g. {missing[0]!r}): run every drawn "
+            "case (leaving the hard ones out biases the estimate)"
+        )
+    draws = plan.draws
+    y = np.array([found[c] for c in draws["case"]], dtype=float)
+    pred = draws["prediction"].to_numpy(float) if method == "active" else np.zeros(y.size)
+    n_total = plan.n_items
+    if plan.design == "fixed":
+        total, se, how = _ordered(draws, y, pred, method)
+    else:
+        total, se, how = _poisson(plan, y, pred, method)
+    n = y.size
+    value = total / n_total
+    se = se / n_total
+    how = f"{how} over {n} of {n_total} cases"
+    if n < 2:
+        return _row(value, np.nan, np.nan, n, how + "; one case: no interval")
+    half = sps.t.ppf(0.5 + confidence / 2, n - 1) * se
+    low, high = value - half, value + half
+    how += f"; t interval on {n - 1} df"
+    if not half > 0:  # no spread among the draws is not a certainty
+        value = float(np.clip(value, 0.0, 1.0))
+        low, high = no_spread_ci(value, n, confidence=confidence)
+        how += "; no spread among the draws: Wilson interval at the same estimate"
+    elif low < 0 or high > 1 or not 0 <= value <= 1:
+        how += f", clipped to [0, 1] (unclipped {value:.3f})"
+        value, low, high = float(np.clip(value, 0, 1)), max(low, 0.0), min(high, 1.0)
+    return _row(value, low, high, n, how)
+
+
+def _row(value, low, high, n, how) -> dict:
+    return {"value": value, "ci_low": low, "ci_high": high, "n_items": n, "method": how}
+
+
+def _ordered(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):
+    """Des Raj's ordered estimator (with predictions), stabilising weights: total and SE."""
+    q = draws["probability"].to_numpy(float)
+    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+    rest = draws["remaining_prediction"].to_numpy(float) if method == "active" else 0.0
+    z = before + rest + (y - pred) / q
+    h = draws["weight"].to_numpy(float)
+    n = z.size
+    total = float(np.sum(h * z) / h.sum())
+    se = float(np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / max(n - 1, 1)) / h.sum())
+    how = (
+        "model-assisted active estimate (Des Raj's ordered estimator with the model's "
+        "predictions, stabilising weights)"
+        if method == "active"
+        else "Horvitz-Thompson active estimate (Des Raj's ordered estimator, stabilising weights)"
+    )
+    return total, se, how
+
+
+def _poisson(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str):
+    """Each wave's difference (or HT) estimator of the total, combined with fixed weights."""
+    draws = plan.draws
+    wave_of = draws["wave"].to_numpy()
+    pi = draws["probability"].to_numpy(float)
+    total, var, before = 0.0, 0.0, 0.0
+    for row in plan.waves.itertuples(index=False):
+        mine = wave_of == row.wave
+        r = y[mine] - pred[mine]
+        rest = row.remaining_prediction if method == "active" else 0.0
+        z = before + rest + float(np.sum(r / pi[mine]))
+        total += row.weight * z
+        var += row.weight**2 * float(np.sum((1 - pi[mine]) * r**2 / pi[mine] ** 2))
+        before += float(y[mine].sum())
+    # the weights are each wave's expected share of k: they sum to 1 over a complete plan
+    share = float(plan.waves["weight"].sum())
+    how = (
+        "model-assisted active estimate (difference estimator per Poisson wave)"
+        if method == "active"
+        else "Horvitz-Thompson active estimate (per Poisson wave)"
+    )
+    return total / share, float(np.sqrt(var)) / share, how

@@ -1,0 +1,92 @@
+"""The person's level of each labelled item, for statistics that compare a judge with people
+item by item (cascades, level sets)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import JevalkitError, StatsError
+from ..judges import load_judge_prompt
+
+ITEM = ["system", "case_id"]
+NO_SYSTEM = "all"  # the labels file's name for "no system named"
+
+
+def person_levels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Each labelled item's level (the labellers' modal one), and how many label rows there
+    were."""
+    if not isinstance(labels, pd.DataFrame):
+        raise StatsError("labels must be a DataFrame (read the labels file with read_labels)")
+    for column in ("case_id", "level"):
+        if column not in labels.columns:
+            raise StatsError(f"labels have no {column!r} column: read them with read_labels")
+    kept = labels[labels["level"].notna()]
+    if "skipped" in kept.columns:
+        kept = kept[~kept["skipped"].fillna(False).astype(bool)]
+    if kept.empty:
+        raise StatsError("the labels hold no label (every record skipped or without a level)")
+    if "sampling_probability" in kept.columns:
+        probs = pd.to_numeric(kept["sampling_probability"], errors="coerce").dropna().unique()
+        if probs.size > 1 and not np.allclose(probs, probs[0]):
+            raise StatsError(
+                "the labelled items were drawn with unequal probabilities (a stratified or "
+                "uncertainty plan): a cascade is calibrated on a uniform random sample of items "
+                "(label_sample strategy 'random')"
+            )
+    system = kept["system"] if "system" in kept.columns else pd.Series(NO_SYSTEM, kept.index)
+    kept = kept.assign(
+        system=system.astype(object).where(system.notna(), NO_SYSTEM).astype(str),
+        case_id=kept["case_id"].astype(str),
+        level=kept["level"].astype(str),
+    )
+    counts = kept.groupby([*ITEM, "level"]).size()
+    top = counts.groupby(level=[0, 1]).transform("max")
+    modal = counts[counts == top].reset_index()
+    tied = modal.duplicated(ITEM, keep=False)
+    if tied.any():
+        first = tuple(modal.loc[tied, ITEM].iloc[0])
+        raise StatsError(
+            f"labellers disagree evenly on {int(modal.loc[tied].drop_duplicates(ITEM).shape[0])} "
+            f"item(s) (e.g. {first}): settle them or label once more"
+        )
+    return modal[[*ITEM, "level"]].rename(columns={"level": "person"}), len(kept)
+
+
+def with_people(items: pd.DataFrame, person: pd.DataFrame) -> pd.DataFrame:
+    """The judged ``items`` that have a person's level. Items of rows that name no system
+    (``all``) are matched by case id alone; a case id labelled under two systems is then
+    refused."""
+    if (items["system"] == NO_SYSTEM).all():
+        twice = person[person.duplicated("case_id", keep=False)]
+        if len(twice):
+            raise StatsError(
+                f"the judge rows name no system (no label), but the labels name case "
+                f"{twice['case_id'].iloc[0]!r} under {twice['system'].nunique()} systems: give "
+                "the rows their system's name (--label), or labels of one system"
+            )
+        return items.merge(person.drop(columns="system"), on="case_id", how="inner")
+    return items.merge(person, on=ITEM, how="inner")
+
+
+def judge_levels(judged: pd.DataFrame, levels: Sequence[str] | None) -> list[str]:
+    if levels is not None:
+        names = [str(v) for v in levels]
+        if len(names) < 2 or len(set(names)) != len(names):
+            raise StatsError(f"levels must be two or more distinct labels, got {names}")
+        return names
+    refs = judged[["probe", "version"]].drop_duplicates() if "probe" in judged else pd.DataFrame()
+    if len(refs) != 1:
+        raise StatsError(
+            "say the judge's levels (levels=[...], lowest first): the rows name "
+            f"{len(refs)} judge prompts, not one"
+        )
+    probe, version = refs.iloc[0]
+    try:
+        return load_judge_prompt(f"{probe}@{int(version)}").labels
+    except (JevalkitError, TypeError, ValueError) as exc:  # an imported judge, no prompt file
+        raise StatsError(
+            f"no judge prompt file for {probe}@{version} ({exc}); pass levels=[...], lowest first"
+        ) from None

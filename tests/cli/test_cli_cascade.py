@@ -1,0 +1,208 @@
+"""``jevalkit cascade calibrate`` and ``jevalkit judge --cascade`` against the loopback server,
+with two judge models that answer with different logprobs: which cases each judge is sent."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from jevalkit.cli import main
+from jevalkit.labels import append_label, label_record, load_cascade
+from jevalkit.results import read_results
+
+# Each case's output says how each judge answers it: "small=0.97/No" is p(No) = 0.97 from the
+# model "small". The server reads it back from the prompt, so the answers depend on the model.
+TAG = re.compile(r"(small|big)=([0-9.]+)/(Yes|No)")
+
+
+def logprobs_for(body):
+    text = json.dumps(body.get("messages") or body.get("prompt"))
+    tags = {m: (float(p), word) for m, p, word in TAG.findall(text)}
+    p, word = tags[body["model"]]
+    other = "Yes" if word == "No" else "No"
+    alts = [{"token": word, "logprob": math.log(p)}, {"token": other, "logprob": math.log(1 - p)}]
+    return {"content": [{"token": word, "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
+
+
+def case(cid, small, big, truth):
+    # small / big: (p, word) of each judge; truth: the person's level
+    return {
+        "id": cid,
+        "output": f"answer {cid}: small={small[0]}/{small[1]} big={big[0]}/{big[1]}",
+        "gold": truth,
+    }
+
+
+def calibration_cases():
+    """60 cases: small is sure and right on 0-29 and unsure (0.6) on 30-59, right on half of
+    them; big is sure and right on 30-49 and unsure on 50-59, right on half."""
+    cases = []
+    for i in range(60):
+        truth = "unsafe" if i % 2 else "safe"
+        right = "Yes" if truth == "unsafe" else "No"
+        wrong = "No" if right == "Yes" else "Yes"
+        small = (0.97, right) if i < 30 else (0.6, right if i % 4 < 2 else wrong)
+        big = (0.95, right) if i < 50 else (0.55, right if i % 4 < 2 else wrong)
+        cases.append(case(f"c{i:02d}", small, big, truth))
+    return cases
+
+
+def new_cases():
+    """20 new cases: small sure on n00-n09; big sure on n10-n14, unsure on n15-n19."""
+    out = []
+    for i in range(20):
+        small = (0.98, "No") if i < 10 else (0.6, "Yes")
+        big = (0.96, "Yes") if i < 15 else (0.55, "No")
+        out.append(case(f"n{i:02d}", small, big, None))
+    return out
+
+
+def write_cases(path, cases):
+    path.write_text(
+        "".join(json.dumps({k: v for k, v in c.items() if v is not None}) + "\n" for c in cases)
+    )
+    return path
+
+
+def sent(server, model):
+    ids = set()
+    for request in server.requests:
+        if request["body"].get("model") == model:
+            ids |= set(re.findall(r"answer ([cn]\d\d)", json.dumps(request["body"])))
+    return sorted(ids)
+
+
+@pytest.fixture
+def calibrated(openai_server, tmp_path):
+    openai_server.logprobs = logprobs_for
+    cases = write_cases(tmp_path / "calibration.jsonl", calibration_cases())
+    for model in ("small", "big"):
+        argv = ["judge", "security", "--data", str(cases), "--model", model]
+        argv += ["--base-url", openai_server.base_url, "--out", str(tmp_path / f"{model}.jsonl")]
+        assert main(argv) == 0
+    labels = tmp_path / "labels.jsonl"
+    for c in calibration_cases():
+        append_label(labels, label_record("all", c["id"], c["gold"], "ann", 1.0))
+    return tmp_path, labels
+
+
+def test_calibrate_prints_the_guarantee_and_the_stages(calibrated, capsys):
+    tmp_path, labels = calibrated
+    argv = ["cascade", "calibrate", str(tmp_path / "small.jsonl"), str(tmp_path / "big.jsonl")]
+    argv += ["--labels", str(labels), "--target", "0.8", "--confidence", "0.8"]
+    argv += ["--min-items", "10", "--out", str(tmp_path / "cascade.json")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("with probability at least 80% over the calibration draw")
+    cascade = load_cascade(tmp_path / "cascade.json")
+    assert cascade.judges == ("small", "big")
+    assert cascade.thresholds == pytest.approx((0.97, 0.95))
+    assert cascade.stages["n_decided"].tolist() == [30, 20]  # 10 left for people
+    assert cascade.evaluator == "security@1" and cascade.prompt_hash
+    small = cascade.steps[0]
+    assert small.config.prompt_style == "chat" and small.base_url.endswith("/v1")
+
+
+def test_judge_with_a_cascade_sends_each_judge_only_what_it_must(calibrated, openai_server, capsys):
+    tmp_path, labels = calibrated
+    argv = ["cascade", "calibrate", str(tmp_path / "small.jsonl"), str(tmp_path / "big.jsonl")]
+    argv += ["--labels", str(labels), "--target", "0.8", "--confidence", "0.8"]
+    argv += ["--min-items", "10", "--out", str(tmp_path / "cascade.json")]
+    assert main(argv) == 0
+    openai_server.requests.clear()
+    data = write_cases(tmp_path / "new.jsonl", new_cases())
+    argv = ["judge", "security", "--data", str(data), "--cascade", str(tmp_path / "cascade.json")]
+    argv += ["--out", str(tmp_path / "run.jsonl"), "--base-url", openai_server.base_url]
+    argv += ["--for-people", str(tmp_path / "people.jsonl")]
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert sent(openai_server, "small") == [f"n{i:02d}" for i in range(20)]
+    assert sent(openai_server, "big") == [f"n{i:02d}" for i in range(10, 20)]
+    out = capsys.readouterr().out
+    assert "15 of 20 case(s) decided by a judge; 5 for people" in out
+    # each judge's rows are kept as usual, in its own results file
+    small = read_results(tmp_path / "run__small.jsonl")
+    big = read_results(tmp_path / "run__big.jsonl")
+    assert sorted(small["case_id"]) == [f"n{i:02d}" for i in range(20)]
+    assert sorted(big["case_id"]) == [f"n{i:02d}" for i in range(10, 20)]
+    people = pd.read_json(tmp_path / "people.jsonl", lines=True)
+    assert people["case_id"].tolist() == [f"n{i:02d}" for i in range(15, 20)]
+    assert people["output"].str.startswith("answer n1").all()  # the answer, not a verdict
+    # the same command again resumes: nothing is sent
+    openai_server.requests.clear()
+    assert main(argv) == 0
+    assert openai_server.requests == []
+
+
+def test_a_cascade_file_edited_by_hand_is_refused_in_one_line(calibrated, capsys):
+    tmp_path, labels = calibrated
+    argv = ["cascade", "calibrate", str(tmp_path / "small.jsonl"), str(tmp_path / "big.jsonl")]
+    argv += ["--labels", str(labels), "--target", "0.8", "--confidence", "0.8"]
+    argv += ["--min-items", "10", "--out", str(tmp_path / "cascade.json")]
+    assert main(argv) == 0
+    record = json.loads((tmp_path / "cascade.json").read_text())
+    record["steps"][0]["threshold"] = 0.5  # lowered by hand: the guarantee would be a lie
+    (tmp_path / "edited.json").write_text(json.dumps(record))
+    data = write_cases(tmp_path / "new.jsonl", new_cases())
+    capsys.readouterr()
+    argv = ["judge", "security", "--data", str(data), "--cascade", str(tmp_path / "edited.json")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "edited after calibration" in err
+    record["steps"][0]["threshold"] = 0.97
+    record["steps"][1]["base_url"] = "http://127.0.0.1:1/v1"  # an endpoint may move
+    (tmp_path / "moved.json").write_text(json.dumps(record))
+    assert load_cascade(tmp_path / "moved.json").steps[1].base_url == "http://127.0.0.1:1/v1"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--model", "small"], "--model with --cascade"),
+        (["--prompt-style", "completion"], "--prompt-style with --cascade"),
+    ],
+)
+def test_judge_flags_a_cascade_already_says_are_refused(calibrated, capsys, extra, message):
+    tmp_path, labels = calibrated
+    argv = ["cascade", "calibrate", str(tmp_path / "small.jsonl"), str(tmp_path / "big.jsonl")]
+    argv += ["--labels", str(labels), "--target", "0.8", "--confidence", "0.8"]
+    argv += ["--min-items", "10", "--out", str(tmp_path / "cascade.json")]
+    assert main(argv) == 0
+    capsys.readouterr()
+    data = write_cases(tmp_path / "new.jsonl", new_cases())
+    argv = ["judge", "security", "--data", str(data), "--cascade", str(tmp_path / "cascade.json")]
+    assert main([*argv, *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["judge", "faithfulness", "--data", "faithfulness", "--cascade", argv[-1]]) == 2
+    assert "calibrated for the judge security@1, not faithfulness" in capsys.readouterr().err
+
+
+def test_calibrate_refuses_in_one_line(calibrated, capsys, tmp_path):
+    tmp, labels = calibrated
+    both = tmp / "both.jsonl"
+    both.write_text((tmp / "small.jsonl").read_text() + (tmp / "big.jsonl").read_text())
+    argv = [
+        "cascade",
+        "calibrate",
+        str(both),
+        "--labels",
+        str(labels),
+        "--out",
+        str(tmp / "c.json"),
+    ]
+    assert main(argv) == 2
+    assert "holds 2 judges (big, small): say the cascade's order with --judges" in (
+        capsys.readouterr().err
+    )
+    assert main([*argv, "--judges", "small", "gpt"]) == 2
+    assert (
+        "judge 'gpt' has no rows; the judge rows hold ['big', 'small']" in capsys.readouterr().err
+    )
+    assert main(["cascade", "calibrate", str(tmp / "nope.jsonl"), "--labels", str(labels),
+                 "--out", str(tmp / "c.json")]) == 2  # fmt: skip
+    assert "nope.jsonl: no results file there" in capsys.readouterr().err
+    assert not (tmp / "c.json").exists()

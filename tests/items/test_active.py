@@ -1,0 +1,195 @@
+"""Active evaluation (select(method="active"), estimate on its plan): waves drawn from the
+system's own answers, the same draws again on resume, and a design-based interval that covers
+whatever the item model gets wrong (seeded small versions of benchmarks/bench_items.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jevalkit.errors import StatsError
+from jevalkit.items import (
+    ActivePlan,
+    estimate,
+    fit_irt,
+    leave_systems_out,
+    load_fit,
+    select,
+    simulate_2pl,
+)
+
+N_ITEMS = 150
+
+
+@pytest.fixture(scope="module")
+def bench():
+    df = simulate_2pl(n_systems=42, n_items=N_ITEMS, seed=7)
+    df.attrs = {}  # pandas copies attrs (the true parameters) on every operation
+    held = ["sys40", "sys41"]
+    fit = fit_irt(df[~df.system.isin(held)], case="case_id")
+    return fit, {name: df[df.system == name] for name in held}
+
+
+def complete(fit, k, new, **options) -> ActivePlan:
+    """Run the plan wave by wave, each wave seeing only the answers to the earlier draws."""
+    plan = select(fit, k, method="active", **options)
+    while not plan.complete:
+        plan = select(
+            fit, k, method="active", new_results=new[new.case_id.isin(plan.cases)], **options
+        )
+    return plan
+
+
+def test_waves_wait_for_answers_and_the_same_answers_give_the_same_draws(bench):
+    fit, news = bench
+    new = news["sys40"]
+    first = select(fit, 20, method="active", waves=4, seed=3)
+    assert not first.complete and len(first.cases) == 5
+    assert first.table()["wave"].eq(0).all()
+    # nothing answered yet, or only part of the wave: the plan is the first wave again
+    part = new[new.case_id.isin(first.cases[:2])]
+    again = select(fit, 20, method="active", waves=4, seed=3, new_results=part)
+    assert again.cases == first.cases and not again.complete
+    plan = complete(fit, 20, new, waves=4, seed=3)
+    assert plan.complete and len(plan.cases) == 20 == len(set(plan.cases))
+    assert plan.cases[:5] == first.cases
+    assert plan.table()["wave"].tolist() == [w for w in range(4) for _ in range(5)]
+    # answers beyond the plan change nothing: the plan reads the drawn cases' answers only
+    assert complete(fit, 20, new, waves=4, seed=3).cases == plan.cases
+    other = complete(fit, 20, new, waves=4, seed=4)
+    assert other.cases != plan.cases
+
+
+def test_every_probability_has_its_floor_and_the_draws_follow_the_predicted_sd(bench):
+    fit, news = bench
+    plan = complete(fit, 30, news["sys40"], waves=3, floor=0.25, seed=0)
+    draws = plan.table()
+    remaining = N_ITEMS - draws["step"].to_numpy()
+    assert (draws["probability"] >= 0.25 / remaining - 1e-12).all()
+    assert (draws["probability"] <= 1).all()
+    # uniform draws (floor 1): each probability is one over the cases not yet drawn
+    uniform = complete(fit, 30, news["sys40"], waves=3, floor=1.0, seed=0)
+    np.testing.assert_allclose(
+        uniform.table()["probability"], 1 / (N_ITEMS - uniform.table()["step"]), rtol=1e-12
+    )
+    assert 0 < plan.design_effect < 1.0 and uniform.design_effect == pytest.approx(1.0)
+
+
+def coverage(fit, news, reps, **options):
+    hits, errors, widths = [], [], []
+    for new in news.values():
+        truth = new.score.mean()
+        for seed in range(reps):
+            plan = complete(fit, 25, new, seed=seed, **options)
+            for method in ("active", "ht"):
+                row = estimate(fit, plan, new, method=method).iloc[0]
+                hits.append((method, row.ci_low <= truth <= row.ci_high))
+                errors.append((method, row.value - truth))
+                widths.append((method, row.ci_high - row.ci_low))
+    frame = pd.DataFrame(
+        {
+            "method": [m for m, _ in hits],
+            "covered": [h for _, h in hits],
+            "error": [e for _, e in errors],
+            "width": [w for _, w in widths],
+        }
+    )
+    return frame.groupby("method").agg(
+        coverage=("covered", "mean"),
+        bias=("error", "mean"),
+        sd=("error", "std"),
+        n=("error", "size"),
+        width=("width", "mean"),
+    )
+
+
+@pytest.mark.parametrize(("design", "reps"), [("fixed", 80), ("poisson", 50)])
+def test_the_interval_covers_over_the_design_and_the_estimate_has_no_bias(bench, design, reps):
+    fit, news = bench
+    table = coverage(fit, news, reps, waves=3, design=design)
+    for method, row in table.iterrows():
+        # 100-160 intervals: 95% less 3.5 Monte Carlo SE (2.2% at 100) is 0.87
+        assert 0.87 <= row.coverage <= 0.995, (method, row.coverage)
+        assert abs(row.bias) < 3 * row.sd / math.sqrt(row.n), (method, row.bias)
+
+
+def test_a_wrong_item_model_still_covers_its_interval_only_grows(bench):
+    fit, news = bench
+    rng = np.random.default_rng(0)
+    items = fit.items.copy()
+    order = rng.permutation(len(items))
+    for column in ("difficulty", "discrimination", "intercept", "mean_score", "status"):
+        items[column] = items[column].to_numpy()[order]
+    wrong = dataclasses.replace(fit, items=items)
+    right = coverage(fit, news, 40, waves=3)
+    shuffled = coverage(wrong, news, 40, waves=3)
+    for method in ("active", "ht"):
+        assert shuffled.loc[method, "coverage"] >= 0.87, shuffled
+        assert abs(shuffled.loc[method, "bias"]) < 3 * shuffled.loc[method, "sd"] / math.sqrt(80)
+    assert shuffled.loc["active", "width"] > right.loc["active", "width"]
+
+
+def test_a_saved_and_loaded_fit_draws_the_same_plan(bench, tmp_path):
+    fit, news = bench
+    loaded = load_fit(fit.save(tmp_path / "fit.json", scores=False))
+    a = complete(fit, 15, news["sys41"], waves=3, seed=9)
+    b = complete(loaded, 15, news["sys41"], waves=3, seed=9)
+    assert a.cases == b.cases
+    pd.testing.assert_frame_equal(a.table(), b.table())
+    pd.testing.assert_frame_equal(
+        estimate(fit, a, news["sys41"]), estimate(loaded, b, news["sys41"])
+    )
+
+
+def test_a_plan_stopped_after_some_waves_is_a_smaller_plan(bench):
+    fit, news = bench
+    new = news["sys40"]
+    plan = select(fit, 20, method="active", waves=2, seed=1)
+    row = estimate(fit, plan, new).iloc[0]
+    assert row.n_items == 10 and row.ci_low <= row.value <= row.ci_high
+    assert "10 of 150 cases" in row.method
+
+
+def test_leave_systems_out_scores_the_active_plan():
+    df = simulate_2pl(n_systems=25, n_items=80, seed=2)
+    table = leave_systems_out(
+        df, [20], methods=["active", "irt"], case="case_id", max_systems=3, seed=0
+    )
+    assert table["method"].tolist() == ["active", "irt"]
+    assert table["n_systems"].tolist() == [3, 3]
+    assert table["mae"].notna().all() and table["coverage"].between(0, 1).all()
+
+
+def test_refusals(bench):
+    fit, news = bench
+    new = news["sys40"]
+    with pytest.raises(StatsError, match="k must be a whole number from 2 to 149"):
+        select(fit, 150, method="active")
+    with pytest.raises(StatsError, match="waves must be a whole number from 1 to k=10"):
+        select(fit, 10, method="active", waves=11)
+    with pytest.raises(StatsError, match="floor must be a number in"):
+        select(fit, 10, method="active", floor=0)
+    with pytest.raises(StatsError, match="design must be one of fixed, poisson"):
+        select(fit, 10, method="active", design="bernoulli")
+    with pytest.raises(StatsError, match="give a whole number seed"):
+        select(fit, 10, method="active", seed=None)
+    with pytest.raises(StatsError, match="new_results is for method='active'"):
+        select(fit, 10, method="stratified", new_results=new)
+    both = pd.concat([news["sys40"], news["sys41"]])
+    with pytest.raises(StatsError, match="one new system at a time"):
+        select(fit, 10, method="active", new_results=both)
+    plan = select(fit, 10, method="active", waves=1, seed=0)
+    with pytest.raises(StatsError, match=r"drawn case.*have no score"):
+        estimate(fit, plan, new[new.case_id != plan.cases[0]])
+    with pytest.raises(StatsError, match="'active' or 'ht' for an active plan"):
+        estimate(fit, plan, new, method="irt")
+    small = fit_irt(simulate_2pl(n_systems=30, n_items=20, seed=1), case="case_id")
+    with pytest.raises(StatsError, match="pass the fit the plan was drawn from"):
+        estimate(small, plan, new)
+    stranger = new.assign(case_id="zz" + new.case_id)
+    with pytest.raises(StatsError, match="not an item of the fitted benchmark"):
+        select(fit, 10, method="active", new_results=stranger)

@@ -1,0 +1,80 @@
+"""A fitted item model saved as a file and read back: the same numbers, the same anchors and
+estimates; hostile files refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from jevalkit.errors import StatsError
+from jevalkit.items import estimate, fit_irt, load_fit, select, simulate_2pl
+
+
+@pytest.fixture(scope="module")
+def benchmark():
+    df = simulate_2pl(n_systems=31, n_items=60, seed=3).assign(probe="p", version=1)
+    df.loc[df["case_id"] == "q0005", "score"] = 1.0  # an item no model can calibrate
+    return df[df["system"] != "sys30"], df[df["system"] == "sys30"]
+
+
+@pytest.mark.parametrize("model", ["2pl", "1pl"])
+@pytest.mark.parametrize("scores", [True, False])
+def test_a_saved_fit_reads_back_with_the_same_numbers_anchors_and_estimates(
+    benchmark, tmp_path, model, scores
+):
+    past, new = benchmark
+    fit = fit_irt(past, model=model)
+    again = load_fit(fit.save(tmp_path / "fit.json", scores=scores))
+    pd.testing.assert_frame_equal(again.items, fit.items)
+    pd.testing.assert_frame_equal(again.systems, fit.systems)
+    assert again.scalars() == fit.scalars()
+    assert again.matrix.columns == fit.matrix.columns
+    assert again.matrix.item_ids() == fit.matrix.item_ids()
+    assert "not estimable" in again.items.set_index("case_id").loc["q0005", "status"]
+    if scores:
+        pd.testing.assert_frame_equal(
+            pd.DataFrame(again.matrix.scores), pd.DataFrame(fit.matrix.scores)
+        )
+        assert (again.matrix.weight == fit.matrix.weight).all()
+    else:
+        assert again.matrix.scores.shape == (0, 60) and "sys00" in again.systems["system"].values
+    for method in ("irt", "stratified"):
+        anchors = select(fit, 12, method=method, seed=4)
+        pd.testing.assert_frame_equal(select(again, 12, method=method, seed=4), anchors)
+        pd.testing.assert_frame_equal(estimate(again, anchors, new), estimate(fit, anchors, new))
+
+
+def test_integer_case_ids_stay_integers(tmp_path):
+    df = simulate_2pl(n_systems=12, n_items=20, seed=1)
+    df["case_id"] = df["case_id"].str[1:].astype(int)
+    fit = fit_irt(df, case="case_id")
+    again = load_fit(fit.save(tmp_path / "fit.json"))
+    assert again.matrix.item_ids() == list(range(20))
+
+
+def test_hostile_files_are_refused_in_one_line(benchmark, tmp_path):
+    past, _ = benchmark
+    good = json.loads(fit_irt(past).save(tmp_path / "good.json").read_text())
+    cases = {
+        "missing.json": None,
+        "empty.json": "",
+        "text.json": "not json at all",
+        "nan.json": '{"format": "jevalkit-irt-fit", "loglik": NaN}',
+        "other.json": json.dumps({"format": "something-else"}),
+        "list.json": "[1, 2]",
+        "no-items.json": json.dumps({**good, "items": "none"}),
+        "bad-model.json": json.dumps({**good, "model": "3pl"}),
+        "short.json": json.dumps({**good, "n_calibrated": 3}),
+        "broken-matrix.json": json.dumps({**good, "matrix": {**good["matrix"], "scores": [[1]]}}),
+        "nested.json": "[" * 100_000,
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        with pytest.raises(StatsError) as caught:
+            load_fit(path)
+        message = str(caught.value)
+        assert "\n" not in message and name in message, message

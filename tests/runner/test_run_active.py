@@ -1,0 +1,291 @@
+"""``run(..., cases="active:K", prior=fit)`` and ``jevalkit run --cases active:K --prior
+fit.json`` against the loopback server: the run sends exactly the plan's cases, wave by wave,
+its rows say how each case was drawn, a re-run after kill -9 sends the rest of the same plan,
+and its estimate is the library's on the same rows."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+import jevalkit
+from jevalkit.cli import main
+from jevalkit.items import estimate, fit_irt, select
+from jevalkit.results import read_results
+
+REPO = Path(__file__).resolve().parents[2]
+PROBE = "unit-conversion@1"
+K = 12
+
+
+@pytest.fixture(scope="module")
+def benchmark(tmp_path_factory):
+    """Past systems' scores on the probe's 40 cases (a 2PL), the item model fitted on them and
+    saved, and each case's user message with its gold answer."""
+    probe = jevalkit.load_probe(PROBE)
+    rng = np.random.default_rng(5)
+    n = len(probe.cases)
+    a, b = rng.lognormal(0.5, 0.3, n), rng.normal(0, 1.5, n)
+    theta = rng.normal(size=40)
+    y = rng.random((40, n)) < expit(a * (theta[:, None] - b))
+    past = pd.DataFrame(
+        [
+            {
+                "system": f"past{s}",
+                "probe": probe.id,
+                "version": probe.version,
+                "case_id": case.id,
+                "score": float(y[s, j]),
+            }
+            for s in range(40)
+            for j, case in enumerate(probe.cases)
+        ]
+    )
+    fit = fit_irt(past)
+    path = fit.save(tmp_path_factory.mktemp("prior") / "fit.json", scores=False)
+    gold = {
+        probe.request_input(case, None)["messages"][-1]["content"]: (j, str(case.gold))
+        for j, case in enumerate(probe.cases)
+    }
+    return fit, path, gold, (a, b)
+
+
+def answerer(gold, params, ability=0.7):
+    """The new model: right on a case with the 2PL probability at ``ability`` (a fixed draw
+    per case, so every request for a case gets the same answer)."""
+    a, b = params
+
+    def reply(body):
+        j, answer = gold[body["messages"][-1]["content"]]
+        u = int(hashlib.sha256(f"case{j}".encode()).hexdigest()[:8], 16) / 2**32
+        return answer if u < expit(a[j] * (ability - b[j])) else "no idea"
+
+    return reply
+
+
+def options(server, out, **more):
+    return {
+        "base_url": server.base_url,
+        "out": out,
+        "progress": False,
+        "cache": False,
+        "concurrency": 2,
+        **more,
+    }
+
+
+def library_estimate(fit, rows):
+    """The plan and estimate the library draws from the same rows (each wave from the answers
+    to the earlier ones)."""
+    plan = select(fit, K, method="active", seed=0)
+    while not plan.complete:
+        plan = select(fit, K, method="active", seed=0, new_results=rows)
+    return plan, estimate(fit, plan, rows).iloc[0]
+
+
+def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
+    benchmark, openai_server, tmp_path
+):
+    fit, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    out = tmp_path / "r.jsonl"
+    df = jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out))
+    assert len(openai_server.requests) == K == len(df) == df["case_id"].nunique()
+    summary = df.attrs["active"].iloc[0]
+    assert summary["stop_reason"] == "complete" and summary["n_answered"] == K
+    assert summary["waves"] == 8 and summary["n_cases"] == 40
+    rows = read_results(out)
+    plan, row = library_estimate(fit, rows)
+    ids = [case_id for _, _, case_id in plan.cases]  # items are (probe, version, case_id)
+    assert sorted(ids) == sorted(df["case_id"])
+    assert summary["value"] == pytest.approx(row["value"], abs=1e-12)
+    assert summary["ci_low"] == pytest.approx(row["ci_low"], abs=1e-12)
+    # each row names the plan and its case's probability when drawn
+    drawn = dict(zip(ids, plan.table()["probability"], strict=True))
+    for r in rows.itertuples():
+        assert r.subset.startswith(f"active:{K} of 40 cases (prior fit.json, seed 0, 8 waves)")
+        assert float(r.subset.rsplit("probability ", 1)[1]) == drawn[r.case_id]
+    # the same command again sends nothing: every drawn case is done
+    again = jevalkit.run(
+        PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out)
+    )
+    assert len(openai_server.requests) == K and sorted(again["case_id"]) == sorted(ids)
+    # another seed draws another plan
+    other = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{K}",
+        prior=fit,
+        sample_seed=3,
+        **options(openai_server, tmp_path / "s3.jsonl"),
+    )
+    assert sorted(other["case_id"]) != sorted(ids)
+
+
+KILLED = """
+import sys, jevalkit
+jevalkit.run("unit-conversion@1", "new", cases="active:12", prior=sys.argv[3],
+             base_url=sys.argv[1], out=sys.argv[2], progress=False, cache=False, concurrency=1)
+"""
+
+
+def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp_path):
+    fit, path, gold, params = benchmark
+    plain = answerer(gold, params)
+    first, answered, gate, lock = 5, [0], threading.Event(), threading.Lock()
+
+    def reply(body):  # answer the first five, hold every later answer until the kill
+        with lock:
+            answered[0] += 1
+            mine = answered[0]
+        if mine > first:
+            gate.wait(120)
+        return plain(body)
+
+    openai_server.reply = reply
+    out = tmp_path / "killed.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED, openai_server.base_url, str(out), str(path)], env=env
+    )
+    try:
+        for _ in range(2400):
+            rows = out.read_bytes().count(b"\n") if out.exists() else 0
+            if (rows >= first and answered[0] > first) or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        gate.set()
+    assert out.read_bytes().count(b"\n") == first
+    openai_server.reply = plain
+    sent_before = len(openai_server.requests)
+    code = main(
+        [
+            "run",
+            PROBE,
+            "--model",
+            "new",
+            "--cases",
+            f"active:{K}",
+            "--prior",
+            str(path),
+            "--base-url",
+            openai_server.base_url,
+            "--out",
+            str(out),
+            "--no-cache",
+        ]
+    )
+    assert code == 0
+    assert len(openai_server.requests) - sent_before == K - first  # only the rest was sent
+    rows = read_results(out)
+    straight = tmp_path / "straight.jsonl"
+    jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, straight))
+    assert sorted(rows["case_id"]) == sorted(read_results(straight)["case_id"])
+    plan, _ = library_estimate(fit, rows)
+    assert sorted(c for _, _, c in plan.cases) == sorted(rows["case_id"])
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--cases", "active:1"], "give active:K with K a whole number of cases from 2 up"),
+        (["--cases", "active:x"], "give active:K"),
+        (["--cases", f"active:{K}"], "needs --prior FIT.json"),
+        (["--cases", "1-5", "--prior", "PRIOR"], "--prior is for --cases active:K"),
+        (["--cases", "active:40", "--prior", "PRIOR"], "K must be from 2 to 39"),
+        (["--cases", f"active:{K}", "--prior", "MISSING"], "cannot read the item model"),
+        (["--cases", f"active:{K}", "--prior", "PRIOR", "--sample", "3"], "drop --sample"),
+        (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
+    ],
+)
+def test_bad_active_options_are_one_line_and_exit_2(
+    benchmark, openai_server, tmp_path, capsys, args, says
+):
+    _, path, _, _ = benchmark
+    args = [
+        str(path) if a == "PRIOR" else str(tmp_path / "none.json") if a == "MISSING" else a
+        for a in args
+    ]
+    code = main(
+        [
+            "run",
+            PROBE,
+            "--model",
+            "new",
+            *args,
+            "--base-url",
+            openai_server.base_url,
+            "--out",
+            str(tmp_path / "r.jsonl"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert openai_server.requests == []
+
+
+def test_a_prior_of_other_cases_is_refused(benchmark, openai_server, tmp_path):
+    fit, _, _, _ = benchmark
+    with pytest.raises(jevalkit.errors.UsageError, match="item\\(s\\) this run does not plan"):
+        jevalkit.run(
+            "unit-conversion@2",
+            "new",
+            cases=f"active:{K}",
+            prior=fit,
+            **options(openai_server, tmp_path / "r.jsonl"),
+        )
+    assert openai_server.requests == []
+
+
+def test_error_rows_stop_the_plan_and_say_so(benchmark, openai_server, tmp_path):
+    _, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    openai_server.faults["new"] = ["500"] * 100
+    out = tmp_path / "r.jsonl"
+    df = jevalkit.run(
+        PROBE, "new", cases=f"active:{K}", prior=path, max_retries=0, **options(openai_server, out)
+    )
+    summary = df.attrs["active"].iloc[0]
+    # the first wave (2 of the 12 cases in 8 waves) answered by errors: no next wave is drawn
+    assert len(openai_server.requests) == 2 == len(df) and df["error"].notna().all()
+    assert summary["stop_reason"] == "errors" and np.isnan(summary["value"])
+    assert summary["method"].startswith("not estimable: 0 drawn case(s) answered")
+
+
+def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_order(
+    benchmark, openai_server, tmp_path
+):
+    fit, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    out = tmp_path / "r.jsonl"
+    df = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{K}",
+        prior=path,
+        budget_requests=5,
+        **options(openai_server, out, concurrency=1),
+    )
+    summary = df.attrs["active"].iloc[0]
+    assert summary["stop_reason"] == "budget" and df.attrs["stopped"]
+    assert len(openai_server.requests) == 5 == summary["n_answered"]
+    plan = df.attrs["active_plan"]
+    smaller = select(fit, K, method="active", seed=0, new_results=read_results(out))
+    assert smaller.cases[:5] == plan.cases[:5]
+    assert "stopped by the budget" in summary["method"]
+    assert summary["ci_low"] <= summary["value"] <= summary["ci_high"]
