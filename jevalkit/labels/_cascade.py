@@ -412,7 +412,12 @@ class Cascade(Result):
         }
         record["digest"] = _digest(record)
         out = Path(path)
-        out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
+        try:
+            out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise StatsError(
+                f"{out}: cannot write the cascade ({exc.strerror}); pass --out a writable file"
+            ) from None
         return out
 
 
@@ -437,6 +442,20 @@ def _case_texts(cases: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, dtype=object).drop_duplicates("case_id")
 
 
+# the fields of a stage record (Cascade.stages' columns)
+STAGE_FIELDS = (
+    "judge",
+    "n_reaching",
+    "n_judged",
+    "n_decided",
+    "agreement",
+    "p_value",
+    "level",
+    "cost_usd",
+    "method",
+)
+
+
 def _number(record: dict, key: str, where: Path, *, low: float, high: float) -> float:
     value = record.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < high:
@@ -452,19 +471,22 @@ def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise StatsError(f"{at}.{key}: must be a non-empty text")
     threshold = raw.get("threshold")
+    # a probability, or a declared confidence score on its own scale (confidence_column)
     if threshold is not None and (
         isinstance(threshold, bool)
         or not isinstance(threshold, int | float)
-        or not 0 <= threshold <= 1
+        or not math.isfinite(threshold)
     ):
-        raise StatsError(f"{at}.threshold: must be a probability or null, got {threshold!r}")
+        raise StatsError(f"{at}.threshold: must be a finite number or null, got {threshold!r}")
     repeats = raw.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise StatsError(f"{at}.repeats: must be a whole number >= 1, got {repeats!r}")
     params = raw.get("parameters")
+    if params is not None and not isinstance(params, dict):
+        raise StatsError(f"{at}.parameters: must be an object or null, got {params!r}")
     try:
         config = None if params is None else JudgeConfig.from_parameters(params)
-    except JevalkitError as exc:
+    except (JevalkitError, TypeError, ValueError) as exc:
         raise StatsError(f"{at}.parameters: {exc}") from None
     for key in ("params_hash", "base_url"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
@@ -529,6 +551,14 @@ def load_cascade(path: str | Path) -> Cascade:
     curves = record.get("curves", [])
     if not isinstance(stages, list) or len(stages) != len(parsed) or not isinstance(curves, list):
         raise StatsError(f"{where}: stages must hold one record per judge")
+    for i, stage in enumerate(stages):
+        missing = [] if isinstance(stage, dict) else list(STAGE_FIELDS)
+        missing = missing or [k for k in STAGE_FIELDS if k not in stage]
+        if missing:
+            raise StatsError(
+                f"{where}: stages[{i}] lacks {', '.join(missing)}; calibrate again with "
+                "`jevalkit cascade calibrate`"
+            )
     for key in ("n_calibration", "n_labels_unused", "min_items"):
         value = record.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -111,6 +112,44 @@ def test_a_cascade_saves_and_loads(tmp_path):
     (tmp_path / "bad.json").write_text('{"format": "other"}')
     with pytest.raises(StatsError, match="not a cascade file"):
         load_cascade(tmp_path / "bad.json")
+
+
+def test_a_hand_edited_or_unwritable_cascade_file_is_one_line(tmp_path):
+    # found by a hostile review: these were tracebacks (KeyError, TypeError, FileNotFoundError)
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    with pytest.raises(StatsError, match="cannot write the cascade"):
+        cascade.save(tmp_path / "no" / "such" / "folder" / "c.json")
+    record = json.loads(cascade.save(tmp_path / "c.json").read_text())
+    emptied = {**record, "stages": [{}, {}]}  # stages are not in the digest
+    (tmp_path / "stages.json").write_text(json.dumps(emptied))
+    with pytest.raises(StatsError, match=r"stages\[0\] lacks judge"):
+        load_cascade(tmp_path / "stages.json")
+    bad_params = {
+        **record,
+        "steps": [{**record["steps"][0], "parameters": [1]}, record["steps"][1]],
+    }
+    (tmp_path / "params.json").write_text(json.dumps(bad_params))
+    with pytest.raises(StatsError, match=r"steps\[0\].parameters: must be an object"):
+        load_cascade(tmp_path / "params.json")
+
+
+def test_a_declared_score_outside_zero_one_saves_and_loads(tmp_path):
+    # a confidence column on its own scale (here 1-10) gives thresholds above 1
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(
+        judged.assign(
+            score10=judged["probs"].map(max) * 9 + 1,
+            verdict=judged["probs"].map(lambda p: "unsafe" if p[1] > p[0] else "safe"),
+        ),
+        labels,
+        judges=["cheap", "strong"],
+        target_agreement=0.8,
+        confidence_column="score10",
+    )
+    again = load_cascade(cascade.save(tmp_path / "c.json"))
+    assert again.thresholds == cascade.thresholds
+    assert any(1 < t < math.inf for t in cascade.thresholds)
 
 
 def test_an_uninformative_judge_escalates_everything():
