@@ -237,15 +237,32 @@ class Cascade(Result):
         return self.stages.copy()
 
     def _verdicts(self, judged: pd.DataFrame) -> list[pd.DataFrame]:
-        return [
-            item_verdicts(
+        evaluator, prompt_hash = _evaluator_of(judged)
+        other_prompt = (self.evaluator is not None and evaluator not in (None, self.evaluator)) or (
+            self.prompt_hash is not None and prompt_hash not in (None, self.prompt_hash)
+        )
+        if other_prompt:
+            raise StatsError(
+                f"these rows were judged with {evaluator} (prompt {prompt_hash}), the cascade was "
+                f"calibrated on {self.evaluator} (prompt {self.prompt_hash}): its guarantee does "
+                "not hold for another judge prompt; calibrate a cascade for it"
+            )
+        verdicts = []
+        for step in self.steps:
+            table = item_verdicts(
                 step.rows_of(judged),
                 self.levels,
                 confidence_column=self.confidence_column,
                 judge_name=step.name,
             )
-            for step in self.steps
-        ]
+            if (table["n_repeats"] > step.repeats).any():
+                raise StatsError(
+                    f"judge {step.name!r} judged some items {int(table['n_repeats'].max())} "
+                    f"times; the cascade was calibrated on {step.repeats} judgment(s) per item, "
+                    "so its threshold does not apply to more: calibrate on rows like these"
+                )
+            verdicts.append(table)
+        return verdicts
 
     def apply(self, judged: pd.DataFrame) -> pd.DataFrame:
         """One row per item of ``judged``: ``system``, ``case_id``, ``verdict``, ``decided_by``

@@ -152,6 +152,17 @@ def test_a_declared_score_outside_zero_one_saves_and_loads(tmp_path):
     assert any(1 < t < math.inf for t in cascade.thresholds)
 
 
+def test_apply_refuses_rows_the_guarantee_does_not_cover():
+    # found by a hostile review: another judge prompt, or more judgments per item than calibrated
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    with pytest.raises(StatsError, match="another judge prompt"):
+        cascade.apply(judged.assign(probe="toxicity", version=3))
+    again = pd.concat([judged, judged.assign(repeat=1)], ignore_index=True)
+    with pytest.raises(StatsError, match="calibrated on 1 judgment"):
+        cascade.apply(again)
+
+
 def test_an_uninformative_judge_escalates_everything():
     judged, labels, _ = judged_rows(floors=(("cheap", 0.8), ("strong", 0.8)))
     judged = judged.copy()
