@@ -459,6 +459,7 @@ def _case_texts(cases: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, dtype=object).drop_duplicates("case_id")
 
 
+MAX_CASCADE_BYTES = 16 * 1024 * 1024  # far more than any cascade's curves and stages
 # the fields of a stage record (Cascade.stages' columns)
 STAGE_FIELDS = (
     "judge",
@@ -533,10 +534,19 @@ def load_cascade(path: str | Path) -> Cascade:
         True
     """
     where = Path(path)
+    # a regular file of bounded size only (a FIFO or /dev/zero would block or fill the memory)
+    if not where.is_file():
+        raise StatsError(
+            f"{where}: not a cascade file (not a regular file); pass the file "
+            "`jevalkit cascade calibrate --out` wrote"
+        )
+    if where.stat().st_size > MAX_CASCADE_BYTES:
+        raise StatsError(f"{where}: not a cascade file (over {MAX_CASCADE_BYTES:,} bytes)")
     try:
         record = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StatsError(f"{where}: not a cascade file ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = "nested too deep" if isinstance(exc, RecursionError) else exc
+        raise StatsError(f"{where}: not a cascade file ({reason})") from None
     if not isinstance(record, dict) or record.get("format") != CASCADE_FORMAT:
         raise StatsError(f"{where}: not a cascade file (format {CASCADE_FORMAT!r} expected)")
     steps = record.get("steps")

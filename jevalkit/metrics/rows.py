@@ -162,8 +162,10 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
     Example:
         >>> df = pd.DataFrame({"system": "m", "probe": "trivia", "version": [1, 2],
         ...                    "params_hash": ["t0", "t1"]})
-        >>> kept_apart(df, by="system")
-        ['probe', 'version', 'params_hash']
+        >>> kept_apart(df, by="system")  # the settings differ with the version: it is enough
+        ['probe', 'version']
+        >>> kept_apart(df.assign(version=1), by="system")
+        ['probe', 'params_hash']
         >>> kept_apart(df.assign(version=1, params_hash="t0"), by="system")
         []
     """

@@ -323,7 +323,17 @@ def hostile_parts(work: Path) -> dict[str, Path]:
 
 
 PROBE_COMMANDS = ("list", "show", "page", "lock", "dry-run", "score")
-LOG_COMMANDS = ("metrics", "gate", "compare", "items", "leaderboard", "design", "merge", "export")
+LOG_COMMANDS = (
+    "metrics",
+    "gate",
+    "compare",
+    "items",
+    "leaderboard",
+    "design",
+    "merge",
+    "export",
+    "cascade",
+)
 
 
 def commands(work: Path, url: str) -> list[Job]:
@@ -379,8 +389,10 @@ def commands(work: Path, url: str) -> list[Job]:
             "design": ["design", p, "--from", "auto"],
             "merge": ["merge", p],
             "export": ["export", p, "--to", "every-eval-ever", "--out", "{here}/e.json"],
+            "cascade": ["cascade", "calibrate", p, "--labels", p, "--out", "{here}/c.json"],
         }
         add(["import", p, "--out", out])
+        add(["cascade", "show", p])
         add(["metrics", p, "--from", "auto"])
         for key in LOG_COMMANDS if path in endless else (next(turn),):
             add(given[key])

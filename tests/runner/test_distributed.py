@@ -79,7 +79,7 @@ class Cluster:
         )  # fmt: skip
         self.workers: list[subprocess.Popen] = []
         self.add_workers(2)
-        self.address = json.loads(self.file.read_text())["address"]
+        self.address = self.scheduler_address()
 
     def _start(self, *args: str, env: dict | None = None) -> subprocess.Popen:
         log = self.folder / f"{args[0]}-{len(self.logs)}.log"
@@ -114,8 +114,20 @@ class Cluster:
                 )
             )
         alive = sum(w.poll() is None for w in self.workers)
-        with dask_client(scheduler=json.loads(self.file.read_text())["address"]) as client:
+        with dask_client(scheduler=self.scheduler_address()) as client:
             client.wait_for_workers(alive, timeout=120)
+
+    def scheduler_address(self) -> str:
+        # the scheduler writes its file in place: it can exist and still be empty or partial
+        while True:
+            try:
+                return json.loads(self.file.read_text())["address"]
+            except (ValueError, KeyError):
+                if self.scheduler.poll() is not None:
+                    raise RuntimeError(
+                        f"the scheduler exited: {self.logs[0].read_text()}"
+                    ) from None
+                time.sleep(0.1)
 
     def close(self) -> None:
         for proc in [*self.workers, self.scheduler]:
