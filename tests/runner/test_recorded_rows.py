@@ -18,12 +18,9 @@ import dataclasses
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
+
+from killed_run import kill_after
 
 import jevalkit
 from jevalkit.cli import main
@@ -119,36 +116,11 @@ jevalkit.run(probes, "m", base_url=sys.argv[1], out=sys.argv[2], repeats=10, tem
 
 def test_a_resume_after_kill_9_writes_the_recorded_rows(openai_server, tmp_path):
     out = tmp_path / "killed.jsonl"
-    first, answered, gate, lock = 6, [0], threading.Event(), threading.Lock()
-    plain = openai_server.reply
-
-    def reply(body):  # answer the first six, hold every later answer until the kill
-        with lock:
-            answered[0] += 1
-            mine = answered[0]
-        if mine > first:
-            gate.wait(120)
-        return plain(body)
-
-    openai_server.reply = reply
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", KILLED, openai_server.base_url, str(out)], env=env
-    )
-    try:
-        for _ in range(2400):
-            rows = out.read_bytes().count(b"\n") if out.exists() else 0
-            if (rows >= first and answered[0] > first) or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        gate.set()
+    first, plain = 6, openai_server.reply
+    kill_after(openai_server, plain, first, KILLED, out)  # answers six, then SIGKILL
     assert out.read_bytes().count(b"\n") == first  # killed mid-run, the first rows written
     with out.open("ab") as fh:  # and a write the kill tore in two
         fh.write(b'{"run_id":"0123456789ab","kind":"pro')
-    openai_server.reply = plain
     jevalkit.run(grid(), "m", **options(openai_server, out, repeats=10, concurrency=2))
     check("resume", out, openai_server.port)
 

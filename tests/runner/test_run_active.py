@@ -6,17 +6,12 @@ and its estimate is the library's on the same rows."""
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from killed_run import kill_after
 from scipy.special import expit
 
 import jevalkit
@@ -143,34 +138,9 @@ jevalkit.run("unit-conversion@1", "new", cases="active:12", prior=sys.argv[3],
 def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp_path):
     fit, path, gold, params = benchmark
     plain = answerer(gold, params)
-    first, answered, gate, lock = 5, [0], threading.Event(), threading.Lock()
-
-    def reply(body):  # answer the first five, hold every later answer until the kill
-        with lock:
-            answered[0] += 1
-            mine = answered[0]
-        if mine > first:
-            gate.wait(120)
-        return plain(body)
-
-    openai_server.reply = reply
-    out = tmp_path / "killed.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", KILLED, openai_server.base_url, str(out), str(path)], env=env
-    )
-    try:
-        for _ in range(2400):
-            rows = out.read_bytes().count(b"\n") if out.exists() else 0
-            if (rows >= first and answered[0] > first) or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    finally:
-        gate.set()
+    first, out = 5, tmp_path / "killed.jsonl"
+    kill_after(openai_server, plain, first, KILLED, out, str(path))  # answers five, then SIGKILL
     assert out.read_bytes().count(b"\n") == first
-    openai_server.reply = plain
     sent_before = len(openai_server.requests)
     code = main(
         [
