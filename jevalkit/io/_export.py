@@ -5,7 +5,10 @@ One record is one model's evaluation: one ``evaluation_results`` entry per probe
 ``score_details.uncertainty``: the standard error, the confidence interval with its level and
 method, and ``num_samples`` (the units the interval is over: cases, or one case's repeats). The
 numbers are :func:`jevalkit.metrics.pass_rate` and :func:`jevalkit.metrics.mean_score`, unchanged;
-a standard error that one unit cannot give is left out and said in ``details``, never written as 0.
+a standard error or an interval that one unit cannot give is left out and said in ``details``,
+never written as 0 or NaN. ``model_info.id`` is the datastore's ``developer/model``: a provider
+prefix that only routes (``openrouter/``) becomes ``inference_platform``, and the embedded model's
+flat id gets its ``developer``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
+from ..client import PROVIDERS
 from ..errors import ImportFormatError
+from ..local import MODEL_NAME
 from ..metrics import mean_score, pass_rate
 from ._read import read
 from ._write import combine_imports
@@ -80,7 +85,9 @@ def export(
     df = _one_model(df, model)
     record = every_eval_ever_record(df, organization=organization, relationship=relationship)
     if out is not None:
-        _write_whole(Path(out), json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        _write_whole(
+            Path(out), json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        )
     return record
 
 
@@ -179,7 +186,7 @@ def every_eval_ever_record(
         "eval_library": {"name": "jevalkit", "version": __version__},
         "model_info": {
             "name": model,
-            "id": model if "/" in model or resolved is None else resolved,
+            **_identity(model, resolved, _one(df, "base_url")),
             **({"inference_engine": {"name": "llama.cpp"}} if local else {}),
             "additional_details": _strings(
                 {
@@ -195,21 +202,40 @@ def every_eval_ever_record(
     }
 
 
+def _identity(model: str, resolved: str | None, base_url: str | None) -> dict[str, str]:
+    """EEE's ``id`` (``developer/model``, the datastore's path), with the ``developer`` of a flat
+    id and the ``inference_platform``: a provider prefix routes, it is not the developer
+    (``openrouter/meta-llama/llama-3.1-8b-instruct`` is meta-llama's model served by OpenRouter)."""
+    provider, _, rest = model.partition("/")
+    if provider == "openrouter" and rest.strip():
+        return {"id": rest, "inference_platform": "openrouter"}
+    if provider in PROVIDERS and rest.strip():
+        routed = base_url is not None and base_url.rstrip("/") == PROVIDERS[provider]
+        return {"id": model, **({"inference_platform": provider} if routed else {})}
+    if "/" in model or resolved is None:
+        return {"id": model}
+    embedded = resolved == MODEL_NAME  # Gemma 3 270M: Google's
+    return {"id": resolved, **({"developer": "google"} if embedded else {})}
+
+
 def _result(
     result_id: str, metric: str, label: str, description: str, row: pd.Series, *, se_row: pd.Series
 ) -> dict[str, Any]:
     se = float(se_row["se"])
     units = int(se_row["n"])
-    uncertainty: dict[str, Any] = {
-        "confidence_interval": {
-            "lower": float(row["ci_low"]),
-            "upper": float(row["ci_high"]),
+    uncertainty: dict[str, Any] = {"num_samples": units}
+    rows = row["n_samples"] if "n_samples" in row else row["n"]  # mean_score's n is its cases
+    details = {"n_rows": int(rows), "n_missing": int(row["n_missing"]), "unit": se_row["unit"]}
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    if math.isnan(low) or math.isnan(high):  # never NaN in the record: not JSON, and no bound
+        details["confidence_interval"] = f"not estimable ({row['method']})"
+    else:
+        uncertainty["confidence_interval"] = {
+            "lower": low,
+            "upper": high,
             "confidence_level": CONFIDENCE,
             "method": str(row["method"]),
-        },
-        "num_samples": units,
-    }
-    details = {"n_rows": int(row["n"]), "n_missing": int(row["n_missing"]), "unit": se_row["unit"]}
+        }
     if math.isnan(se):
         details["standard_error"] = f"not estimable from {units} unit(s) ({se_row['unit']})"
     else:

@@ -118,3 +118,45 @@ def test_an_unknown_format_or_a_folder_is_one_line(tmp_path):
         io.export(UNITS, to="eee")
     with pytest.raises(ImportFormatError, match="is a folder; give a file name"):
         io.export(UNITS, out=tmp_path)
+
+
+def test_one_row_writes_no_nan_interval_and_the_mean_counts_rows_not_cases(tmp_path):
+    # one row: no interval for the mean (NaN bounds are not JSON, and the EEE validator refuses
+    # them); n_rows counts rows for both metrics (mean_score's n is its cases)
+    df = read_results(UNITS)
+    t0 = df[df["label"] == "T=0"]
+    record = io.export(t0.head(1), out=tmp_path / "one.json")
+    validate(record)
+    text = (tmp_path / "one.json").read_text()
+    assert "NaN" not in text
+    mean = by_id(record)["unit-conversion@2/T=0/mean_score"]["score_details"]
+    assert "confidence_interval" not in mean["uncertainty"]
+    assert mean["details"]["confidence_interval"].startswith("not estimable (")
+    whole = by_id(io.export(t0))
+    for metric in ("pass_rate", "mean_score"):
+        details = whole[f"unit-conversion@2/T=0/{metric}"]["score_details"]["details"]
+        assert details["n_rows"] == str(len(t0))
+
+
+def test_the_id_names_the_developer_not_the_route():
+    rows = read_results(UNITS).head(4).copy()
+    rows["model_sha256"] = None
+    for model, base_url, identity in (
+        (
+            "openrouter/meta-llama/llama-3.1-8b-instruct",
+            "https://openrouter.ai/api/v1",
+            {"id": "meta-llama/llama-3.1-8b-instruct", "inference_platform": "openrouter"},
+        ),
+        (
+            "openai/gpt-4o-mini",
+            "https://api.openai.com/v1",
+            {"id": "openai/gpt-4o-mini", "inference_platform": "openai"},
+        ),
+        ("openai/gpt-oss-20b", "http://127.0.0.1:8000/v1", {"id": "openai/gpt-oss-20b"}),
+    ):
+        rows["model"], rows["base_url"] = model, base_url
+        info = io.export(rows)["model_info"]
+        assert {k: info.get(k) for k in identity} == identity, model
+        assert "developer" not in info
+    local = io.export(read_results(UNITS))["model_info"]  # the embedded model: a flat id
+    assert (local["id"], local["developer"]) == ("gemma-3-270m-q4_k_m", "google")
