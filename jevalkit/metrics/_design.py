@@ -199,9 +199,10 @@ def choose_design(
         ok &= table["cost_usd"].to_numpy() <= budget_usd + 1e-12
     if not ok.any():
         closest = table.sort_values(["half_width", "requests"]).iloc[0]
+        wanted = "" if target_half_width is None else f" of {target_half_width:.4g}"
         raise StatsError(
             f"no design within the limits{' and budget' if budget_usd else ''} reaches a "
-            f"half-width of {target_half_width}: the narrowest is {closest['half_width']:.4g} "
+            f"half-width{wanted}: the narrowest is {closest['half_width']:.4g} "
             f"({', '.join(f'{f}={int(closest[f])}' for f in [*facets, 'repeats'])}); raise "
             "limits= or the budget, or generalise over fewer facets"
         )

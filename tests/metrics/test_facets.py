@@ -344,3 +344,13 @@ def test_metrics_take_nested_facets_and_unbalanced_nesting_uses_the_harmonic_mea
     assert np.isfinite(metrics.mean_error(study, generalize=["case", "variant"])["se"])
     with pytest.raises(StatsError, match="nested"):
         metrics.mean_score(d, nested={"variant": "case"})
+
+
+def test_the_refusal_shows_the_target_as_a_reader_would_write_it():
+    # total_error's report printed "a half-width of 0.07816128757598931"
+    truth = pd.DataFrame(
+        {"component": ["case", "residual"], "facets": [("case",), ()], "variance": [0.04, 0.1]}
+    )
+    pilot = GStudy.of(truth, levels={"case": 20}, repeats=2)
+    with pytest.raises(StatsError, match=r"reaches a half-width of 0\.0001235: the narrowest"):
+        metrics.choose_design(pilot, target_half_width=0.0001234567891)
