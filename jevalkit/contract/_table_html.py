@@ -3,7 +3,7 @@ objects' ``_repr_html_`` both go through :func:`table_html`, so a statistic in a
 like the report.
 
 Numbers to 4 significant digits, every value escaped, no row index unless it carries labels,
-and the ``method`` columns (long sentences naming how a number was computed) moved out of the
+a dict in a cell as ``key=value, ...`` (never a raw dict dump), and the ``method`` columns (long sentences naming how a number was computed) moved out of the
 rows into footnotes under the table: a method repeated on every row squeezes the numbers.
 """
 
@@ -26,6 +26,15 @@ def _labelled_index(table: pd.DataFrame) -> bool:
     if any(name is not None for name in index.names):
         return True
     return not pd.api.types.is_integer_dtype(index.dtype)
+
+
+def _mapping_text(value: object) -> object:
+    """A dict in a cell (a design's levels) as ``case=40, variant=3``, not a raw dict dump."""
+    if not isinstance(value, dict):
+        return value
+    return ", ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items()
+    )
 
 
 def table_html(table: pd.DataFrame, *, max_rows: int | None = None) -> str:
@@ -56,6 +65,8 @@ def table_html(table: pd.DataFrame, *, max_rows: int | None = None) -> str:
         True
         >>> "the first 2 of 3 rows" in table_html(pd.DataFrame({"x": [1, 2, 3]}), max_rows=2)
         True
+        >>> "<td>case=40, variant=3</td>" in table_html(pd.DataFrame({"design": [{"case": 40, "variant": 3}]}))
+        True
     """
     notes: list[str] = []
     if max_rows is not None and len(table) > max_rows:
@@ -77,6 +88,10 @@ def table_html(table: pd.DataFrame, *, max_rows: int | None = None) -> str:
             marks = {text: f"[{start + i + 1}]" for i, text in enumerate(distinct)}
             shown[column] = [marks.get(str(v), "") if pd.notna(v) else "" for v in values]
             notes.extend(f"{marks[text]} {column}: {text}" for text in distinct)
+    for i in range(shown.shape[1]):
+        cells = shown.iloc[:, i]
+        if cells.dtype == "object" and cells.map(lambda v: isinstance(v, dict)).any():
+            shown.isetitem(i, cells.map(_mapping_text))
     body = shown.to_html(
         index=_labelled_index(table),
         float_format=lambda v: f"{v:.4g}",

@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from jevalkit import io, metrics
+from jevalkit import io, metrics, stats
 from jevalkit._paths import data_dir
 from jevalkit.contract import table_html
 from jevalkit.reports import example_path
@@ -38,3 +38,15 @@ def test_an_index_that_labels_rows_is_kept():
     assert "<th>label</th>" in table_html(crosstab)
     filtered = pd.DataFrame({"v": [1.0, 2.0, 3.0]}).iloc[[2, 0]]
     assert not re.search(r"<th>\d</th>", table_html(filtered))
+
+
+def test_a_design_in_a_cell_reads_as_levels_not_a_dict_dump():
+    # total_error's G and Phi table showed {'case': 40, 'variant': 3, 'repeats': 4}
+    study = stats.variance_components(
+        io.read(example_path("variants.jsonl")), facets=["case", "variant"]
+    )
+    shown = table_html(metrics.reliability(study, object="case"))
+    assert "{" not in shown and "&#x27;" not in shown
+    assert re.search(r"<td>case=40, variant=3, repeats=4</td>", shown)
+    escaped = table_html(pd.DataFrame({"d": [{"<b>": 1.23456}, None]}))
+    assert "<td>&lt;b&gt;=1.235</td>" in escaped

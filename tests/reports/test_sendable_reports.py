@@ -47,3 +47,37 @@ def test_one_system_gets_no_empty_comparison_heading(pages):
     assert "Mean score and pass rate by system" in html
     assert defects(html, title="An imported evaluation log") == []
     assert "notes" not in report.numbers()  # nothing to note: no list
+
+
+CLEAN = "<html><head><title>T</title></head><body><h1>T</h1>{}</body></html>"
+
+
+@pytest.mark.parametrize(
+    ("planted", "defect"),
+    [
+        ('<div class="jp-CodeMirrorEditor jp-Editor"><div class="highlight hl-ipython3">', "code"),
+        ('<div data-mime-type="application/vnd.jupyter.stderr">', "stderr"),
+        ("<pre>/tmp/ipykernel_1/x.py:2: UserWarning</pre>", "line number"),
+        ("<table><tbody><tr><th>0</th><td>1</td></tr></tbody></table>", "row index"),
+        ('<table><tbody><tr><th class="row_heading level0 row0" >0</th>', "row index"),
+        ('<img src="data:image/png;base64,AAA"><img src="data:image/png;base64,AAA">', "twice"),
+        (r"<p>leaderboard\.page.html</p>", "Markdown escape"),
+        ("<pre>{'results': 'x.jsonl'}</pre>", "headline"),
+        ("<table><tr><td>{&#x27;case&#x27;: 40}</td></tr></table>", "table cell"),
+        ('<script src="https://cdn.example/require.js"></script>', "network"),
+        ('<link rel="stylesheet" href="//cdn.example/x.css">', "network"),
+        ('<img src="http://example.org/x.png">', "network"),
+    ],
+)
+def test_the_checker_finds_each_defect_it_names(planted, defect):
+    assert defects(CLEAN.format(""), title="T") == []
+    found = defects(CLEAN.format(planted), title="T")
+    assert len(found) == 1 and defect in found[0], found
+
+
+def test_the_checker_leaves_links_and_css_comments_alone():
+    page = CLEAN.format(
+        '<style>/* https://github.com/x */</style><a href="https://example.org">docs</a>'
+    )
+    assert defects(page, title="T") == []
+    assert defects(CLEAN.format(""), title="Notebook") == ["tab title 'T', not 'Notebook'"]
