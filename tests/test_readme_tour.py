@@ -147,6 +147,23 @@ def test_every_readme_command_is_run_by_this_file():
     assert stale == [], "commands listed here that README no longer has"
 
 
+def test_a_model_without_a_provider_is_shown_with_its_endpoint():
+    """A reader copies a block as it stands: `--model m` (no provider prefix, not local) is refused
+    unless the block gives --base-url or sets $JEVALKIT_BASE_URL (issue 38, item 8)."""
+    from jevalkit.client import PROVIDERS
+
+    pages = [README, *sorted((REPO / "docs" / "guide").glob("*.md"))]
+    bare = []
+    for page in pages:
+        for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S):
+            for model in re.findall(r"--model (\S+)", block):
+                if model.split("/")[0] in PROVIDERS or model == "local" or "$" in model:
+                    continue
+                if "--base-url" not in block and "JEVALKIT_BASE_URL=" not in block:
+                    bare.append(f"{page.name}: --model {model}")
+    assert bare == []
+
+
 # README line -> (the argv run here, the exit code expected, a text its output must hold)
 COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand edit, its file)
     "jevalkit probes list | check | show PROBE | lock | new ID --cases FILE": [
