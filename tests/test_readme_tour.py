@@ -23,6 +23,7 @@ from probe_folders import write_placeholders
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
+from jevalkit.client import PROVIDERS
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -150,8 +151,6 @@ def test_every_readme_command_is_run_by_this_file():
 def test_a_model_without_a_provider_is_shown_with_its_endpoint():
     """A reader copies a block as it stands: `--model m` (no provider prefix, not local) is refused
     unless the block gives --base-url or sets $JEVALKIT_BASE_URL (issue 38, item 8)."""
-    from jevalkit.client import PROVIDERS
-
     pages = [README, *sorted((REPO / "docs" / "guide").glob("*.md"))]
     bare = []
     for page in pages:
