@@ -148,6 +148,13 @@ def test_every_readme_command_is_run_by_this_file():
     assert stale == [], "commands listed here that README no longer has"
 
 
+def test_the_readme_links_every_guide_page_and_each_link_resolves():
+    linked = set(re.findall(r"\]\((docs/[^)]+)\)", README.read_text()))
+    assert [link for link in sorted(linked) if not (REPO / link).exists()] == []
+    pages = {f"docs/guide/{p.name}" for p in (REPO / "docs" / "guide").glob("*.md")}
+    assert sorted(pages - linked - {"docs/guide/index.md"}) == []
+
+
 def test_a_model_without_a_provider_is_shown_with_its_endpoint():
     """A reader copies a block as it stands: `--model m` (no provider prefix, not local) is refused
     unless the block gives --base-url or sets $JEVALKIT_BASE_URL (issue 38, item 8)."""
