@@ -269,8 +269,8 @@ def sniff_format(path: str | Path) -> str | None:
     """The format of the file at ``path`` told by its content, as :func:`detect_format` tells
     it; None when no format fits a text file (read it as jevalkit results, whose reader names the
     field at fault). An archive no format fits is refused as such, never "not UTF-8". A folder
-    gives None (a command reading results refuses it as not a file; ``--from inspect`` or
-    ``import`` reads it as inspect_ai logs).
+    holding ``.eval`` logs is ``inspect`` (read as :func:`folder_logs` chooses); any other folder
+    gives None (a command reading results refuses it as not a file).
 
     Example:
         >>> from jevalkit.reports import example_path
@@ -278,7 +278,8 @@ def sniff_format(path: str | Path) -> str | None:
         'grades'
     """
     if Path(path).is_dir():
-        return None
+        logs = (p for p in Path(path).rglob("*.eval") if p.is_file())
+        return "inspect" if next(logs, None) is not None else None
     try:
         return detect_format(path)
     except ImportFormatError:

@@ -8,6 +8,7 @@ sets but has no ``inspect log merge-shards`` yet)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -159,3 +160,17 @@ def test_a_folder_without_logs_or_of_another_format_is_one_line(tmp_path):
         io.read(tmp_path)
     with pytest.raises(ImportFormatError, match="a folder is read as inspect_ai logs"):
         io.read(tmp_path, "promptfoo")
+
+
+def test_every_command_reading_results_reads_a_log_folder_as_import_does(
+    shard_set, tmp_path, capsys
+):
+    # `jevalkit metrics FOLDER` said "not a regular file (a folder)" while `import` read it
+    logs = copy_of(shard_set[0], tmp_path)
+    assert main(["metrics", str(logs), "--json"]) == 0, capsys.readouterr().err
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["n"] for r in rows if r["metric"] == "pass_rate"} == {8}
+    (tmp_path / "empty").mkdir()
+    assert main(["metrics", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a regular file (a folder)" in err
