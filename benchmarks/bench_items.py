@@ -215,7 +215,8 @@ ACTIVE_ARMS = {
     "random (sample mean)": None,
     "stratified irt (model-assisted)": None,
     "active, 1 wave": {"waves": 1},
-    "active, 8 waves": {"waves": 8},
+    "active, 8 waves": {"waves": 8},  # the runner's path: its defaults, select() per wave
+    "active, 8 waves, floor 0.4": {"waves": 8, "floor": 0.4},
     "active HT, 8 waves": {"waves": 8},
     "active, 8 waves, shuffled model": {"waves": 8},
 }
