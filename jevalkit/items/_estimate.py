@@ -104,7 +104,7 @@ def _held_out(frame: pd.DataFrame) -> pd.DataFrame:
     checks=("order", "rename", "scale", "keys", "one_case", "no_spread", "method"),
     adapter=_held_out,
     note="leave-systems-out coverage in benchmarks/bench_items.py (anchors 93-100%; active "
-    "plans 83-100% over 24 intervals a cell, --active)",
+    "plans 88-95% over 40 intervals a cell, --active)",
 )
 def estimate(
     fit: IrtFit,
