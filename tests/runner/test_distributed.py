@@ -793,5 +793,5 @@ def test_a_task_that_kills_its_workers_ends_in_one_line_and_keeps_the_rows(tmp_p
     assert kept and 0 not in kept  # the other shards' rows are in the results file
     assert not part_files(out)  # merged; the dead shard's part held no row
     # running again resumes: the rows kept are not made again
-    df = asyncio.run(spread(jobs[1:]))
+    df = asyncio.run(spread(jobs[1:])).rows
     assert len(df) == 11 and set(lines_by_key(out).values()) == {1}
