@@ -416,4 +416,5 @@ def test_the_python_tour(tour, monkeypatch):
     scope: dict = {}
     exec(compile(block, "README.md", "exec"), scope)  # the README's own code
     assert scope["probe"].score('[{"id": 1, "name": "a", "active": true}]').passed is False
-    assert len(scope["df"]) == 5 and set(scope["df"]["system"]) == {"local"}
+    rows = scope["result"].rows
+    assert len(rows) == 5 and set(rows["system"]) == {"local"} and scope["result"].stopped is None
