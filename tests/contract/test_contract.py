@@ -24,6 +24,7 @@ from jevalkit.contract import (
     interval_pairs,
 )
 from jevalkit.errors import JevalkitError
+from jevalkit.runner import RunResult
 
 PACKAGES = ("jevalkit.metrics", "jevalkit.labels", "jevalkit.stats", "jevalkit.items")
 SYSTEMS = ("A", "B", "C")
@@ -222,6 +223,28 @@ def entries(check: str):
 
 
 # ---- invariance -----------------------------------------------------------------------------
+
+
+def as_run_results(entry, frames):
+    """The frames as a run returns them (a RunResult), split as ``run`` splits two runs."""
+    if entry.data == "two_runs":
+        (frame,) = frames
+        systems = frame["system"].astype(str)
+        names = sorted(systems.unique())
+        frames = (frame[systems == names[0]], frame[systems == names[1]])
+    return tuple(RunResult(f, stopped="stopped at the budget") for f in frames)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [pytest.param(e, id=e.name.rsplit(".", 1)[1]) for e in REGISTRY.values() if e.adapter is None and e.data != "arrays"],
+)
+def test_a_run_result_is_read_as_its_rows(entry):
+    # run() returns a RunResult: every statistic takes it where it takes the results frame
+    frames = frames_for(entry.data)
+    fn = resolve(entry.name)
+    got = as_table(fn(*as_run_results(entry, frames), **entry.call))
+    pd.testing.assert_frame_equal(numeric(got), numeric(run(entry, frames)))
 
 
 @pytest.mark.parametrize("entry", entries("order"))
