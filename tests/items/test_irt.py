@@ -30,7 +30,9 @@ def test_parameters_are_recovered_within_monte_carlo_error(big):
 
 def test_two_pl_matches_girth(big):
     sim, fit = big
-    matrix = sim.rows.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    matrix = (
+        sim.rows.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    )
     ref = girth.twopl_mml(matrix)
     assert np.abs(fit.items["discrimination"] - ref["Discrimination"]).max() < 0.05
     assert np.abs(fit.items["difficulty"] - ref["Difficulty"]).max() < 0.02
@@ -39,7 +41,9 @@ def test_two_pl_matches_girth(big):
 def test_one_pl_matches_girth(big):
     sim, _ = big
     fit = fit_irt(sim, model="1pl", case="case_id")
-    matrix = sim.rows.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    matrix = (
+        sim.rows.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    )
     ref = girth.onepl_mml(matrix)
     assert fit.items["discrimination"].nunique() == 1
     assert fit.items["discrimination"][0] == pytest.approx(ref["Discrimination"], abs=0.02)

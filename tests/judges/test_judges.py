@@ -211,7 +211,9 @@ def test_tool_call_accuracy_reports_which_call_and_argument():
 
 
 def test_bundled_tool_call_cases_match_their_gold(tmp_path):
-    df = judge("tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "t.jsonl", progress=False).rows
+    df = judge(
+        "tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "t.jsonl", progress=False
+    ).rows
     assert len(df) == 6 and (df["verdict"] == df["gold"]).all()
 
 

@@ -246,17 +246,21 @@ def test_a_seeded_run_reproduces_its_text_on_a_fresh_server(tmp_path, monkeypatc
     monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path / "state"))
 
     def sample(out):
-        return run(
-            "schema-ten-records",
-            "local",
-            out=tmp_path / out,
-            progress=False,
-            cache=False,
-            max_tokens=16,
-            temperature=1.0,
-            seed=5,
-            repeats=2,
-        ).rows["output"].tolist()
+        return (
+            run(
+                "schema-ten-records",
+                "local",
+                out=tmp_path / out,
+                progress=False,
+                cache=False,
+                max_tokens=16,
+                temperature=1.0,
+                seed=5,
+                repeats=2,
+            )
+            .rows["output"]
+            .tolist()
+        )
 
     try:
         with default_port_taken():

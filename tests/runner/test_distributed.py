@@ -176,7 +176,9 @@ def lines_by_key(path: Path) -> Counter:
 def test_a_run_on_dask_gives_the_rows_of_a_single_process_run(cluster, openai_server, tmp_path):
     alone = run(openai_server, tmp_path / "alone.jsonl").rows
     sent_alone = len(openai_server.requests)
-    spread = run(openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address, concurrency=4).rows
+    spread = run(
+        openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address, concurrency=4
+    ).rows
     assert len(alone) == 12 and by_key(spread) == by_key(alone)
     assert len(openai_server.requests) - sent_alone == 12  # every job sent once
     counts = lines_by_key(tmp_path / "dask.jsonl")
@@ -261,7 +263,9 @@ def test_a_dollar_budget_holds_across_workers_and_an_overrun_stops_the_run(
     # the single-process rule, whichever worker asks: 5 answers ($0.156 each) fit, with the
     # next one's $0.799 reservation; a task that finds others' requests in flight yields and
     # the driver runs another wave, so the run stops only at the budget, as in one process
-    alone = run(openai_server, tmp_path / "alone.jsonl", budget_usd=1.5, concurrency=2, **prices).rows
+    alone = run(
+        openai_server, tmp_path / "alone.jsonl", budget_usd=1.5, concurrency=2, **prices
+    ).rows
     assert len(df) == len(alone) == 5 and df["cost_usd"].sum() <= 1.5
     assert "across all workers" in result.stopped and not result.budget_overrun
     # the test server reports more completion tokens than max_tokens: the reservation is short
@@ -621,7 +625,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
         try:
             result["df"] = run(
                 openai_server, out, scheduler=cluster.address, repeats=20, concurrency=4
-            ).rows.rows
+            ).rows
         except BaseException as exc:  # reported by the assertion below
             result["error"] = exc
 

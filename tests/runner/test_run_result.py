@@ -38,7 +38,9 @@ def test_a_budget_stopped_run_says_why_and_keeps_its_rows(openai_server, tmp_pat
     pd.testing.assert_frame_equal(result.rows, read_results(out))
     # every statistic reads a RunResult as its rows
     pd.testing.assert_frame_equal(pass_rate(result), pass_rate(result.rows))
-    pd.testing.assert_frame_equal(mean_score(result, by="system"), mean_score(result.rows, by="system"))
+    pd.testing.assert_frame_equal(
+        mean_score(result, by="system"), mean_score(result.rows, by="system")
+    )
     # re-running resumes: the rest is sent and the run is not stopped
     rest = run_here(openai_server, out, repeats=6)
     assert rest.stopped is None and len(rest.rows) == 6 == len(openai_server.requests)
