@@ -154,6 +154,15 @@ class RowsResult(Result):
         field = f", or the field .{index}" if index in self._fields() else ""
         raise self._refuse(f"result.rows[{index!r}]{field}")
 
+    def __getattr__(self, name: str) -> Any:
+        # only for names the result lacks: a frame's method or column asked of the result
+        if not name.startswith("__") and hasattr(pd.DataFrame, name):
+            raise AttributeError(
+                f"{type(self).__name__} is a results object: its rows are .rows "
+                f"(result.rows.{name})"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def table(self) -> pd.DataFrame:
         """The rows."""
         return self.rows
@@ -177,7 +186,7 @@ class RowsResult(Result):
             for name, value in self.scalars().items()
         )
         tables = "".join(
-            f"<p>{html.escape(name)}</p>{table_html(table)}"
+            f"<p>{html.escape(name)}</p>{table_html(table, max_rows=ROWS_SHOWN)}"
             for name, table in self._facts().items()
         )
         return (

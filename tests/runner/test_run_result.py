@@ -11,6 +11,7 @@ from jevalkit.judges import judge
 from jevalkit.metrics import mean_score, pass_rate
 from jevalkit.results import COLUMNS, read_results
 from jevalkit.runner import ADAPTIVE_COLUMNS, RunResult
+from jevalkit.widgets import CompareView, ResultsBrowser
 
 
 def run_here(server, out, **options):
@@ -69,6 +70,11 @@ def test_a_run_result_is_not_a_frame_and_says_where_the_rows_are(openai_server, 
     for read in (len, list, lambda r: r["passed"]):
         with pytest.raises(TypeError, match=r"RunResult is a results object: its rows are \.rows"):
             read(result)
+    with pytest.raises(AttributeError, match=r"its rows are \.rows \(result\.rows\.groupby\)"):
+        result.groupby("case_id")
+    # the widgets take it as its rows
+    pd.testing.assert_frame_equal(ResultsBrowser(result).df, result.rows)
+    assert CompareView(result, result.rows, names=("a", "b")).difference == 0.0
     assert result.table() is result.rows and result.scalars() == {
         "stopped": None,
         "budget_overrun": False,
