@@ -151,6 +151,8 @@ class RowsResult(Result):
         raise self._refuse("iterate over result.rows")
 
     def __getitem__(self, index: Any) -> Any:
+        if not isinstance(index, str):  # a mask, a slice, a list of columns
+            raise self._refuse("result.rows[...]")
         field = f", or the field .{index}" if index in self._fields() else ""
         raise self._refuse(f"result.rows[{index!r}]{field}")
 
