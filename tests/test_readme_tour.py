@@ -405,7 +405,7 @@ def test_the_python_tour(tour, monkeypatch):
     monkeypatch.chdir(root)
     block = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
     swaps = {
-        "max_tokens=240)": f'max_tokens=240, base_url="{server.base_url}", progress=False)',
+        "max_tokens=240": f'max_tokens=240, base_url="{server.base_url}", progress=False',
         "logs/2026-11-30T10-00-00_mytask.eval": "logs/x.eval",
         '"gpt-4o-mini"': "logs['system'].iloc[0]",
     }
