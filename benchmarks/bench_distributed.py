@@ -116,7 +116,7 @@ def timed(
         progress=False,
         out=Path(folder) / f"{name}.jsonl",
         **options,
-    )
+    ).rows
     elapsed = time.perf_counter() - started
     used = cpu.stop()
     assert len(df) == n and df["error"].isna().all(), name

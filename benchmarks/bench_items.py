@@ -160,9 +160,9 @@ def rank_coverage(n_sims: int) -> None:
 
 
 def recovery() -> None:
-    df = simulate_2pl(n_systems=2000, n_items=30, seed=5)
-    fit = fit_irt(df, case="case_id")
-    a, b = np.asarray(df.attrs["discrimination"]), np.asarray(df.attrs["difficulty"])
+    sim = simulate_2pl(n_systems=2000, n_items=30, seed=5)
+    fit = fit_irt(sim, case="case_id")
+    a, b = sim.items["discrimination"].to_numpy(), sim.items["difficulty"].to_numpy()
     print(
         f"2PL recovery, 2,000 systems x 30 items: RMSE discrimination "
         f"{np.sqrt(np.mean((fit.items['discrimination'] - a) ** 2)):.3f}, difficulty "
@@ -240,8 +240,6 @@ ACTIVE_ARMS = {
 def active_arms(df: pd.DataFrame, n_held: int, reps: int, ks) -> pd.DataFrame:
     """Leave-systems-out for every arm of ACTIVE_ARMS: one row per held-out system x k x
     repeat of the design x arm, with the error, coverage and half-width."""
-    df = df.copy()
-    df.attrs = {}  # pandas copies attrs on every operation
     names = sorted(df["system"].unique())
     rows = []
     for i, held in enumerate(names[:n_held]):
@@ -327,7 +325,7 @@ def active(n_held: int, reps: int) -> None:
     for name, data in (
         (
             "simulated 2PL (simulate_2pl, 60 systems x 1,000 items)",
-            simulate_2pl(n_systems=60, n_items=1000, seed=0),
+            simulate_2pl(n_systems=60, n_items=1000, seed=0).rows,
         ),
         ("sharp 2PL (a ~ 2, b ~ N(0, 2), 60 x 1,000)", sharp_2pl(60, 1000, seed=1)),
     ):
@@ -361,7 +359,7 @@ if __name__ == "__main__":
         held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (20, 3)
         active(6 if QUICK else held, 2 if QUICK else reps)
         sys.exit(0)
-    data = simulate_2pl(n_systems=SYSTEMS, n_items=ITEMS, seed=0)
+    data = simulate_2pl(n_systems=SYSTEMS, n_items=ITEMS, seed=0).rows
     speed(data)
     recovery()
     rank_coverage(40 if QUICK else 200)

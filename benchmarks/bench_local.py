@@ -76,7 +76,7 @@ def through_runner(concurrency: int) -> float:
             cache=False,
             progress=False,
             timeout=600,
-        )
+        ).rows
         assert df["error"].isna().all(), df["error"].dropna().tolist()[:1]
         return int(df["completion_tokens"].sum()) / (time.perf_counter() - started)
 

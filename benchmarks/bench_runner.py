@@ -90,7 +90,7 @@ def main() -> None:
                 out=Path(tmp) / "r.jsonl",
                 cache=False,
                 progress=False,
-            )
+            ).rows
             ours = time.perf_counter() - started
     finally:
         proc.terminate()
@@ -169,7 +169,7 @@ def bench_cases(jobs: int, repeats: int = 5) -> None:
                     out=Path(tmp) / f"{probe.id}.jsonl",
                     cache=False,
                     progress=False,
-                )
+                ).rows
                 timings[name, "run"] = time.perf_counter() - started
                 assert len(df) == jobs and df["error"].isna().all()
         finally:

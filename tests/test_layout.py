@@ -347,27 +347,14 @@ def test_the_metrics_face_is_small_and_exports_no_column_lists():
     assert [n for n in metrics.__all__ if n.endswith("_COLUMNS")] == []
 
 
-# Results travel in results objects, never in DataFrame.attrs. Still pending, each with its
-# owner: the runner's own run facts (adaptive, stopped, budget) and their readers in the CLI,
-# and the item analysis (issue 34, other branches); remove an entry when its branch lands.
-ATTRS_PENDING = {
-    "runner": "the run result's adaptive / stopped / budget facts",
-    "cli/run.py": "reads the run result's facts",
-    "cli/metrics.py": "the adaptive gate reads the run result's facts",
-    "cli/judge.py": "reads the judge run's stopped / budget facts",
-    "judges/_cascade.py": "a lazy cascade reads each judge run's stopped fact (the runner's)",
-    "items": "ItemAnalysis and IrtFit results objects",
-    "results/_frame.py": "the read fact replaced_rows on a results frame (not a statistic's result)",
-    "cli/items.py": "reads the item analysis' attrs",
-}
+# Results travel in results objects, never in DataFrame.attrs: a statistic's (Ranking, GStudy,
+# ...) and a run's (RunResult: why it stopped, the adaptive interval, an active estimate).
 
 
 def test_no_result_travels_in_dataframe_attrs():
     offences = []
     for path in modules():
         where = path.relative_to(PACKAGE).as_posix()
-        if any(where == p or where.startswith(p + "/") for p in ATTRS_PENDING):
-            continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and node.attr == "attrs":
                 offences.append(f"{where}:{node.lineno}")

@@ -428,7 +428,7 @@ def test_the_python_tour(tour, monkeypatch):
     monkeypatch.chdir(root)
     block = re.search(r"```python\n(.*?)```", README.read_text(), re.S).group(1)
     swaps = {
-        "max_tokens=240)": f'max_tokens=240, base_url="{server.base_url}", progress=False)',
+        "max_tokens=240": f'max_tokens=240, base_url="{server.base_url}", progress=False',
         "logs/2026-11-30T10-00-00_mytask.eval": "logs/x.eval",
         '"gpt-4o-mini"': "logs['system'].iloc[0]",
     }
@@ -439,4 +439,5 @@ def test_the_python_tour(tour, monkeypatch):
     scope: dict = {}
     exec(compile(block, "README.md", "exec"), scope)  # the README's own code
     assert scope["probe"].score('[{"id": 1, "name": "a", "active": true}]').passed is False
-    assert len(scope["df"]) == 5 and set(scope["df"]["system"]) == {"local"}
+    rows = scope["result"].rows
+    assert len(rows) == 5 and set(rows["system"]) == {"local"} and scope["result"].stopped is None

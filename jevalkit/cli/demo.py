@@ -92,7 +92,7 @@ def _demo(args: argparse.Namespace) -> int:
                     out=args.out,
                     retry_errors=True,
                     **config,
-                )
+                ).rows
             )
     code = report_outcome(pd.concat(frames, ignore_index=True), unit="sample")
     if code:

@@ -87,7 +87,7 @@ def _judge(args: argparse.Namespace) -> int:
         min_coverage=args.min_coverage,
         explain=args.explain,
     )
-    df = judge(
+    result = judge(
         args.evaluator,
         args.data,
         args.model,
@@ -98,20 +98,21 @@ def _judge(args: argparse.Namespace) -> int:
         seed=args.seed,
         **run_options(args),
     )
-    code = 1 if df.attrs.get("budget_overrun") else 0
+    df = result.rows
+    code = 1 if result.budget_overrun else 0
     if not len(df):  # a budget that stopped the run before its first row
-        print(f"no judgment made: {df.attrs.get('stopped') or 'nothing to judge'}")
+        print(f"no judgment made: {result.stopped or 'nothing to judge'}")
         return code
     if args.evaluator == "pairwise":
         _pairwise_report(df)
-        _print_stop(df)
+        _print_stop(result)
         return report_outcome(df, unit="game") or code
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
         if scored(df):
             print(quality(df).to_string(index=False))
-    _print_stop(df)
+    _print_stop(result)
     return report_outcome(df, unit="judgment") or code
 
 

@@ -105,14 +105,14 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
         decide_at=args.minimum,
     )
     options = {**run_options(args), "out": args.results, "adaptive": plan}
-    df = run(args.probe, args.source_model, **generation_options(args), **options)
-    row = df.attrs["adaptive"].iloc[0]
+    result = run(args.probe, args.source_model, **generation_options(args), **options)
+    row = result.adaptive.iloc[0]
     decision = gate_decision(row["ci_low"], row["ci_high"], args.minimum)
     print(
         f"{decision.upper()}: {row['metric']} = {row['value']:.3f}, anytime-valid 95% CI "
         f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] against the bar {args.minimum:g}, "
         f"{row['n']} scored requests over {row['n_cases']} case(s); stopped: {row['stop_reason']}"
-        + (f" ({df.attrs['stopped']})" if df.attrs.get("stopped") else "")
+        + (f" ({result.stopped})" if result.stopped else "")
     )
     return EXIT[decision]
 

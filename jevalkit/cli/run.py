@@ -11,7 +11,7 @@ from ..client import destination
 from ..costs import Budget
 from ..local import is_local_model
 from ..metrics import run_summary
-from ..runner import plan, run
+from ..runner import RunResult, plan, run
 from ._args import (
     add_generation_arguments,
     add_model_argument,
@@ -94,9 +94,9 @@ def _case_options(args: argparse.Namespace) -> dict:
     }
 
 
-def _print_stop(df: pd.DataFrame) -> None:
+def _print_stop(result: RunResult) -> None:
     """Say how an adaptive run ended and why a budget stopped it."""
-    summary = df.attrs.get("adaptive")
+    summary = result.adaptive
     if summary is not None:
         row = summary.iloc[0]
         print(
@@ -106,9 +106,8 @@ def _print_stop(df: pd.DataFrame) -> None:
             f"requests in {row['rounds']} round(s); stopped: {row['stop_reason']}"
         )
         print(f"  {row['method']}")
-    active = df.attrs.get("active")
-    if active is not None:
-        row = active.iloc[0]
+    if result.active is not None:
+        row = result.active.estimate.iloc[0]
         print(
             f"\nactive plan: full-benchmark score {row['value']:.3f} "
             f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] from {row['n_answered']} of "
@@ -116,8 +115,8 @@ def _print_stop(df: pd.DataFrame) -> None:
             f"{row['stop_reason']}"
         )
         print(f"  {row['method']}")
-    if df.attrs.get("stopped"):
-        print(f"\n{df.attrs['stopped']}")
+    if result.stopped:
+        print(f"\n{result.stopped}")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -156,12 +155,14 @@ def _run(args: argparse.Namespace) -> int:
             )
         print("dry run: nothing was sent")
         return 0
-    df = run(args.probes, args.model, **generation_options(args), **_case_options(args), **options)
-    if len(df):
+    result = run(
+        args.probes, args.model, **generation_options(args), **_case_options(args), **options
+    )
+    if len(result.rows):
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
-            print(run_summary(df).drop(columns=["method"]).to_string(index=False))
-    _print_stop(df)
-    code = report_outcome(df)
-    summary = df.attrs.get("adaptive")
+            print(run_summary(result.rows).drop(columns=["method"]).to_string(index=False))
+    _print_stop(result)
+    code = report_outcome(result.rows)
+    summary = result.adaptive
     nothing = summary is not None and summary.iloc[0]["stop_reason"] == "nothing scored"
-    return code or (1 if df.attrs.get("budget_overrun") or nothing else 0)
+    return code or (1 if result.budget_overrun or nothing else 0)

@@ -7,7 +7,9 @@
   duplicate, key-type and scale rules once (:class:`Columns` holds the column keywords and
   their defaults);
 - **one finishing step**: :func:`finish` makes the tidy table and holds the interval rules;
-- **results objects**: :class:`Result`, for answers that are more than a table.
+- **results objects**: :class:`Result`, for answers that are more than a table;
+  :class:`RowsResult`, for rows with facts beside them (a run's result), which every statistic
+  takes where it takes a results frame (:func:`rows_of`).
 
 This package is plumbing for the statistics packages; users meet its effects, not its names.
 
@@ -52,7 +54,7 @@ from ._prepare import (
     refuse_duplicates,
     scored_mask,
 )
-from ._result import Result, as_table
+from ._result import Result, RowsResult, as_table, rows_of
 from ._table_html import table_html
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "Contract",
     "Prepared",
     "Result",
+    "RowsResult",
     "ScoreColumns",
     "ScoreMatrix",
     "as_table",
@@ -84,6 +87,7 @@ __all__ = [
     "require",
     "require_connected",
     "require_systems",
+    "rows_of",
     "score_matrix",
     "scored_mask",
     "table_html",

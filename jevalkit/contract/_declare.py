@@ -18,15 +18,21 @@ declared check on adversarial data; ``benchmarks/calibration.py`` simulates each
   ``gate``);
 - **named**: ``method`` names the estimand and the interval (``method``).
 
-A statistic joins by carrying the decorator; there is no list to keep beside the code.
+A statistic joins by carrying the decorator; there is no list to keep beside the code. The
+decorator also makes every statistic take a results object that carries rows (a run's
+:class:`~jevalkit.runner.RunResult`) wherever it takes a results frame: each argument passes
+through :func:`~jevalkit.contract.rows_of`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+
+from ._result import rows_of
 
 DATA_KINDS = ("results", "two_runs", "games", "labels", "arrays")
 CHECKS = (
@@ -117,7 +123,10 @@ def estimator(
     calibration: str | None = None,
     note: str = "",
 ) -> Callable[[F], F]:
-    """Declare a public statistic's contract on the function itself (``fn.contract``).
+    """Declare a public statistic's contract on the function itself (``fn.contract``); the
+    function returned takes a results object with rows wherever ``fn`` takes a frame
+    (:func:`~jevalkit.contract.rows_of`), and is ``fn`` otherwise (its name, signature and
+    docstring; ``__wrapped__`` is ``fn``).
 
     Example:
         >>> @estimator(unit="value", estimand="a mean", interval="none (a point value)",
@@ -150,8 +159,13 @@ def estimator(
             raise ValueError(f"{name} declares its contract twice")
         if not name.startswith("jevalkit.contract."):  # the docstring's example is no statistic
             _REGISTRY[name] = contract
-        fn.contract = contract  # type: ignore[attr-defined]
-        return fn
+
+        @functools.wraps(fn)
+        def statistic(*args: Any, **kwargs: Any) -> Any:
+            return fn(*map(rows_of, args), **{k: rows_of(v) for k, v in kwargs.items()})
+
+        statistic.contract = contract  # type: ignore[attr-defined]
+        return cast(F, statistic)
 
     return declare
 

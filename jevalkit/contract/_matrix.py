@@ -20,6 +20,7 @@ from scipy.sparse.csgraph import connected_components
 from ..errors import StatsError
 from ._columns import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
 from ._prepare import check_key_types
+from ._result import RowsResult, rows_of
 
 
 class ScoreColumns(TypedDict, total=False):
@@ -77,7 +78,7 @@ class ScoreMatrix:
 
 
 def score_matrix(
-    df: pd.DataFrame,
+    df: pd.DataFrame | RowsResult,
     *,
     system: str = "system",
     case: CaseSpec = CASE_COLUMNS,
@@ -96,6 +97,7 @@ def score_matrix(
     An item with no score at all (case 2 here) is not in the matrix; its row counts in
     ``n_missing``.
     """
+    df = rows_of(df)
     if not isinstance(df, pd.DataFrame):
         raise StatsError(
             "item statistics need a results DataFrame (system, case and score columns)"

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..errors import StatsError
 from ._columns import CaseSpec, columns_of, group_codes, require
+from ._result import RowsResult, rows_of
 
 # the identity of a results row besides its case, system and repeat (runner.KEY_COLUMNS)
 IDENTITY_COLUMNS = ("variant", "model", "params_hash", "label", "system_a", "system_b", "position")
@@ -82,7 +83,7 @@ class Prepared:
 
 
 def prepare(
-    data: pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series,
+    data: pd.DataFrame | RowsResult | Sequence[Any] | np.ndarray | pd.Series,
     value: str,
     *,
     by: CaseSpec = None,
@@ -99,7 +100,8 @@ def prepare(
     """Check and code a statistic's input (the rules are in the module docstring).
 
     Args:
-        data: a DataFrame, or an array (one case per value).
+        data: a DataFrame (or a results object with rows, a run's: its ``rows``), or an array
+            (one case per value).
         value: the column holding the values.
         by: grouping column(s).
         case: the column(s) naming a case; ``None``: every row is its own case.
@@ -125,6 +127,7 @@ def prepare(
         jevalkit.errors.StatsError: s range from 4 to 4, outside [0, 1]: pass scale=(low, high) to normalise them (e.g. scale=(1, 10) for 1-10 grades)
     """
     keyword = keyword or value
+    data = rows_of(data)
     if not isinstance(data, pd.DataFrame):
         if by is not None:
             raise StatsError("by= needs a DataFrame; an array is one group")

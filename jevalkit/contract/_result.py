@@ -4,7 +4,10 @@ A :class:`Result` is a frozen dataclass with named fields; ``.table()`` (alias
 ``summary_frame()``, as statsmodels' ``PredictionResults.summary_frame``) gives its tidy view,
 ``_repr_html_`` shows that view in Jupyter (escaped), and it still unpacks into its fields, as
 statsmodels' ``HolderTuple`` does, so ``estimate, low, high, *_ = result`` keeps working.
-Nothing a statistic returns travels in ``DataFrame.attrs``.
+A :class:`RowsResult` is one whose answer is rows with facts beside them (a run's results rows
+and why it stopped; simulated rows and the truth they were drawn from): every statistic takes it
+where it takes a results frame (:func:`rows_of`). Nothing a statistic or a run returns travels in
+``DataFrame.attrs``.
 """
 
 from __future__ import annotations
@@ -108,6 +111,103 @@ class Result:
         return (
             f"<div class='jevalkit-result'><strong>{title}</strong>{table_html(table)}{note}</div>"
         )
+
+
+ROWS_SHOWN = 20  # the rows a results object shows in Jupyter (all are in .rows)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RowsResult(Result):
+    """The base of results objects whose answer is rows (results rows: a DataFrame with the
+    documented columns) with named facts beside them, e.g. :class:`jevalkit.runner.RunResult`.
+
+    Every public statistic takes one wherever it takes a results frame (``@estimator`` passes
+    its ``rows`` on, as :func:`rows_of` does), and ``.table()`` is the rows. It has no length
+    and does not unpack (a frame's length or columns read off a results object would be a wrong
+    answer, not an error): the rows are ``.rows``.
+
+    Example:
+        >>> @dataclasses.dataclass(frozen=True, eq=False)
+        ... class Drawn(RowsResult):
+        ...     seed: int = 0
+        >>> r = Drawn(pd.DataFrame({"score": [1.0, 0.0]}), seed=3)
+        >>> len(r.rows), r.table()["score"].tolist(), r.scalars()
+        (2, [1.0, 0.0], {'seed': 3})
+        >>> len(r)
+        Traceback (most recent call last):
+        ...
+        TypeError: Drawn is a results object: its rows are .rows (len(result.rows))
+    """
+
+    rows: pd.DataFrame = dataclasses.field(repr=False)
+
+    def _refuse(self, what: str) -> TypeError:
+        return TypeError(f"{type(self).__name__} is a results object: its rows are .rows ({what})")
+
+    def __len__(self) -> int:
+        raise self._refuse("len(result.rows)")
+
+    def __iter__(self) -> Iterator[Any]:
+        raise self._refuse("iterate over result.rows")
+
+    def __getitem__(self, index: Any) -> Any:
+        if not isinstance(index, str):  # a mask, a slice, a list of columns
+            raise self._refuse("result.rows[...]")
+        field = f", or the field .{index}" if index in self._fields() else ""
+        raise self._refuse(f"result.rows[{index!r}]{field}")
+
+    def __getattr__(self, name: str) -> Any:
+        # only for names the result lacks: a frame's method or column asked of the result
+        if not name.startswith("__") and hasattr(pd.DataFrame, name):
+            raise AttributeError(
+                f"{type(self).__name__} is a results object: its rows are .rows "
+                f"(result.rows.{name})"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def table(self) -> pd.DataFrame:
+        """The rows."""
+        return self.rows
+
+    def _facts(self) -> dict[str, pd.DataFrame]:
+        """The fields shown as tables beside the rows (tables of the subclass's fields)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.repr and isinstance(value, Result):
+                value = value.table()
+            if f.repr and isinstance(value, pd.DataFrame):
+                out[f.name] = value
+        return out
+
+    def _repr_html_(self) -> str:
+        """The facts, each table field, and the first rows (every value escaped)."""
+        title = html.escape(f"{type(self).__name__}: {len(self.rows)} row(s)")
+        facts = "".join(
+            f"<li>{html.escape(name)}: {html.escape(str(value))}</li>"
+            for name, value in self.scalars().items()
+        )
+        tables = "".join(
+            f"<p>{html.escape(name)}</p>{table_html(table, max_rows=ROWS_SHOWN)}"
+            for name, table in self._facts().items()
+        )
+        return (
+            f"<div class='jevalkit-result'><strong>{title}</strong><ul>{facts}</ul>{tables}"
+            f"<p>rows</p>{table_html(self.rows, max_rows=ROWS_SHOWN)}</div>"
+        )
+
+
+def rows_of(data: Any) -> Any:
+    """The rows of a :class:`RowsResult`; anything else as it is. Every statistic's input
+    passes through it (``@estimator`` applies it to each argument), so a run's result is a
+    results frame to all of them.
+
+    Example:
+        >>> frame = pd.DataFrame({"score": [1.0]})
+        >>> rows_of(frame) is frame, rows_of(RowsResult(frame)) is frame
+        (True, True)
+    """
+    return data.rows if isinstance(data, RowsResult) else data
 
 
 def as_table(answer: Any) -> pd.DataFrame:

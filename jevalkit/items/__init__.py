@@ -11,7 +11,7 @@ Example:
 from ._active import ActivePlan
 from ._analysis import CronbachAlpha, ItemAnalysis, analysis, cronbach_alpha
 from ._estimate import estimate
-from ._irt import IrtFit, fit_irt, load_fit, simulate_2pl
+from ._irt import IrtFit, Simulated2PL, fit_irt, load_fit, simulate_2pl
 from ._select import select
 from ._validate import leave_systems_out
 
@@ -20,6 +20,7 @@ __all__ = [
     "CronbachAlpha",
     "IrtFit",
     "ItemAnalysis",
+    "Simulated2PL",
     "analysis",
     "cronbach_alpha",
     "estimate",

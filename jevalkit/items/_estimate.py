@@ -136,7 +136,7 @@ def estimate(
 
     Example:
         >>> from jevalkit.items import fit_irt, select, simulate_2pl
-        >>> df = simulate_2pl(n_systems=41, n_items=200, seed=0)
+        >>> df = simulate_2pl(n_systems=41, n_items=200, seed=0).rows
         >>> past, new = df[df.system != "sys40"], df[df.system == "sys40"]
         >>> fit = fit_irt(past, case="case_id")
         >>> est = estimate(fit, select(fit, 30), new)

@@ -39,6 +39,7 @@ from ..contract import (
     CASE_COLUMNS,
     CaseSpec,
     Result,
+    RowsResult,
     ScoreMatrix,
     estimator,
     not_a_statistic,
@@ -566,6 +567,22 @@ def _spread(values: np.ndarray, use: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class Simulated2PL(RowsResult):
+    """Results drawn from a known 2PL model (:func:`simulate_2pl`) and the truth they were drawn
+    from. Every statistic takes it as its rows.
+
+    Attributes:
+        rows: ``system``, ``case_id``, ``repeat``, ``score`` (0 or 1).
+        systems: one row per system: ``system``, ``ability`` (the true ability).
+        items: one row per item: ``case_id``, ``difficulty``, ``discrimination`` (the true
+            parameters, named as :class:`IrtFit`'s ``items``).
+    """
+
+    systems: pd.DataFrame
+    items: pd.DataFrame
+
+
 @not_a_statistic("a simulator: draws results from a known 2PL model")
 def simulate_2pl(
     *,
@@ -573,16 +590,19 @@ def simulate_2pl(
     n_items: int = 200,
     repeats: int = 1,
     seed: int | None = 0,
-) -> pd.DataFrame:
+) -> Simulated2PL:
     """Results drawn from a known 2PL model (for tests, benchmarks and the example data).
 
-    Abilities ~ N(0, 1), difficulties ~ N(0, 1), discriminations ~ lognormal(0, 0.3). The true
-    parameters are in ``attrs`` (``ability``, ``difficulty``, ``discrimination``).
+    Abilities ~ N(0, 1), difficulties ~ N(0, 1), discriminations ~ lognormal(0, 0.3). The rows
+    and the true parameters come as a :class:`Simulated2PL` (``rows``, ``systems``,
+    ``items``), which every statistic takes as its rows.
 
     Example:
-        >>> df = simulate_2pl(n_systems=3, n_items=4, seed=0)
-        >>> df.columns.tolist(), len(df)
+        >>> sim = simulate_2pl(n_systems=3, n_items=4, seed=0)
+        >>> sim.rows.columns.tolist(), len(sim.rows)
         (['system', 'case_id', 'repeat', 'score'], 12)
+        >>> sim.systems.columns.tolist(), sim.items.columns.tolist()
+        (['system', 'ability'], ['case_id', 'difficulty', 'discrimination'])
     """
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=n_systems)
@@ -591,15 +611,19 @@ def simulate_2pl(
     p = expit(a * (theta[:, None] - b))
     y = rng.random((repeats, n_systems, n_items)) < p
     width = len(str(n_systems - 1))
+    system_names = [f"sys{v:0{width}d}" for v in range(n_systems)]
+    item_names = [f"q{v:04d}" for v in range(n_items)]
     r, s, j = np.indices(y.shape).reshape(3, -1)
-    df = pd.DataFrame(
+    rows = pd.DataFrame(
         {
-            "system": [f"sys{v:0{width}d}" for v in s],
-            "case_id": [f"q{v:04d}" for v in j],
+            "system": [system_names[v] for v in s],
+            "case_id": [item_names[v] for v in j],
             "repeat": r,
             "score": y.reshape(-1).astype(float),
         }
     )
-    # lists, not arrays: pandas compares attrs when frames are concatenated
-    df.attrs.update(ability=theta.tolist(), difficulty=b.tolist(), discrimination=a.tolist())
-    return df
+    return Simulated2PL(
+        rows,
+        systems=pd.DataFrame({"system": system_names, "ability": theta}),
+        items=pd.DataFrame({"case_id": item_names, "difficulty": b, "discrimination": a}),
+    )

@@ -92,7 +92,7 @@ def select(
         (10, 5, 20)
 
     An active plan, wave by wave:
-        >>> df = simulate_2pl(n_systems=31, n_items=100, seed=0)
+        >>> df = simulate_2pl(n_systems=31, n_items=100, seed=0).rows
         >>> fit = fit_irt(df[df.system != "sys30"], case="case_id")
         >>> new = df[df.system == "sys30"]
         >>> plan = select(fit, 12, method="active", waves=2)

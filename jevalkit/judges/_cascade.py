@@ -485,7 +485,7 @@ def judge_cascade(
             tables.append(item_verdicts(pd.DataFrame(), levels))
             summary.append(_stage_row(stage, 0, 0, 0, path))
             continue
-        rows = judge(
+        judged = judge(
             evaluator,
             [by_id[c] for c in pending],
             stage.model,
@@ -500,7 +500,8 @@ def judge_cascade(
                 "budget_requests": budget_requests,
             },
         )
-        stopped = rows.attrs.get("stopped") or None
+        stopped = judged.stopped or None
+        rows = judged.rows
         budget_usd, budget_requests = _left(rows, budget_usd, budget_requests)
         rows = rows.assign(cascade_judge=stage.name)
         frames.append(rows)

@@ -21,7 +21,7 @@ import pandas as pd
 from ..errors import CaseFileError, JevalkitError, JudgeError, UsageError
 from ..probes import load_probe
 from ..results import params_hash, read_results
-from ..runner import Job, Send
+from ..runner import Job, RunResult, Send
 from ._evaluate import JudgeConfig, judge_case
 from ._jobs import error_fields
 from ._judgment import Judgment, expected_level
@@ -164,9 +164,12 @@ def plan_pairwise_jobs(
 
 
 def cases_from_runs(
-    run_a: str | pd.DataFrame, run_b: str | pd.DataFrame, inputs: list[dict[str, Any]] | None = None
+    run_a: str | pd.DataFrame | RunResult,
+    run_b: str | pd.DataFrame | RunResult,
+    inputs: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Pairwise cases from the outputs of two runs, matched by case (probe, version, case id,
+    """Pairwise cases from the outputs of two runs (results paths, frames, or what
+    :func:`jevalkit.run` returned), matched by case (probe, version, case id,
     repeat): ``output_a`` from ``run_a``, ``output_b`` from ``run_b``; ``input`` from ``inputs``
     (cases with the same ``id``), else the row's own input (``input`` column, or ``source["input"]``
     of results imported from another tool), else, for probe runs, the probe's last user message.
@@ -182,7 +185,12 @@ def cases_from_runs(
         >>> [(c["input"], c["output_a"], c["output_b"]) for c in cases_from_runs(run("x", "4"), run("y", "5"))]
         [('2+2?', '4', '5')]
     """
-    frames = [read_results(r) if not isinstance(r, pd.DataFrame) else r for r in (run_a, run_b)]
+    frames = [
+        r.rows
+        if isinstance(r, RunResult)
+        else (r if isinstance(r, pd.DataFrame) else read_results(r))
+        for r in (run_a, run_b)
+    ]
     names = []
     for frame, which in zip(frames, ("first", "second"), strict=True):
         systems = sorted(frame["system"].dropna().astype(str).unique())

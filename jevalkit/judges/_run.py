@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Unpack
 
-import pandas as pd
-
 from .._sync import run_sync
 from ..errors import UsageError
 from ..runner import (
     RunOptions,
+    RunResult,
     RunSettings,
     default_results_path,
     execute,
@@ -75,7 +74,7 @@ async def ajudge(
     criteria: str | None = None,
     seed: int | None = None,
     **options: Unpack[RunOptions],
-) -> pd.DataFrame:
+) -> RunResult:
     """Async form of :func:`judge`."""
     settings = RunSettings.of(options)
     adaptive = settings.adaptive_plan(metric="mean_score")
@@ -125,9 +124,11 @@ def judge(
     criteria: str | None = None,
     seed: int | None = None,
     **options: Unpack[RunOptions],
-) -> pd.DataFrame:
-    """Judge every case of ``data`` with ``evaluator``; rows in the runner's results format with
-    ``probs``, ``expected_level``, ``verdict``, ``coverage``, ``method`` and ``gold``.
+) -> RunResult:
+    """Judge every case of ``data`` with ``evaluator``; a run's result
+    (:class:`jevalkit.runner.RunResult`) whose rows are in the runner's results format with
+    ``probs``, ``expected_level``, ``verdict``, ``coverage``, ``method`` and ``gold``, and
+    the facts of the run beside them (``stopped``, ``budget_overrun``, ``adaptive``).
 
     Args:
         evaluator: a judge in ``data/judges/`` (``faithfulness``, ``answer_relevancy``,
@@ -136,8 +137,8 @@ def judge(
             given, judges free-text arguments).
         data: a case file path, a bundled case set name, or a list of case dicts (for
             ``pairwise``: cases with ``output_a`` and ``output_b``, or the inputs of ``systems``).
-        systems: for a pairwise judge, two runs (results paths or frames) whose outputs are
-            compared case by case.
+        systems: for a pairwise judge, two runs (results paths, frames, or what
+            :func:`jevalkit.run` returned) whose outputs are compared case by case.
         both_orders: for a pairwise judge, play every comparison in both orders (two rows).
         model: the judge model (``local`` for the embedded one).
         config: how to ask (:class:`JudgeConfig`: method, prompt style, samples, coverage).
@@ -148,17 +149,17 @@ def judge(
             until the anytime-valid interval of the mean judge score over the cases (each case's
             expected score; for a pairwise judge the preference for system_a, both orders
             averaged) is ``target_half_width`` wide; ``adaptive`` sets every option (its
-            ``metric="pass_rate"`` uses the verdicts instead). The result is in
-            ``attrs["adaptive"]``.
+            ``metric="pass_rate"`` uses the verdicts instead). The interval is the result's
+            ``adaptive``.
 
     A judgment that cannot be trusted (no logprobs, coverage below the threshold) becomes an error
     row saying so, never a silent fallback to an integer.
 
     Example:
         >>> import tempfile, jevalkit.judges as jj
-        >>> df = jj.judge("tool_call_accuracy", "tool_call_accuracy", out=tempfile.mkdtemp() + "/r.jsonl", progress=False)
-        >>> bool((df["verdict"] == df["gold"]).all())
-        True
+        >>> result = jj.judge("tool_call_accuracy", "tool_call_accuracy", out=tempfile.mkdtemp() + "/r.jsonl", progress=False)
+        >>> bool((result.rows["verdict"] == result.rows["gold"]).all()), result.stopped
+        (True, None)
     """
     return run_sync(
         ajudge(

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UsageError
+from ..runner import RunResult
 from ._run import judge
 
 
@@ -18,12 +19,15 @@ def judge_models(
     *,
     out: str | Path | None = None,
     **options: Any,
-) -> pd.DataFrame:
+) -> RunResult:
     """Judge the same cases with each of ``models`` in turn (each its own results file: ``out``
     with ``__<model>`` before the suffix) and return the rows together, so the judge model is a
     facet for :func:`jevalkit.stats.variance_components` (``facets=["case", "model"]``).
 
-    ``options`` are :func:`judge`'s (repeats, base_url, config, ...), the same for every model.
+    ``options`` are :func:`judge`'s (repeats, base_url, config, ...), the same for every model
+    (a budget holds for each model's run). The result's ``stopped`` names each model a budget
+    stopped (``"<model>: <why>"``, joined by ``"; "``), ``budget_overrun`` is any model's, and
+    with ``repeats="auto"`` ``adaptive`` has one row per model (``model`` first).
 
     Example:
         >>> judge_models("tool_call_accuracy", "tool_call_accuracy", ["a", "a"])
@@ -35,11 +39,23 @@ def judge_models(
         raise UsageError(f"models lists judge models once each, got {list(models)!r}")
     if not all(isinstance(m, str) and m for m in models):
         raise UsageError(f"models must be model names, got {list(models)!r}")
-    frames = []
+    runs = []
     for name in models:
         path = None if out is None else results_path_for(out, name)
-        frames.append(judge(evaluator, data, name, out=path, **options))
-    return pd.concat(frames, ignore_index=True)
+        runs.append(judge(evaluator, data, name, out=path, **options))
+    named = list(zip(models, runs, strict=True))
+    adaptive = [r.adaptive.assign(model=m) for m, r in named if r.adaptive is not None]
+    return RunResult(
+        pd.concat([r.rows for r in runs], ignore_index=True),
+        stopped="; ".join(f"{m}: {r.stopped}" for m, r in named if r.stopped) or None,
+        budget_overrun=any(r.budget_overrun for r in runs),
+        adaptive=(
+            pd.concat(adaptive, ignore_index=True).pipe(lambda t: t[["model", *t.columns[:-1]]])
+            if adaptive
+            else None
+        ),
+        dashboard=runs[-1].dashboard,
+    )
 
 
 def results_path_for(out: str | Path, name: str) -> Path:

@@ -209,7 +209,7 @@ def mean_score(
             f"{BOUND_MARGIN} of a bound, where the t interval covers less than nominal (91% at 10 "
             "cases, mean 0.9, in benchmarks/calibration.py); their method says so",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,  # the caller of the statistic (@estimator's wrapper is in between)
         )
     checks = _bimodality(units, unit_group, raw, p, scale, one_case) if bimodality else None
     return finish(

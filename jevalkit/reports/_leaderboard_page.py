@@ -53,7 +53,7 @@ def leaderboard_page(board: Leaderboard, *, title: str = "Leaderboard") -> str:
     Example:
         >>> from jevalkit.items import simulate_2pl
         >>> from jevalkit.metrics import leaderboard
-        >>> df = simulate_2pl(n_systems=3, n_items=60, seed=0)
+        >>> df = simulate_2pl(n_systems=3, n_items=60, seed=0).rows
         >>> df["system"] = "<script>" + df["system"]
         >>> page = leaderboard_page(leaderboard(df, case="case_id", n_resamples=200))
         >>> "<script>sys" in page, "&lt;script&gt;sys" in page
@@ -121,7 +121,7 @@ def write_leaderboard_page(
         >>> import tempfile
         >>> from jevalkit.items import simulate_2pl
         >>> from jevalkit.metrics import leaderboard
-        >>> df = simulate_2pl(n_systems=2, n_items=40, seed=0)
+        >>> df = simulate_2pl(n_systems=2, n_items=40, seed=0).rows
         >>> path = write_leaderboard_page(leaderboard(df, case="case_id", n_resamples=200),
         ...                               Path(tempfile.mkdtemp()) / "board.html")
         >>> path.read_text().count("<svg")

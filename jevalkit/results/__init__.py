@@ -25,7 +25,7 @@ from ._lock import locked
 from ._merge import MERGE_COLUMNS, merge_parts, merge_rows
 from ._parts import PartsReader, part_files, part_path, parts_dir
 from ._path import check_results_path
-from ._read import iter_lines, iter_rows, latest_rows, torn_bytes
+from ._read import LatestRows, iter_lines, iter_rows, latest_rows, torn_bytes
 from ._validate import validate_row
 from ._write import ResultsWriter, repair_torn_tail, rewrite_without, write_rows
 
@@ -34,6 +34,7 @@ __all__ = [
     "DTYPES",
     "KEY_COLUMNS",
     "MERGE_COLUMNS",
+    "LatestRows",
     "PartsReader",
     "ResultRow",
     "ResultsWriter",

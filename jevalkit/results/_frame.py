@@ -58,7 +58,8 @@ def read_results(path: str | Path) -> pd.DataFrame:
     another tool's JSONL) is refused with the missing columns named, never read as one row.
     Rows come in key order (:func:`key_order`), whatever order they were written in.
     When a key appears more than once the later row wins (a re-run replacing an earlier row):
-    the count is in ``df.attrs["replaced_rows"]`` and a warning says so.
+    a warning says how many were replaced (:func:`latest_rows` gives the count as
+    ``.replaced``).
 
     Example:
         >>> import tempfile, pathlib
@@ -75,7 +76,7 @@ def read_results(path: str | Path) -> pd.DataFrame:
             f"{path}: no such results file; run `jevalkit run ... --out {path}` first"
         )
     rows, replaced = latest_rows(path)
-    frame = rows_frame(rows, replaced)
+    frame = rows_frame(rows)
     if replaced:
         warnings.warn(
             f"{path}: {replaced} row(s) were replaced by later rows with the same key "
@@ -85,12 +86,9 @@ def read_results(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def rows_frame(rows: dict[tuple, dict[str, Any]], replaced: int = 0) -> pd.DataFrame:
+def rows_frame(rows: dict[tuple, dict[str, Any]]) -> pd.DataFrame:
     """The frame :func:`read_results` makes of the rows of a file by key (as
-    :func:`latest_rows` reads them, with ``replaced`` earlier rows replaced): in key order, with
-    the documented columns, ``attrs["replaced_rows"]`` set."""
+    :func:`latest_rows` reads them): in key order, with the documented columns."""
     # in key order, not the order requests happened to finish: every result computed from the
     # frame (a sum, a mean, a first row) is then the same however the rows arrived
-    frame = results_frame([rows[k] for k in sorted(rows, key=key_order)])
-    frame.attrs["replaced_rows"] = replaced
-    return frame
+    return results_frame([rows[k] for k in sorted(rows, key=key_order)])

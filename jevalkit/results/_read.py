@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from ..datafiles import json_line
 from ..errors import ResultsError
@@ -134,10 +134,34 @@ def lines_in(
         yield last, tail, _parse_line(tail, f"{where}:{last}")
 
 
-def latest_rows(path: str | Path) -> tuple[dict[tuple, dict[str, Any]], int]:
-    """Valid rows by key, the later row winning, and how many earlier rows were replaced."""
+class LatestRows(NamedTuple):
+    """The rows of a results file by key (:func:`latest_rows`).
+
+    Attributes:
+        rows: the valid rows by key, the later row of a key winning.
+        replaced: how many earlier rows a later row of the same key replaced (re-runs of the
+            same request; :func:`jevalkit.results.read_results` warns of them).
+    """
+
+    rows: dict[tuple, dict[str, Any]]
+    replaced: int
+
+
+def latest_rows(path: str | Path) -> LatestRows:
+    """Valid rows by key, the later row winning, and how many earlier rows were replaced.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from jevalkit.results import ResultRow
+        >>> row = ResultRow(run_id="r", kind="probe", probe="p", version=1, model="m", repeat=0)
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.jsonl"
+        >>> _ = p.write_text((row.to_json() + "\\n") * 2)
+        >>> read = latest_rows(p)
+        >>> len(read.rows), read.replaced
+        (1, 1)
+    """
     lines, replaced = latest_lines(path)
-    return {key: row for key, (row, _) in lines.items()}, replaced
+    return LatestRows({key: row for key, (row, _) in lines.items()}, replaced)
 
 
 def latest_lines(path: str | Path) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:

@@ -2,6 +2,8 @@
 and keeps every answer in append-only, resumable results.
 
 Probes and judges plan :class:`Job` objects; :func:`execute` is the one execution path for both.
+A run returns a :class:`RunResult`: its rows and the facts of the run (why it stopped, the
+adaptive repeats' interval, an active plan's estimate), which every statistic takes as rows.
 
 The results file it writes is the results layer's (:mod:`jevalkit.results`).
 
@@ -23,6 +25,7 @@ from ._options import RUN_OPTIONS, Option, ProbeOptions, RunOptions, RunSettings
 from ._plan import ProbeChoices, default_results_path, plan_jobs, probes_of
 from ._rounds import run_adaptive
 from ._run import arun, run
+from ._run_result import ActiveRun, RunResult
 from ._shards import ShardExecutor, guided_shards, shard_of
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "JOB_FIELDS",
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
+    "ActiveRun",
     "AdaptiveRepeats",
     "DaskExecutor",
     "Executor",
@@ -39,6 +43,7 @@ __all__ = [
     "ProbeChoices",
     "ProbeOptions",
     "RunOptions",
+    "RunResult",
     "RunSettings",
     "Send",
     "ShardExecutor",

@@ -25,6 +25,7 @@ from ..items import ActivePlan, IrtFit, estimate, load_fit, select
 from ._execute import Executor, execute
 from ._job import Job
 from ._options import RunSettings
+from ._run_result import ActiveRun, RunResult
 
 ACTIVE_PREFIX = "active:"
 ACTIVE_COLUMNS = [
@@ -162,10 +163,10 @@ async def run_active_cases(
     out: Path,
     settings: RunSettings,
     executor: Executor | None = None,
-) -> pd.DataFrame:
+) -> RunResult:
     """Run ``jobs`` (planned for every case of the benchmark) on an active plan, wave by wave;
-    return the rows sent, with the estimate in ``attrs["active"]`` (one row of
-    :data:`ACTIVE_COLUMNS`) and the plan in ``attrs["active_plan"]``."""
+    return the rows sent, with the estimate (one row of :data:`ACTIVE_COLUMNS`) and the plan in
+    the result's ``active`` (:class:`ActiveRun`)."""
     fit = spec.prior
     by_item = _by_item(jobs, fit)
     n_cases = len(by_item)
@@ -174,7 +175,7 @@ async def run_active_cases(
     columns = list(fit.matrix.items.columns)
     budget = settings.new_budget()
     options = {"k": spec.k, "method": "active", "seed": spec.seed, "waves": spec.waves}
-    frames: list[pd.DataFrame] = []
+    parts: list[RunResult] = []
     answered: pd.DataFrame | None = None
     sent: set = set()
     reason = "complete"
@@ -190,7 +191,7 @@ async def run_active_cases(
             for d in draws.itertuples(index=False)
             for job in by_item[d.case]
         ]
-        df = await execute(
+        part = await execute(
             wave_jobs,
             model=model,
             out=out,
@@ -199,10 +200,10 @@ async def run_active_cases(
             budget=budget,
             executor=executor,
         )
-        frames.append(df)
+        parts.append(part)
         sent |= set(draws["case"])
-        answered = pd.concat(frames, ignore_index=True)
-        if df.attrs.get("stopped"):
+        answered = pd.concat([p.rows for p in parts], ignore_index=True)
+        if part.stopped:
             reason = "budget"
             break
         if not set(plan.cases) <= _scored(answered, columns):
@@ -211,12 +212,9 @@ async def run_active_cases(
         if plan.complete:
             break
         plan = select(fit, new_results=_answers(answered), **options)
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    rows.attrs["active"] = _summary(fit, plan, rows, spec, n_cases, reason, budget.reached)
-    rows.attrs["active_plan"] = plan
-    rows.attrs["stopped"] = budget.reached
-    rows.attrs["budget_overrun"] = budget.overrun is not None
-    return rows
+    rows = pd.concat([p.rows for p in parts], ignore_index=True) if parts else pd.DataFrame()
+    summary = _summary(fit, plan, rows, spec, n_cases, reason, budget.reached)
+    return RunResult.of(parts, budget, active=ActiveRun(summary, plan))
 
 
 def _summary(fit, plan, rows, spec, n_cases, reason, stopped) -> pd.DataFrame:

@@ -249,10 +249,6 @@ class DaskExecutor(Executor):
         """The rows the merge read, else the file."""
         return read_results(store) if rows is None else rows_frame(rows)
 
-    def annotate(self, frame: pd.DataFrame) -> None:
-        """The Dask dashboard's address (None when the scheduler serves none)."""
-        frame.attrs["dashboard"] = self.dashboard
-
     def close(self) -> None:
         """Drop the ledger and the semaphore on the scheduler."""
         with contextlib.suppress(Exception):

@@ -24,6 +24,7 @@ from ._drift import warn_of_drift
 from ._job import Job
 from ._options import RunSettings
 from ._resume import Rows, resume_rows, rows_beside, rows_of
+from ._run_result import RunResult
 from ._send import RunContext, send_jobs
 from ._target import check_key_variable, endpoint_identity
 
@@ -59,6 +60,7 @@ class Executor:
 
     sharding = "none"  # how the run is split, as its parts' configuration records it
     sends_here = True  # this process sends the requests (with the keys in its environment)
+    dashboard: str | None = None  # where the run can be watched (the run result's dashboard)
 
     def prepare(self, path: Path, store: Path, config: RunConfig | None) -> None:
         """Holding ``store``'s lock, before the resume rule reads it (``path``: the results
@@ -75,9 +77,6 @@ class Executor:
     def read(self, store: Path, rows: Rows | None) -> pd.DataFrame:
         """The rows of ``store`` after sending (``rows``: as :meth:`send` returned them)."""
         return read_results(store) if store.exists() else results_frame([])
-
-    def annotate(self, frame: pd.DataFrame) -> None:
-        """Add what this executor tells the caller to ``frame.attrs``."""
 
 
 class Unread(Executor):
@@ -98,8 +97,9 @@ async def execute(
     description: str = "requests",
     budget: Budget | None = None,
     executor: Executor | None = None,
-) -> pd.DataFrame:
-    """Execute ``jobs`` against ``model`` and return their rows (one per job) as a DataFrame.
+) -> RunResult:
+    """Execute ``jobs`` against ``model`` and return their rows (one per job) and the facts of
+    the run (:class:`RunResult`).
 
     Rows already done are kept and their jobs skipped (resume); with ``settings.retry_errors``
     error rows are sent again and replaced. ``model`` None runs only deterministic jobs (nothing
@@ -107,7 +107,7 @@ async def execute(
     (:class:`RunSettings`; ``settings.out`` is not used: ``out`` is the resolved path).
     ``executor`` says where the jobs go (default: this process; see :class:`Executor`). With a
     budget (``budget``, else one made from ``settings``) the run stops starting requests when it
-    is reached: the rows of the jobs done are returned, ``attrs["stopped"]`` says why, and
+    is reached: the rows of the jobs done are returned, the result's ``stopped`` says why, and
     re-running resumes.
 
     Raises:
@@ -181,8 +181,9 @@ async def execute(
                 rows = await executor.send(pending, run, done=len(mine) - len(pending))
             results = executor.read(store, rows)
     warn_of_drift(results)
-    frame = rows_of(results, keys).reset_index(drop=True)
-    frame.attrs["stopped"] = budget.reached
-    frame.attrs["budget_overrun"] = budget.overrun is not None
-    executor.annotate(frame)
-    return frame
+    return RunResult(
+        rows_of(results, keys).reset_index(drop=True),
+        stopped=budget.reached,
+        budget_overrun=budget.overrun is not None,
+        dashboard=executor.dashboard,
+    )

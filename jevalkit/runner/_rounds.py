@@ -29,6 +29,7 @@ from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats, check_reachable
 from ._execute import Executor, execute
 from ._job import Job
 from ._options import RunSettings
+from ._run_result import RunResult
 from ._target import open_target
 
 
@@ -80,10 +81,10 @@ async def run_adaptive(
     settings: RunSettings,
     description: str = "requests",
     executor: Executor | None = None,
-) -> pd.DataFrame:
+) -> RunResult:
     """Run ``jobs`` (planned for ``plan.max_repeats`` repeats) with adaptive repeats; return
-    every row sent for them, with the result in ``attrs["adaptive"]`` (a one-row DataFrame of
-    :data:`ADAPTIVE_COLUMNS`). Each round is one call of :func:`execute` with ``executor`` (on
+    every row sent for them, with the interval in the result's ``adaptive`` (a one-row DataFrame
+    of :data:`ADAPTIVE_COLUMNS`). Each round is one call of :func:`execute` with ``executor`` (on
     Dask the round's tasks run as a wave and the stopping rule sees its merged rows)."""
     cases = case_repeats(jobs)
     n_cases = len(cases)
@@ -98,7 +99,7 @@ async def run_adaptive(
     sweeps_per_round = max(1, math.ceil(settings.concurrency / n_cases))
     next_repeat = np.zeros(n_cases, dtype=int)
     sweep = rounds = dropped = 0
-    frames: list[pd.DataFrame] = []
+    parts: list[RunResult] = []
     reason = "max_repeats"
     # keep the embedded model up across rounds (it is started once, not once per round)
     local = model is not None and is_local_model(model) and settings.base_url is None
@@ -114,7 +115,7 @@ async def run_adaptive(
                     for job in cases[i][next_repeat[i]]:
                         sent.append((k, i, replace(job, round=rounds)))
                     next_repeat[i] += 1
-            df = await execute(
+            part = await execute(
                 [job for _, _, job in sent],
                 model=model,
                 out=out,
@@ -123,11 +124,11 @@ async def run_adaptive(
                 budget=budget,
                 executor=executor,
             )
-            frames.append(df)
-            if df.attrs.get("stopped"):
+            parts.append(part)
+            if part.stopped:
                 reason = "budget"
                 break
-            by_key = {row_key(r): r for r in df.to_dict("records")}
+            by_key = {row_key(r): r for r in part.rows.to_dict("records")}
             rows: dict[tuple[int, int], list[dict[str, Any]]] = {}
             for k, i, job in sent:
                 rows.setdefault((k, i), []).append(by_key[job.key(asked, settings.label)])
@@ -151,7 +152,6 @@ async def run_adaptive(
             if stop:
                 reason = stop
                 break
-    rows_sent = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     scored = seq.n_sweeps > 0
     low, high = seq.interval() if scored else (np.nan, np.nan)
     summary = pd.DataFrame(
@@ -179,7 +179,4 @@ async def run_adaptive(
         ],
         columns=ADAPTIVE_COLUMNS,
     )
-    rows_sent.attrs["adaptive"] = summary
-    rows_sent.attrs["stopped"] = budget.reached
-    rows_sent.attrs["budget_overrun"] = budget.overrun is not None
-    return rows_sent
+    return RunResult.of(parts, budget, adaptive=summary)

@@ -7,8 +7,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Unpack
 
-import pandas as pd
-
 from .._sync import run_sync
 from ..client import GENERATION, check_generation, take_generation
 from ..errors import UsageError
@@ -19,6 +17,7 @@ from ._executors import open_executor
 from ._options import ProbeOptions, RunSettings
 from ._plan import Choices, ProbeChoices, default_results_path, plan_jobs, probes_of
 from ._rounds import run_adaptive
+from ._run_result import RunResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +88,7 @@ class ProbeRun:
 
 async def arun(
     probes: str | Probe | Sequence[str | Probe], model: str, **options: Unpack[ProbeOptions]
-) -> pd.DataFrame:
+) -> RunResult:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
     r = ProbeRun.of(probes, model, dict(options))
     settings = r.settings
@@ -116,8 +115,9 @@ async def arun(
 
 def run(
     probes: str | Probe | Sequence[str | Probe], model: str, **options: Unpack[ProbeOptions]
-) -> pd.DataFrame:
-    """Run probes against a model and return their results rows as a DataFrame.
+) -> RunResult:
+    """Run probes against a model and return their results rows with the facts of the run
+    (:class:`jevalkit.runner.RunResult`: ``.rows``, ``.stopped``, ``.adaptive``, ...).
 
     Works from a plain script and inside Jupyter (where an event loop is already running: the run
     then happens on a worker thread with its own loop, no nest_asyncio needed). Re-running the same
@@ -138,8 +138,8 @@ def run(
             ``"1-10,20"``); default every case. Recorded in each row's ``subset``.
             ``"active:K"``: an active plan (:func:`jevalkit.items.select` with
             ``method="active"``): K cases drawn in waves from the item model ``prior``, each
-            wave from the model's answers so far, the estimate of its full-benchmark score in
-            ``attrs["active"]`` (:data:`jevalkit.runner.ACTIVE_COLUMNS`); each row's
+            wave from the model's answers so far, the estimate of its full-benchmark score and
+            the plan in the result's ``active`` (:class:`jevalkit.runner.ActiveRun`); each row's
             ``subset`` names the plan and the probability its case had when drawn; a re-run
             resumes the same draws.
         prior: with ``cases="active:K"``: the item model (:func:`jevalkit.items.fit_irt`,
@@ -155,27 +155,30 @@ def run(
             ``runs/<probes>__<model>[__<host>].jsonl``), ``label``, ``repeats`` (k, or
             ``"auto"``: adaptive repeats in rounds until the anytime-valid interval of the pass
             rate over the cases is at most ``target_half_width`` wide on each side, with
-            ``min_repeats`` to ``max_repeats`` per probe, or as ``adaptive`` says; the result is
-            in ``attrs["adaptive"]``), ``concurrency``, ``timeout``, ``max_retries``,
+            ``min_repeats`` to ``max_repeats`` per probe, or as ``adaptive`` says; the interval
+            is the result's ``adaptive``), ``concurrency``, ``timeout``, ``max_retries``,
             ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
             ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent
             this much, counted per HTTP attempt, retries included; rows so far are kept,
-            re-running resumes, ``attrs["stopped"]`` says so; an endpoint that bills beyond
-            ``max_tokens`` stops the run at once with ``attrs["budget_overrun"]`` True, see
+            re-running resumes, the result's ``stopped`` says so; an endpoint that bills beyond
+            ``max_tokens`` stops the run at once with ``budget_overrun`` True, see
             :mod:`jevalkit.costs`),
             ``price_in`` / ``price_out`` (dollars per million tokens, overriding
             ``data/prices.yaml``).
 
     Returns:
-        The rows of this run's (probe, case, variant, repeat) keys, with the columns of
-        :data:`jevalkit.results.COLUMNS`.
+        A :class:`jevalkit.runner.RunResult`: ``rows``, the rows of this run's (probe, case,
+        variant, repeat) keys with the columns of :data:`jevalkit.results.COLUMNS` (for
+        adaptive repeats and active plans, every row sent), and the facts of the run
+        (``stopped``, ``budget_overrun``, ``adaptive``, ``active``, ``dashboard``). Every
+        statistic takes it as it takes the rows: ``metrics.pass_rate(run(...))``.
 
     Example:
         >>> import jevalkit, tempfile
-        >>> df = jevalkit.run("schema-ten-records", "m", base_url="http://127.0.0.1:9/v1",
-        ...                   max_retries=0, timeout=1, progress=False, cache=False,
-        ...                   out=tempfile.mkdtemp() + "/r.jsonl")
-        >>> df.loc[0, "error"]["type"]
-        'connection'
+        >>> result = jevalkit.run("schema-ten-records", "m", base_url="http://127.0.0.1:9/v1",
+        ...                       max_retries=0, timeout=1, progress=False, cache=False,
+        ...                       out=tempfile.mkdtemp() + "/r.jsonl")
+        >>> result.rows.loc[0, "error"]["type"], result.stopped
+        ('connection', None)
     """
     return run_sync(arun(probes, model, **options))

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..contract import CASE_COLUMNS
+from ..contract import CASE_COLUMNS, RowsResult, rows_of
 from ..errors import StatsError
 from ..metrics import compare, pass_rate
 
@@ -72,8 +72,8 @@ class ResultsBrowser(widgets.VBox):
     passed_filter = traitlets.Unicode("all")
     index = traitlets.Int(0)
 
-    def __init__(self, df: pd.DataFrame, *, cases: Any = None, **kwargs: Any) -> None:
-        self.df = df.reset_index(drop=True)
+    def __init__(self, df: pd.DataFrame | RowsResult, *, cases: Any = None, **kwargs: Any) -> None:
+        self.df = rows_of(df).reset_index(drop=True)  # a run's result: its rows
         self.cases = _case_fields(cases)
         self._who = "system" if "system" in self.df else "model"
 
@@ -200,8 +200,8 @@ class CompareView(widgets.HTML):
 
     def __init__(
         self,
-        df_a: pd.DataFrame,
-        df_b: pd.DataFrame,
+        df_a: pd.DataFrame | RowsResult,
+        df_b: pd.DataFrame | RowsResult,
         *,
         names: tuple[str, str] = ("A", "B"),
         case: str | tuple[str, ...] | None = CASE_COLUMNS,
@@ -210,6 +210,7 @@ class CompareView(widgets.HTML):
         super().__init__(**kwargs)
         if names[0] == names[1]:
             raise StatsError(f"CompareView needs two different names, got {names[0]!r} twice")
+        df_a, df_b = rows_of(df_a), rows_of(df_b)  # runs' results: their rows
         rates = [pass_rate(d, case=case).iloc[0] for d in (df_a, df_b)]
         rows = "".join(
             f"<tr><td>{_e(n)}</td><td>{r['n']}</td><td>{r['value']:.2f}</td>"

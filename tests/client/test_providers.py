@@ -71,7 +71,7 @@ def test_the_run_sends_the_name_without_the_prefix(openai_server, tmp_path, monk
         max_tokens=50,
         out=tmp_path / "r.jsonl",
         progress=False,
-    )
+    ).rows
     assert [r["body"]["model"] for r in openai_server.requests] == ["openai/gpt-4o-mini"]
     assert df["model"].tolist() == ["openrouter/openai/gpt-4o-mini"]  # the system as written
     assert df["base_url"].tolist() == [openai_server.base_url]

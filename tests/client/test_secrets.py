@@ -19,7 +19,7 @@ def run_here(server, tmp_path, **options):
     options.setdefault("out", tmp_path / "results.jsonl")
     options.setdefault("base_url", server.base_url)
     options.setdefault("cache_dir", tmp_path / "cache")
-    return run("schema-ten-records", "m", **options)
+    return run("schema-ten-records", "m", **options).rows
 
 
 def written(tmp_path) -> str:

@@ -24,6 +24,8 @@ from jevalkit.contract import (
     interval_pairs,
 )
 from jevalkit.errors import JevalkitError
+from jevalkit.metrics import mean_score
+from jevalkit.runner import RunResult
 
 PACKAGES = ("jevalkit.metrics", "jevalkit.labels", "jevalkit.stats", "jevalkit.items")
 SYSTEMS = ("A", "B", "C")
@@ -222,6 +224,32 @@ def entries(check: str):
 
 
 # ---- invariance -----------------------------------------------------------------------------
+
+
+def as_run_results(entry, frames):
+    """The frames as a run returns them (a RunResult), split as ``run`` splits two runs."""
+    if entry.data == "two_runs":
+        (frame,) = frames
+        systems = frame["system"].astype(str)
+        names = sorted(systems.unique())
+        frames = (frame[systems == names[0]], frame[systems == names[1]])
+    return tuple(RunResult(f, stopped="stopped at the budget") for f in frames)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param(e, id=e.name.rsplit(".", 1)[1])
+        for e in REGISTRY.values()
+        if e.adapter is None and e.data != "arrays"
+    ],
+)
+def test_a_run_result_is_read_as_its_rows(entry):
+    # run() returns a RunResult: every statistic takes it where it takes the results frame
+    frames = frames_for(entry.data)
+    fn = resolve(entry.name)
+    got = as_table(fn(*as_run_results(entry, frames), **entry.call))
+    pd.testing.assert_frame_equal(numeric(got), numeric(run(entry, frames)))
 
 
 @pytest.mark.parametrize("entry", entries("order"))
@@ -434,3 +462,12 @@ def test_method_names_the_estimand_and_the_interval(entry):
     if interval_pairs(table):
         for method in table["method"]:
             assert any(word in method for word in INTERVAL_WORDS), method
+
+
+def test_a_statistics_warning_points_at_the_line_that_called_it():
+    # @estimator wraps the statistic (to read a RunResult as its rows): a warning's stacklevel
+    # counts the wrapper, so the user sees their own line, not jevalkit's
+    frame = pd.DataFrame({"case_id": range(5), "score": [1.0, 1.0, 1.0, 0.9, 1.0]})
+    with pytest.warns(UserWarning, match="fewer than 20 units") as caught:
+        mean_score(frame, case="case_id")
+    assert [w.filename for w in caught] == [__file__]

@@ -40,10 +40,10 @@ def held_per_attempt(server) -> float:
 def test_retries_count_as_requests_against_the_request_budget(openai_server, tmp_path):
     openai_server.retry_after = "0"
     openai_server.faults["m"] = ["429"] * 30
-    df = run(openai_server, tmp_path / "r.jsonl", repeats=10, max_retries=3, budget_requests=10)
+    result = run(openai_server, tmp_path / "r.jsonl", repeats=10, max_retries=3, budget_requests=10)
     assert len(openai_server.requests) == 10  # was 30: each job's 4 attempts counted as 1
-    assert "10 requests sent" in df.attrs["stopped"]
-    assert df.attrs["budget_overrun"] is False
+    assert "10 requests sent" in result.stopped
+    assert result.budget_overrun is False
 
 
 def test_every_attempt_reserves_dollars_and_unanswered_ones_keep_their_reservation(
@@ -55,7 +55,7 @@ def test_every_attempt_reserves_dollars_and_unanswered_ones_keep_their_reservati
     openai_server.requests.clear()
     openai_server.retry_after = "0"
     openai_server.faults["m"] = ["429"] * 30  # an error status reports no usage: booked whole
-    df = run(
+    result = run(
         openai_server,
         tmp_path / "r.jsonl",
         repeats=5,
@@ -64,17 +64,17 @@ def test_every_attempt_reserves_dollars_and_unanswered_ones_keep_their_reservati
         **PRICE,
     )
     assert len(openai_server.requests) == 2
-    assert df.attrs["stopped"].startswith("stopped at the budget")
-    assert len(df) == 0  # no job finished: no row, re-running resumes
+    assert result.stopped.startswith("stopped at the budget")
+    assert len(result.rows) == 0  # no job finished: no row, re-running resumes
 
 
 def test_an_answer_billed_beyond_max_tokens_stops_the_run_at_once(openai_server, tmp_path):
     openai_server.faults["m"] = ["overbill"]
-    df = run(openai_server, tmp_path / "r.jsonl", repeats=20, budget_usd=1.0, **PRICE)
+    result = run(openai_server, tmp_path / "r.jsonl", repeats=20, budget_usd=1.0, **PRICE)
     assert len(openai_server.requests) == 1
-    assert df.attrs["budget_overrun"] is True
-    assert df.attrs["stopped"].startswith("budget overrun: an answer cost $200.")
-    assert "1000000 completion tokens reported" in df.attrs["stopped"]
+    assert result.budget_overrun is True
+    assert result.stopped.startswith("budget overrun: an answer cost $200.")
+    assert "1000000 completion tokens reported" in result.stopped
     assert len(read_results(tmp_path / "r.jsonl")) == 1  # the answer paid for is kept
 
 

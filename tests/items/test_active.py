@@ -27,8 +27,7 @@ N_ITEMS = 150
 
 @pytest.fixture(scope="module")
 def bench():
-    df = simulate_2pl(n_systems=42, n_items=N_ITEMS, seed=7)
-    df.attrs = {}  # pandas copies attrs (the true parameters) on every operation
+    df = simulate_2pl(n_systems=42, n_items=N_ITEMS, seed=7).rows
     held = ["sys40", "sys41"]
     fit = fit_irt(df[~df.system.isin(held)], case="case_id")
     return fit, {name: df[df.system == name] for name in held}
@@ -155,7 +154,7 @@ def test_a_plan_stopped_after_some_waves_is_a_smaller_plan(bench):
 
 
 def test_leave_systems_out_scores_the_active_plan():
-    df = simulate_2pl(n_systems=25, n_items=80, seed=2)
+    df = simulate_2pl(n_systems=25, n_items=80, seed=2).rows
     table = leave_systems_out(
         df, [20], methods=["active", "irt"], case="case_id", max_systems=3, seed=0
     )

@@ -16,7 +16,7 @@ from jevalkit.items import analysis, cronbach_alpha, simulate_2pl
 
 @pytest.fixture(scope="module")
 def sim():
-    return simulate_2pl(n_systems=40, n_items=25, seed=11)
+    return simulate_2pl(n_systems=40, n_items=25, seed=11).rows
 
 
 def wide(df):
@@ -217,7 +217,7 @@ def test_case_ids_one_and_string_one_in_every_system_are_refused_not_two_items()
 def test_alpha_with_a_missing_cell_uses_pairwise_deletion():
     # issue 36 item 11: alpha was NaN (listwise deletion over all items) when systems missed
     # items; pairwise-complete covariances keep every system
-    df = simulate_2pl(n_systems=30, n_items=20, seed=3)
+    df = simulate_2pl(n_systems=30, n_items=20, seed=3).rows
     full = analysis(df, case="case_id")
     holes = df[df["system"].str[3:].astype(int) % 20 != df["case_id"].str[1:].astype(int)]
     r = analysis(holes, case="case_id")  # systems 0-19 each miss one item: 10 complete

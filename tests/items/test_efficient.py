@@ -13,7 +13,7 @@ from jevalkit.items import estimate, fit_irt, leave_systems_out, select, simulat
 
 @pytest.fixture(scope="module")
 def setup():
-    df = simulate_2pl(n_systems=31, n_items=200, seed=6)
+    df = simulate_2pl(n_systems=31, n_items=200, seed=6).rows
     past, new = df[df["system"] != "sys30"], df[df["system"] == "sys30"]
     return fit_irt(past, case="case_id"), new
 
@@ -51,7 +51,7 @@ def test_irt_estimate_is_model_assisted_and_tighter_than_nothing(setup):
 
 def test_leave_systems_out_error_and_coverage_are_in_range():
     # seeded and small; benchmarks/bench_items.py prints the full-size figures
-    df = simulate_2pl(n_systems=30, n_items=200, seed=9)
+    df = simulate_2pl(n_systems=30, n_items=200, seed=9).rows
     table = leave_systems_out(df, [30], case="case_id", model="1pl", seed=0)
     assert table["n_systems"].eq(30).all()
     assert (table["mae"] < 0.12).all()
@@ -74,7 +74,7 @@ def test_refusals(setup):
     one = new[new["case_id"].isin(anchors["case"][:1])]
     with pytest.raises(StatsError, match="a stratified variance needs 2"):
         estimate(fit, anchors, one, method="sample")
-    holes = simulate_2pl(n_systems=12, n_items=30, seed=0)
+    holes = simulate_2pl(n_systems=12, n_items=30, seed=0).rows
     own = holes["system"].str[3:].astype(int) == holes["case_id"].str[1:].astype(int)
     holes = holes[~own]  # system i misses item i
     with pytest.raises(StatsError, match="no system is"):
@@ -98,7 +98,7 @@ def test_a_new_system_that_solves_every_anchor_gets_a_score_in_range_and_a_real_
 def test_leave_systems_out_estimates_each_select_method_as_documented():
     """The stratified and random anchors are estimated by the stratified mean, the irt ones
     by the model (every method was estimated by the model before)."""
-    df = simulate_2pl(n_systems=14, n_items=80, seed=3)
+    df = simulate_2pl(n_systems=14, n_items=80, seed=3).rows
     fit = fit_irt(df[df["system"] != "sys00"], case="case_id")
     anchors = select(fit, 10, method="stratified", seed=0)
     new = df[df["system"] == "sys00"]

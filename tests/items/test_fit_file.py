@@ -14,7 +14,7 @@ from jevalkit.items import estimate, fit_irt, load_fit, select, simulate_2pl
 
 @pytest.fixture(scope="module")
 def benchmark():
-    df = simulate_2pl(n_systems=31, n_items=60, seed=3).assign(probe="p", version=1)
+    df = simulate_2pl(n_systems=31, n_items=60, seed=3).rows.assign(probe="p", version=1)
     df.loc[df["case_id"] == "q0005", "score"] = 1.0  # an item no model can calibrate
     return df[df["system"] != "sys30"], df[df["system"] == "sys30"]
 
@@ -47,7 +47,7 @@ def test_a_saved_fit_reads_back_with_the_same_numbers_anchors_and_estimates(
 
 
 def test_integer_case_ids_stay_integers(tmp_path):
-    df = simulate_2pl(n_systems=12, n_items=20, seed=1)
+    df = simulate_2pl(n_systems=12, n_items=20, seed=1).rows
     df["case_id"] = df["case_id"].str[1:].astype(int)
     fit = fit_irt(df, case="case_id")
     again = load_fit(fit.save(tmp_path / "fit.json"))

@@ -14,32 +14,36 @@ from jevalkit.items import fit_irt, simulate_2pl
 
 @pytest.fixture(scope="module")
 def big():
-    df = simulate_2pl(n_systems=2000, n_items=20, seed=3)
-    return df, fit_irt(df, case="case_id")
+    sim = simulate_2pl(n_systems=2000, n_items=20, seed=3)
+    return sim, fit_irt(sim, case="case_id")
 
 
 def test_parameters_are_recovered_within_monte_carlo_error(big):
-    df, fit = big
-    a, b = df.attrs["discrimination"], df.attrs["difficulty"]
+    sim, fit = big
+    a, b = sim.items["discrimination"], sim.items["difficulty"]
     # with 2,000 systems the SE of a is about 0.06-0.1, of b about 0.05-0.1
     assert np.sqrt(np.mean((fit.items["discrimination"] - a) ** 2)) < 0.12
     assert np.sqrt(np.mean((fit.items["difficulty"] - b) ** 2)) < 0.08
-    assert np.corrcoef(fit.systems["ability"], df.attrs["ability"])[0, 1] > 0.85
+    assert np.corrcoef(fit.systems["ability"], sim.systems["ability"])[0, 1] > 0.85
     assert fit.converged
 
 
 def test_two_pl_matches_girth(big):
-    df, fit = big
-    matrix = df.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    sim, fit = big
+    matrix = (
+        sim.rows.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    )
     ref = girth.twopl_mml(matrix)
     assert np.abs(fit.items["discrimination"] - ref["Discrimination"]).max() < 0.05
     assert np.abs(fit.items["difficulty"] - ref["Difficulty"]).max() < 0.02
 
 
 def test_one_pl_matches_girth(big):
-    df, _ = big
-    fit = fit_irt(df, model="1pl", case="case_id")
-    matrix = df.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    sim, _ = big
+    fit = fit_irt(sim, model="1pl", case="case_id")
+    matrix = (
+        sim.rows.pivot(index="case_id", columns="system", values="score").to_numpy().astype(int)
+    )
     ref = girth.onepl_mml(matrix)
     assert fit.items["discrimination"].nunique() == 1
     assert fit.items["discrimination"][0] == pytest.approx(ref["Discrimination"], abs=0.02)
@@ -47,14 +51,14 @@ def test_one_pl_matches_girth(big):
 
 
 def test_ability_standard_errors_are_posterior_sds_that_cover():
-    df = simulate_2pl(n_systems=300, n_items=40, seed=8)
-    fit = fit_irt(df, case="case_id")
-    z = (fit.systems["ability"] - df.attrs["ability"]) / fit.systems["ability_se"]
+    sim = simulate_2pl(n_systems=300, n_items=40, seed=8)
+    fit = fit_irt(sim, case="case_id")
+    z = (fit.systems["ability"] - sim.systems["ability"]) / fit.systems["ability_se"]
     assert 0.88 < np.mean(np.abs(z) < 1.96) < 0.99
 
 
 def test_dead_items_are_not_estimable_and_say_why():
-    df = simulate_2pl(n_systems=30, n_items=10, seed=1)
+    df = simulate_2pl(n_systems=30, n_items=10, seed=1).rows
     df.loc[df["case_id"] == "q0003", "score"] = 1.0
     fit = fit_irt(df, case="case_id")
     row = fit.items.set_index("case_id").loc["q0003"]
@@ -63,7 +67,7 @@ def test_dead_items_are_not_estimable_and_say_why():
 
 
 def test_a_perfect_system_gets_a_finite_ability_with_a_wide_interval():
-    df = simulate_2pl(n_systems=30, n_items=20, seed=2)
+    df = simulate_2pl(n_systems=30, n_items=20, seed=2).rows
     df.loc[df["system"] == "sys00", "score"] = 1.0
     fit = fit_irt(df, case="case_id")
     top = fit.systems.set_index("system").loc["sys00"]
@@ -71,7 +75,7 @@ def test_a_perfect_system_gets_a_finite_ability_with_a_wide_interval():
 
 
 def test_proportion_scores_fit_like_the_binary_repeats_they_average():
-    df = simulate_2pl(n_systems=200, n_items=15, repeats=3, seed=4)
+    df = simulate_2pl(n_systems=200, n_items=15, repeats=3, seed=4).rows
     averaged = df.groupby(["system", "case_id"], as_index=False)["score"].mean()
     fit_rows = fit_irt(df, case="case_id")
     fit_mean = fit_irt(averaged, case="case_id")
@@ -80,7 +84,7 @@ def test_proportion_scores_fit_like_the_binary_repeats_they_average():
 
 
 def test_refusals():
-    df = simulate_2pl(n_systems=8, n_items=10, seed=0)
+    df = simulate_2pl(n_systems=8, n_items=10, seed=0).rows
     with pytest.raises(StatsError, match="at least 10 systems"):
         fit_irt(df, case="case_id")
     flat = df.assign(score=1.0)

@@ -28,7 +28,7 @@ def by_case(body):
 
 def test_a_judge_run_with_repeats_auto_stops_when_the_interval_is_narrow(openai_server, tmp_path):
     openai_server.logprobs = by_case
-    df = judge(
+    result = judge(
         "faithfulness",
         "faithfulness",
         "m",
@@ -39,7 +39,7 @@ def test_a_judge_run_with_repeats_auto_stops_when_the_interval_is_narrow(openai_
         target_half_width=0.3,
         max_repeats=40,
     )
-    row = df.attrs["adaptive"].iloc[0]
+    df, row = result.rows, result.adaptive.iloc[0]
     assert row["metric"] == "mean_score" and row["n_cases"] == 6
     assert row["stop_reason"] == "target met" and row["half_width"] <= 0.3
     # each case's judgment is the same every repeat: the interval covers the mean judge score
@@ -60,12 +60,12 @@ def test_a_judge_run_with_repeats_auto_stops_when_the_interval_is_narrow(openai_
         max_repeats=40,
     )
     assert len(openai_server.requests) == len(df)
-    assert again.attrs["adaptive"].iloc[0]["value"] == pytest.approx(row["value"])
+    assert again.adaptive.iloc[0]["value"] == pytest.approx(row["value"])
 
 
 def test_pairwise_repeats_auto_keeps_both_orders_of_a_case_together(openai_server, tmp_path):
     openai_server.logprobs = lambda body: chat_logprobs([("4", 0.6), ("2", 0.4)])
-    df = judge(
+    result = judge(
         "pairwise",
         "pairwise",
         "m",
@@ -76,7 +76,7 @@ def test_pairwise_repeats_auto_keeps_both_orders_of_a_case_together(openai_serve
         target_half_width=0.45,
         max_repeats=30,
     )
-    row = df.attrs["adaptive"].iloc[0]
+    df, row = result.rows, result.adaptive.iloc[0]
     games = df.groupby(["case_id", "repeat"])["position"].agg(sorted)
     assert all(g == ["a_first", "b_first"] for g in games)  # never one order without the other
     assert row["n"] == len(games) and row["stop_reason"] == "target met"
@@ -97,7 +97,7 @@ def test_pairwise_repeats_auto_keeps_both_orders_of_a_case_together(openai_serve
 
 def test_fixed_repeats_are_unchanged_and_bad_repeats_are_one_line(openai_server, tmp_path):
     openai_server.logprobs = by_case
-    df = judge(
+    result = judge(
         "faithfulness",
         "faithfulness",
         "m",
@@ -106,7 +106,8 @@ def test_fixed_repeats_are_unchanged_and_bad_repeats_are_one_line(openai_server,
         progress=False,
         repeats=2,
     )
-    assert len(df) == 12 and "adaptive" not in df.attrs and set(df["round"]) == {0}
+    df = result.rows
+    assert len(df) == 12 and result.adaptive is None and set(df["round"]) == {0}
     assert np.isfinite(df["score"]).all()
     with pytest.raises(UsageError, match="repeats must be a whole number of at least 1 or 'auto'"):
         judge("faithfulness", "faithfulness", "m", repeats=0, out=tmp_path / "x.jsonl")

@@ -55,7 +55,7 @@ def test_probabilities_from_crafted_logprobs(openai_server, tmp_path):
         base_url=openai_server.base_url,
         out=tmp_path / "j.jsonl",
         progress=False,
-    )
+    ).rows
     assert len(df) == 6 and df["error"].isna().all()
     row = df.iloc[0]
     expected = np.array([0.02, 0.04, 0.06, 0.18, 0.30]) / 0.6
@@ -78,7 +78,7 @@ def test_yes_no_tokens_are_matched_whatever_the_case(openai_server, tmp_path):
         base_url=openai_server.base_url,
         out=tmp_path / "s.jsonl",
         progress=False,
-    )
+    ).rows
     row = df.iloc[0]
     assert row["probs"] == pytest.approx([0.5 / 0.9, 0.4 / 0.9])
     assert row["score"] == pytest.approx(0.4 / 0.9)  # score = p(unsafe)
@@ -94,7 +94,7 @@ def test_missing_logprobs_is_a_loud_error_not_a_fallback(openai_server, tmp_path
         base_url=openai_server.base_url,
         out=tmp_path / "j.jsonl",
         progress=False,
-    )
+    ).rows
     assert df["probs"].isna().all() and df["verdict"].isna().all()
     assert all("returned no logprobs" in e["message"] for e in df["error"])
 
@@ -109,7 +109,7 @@ def test_low_coverage_is_refused_naming_the_threshold(openai_server, tmp_path):
         out=tmp_path / "j.jsonl",
         progress=False,
         config=JudgeConfig(min_coverage=0.3),
-    )
+    ).rows
     assert all(
         "2.0% of the probability" in e["message"] and "threshold 30%" in e["message"]
         for e in df["error"]
@@ -129,7 +129,7 @@ def test_completion_style_uses_the_completions_endpoint(openai_server, tmp_path)
         out=tmp_path / "f.jsonl",
         progress=False,
         config=JudgeConfig(prompt_style="completion"),
-    )
+    ).rows
     req = openai_server.requests[0]
     assert req["path"].endswith("/completions") and not req["path"].endswith("/chat/completions")
     assert req["body"]["prompt"].endswith("Rating:") and req["body"]["logprobs"] == 20
@@ -151,7 +151,7 @@ def test_sampling_gives_the_empirical_distribution(openai_server, tmp_path):
         progress=False,
         seed=0,
         config=JudgeConfig(method="sampling", n_samples=5, min_coverage=0.5),
-    )
+    ).rows
     row = df.iloc[0]
     assert row["method"] == "sampling" and row["coverage"] == pytest.approx(0.8)
     assert row["probs"] == pytest.approx([0, 0, 0, 0.25, 0.75])
@@ -165,7 +165,7 @@ def test_judge_rows_resume_and_cache_per_repeat(openai_server, tmp_path):
     )
     judge("faithfulness", "faithfulness", "m", **kwargs)
     assert len(openai_server.requests) == 12
-    df = judge("faithfulness", "faithfulness", "m", **kwargs)
+    df = judge("faithfulness", "faithfulness", "m", **kwargs).rows
     assert len(openai_server.requests) == 12 and len(df) == 12
 
 
@@ -211,7 +211,9 @@ def test_tool_call_accuracy_reports_which_call_and_argument():
 
 
 def test_bundled_tool_call_cases_match_their_gold(tmp_path):
-    df = judge("tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "t.jsonl", progress=False)
+    df = judge(
+        "tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "t.jsonl", progress=False
+    ).rows
     assert len(df) == 6 and (df["verdict"] == df["gold"]).all()
 
 
@@ -251,7 +253,7 @@ def test_explanation_when_asked_for(openai_server, tmp_path):
         out=tmp_path / "e.jsonl",
         progress=False,
         config=JudgeConfig(explain=True),
-    )
+    ).rows
     assert df.loc[0, "explanation"] == "Every claim is in the context."
     follow_up = openai_server.requests[-1]["body"]["messages"]
     assert (
@@ -280,7 +282,7 @@ def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
         base_url=openai_server.base_url,
         out=tmp_path / "t.jsonl",
         progress=False,
-    )
+    ).rows
     assert df.loc[0, "verdict"] == "match" and len(openai_server.requests) == 1
     asked = openai_server.requests[0]["body"]["messages"][1]["content"]
     assert "cheap flights to Rome" in asked and "inexpensive Rome flights" in asked
@@ -292,7 +294,7 @@ def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
         base_url=openai_server.base_url,
         out=tmp_path / "u.jsonl",
         progress=False,
-    )
+    ).rows
     assert (
         df.loc[0, "verdict"] == "mismatch"
         and "judged p(same meaning) 0.10" in df.loc[0, "score_errors"][0]
@@ -307,7 +309,7 @@ def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, t
     openai_server.logprobs = lambda body: chat_logprobs(
         [("4", 0.7), ("3", 0.3)] if body["model"] == "m1" else [("2", 0.6), ("3", 0.4)]
     )
-    df = judge_models(
+    result = judge_models(
         "faithfulness",
         "faithfulness",
         ["m1", "m2"],
@@ -316,9 +318,11 @@ def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, t
         progress=False,
         repeats=2,
     )
+    df = result.rows
     assert sorted(df["model"].unique()) == ["m1", "m2"] and len(df) == 24
+    assert result.stopped is None and not result.budget_overrun and result.adaptive is None
     assert (tmp_path / "j__m1.jsonl").exists() and (tmp_path / "j__m2.jsonl").exists()
-    vc = stats.variance_components(df, facets=["case", "model"]).table()
+    vc = stats.variance_components(result, facets=["case", "model"]).table()  # takes the rows
     shares = vc.set_index("component")["share"]
     assert shares["model"] > 0.9  # the two judges differ by a level on every case
     with pytest.raises(UsageError, match="once each"):

@@ -33,7 +33,7 @@ def test_each_evaluator_returns_a_distribution(evaluator, tmp_path, local_server
         out=tmp_path / "j.jsonl",
         progress=False,
         config=JudgeConfig(prompt_style="completion", min_coverage=1e-9),
-    )
+    ).rows
     assert len(df) == 2
     for row in df.itertuples():
         assert row.error is None, row.error
@@ -53,7 +53,7 @@ def test_pairwise_plays_both_orders_on_the_embedded_model(tmp_path, local_server
         out=tmp_path / "p.jsonl",
         progress=False,
         config=JudgeConfig(prompt_style="completion", min_coverage=1e-9),
-    )
+    ).rows
     assert len(df) == 4 and sorted(df["position"]) == ["a_first", "a_first", "b_first", "b_first"]
     for row in df.itertuples():
         assert row.error is None, row.error

@@ -38,7 +38,7 @@ def test_every_comparison_is_played_in_both_orders_and_mapped_back(openai_server
         base_url=openai_server.base_url,
         out=tmp_path / "p.jsonl",
         progress=False,
-    )
+    ).rows
     assert len(df) == 12 and set(df["kind"]) == {"pairwise"}
     assert sorted(df["position"].unique()) == ["a_first", "b_first"]
     first = df[df["position"] == "a_first"].iloc[0]
@@ -104,7 +104,7 @@ def test_completion_style_and_outputs_of_two_runs(openai_server, tmp_path):
         systems=(tmp_path / "a.jsonl", tmp_path / "b.jsonl"),
         config=JudgeConfig(prompt_style="completion"),
         progress=False,
-    )
+    ).rows
     assert len(df) == 4 and set(df["system_a"]) == {"x"} and set(df["system_b"]) == {"y"}
     prompts = [r["body"]["prompt"] for r in openai_server.requests if "prompt" in r["body"]]
     assert all(
@@ -147,7 +147,7 @@ def test_pairwise_on_imported_results_with_slashes_in_ids(openai_server, tmp_pat
         out=tmp_path / "j.jsonl",
         systems=(a, b),
         progress=False,
-    )
+    ).rows
     assert len(df) == 4 and df["error"].isna().all()
     assert set(df["system_a"]) == {"ma"} and set(df["system_b"]) == {"mb"}
     shown = " ".join(r["body"]["messages"][1]["content"] for r in openai_server.requests)

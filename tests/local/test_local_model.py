@@ -120,7 +120,7 @@ def test_runner_rows_carry_the_model_name_and_file_hash(server, tmp_path):
         seed=3,
         out=tmp_path / "r.jsonl",
         progress=False,
-    )
+    ).rows
     assert len(df) == 2 and df["error"].isna().all()
     assert set(df["model"]) == {"local"}
     assert set(df["model_resolved"]) == {local.MODEL_NAME}
@@ -214,7 +214,7 @@ def test_a_run_on_the_embedded_model_shows_its_tokens_arriving(server, tmp_path,
         max_tokens=24,
         temperature=1.0,
         extra_params={"ignore_eos": True},
-    )
+    ).rows
     assert df["error"].isna().all() and (df["completion_tokens"] == 24).all()
     assert "tokens=" in capsys.readouterr().err
 
@@ -246,17 +246,21 @@ def test_a_seeded_run_reproduces_its_text_on_a_fresh_server(tmp_path, monkeypatc
     monkeypatch.setenv("JEVALKIT_STATE_DIR", str(tmp_path / "state"))
 
     def sample(out):
-        return run(
-            "schema-ten-records",
-            "local",
-            out=tmp_path / out,
-            progress=False,
-            cache=False,
-            max_tokens=16,
-            temperature=1.0,
-            seed=5,
-            repeats=2,
-        )["output"].tolist()
+        return (
+            run(
+                "schema-ten-records",
+                "local",
+                out=tmp_path / out,
+                progress=False,
+                cache=False,
+                max_tokens=16,
+                temperature=1.0,
+                seed=5,
+                repeats=2,
+            )
+            .rows["output"]
+            .tolist()
+        )
 
     try:
         with default_port_taken():
@@ -312,7 +316,7 @@ def test_a_seed_reproduces_its_text_and_seeded_runs_go_one_at_a_time(server, tmp
             seed=11,
             repeats=repeats,
             concurrency=4,
-        )
+        ).rows
 
     started = time.monotonic()
     first = sample("a.jsonl", 4)
@@ -346,7 +350,7 @@ def test_slots_serve_unseeded_requests_in_parallel(server, tmp_path):
         extra_params={"ignore_eos": True},
         repeats=4,
         concurrency=4,
-    )
+    ).rows
     assert df["error"].isna().all()
     steps_after, busy_after = busy_slot_steps(server)
     per_step = (busy_after - busy_before) / (steps_after - steps_before)
@@ -359,7 +363,7 @@ def test_adaptive_repeats_and_the_exact_dry_run_on_the_embedded_model(server, tm
     out = tmp_path / "r.jsonl"
     planned = plan("schema-ten-records", "local", repeats=1, max_tokens=12, out=out).iloc[0]
     assert planned["prompt_tokens_method"].startswith("exact")
-    df = run(
+    result = run(
         "schema-ten-records",
         "local",
         repeats="auto",
@@ -371,7 +375,7 @@ def test_adaptive_repeats_and_the_exact_dry_run_on_the_embedded_model(server, tm
         out=out,
         progress=False,
     )
-    summary = df.attrs["adaptive"].iloc[0]
+    df, summary = result.rows, result.adaptive.iloc[0]
     # 12 tokens never hold ten records: every repeat fails, so the interval narrows steadily
     assert summary["stop_reason"] == "target met" and summary["value"] == 0.0
     assert summary["half_width"] <= 0.25 and len(df) == summary["n"] < 30

@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 from jevalkit.errors import ResultsError, StatsError
 from jevalkit.metrics import consistency, mean_score, pass_rate, summarize, win_rate
-from jevalkit.results import ResultRow, read_results
+from jevalkit.results import ResultRow, latest_rows, read_results
 from jevalkit.stats import bimodality, krippendorff_alpha, ordinal_spacing, paired_difference
 
 REAL_COUNTS = [3, 9, 3, 3, 2, 7, 17, 21, 68, 164]  # grades 1..10 of one model on a leaderboard
@@ -92,7 +92,8 @@ def test_rows_sharing_a_key_are_counted_not_silently_dropped(tmp_path):
     path.write_text(old.to_json() + "\n" + new.to_json() + "\n")
     with pytest.warns(UserWarning, match="1 row\\(s\\) were replaced by later rows"):
         df = read_results(path)
-    assert len(df) == 1 and df.attrs["replaced_rows"] == 1 and df.loc[0, "score"] == 1.0
+    assert len(df) == 1 and df.loc[0, "score"] == 1.0
+    assert latest_rows(path).replaced == 1
 
 
 # 3. the unit of analysis is named, never guessed

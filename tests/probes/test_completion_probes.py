@@ -59,7 +59,7 @@ def test_a_run_scores_the_continuation(openai_server, tmp_path):
         cases="1-4",
         out=tmp_path / "r.jsonl",
         progress=False,
-    )
+    ).rows
     assert {r["path"] for r in openai_server.requests} == {"/v1/completions"}
     assert all("messages" not in r["body"] for r in openai_server.requests)
     assert df.sort_values("case_id")["passed"].tolist() == [False, True, False, True]

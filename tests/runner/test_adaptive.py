@@ -66,8 +66,8 @@ def adaptive(server, out, **options):
 
 def test_adaptive_run_stops_at_the_target_and_spends_repeats_where_answers_vary(server, tmp_path):
     plan_ = AdaptiveRepeats(target_half_width=0.1, max_repeats=200)
-    df = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
-    summary = df.attrs["adaptive"].iloc[0]
+    result = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
+    df, summary = result.rows, result.adaptive.iloc[0]
     assert summary["stop_reason"] == "target met"
     assert summary["half_width"] <= 0.1
     assert summary["ci_low"] <= np.mean(PASS_PROBABILITY) <= summary["ci_high"]
@@ -82,17 +82,17 @@ def test_adaptive_run_stops_at_the_target_and_spends_repeats_where_answers_vary(
     # resuming replays the same draws: nothing new is sent and the answer is the same
     again = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
     assert len(server.requests) == len(df)
-    pd.testing.assert_frame_equal(again.attrs["adaptive"], df.attrs["adaptive"])
+    pd.testing.assert_frame_equal(again.adaptive, result.adaptive)
 
 
 def test_the_interval_matches_the_confidence_sequence_of_the_rows_when_nothing_is_skipped(
     server, tmp_path
 ):
     plan_ = AdaptiveRepeats(target_half_width=0.2, max_repeats=60, settled_probability=1.0)
-    df = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
-    wide = df.pivot(index="repeat", columns="probe", values="passed").astype(float)
+    result = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
+    wide = result.rows.pivot(index="repeat", columns="probe", values="passed").astype(float)
     expected = confidence_sequence(wide.to_numpy())
-    got = df.attrs["adaptive"].iloc[0]
+    got = result.adaptive.iloc[0]
     # the run tunes its bets to the target; the plain sequence uses the anytime schedule, so
     # the estimate agrees exactly and both intervals hold the same estimate
     assert got["value"] == pytest.approx(float(expected["estimate"].iloc[0]))
@@ -115,19 +115,19 @@ def test_a_request_budget_stops_cleanly_and_the_run_resumes(server, tmp_path):
     out = tmp_path / "r.jsonl"
     plan_ = AdaptiveRepeats(target_half_width=0.1, max_repeats=200)
     stopped = adaptive(server, out, adaptive=plan_, budget_requests=15)
-    assert stopped.attrs["adaptive"].iloc[0]["stop_reason"] == "budget"
-    assert "15 requests" in stopped.attrs["stopped"]
+    assert stopped.adaptive.iloc[0]["stop_reason"] == "budget"
+    assert "15 requests" in stopped.stopped
     assert len(server.requests) == 15 and len(read_results(out)) == 15
     finished = adaptive(server, out, adaptive=plan_)
     whole = adaptive(server, tmp_path / "fresh.jsonl", adaptive=plan_)
-    pd.testing.assert_frame_equal(finished.attrs["adaptive"], whole.attrs["adaptive"])
+    pd.testing.assert_frame_equal(finished.adaptive, whole.adaptive)
     rows = read_results(out)
     assert not rows.duplicated(["probe", "repeat"]).any()
 
 
 def test_a_dollar_budget_is_never_exceeded(server, tmp_path):
     out = tmp_path / "r.jsonl"
-    df = jevalkit.run(
+    result = jevalkit.run(
         "schema-ten-records",
         "m",
         base_url=server.base_url,
@@ -143,9 +143,9 @@ def test_a_dollar_budget_is_never_exceeded(server, tmp_path):
         price_out=200.0,
         budget_usd=0.2,
     )
-    spent = read_results(out)["cost_usd"].sum()
+    spent, df = read_results(out)["cost_usd"].sum(), result.rows
     assert 0 < len(df) < 40 and spent <= 0.2
-    assert df.attrs["stopped"].startswith("stopped at the budget: $0.2")
+    assert result.stopped.startswith("stopped at the budget: $0.2")
     # each request costs (42 x 100 + completion x 200) / 1e6 dollars, as the server reports
     row = df.iloc[0]
     assert row["cost_usd"] == pytest.approx((42 * 100 + row["completion_tokens"] * 200) / 1e6)
@@ -162,7 +162,7 @@ def test_costs_come_from_the_price_table_and_unknown_prices_stay_nan(server, tmp
         seed=1,
         progress=False,
         cache=False,
-    )
+    ).rows
     price = price_for("openai/gpt-4o-mini")
     expected = (
         known["prompt_tokens"] * price.input + known["completion_tokens"] * price.output
@@ -177,7 +177,7 @@ def test_costs_come_from_the_price_table_and_unknown_prices_stay_nan(server, tmp
         out=tmp_path / "b.jsonl",
         repeats=2,
         progress=False,
-    )
+    ).rows
     assert unknown["cost_usd"].isna().all()
     with pytest.raises(UsageError, match="--budget-usd needs a price for 'some/unlisted-model'"):
         jevalkit.run(

@@ -174,9 +174,11 @@ def lines_by_key(path: Path) -> Counter:
 
 
 def test_a_run_on_dask_gives_the_rows_of_a_single_process_run(cluster, openai_server, tmp_path):
-    alone = run(openai_server, tmp_path / "alone.jsonl")
+    alone = run(openai_server, tmp_path / "alone.jsonl").rows
     sent_alone = len(openai_server.requests)
-    spread = run(openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address, concurrency=4)
+    spread = run(
+        openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address, concurrency=4
+    ).rows
     assert len(alone) == 12 and by_key(spread) == by_key(alone)
     assert len(openai_server.requests) - sent_alone == 12  # every job sent once
     counts = lines_by_key(tmp_path / "dask.jsonl")
@@ -185,17 +187,17 @@ def test_a_run_on_dask_gives_the_rows_of_a_single_process_run(cluster, openai_se
     # the rows came from several shards (several tasks, several run ids)
     assert spread["run_id"].nunique() > 1
     # resuming on the cluster sends nothing
-    again = run(openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address)
+    again = run(openai_server, tmp_path / "dask.jsonl", scheduler=cluster.address).rows
     assert len(openai_server.requests) - sent_alone == 12 and by_key(again) == by_key(alone)
 
 
 def test_retry_errors_on_dask_sends_only_the_error_rows_again(cluster, openai_server, tmp_path):
     out = tmp_path / "r.jsonl"
     openai_server.faults["m"] = ["500"] * 3
-    first = run(openai_server, out, scheduler=cluster.address, max_retries=0)
+    first = run(openai_server, out, scheduler=cluster.address, max_retries=0).rows
     failed = {row_key(r) for r in first.to_dict("records") if r["error"]}
     assert len(failed) == 3 and len(openai_server.requests) == 12
-    again = run(openai_server, out, scheduler=cluster.address, retry_errors=True)
+    again = run(openai_server, out, scheduler=cluster.address, retry_errors=True).rows
     assert len(openai_server.requests) == 15 and again["error"].isna().all()
     counts = lines_by_key(out)
     assert len(counts) == 12 and set(counts.values()) == {1}
@@ -204,14 +206,14 @@ def test_retry_errors_on_dask_sends_only_the_error_rows_again(cluster, openai_se
 def test_judges_run_on_dask_too(cluster, tmp_path):
     alone = judge(
         "tool_call_accuracy", "tool_call_accuracy", out=tmp_path / "a.jsonl", progress=False
-    )
+    ).rows
     spread = judge(
         "tool_call_accuracy",
         "tool_call_accuracy",
         out=tmp_path / "d.jsonl",
         progress=False,
         scheduler=cluster.address,
-    )
+    ).rows
     columns = ["verdict", "gold", "expected_level"]
     key = list(KEY_COLUMNS)
     left = alone.sort_values(key)[key + columns].reset_index(drop=True)
@@ -242,10 +244,10 @@ def test_one_concurrency_and_one_budget_across_both_workers(cluster, openai_serv
     peak = count_in_flight(openai_server, overlap=3, wait_s=0.3)  # give overlap a chance
 
     out = tmp_path / "r.jsonl"
-    df = run(openai_server, out, scheduler=cluster.address, concurrency=2, budget_requests=5)
-    assert len(openai_server.requests) == 5 and len(df) == 5  # the budget, not 5 per worker
-    assert "across all workers" in df.attrs["stopped"]
-    rest = run(openai_server, out, scheduler=cluster.address, concurrency=2)
+    result = run(openai_server, out, scheduler=cluster.address, concurrency=2, budget_requests=5)
+    assert len(openai_server.requests) == 5 and len(result.rows) == 5  # the budget, not per worker
+    assert "across all workers" in result.stopped
+    rest = run(openai_server, out, scheduler=cluster.address, concurrency=2).rows
     assert len(rest) == 12 and len(openai_server.requests) == 12  # resumed, nothing sent twice
     assert set(lines_by_key(out).values()) == {1}
     assert peak[0] <= 2  # the concurrency, not 2 per worker
@@ -255,27 +257,30 @@ def test_a_dollar_budget_holds_across_workers_and_an_overrun_stops_the_run(
     cluster, openai_server, tmp_path
 ):
     prices = dict(price_in=1000.0, price_out=1000.0)
-    df = run(openai_server, tmp_path / "usd.jsonl", scheduler=cluster.address, budget_usd=1.5,
-             concurrency=2, **prices)  # fmt: skip
+    result = run(openai_server, tmp_path / "usd.jsonl", scheduler=cluster.address,
+                 budget_usd=1.5, concurrency=2, **prices)  # fmt: skip
+    df = result.rows
     # the single-process rule, whichever worker asks: 5 answers ($0.156 each) fit, with the
     # next one's $0.799 reservation; a task that finds others' requests in flight yields and
     # the driver runs another wave, so the run stops only at the budget, as in one process
-    alone = run(openai_server, tmp_path / "alone.jsonl", budget_usd=1.5, concurrency=2, **prices)
+    alone = run(
+        openai_server, tmp_path / "alone.jsonl", budget_usd=1.5, concurrency=2, **prices
+    ).rows
     assert len(df) == len(alone) == 5 and df["cost_usd"].sum() <= 1.5
-    assert "across all workers" in df.attrs["stopped"] and not df.attrs["budget_overrun"]
+    assert "across all workers" in result.stopped and not result.budget_overrun
     # the test server reports more completion tokens than max_tokens: the reservation is short
     over = run(openai_server, tmp_path / "over.jsonl", scheduler=cluster.address, budget_usd=50.0,
                max_tokens=5, concurrency=2, price_in=0.001, price_out=1000.0)  # fmt: skip
-    assert over.attrs["budget_overrun"] and "budget overrun" in over.attrs["stopped"]
-    assert len(over) < 12
+    assert over.budget_overrun and "budget overrun" in over.stopped
+    assert len(over.rows) < 12
 
 
 def test_shards_then_merge_equal_the_whole_run(openai_server, tmp_path, capsys):
-    whole = run(openai_server, tmp_path / "whole.jsonl")
+    whole = run(openai_server, tmp_path / "whole.jsonl").rows
     sent = len(openai_server.requests)
     out = tmp_path / "sharded.jsonl"
     for shard in ("0/2", "1/2"):
-        part = run(openai_server, out, shard=shard)
+        part = run(openai_server, out, shard=shard).rows
         index = int(shard[0])
         assert all(shard_of(row_key(r), 2) == index for r in part.to_dict("records"))
     assert len(part_files(out)) == 2 and not out.exists()
@@ -339,7 +344,7 @@ def test_the_embedded_model_on_a_local_cluster_is_one_shared_server(local_server
         max_tokens=8,
         temperature=1.0,
         progress=False,
-    )
+    ).rows
     assert len(df) == 4 and df["error"].isna().all()
     assert set(df["base_url"]) == {local_server.base_url}  # no task started a server of its own
     assert set(df["model_sha256"]) == {local_server.model_sha256}
@@ -359,12 +364,12 @@ def test_adaptive_repeats_run_in_waves_and_stop_like_a_single_process(
     cluster, openai_server, tmp_path
 ):
     options = dict(repeats="auto", target_half_width=0.45, min_repeats=2, max_repeats=6)
-    alone = run(openai_server, tmp_path / "a.jsonl", **options)
-    spread = run(openai_server, tmp_path / "d.jsonl", scheduler=cluster.address, **options)
-    assert by_key(spread) == by_key(alone)
+    one = run(openai_server, tmp_path / "a.jsonl", **options)
+    dask = run(openai_server, tmp_path / "d.jsonl", scheduler=cluster.address, **options)
+    assert by_key(dask.rows) == by_key(one.rows)
     columns = ["n", "sweeps", "rounds", "value", "ci_low", "ci_high", "stop_reason"]
-    assert spread.attrs["adaptive"][columns].equals(alone.attrs["adaptive"][columns])
-    assert alone.attrs["adaptive"]["rounds"].iloc[0] >= 2  # more than one wave
+    assert dask.adaptive[columns].equals(one.adaptive[columns])
+    assert one.adaptive["rounds"].iloc[0] >= 2  # more than one wave
 
 
 def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():
@@ -413,9 +418,9 @@ def test_guided_shards_never_split_one_key_over_two_shards():
 def test_a_probe_given_three_times_runs_on_dask_as_in_one_process(cluster, openai_server, tmp_path):
     # 36 jobs of 12 keys: the first shard (9 jobs) ended inside one key's three jobs, two parts
     # held two answers to it and the merge refused the run after every request was sent
-    alone = run(openai_server, tmp_path / "a.jsonl", probes=grid() * 3)
+    alone = run(openai_server, tmp_path / "a.jsonl", probes=grid() * 3).rows
     spread = run(openai_server, tmp_path / "d.jsonl", probes=grid() * 3, concurrency=4,
-                 scheduler=cluster.address)  # fmt: skip
+                 scheduler=cluster.address).rows  # fmt: skip
     assert by_key(spread) == by_key(alone)
     assert set(lines_by_key(tmp_path / "d.jsonl").values()) == {1}
 
@@ -424,7 +429,7 @@ def test_a_small_run_uses_both_workers_and_the_whole_concurrency(cluster, openai
     peak = count_in_flight(openai_server, overlap=4, wait_s=2)
 
     df = run(openai_server, tmp_path / "r.jsonl", scheduler=cluster.address, repeats=3,
-             concurrency=4)  # fmt: skip
+             concurrency=4).rows  # fmt: skip
     assert len(df) == 6 and df["run_id"].nunique() == 2  # a task on each worker
     assert peak[0] == 4  # the run's concurrency, not one task's share of it
 
@@ -620,7 +625,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_resends_no_written_row(
         try:
             result["df"] = run(
                 openai_server, out, scheduler=cluster.address, repeats=20, concurrency=4
-            )
+            ).rows
         except BaseException as exc:  # reported by the assertion below
             result["error"] = exc
 
@@ -742,7 +747,7 @@ def test_model_drift_warns_on_the_driver(cluster, openai_server, tmp_path):
 
 
 def test_workers_n_runs_on_a_local_cluster(openai_server, tmp_path):
-    df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2)
+    df = run(openai_server, tmp_path / "r.jsonl", workers=2, repeats=2).rows
     assert len(df) == 4 and len(openai_server.requests) == 4 and df["error"].isna().all()
     # the frame built from the merged rows is the file's own
     pd.testing.assert_frame_equal(df, read_results(tmp_path / "r.jsonl"), check_like=False)
@@ -792,5 +797,5 @@ def test_a_task_that_kills_its_workers_ends_in_one_line_and_keeps_the_rows(tmp_p
     assert kept and 0 not in kept  # the other shards' rows are in the results file
     assert not part_files(out)  # merged; the dead shard's part held no row
     # running again resumes: the rows kept are not made again
-    df = asyncio.run(spread(jobs[1:]))
+    df = asyncio.run(spread(jobs[1:])).rows
     assert len(df) == 11 and set(lines_by_key(out).values()) == {1}

@@ -116,7 +116,7 @@ def test_every_parameter_reaches_the_body_the_rows_and_the_cache_key(openai_serv
         out=tmp_path / "r.jsonl",
         progress=False,
         **VALID,
-    )
+    ).rows
     body = openai_server.requests[0]["body"]
     assert {k: body[k] for k in VALID} == VALID
     assert {k: df.loc[0, "parameters"][k] for k in VALID} == VALID
@@ -162,7 +162,7 @@ def test_a_sampling_judge_sends_the_generation_parameters_of_its_config(openai_s
         progress=False,
         cache=False,
         seed=3,
-    )
+    ).rows
     bodies = [r["body"] for r in openai_server.requests]
     assert {(b["top_p"], b["stop"], b["temperature"]) for b in bodies} == {(0.5, "\n", 1.0)}
     assert df["error"].isna().all() and df["parameters"].map(lambda p: p["top_p"]).eq(0.5).all()

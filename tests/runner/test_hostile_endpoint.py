@@ -32,7 +32,7 @@ def run_here(server, tmp_path, **options):
     options.setdefault("out", tmp_path / "results.jsonl")
     options.setdefault("base_url", server.base_url)
     options.setdefault("cache_dir", tmp_path / "cache")
-    return run("schema-ten-records", options.pop("model", "m"), **options)
+    return run("schema-ten-records", options.pop("model", "m"), **options).rows
 
 
 @pytest.mark.parametrize("fault", ODD)

@@ -19,7 +19,7 @@ from jevalkit.runner import run
 
 def run_here(server, path, **options):
     options.setdefault("progress", False)
-    return run("schema-ten-records", "m", base_url=server.base_url, out=path, **options)
+    return run("schema-ten-records", "m", base_url=server.base_url, out=path, **options).rows
 
 
 def test_a_complete_last_row_without_its_newline_is_kept(openai_server, tmp_path):

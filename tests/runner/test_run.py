@@ -18,7 +18,7 @@ def run_here(server, tmp_path, **options):
     options.setdefault("progress", False)
     options.setdefault("out", tmp_path / "results.jsonl")
     options.setdefault("base_url", server.base_url)
-    return run("schema-ten-records", options.pop("model", "test/model"), **options)
+    return run("schema-ten-records", options.pop("model", "test/model"), **options).rows
 
 
 def test_rows_have_every_documented_column_and_score(openai_server, tmp_path):
@@ -207,7 +207,7 @@ def test_arun_is_awaitable(openai_server, tmp_path):
             out=tmp_path / "r.jsonl",
             progress=False,
         )
-    )
+    ).rows
     assert df.loc[0, "passed"]
 
 

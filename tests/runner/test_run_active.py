@@ -95,9 +95,12 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
     fit, path, gold, params = benchmark
     openai_server.reply = answerer(gold, params)
     out = tmp_path / "r.jsonl"
-    df = jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out))
+    result = jevalkit.run(
+        PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out)
+    )
+    df = result.rows
     assert len(openai_server.requests) == K == len(df) == df["case_id"].nunique()
-    summary = df.attrs["active"].iloc[0]
+    summary = result.active.estimate.iloc[0]
     assert summary["stop_reason"] == "complete" and summary["n_answered"] == K
     assert summary["waves"] == 8 and summary["n_cases"] == 40
     rows = read_results(out)
@@ -115,7 +118,7 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
     again = jevalkit.run(
         PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out)
     )
-    assert len(openai_server.requests) == K and sorted(again["case_id"]) == sorted(ids)
+    assert len(openai_server.requests) == K and sorted(again.rows["case_id"]) == sorted(ids)
     # another seed draws another plan
     other = jevalkit.run(
         PROBE,
@@ -125,7 +128,7 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
         sample_seed=3,
         **options(openai_server, tmp_path / "s3.jsonl"),
     )
-    assert sorted(other["case_id"]) != sorted(ids)
+    assert sorted(other.rows["case_id"]) != sorted(ids)
 
 
 KILLED = """
@@ -227,10 +230,10 @@ def test_error_rows_stop_the_plan_and_say_so(benchmark, openai_server, tmp_path)
     openai_server.reply = answerer(gold, params)
     openai_server.faults["new"] = ["500"] * 100
     out = tmp_path / "r.jsonl"
-    df = jevalkit.run(
+    result = jevalkit.run(
         PROBE, "new", cases=f"active:{K}", prior=path, max_retries=0, **options(openai_server, out)
     )
-    summary = df.attrs["active"].iloc[0]
+    df, summary = result.rows, result.active.estimate.iloc[0]
     # the first wave (2 of the 12 cases in 8 waves) answered by errors: no next wave is drawn
     assert len(openai_server.requests) == 2 == len(df) and df["error"].notna().all()
     assert summary["stop_reason"] == "errors" and np.isnan(summary["value"])
@@ -243,7 +246,7 @@ def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_ord
     fit, path, gold, params = benchmark
     openai_server.reply = answerer(gold, params)
     out = tmp_path / "r.jsonl"
-    df = jevalkit.run(
+    result = jevalkit.run(
         PROBE,
         "new",
         cases=f"active:{K}",
@@ -251,10 +254,10 @@ def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_ord
         budget_requests=5,
         **options(openai_server, out, concurrency=1),
     )
-    summary = df.attrs["active"].iloc[0]
-    assert summary["stop_reason"] == "budget" and df.attrs["stopped"]
+    summary = result.active.estimate.iloc[0]
+    assert summary["stop_reason"] == "budget" and result.stopped
     assert len(openai_server.requests) == 5 == summary["n_answered"]
-    plan = df.attrs["active_plan"]
+    plan = result.active.plan
     smaller = select(fit, K, method="active", seed=0, new_results=read_results(out))
     assert smaller.cases[:5] == plan.cases[:5]
     assert "stopped by the budget" in summary["method"]

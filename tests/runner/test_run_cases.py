@@ -36,7 +36,7 @@ def run_cases(server, tmp_path, root, **options):
 
 
 def test_thirty_cases_three_repeats_score_each_case(openai_server, tmp_path, probes):
-    df = run_cases(openai_server, tmp_path, probes, repeats=3)
+    df = run_cases(openai_server, tmp_path, probes, repeats=3).rows
     assert len(df) == 90 and len(openai_server.requests) == 90
     assert sorted(set(df["case_id"])) == [f"c{i:02d}" for i in range(1, 31)]
     assert all(sorted(g) == [0, 1, 2] for _, g in df.groupby("case_id")["repeat"])
@@ -54,11 +54,11 @@ def test_thirty_cases_three_repeats_score_each_case(openai_server, tmp_path, pro
 def test_resume_and_cache_work_per_case(openai_server, tmp_path, probes):
     run_cases(openai_server, tmp_path, probes, repeats=2, cases="1-10")
     assert len(openai_server.requests) == 20
-    df = run_cases(openai_server, tmp_path, probes, repeats=2)  # resumes: 40 more
+    df = run_cases(openai_server, tmp_path, probes, repeats=2).rows  # resumes: 40 more
     assert len(openai_server.requests) == 60 and len(df) == 60
     rows = read_results(tmp_path / "r.jsonl")
     assert len(rows) == 60 and len({row_key(r) for r in rows.to_dict("records")}) == 60
-    again = run_cases(openai_server, tmp_path, probes, repeats=2, out=tmp_path / "b.jsonl")
+    again = run_cases(openai_server, tmp_path, probes, repeats=2, out=tmp_path / "b.jsonl").rows
     assert len(openai_server.requests) == 60 and again["cached"].all()  # per (case, repeat)
     assert (again.sort_values(["case_id", "repeat"])["output"].tolist()) == (
         df.sort_values(["case_id", "repeat"])["output"].tolist()
@@ -66,18 +66,18 @@ def test_resume_and_cache_work_per_case(openai_server, tmp_path, probes):
 
 
 def test_a_range_and_a_seeded_sample_are_recorded_in_the_rows(openai_server, tmp_path, probes):
-    df = run_cases(openai_server, tmp_path, probes, cases="3-5,30")
+    df = run_cases(openai_server, tmp_path, probes, cases="3-5,30").rows
     assert sorted(df["case_id"]) == ["c03", "c04", "c05", "c30"]
     assert set(df["subset"]) == {"cases 3-5,30 of 30"}
     a = run_cases(
         openai_server, tmp_path, probes, sample=7, sample_seed=3, out=tmp_path / "a.jsonl"
-    )
-    b = run_cases(openai_server, tmp_path, probes, sample=7, seed=3, out=tmp_path / "b.jsonl")
+    ).rows
+    b = run_cases(openai_server, tmp_path, probes, sample=7, seed=3, out=tmp_path / "b.jsonl").rows
     assert sorted(a["case_id"]) == sorted(b["case_id"]) and len(a) == 7
     assert set(a["subset"]) == {"random sample of 7 of 30 cases, seed 3"}
     c = run_cases(
         openai_server, tmp_path, probes, sample=7, sample_seed=4, out=tmp_path / "c.jsonl"
-    )
+    ).rows
     assert sorted(c["case_id"]) != sorted(a["case_id"])
 
 
@@ -109,14 +109,16 @@ def test_a_subset_of_a_probe_without_cases_is_refused(openai_server, tmp_path):
 
 
 def test_a_request_budget_stops_between_cases_and_resumes(openai_server, tmp_path, probes):
-    df = run_cases(openai_server, tmp_path, probes, repeats=2, budget_requests=15, concurrency=2)
-    assert len(df) == 15 and df.attrs["stopped"]
-    df = run_cases(openai_server, tmp_path, probes, repeats=2)
+    stopped = run_cases(
+        openai_server, tmp_path, probes, repeats=2, budget_requests=15, concurrency=2
+    )
+    assert len(stopped.rows) == 15 and stopped.stopped
+    df = run_cases(openai_server, tmp_path, probes, repeats=2).rows
     assert len(df) == 60 and len(openai_server.requests) == 60
 
 
 def test_adaptive_repeats_sweep_over_cases(openai_server, tmp_path, probes):
-    df = run_cases(
+    result = run_cases(
         openai_server,
         tmp_path,
         probes,
@@ -128,7 +130,7 @@ def test_adaptive_repeats_sweep_over_cases(openai_server, tmp_path, probes):
         min_repeats=2,
         max_repeats=6,
     )
-    summary = df.attrs["adaptive"].iloc[0]
+    summary, df = result.adaptive.iloc[0], result.rows
     assert summary["n_cases"] == 8
     counts = df.groupby("case_id").size()
     assert len(counts) == 8 and (counts >= 2).all() and (counts <= 6).all()
@@ -164,7 +166,7 @@ def test_per_case_gold_reaches_the_rows(openai_server, tmp_path):
         ],
     )
     openai_server.reply = doubling_reply
-    df = run_cases(openai_server, tmp_path, root)
+    df = run_cases(openai_server, tmp_path, root).rows
     assert dict(zip(df["case_id"], df["gold"], strict=True)) == {
         "g1": "easy",
         "g2": "easy",

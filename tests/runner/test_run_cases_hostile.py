@@ -28,7 +28,7 @@ def test_resume_after_an_unpublished_case_file_changed_is_refused(openai_server,
             base_url=openai_server.base_url,
             progress=False,
             **{"out": out, **options},
-        )
+        ).rows
 
     run(cases="1-3")
     cases = root / "double" / "cases.jsonl"
@@ -55,7 +55,7 @@ def test_a_shard_refuses_rows_of_other_content_in_the_results_file(openai_server
         probe = jevalkit.load_probe("double", root=root)
         return jevalkit.run(
             probe, "test/m", base_url=openai_server.base_url, progress=False, out=out, **options
-        )
+        ).rows
 
     run(cases="1-3")
     cases = root / "double" / "cases.jsonl"

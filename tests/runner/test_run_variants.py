@@ -13,7 +13,7 @@ from jevalkit.errors import ProbeError, UsageError
 def run_here(server, tmp_path, probe="schema-ten-records", **options):
     options.setdefault("progress", False)
     options.setdefault("out", tmp_path / "r.jsonl")
-    return jevalkit.run(probe, "test/m", base_url=server.base_url, **options)
+    return jevalkit.run(probe, "test/m", base_url=server.base_url, **options).rows
 
 
 def test_all_variants_are_sent_with_their_own_messages(openai_server, tmp_path):
