@@ -27,7 +27,14 @@ from ._endpoint import (
     resolve_endpoint,
     strip_credentials,
 )
-from ._generation import GENERATION, GenerationOptions, Sampling, check_generation, take_generation
+from ._generation import (
+    GENERATION,
+    GenerationOptions,
+    Sampling,
+    check_generation,
+    request_seed,
+    take_generation,
+)
 from ._providers import PROVIDERS, Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after
 
@@ -61,6 +68,7 @@ __all__ = [
     "key_variable_for",
     "parse_response",
     "parse_retry_after",
+    "request_seed",
     "resolve_endpoint",
     "route_model",
     "strip_credentials",

@@ -15,6 +15,7 @@ To add a parameter: add one line to :class:`GenerationOptions`, and test it.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -109,7 +110,14 @@ class GenerationOptions(TypedDict, total=False):
         int, Sampling("the most tokens an answer may take", "whole", 1, 10**7, "N")
     ]
     seed: Annotated[
-        int, Sampling("seed of repeat 0; repeat r is sent seed + r", "whole", 0, 2**63 - 1, "S")
+        int,
+        Sampling(
+            "the run's seed: each case's repeat r is sent its own seed derived from it",
+            "whole",
+            0,
+            2**63 - 1,
+            "S",
+        ),
     ]
     stop: Annotated[
         str | list[str],
@@ -187,3 +195,30 @@ def take_generation(options: dict[str, Any]) -> dict[str, Any]:
         ({'top_p': 0.9}, {'concurrency': 2})
     """
     return check_generation({name: options.pop(name) for name in GENERATION if name in options})
+
+
+def request_seed(seed: int, index: int, *key: object) -> int:
+    """The seed sent for request ``index`` (a repeat, or a judge's sample) of the item named by
+    ``key`` (a case id, its variant, a pairwise position...) in a run seeded with ``seed``.
+
+    Every item gets a seed of its own: ``(seed + h(key)) mod 2**31 + index``, with ``h`` the first
+    four bytes of the SHA-256 of the key. Sending every case of repeat r the same ``seed + r``
+    would give all of them the same random draws at each sampling step, so their outcomes would
+    be correlated (common random numbers) and an interval that counts the cases as independent
+    would be too narrow. An item without a key (a probe without cases: its one prompt) is sent
+    ``seed + index``, as a person would seed its repeats by hand. The seeds stay below 2**32 for
+    any ``index`` up to 2**31, so an endpoint that reads a 32-bit seed (llama.cpp) gets them whole.
+
+    Example:
+        >>> request_seed(10, 2)
+        12
+        >>> request_seed(10, 0, "case-1") != request_seed(10, 0, "case-2")
+        True
+        >>> request_seed(10, 1, "case-1") - request_seed(10, 0, "case-1")
+        1
+    """
+    if all(k is None for k in key):
+        return int(seed) + index
+    text = "\x1f".join("" if k is None else str(k) for k in key)
+    offset = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+    return (int(seed) + offset) % 2**31 + index

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..client import request_seed
 from ..errors import JudgeError, UsageError
 from ..results import params_hash
 from ..runner import Job, Send
@@ -170,7 +171,7 @@ def plan_judge_jobs(
             case=c,
             config=config,
             seeded=seed is not None and config.method == "sampling",
-            seed=None if seed is None else seed + r * config.n_samples,
+            seed=None if seed is None else request_seed(seed, r * config.n_samples, c["id"]),
         )
         for c in cases
         for r in range(repeats)

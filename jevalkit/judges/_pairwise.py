@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..client import request_seed
 from ..errors import CaseFileError, JevalkitError, JudgeError, UsageError
 from ..probes import load_probe
 from ..results import params_hash, read_results
@@ -157,7 +158,9 @@ def plan_pairwise_jobs(
                         case=case,
                         config=config,
                         seeded=seed is not None and config.method == "sampling",
-                        seed=None if seed is None else seed + r * config.n_samples,
+                        seed=None
+                        if seed is None
+                        else request_seed(seed, r * config.n_samples, case["id"], position),
                     )
                 )
     return jobs

@@ -143,7 +143,9 @@ def judge(
         model: the judge model (``local`` for the embedded one).
         config: how to ask (:class:`JudgeConfig`: method, prompt style, samples, coverage).
         criteria: the rubric for ``llm_judge``.
-        seed: sampling seeds start here (repeat r, sample i: ``seed + r * n_samples + i``).
+        seed: the run's seed; case c's repeat r, sample i is sent
+            ``request_seed(seed, r * n_samples, c) + i`` (:func:`jevalkit.client.request_seed`:
+            each case its own draws).
         **options: the run options, as for :func:`jevalkit.run` (the same ones, the same
             defaults: :class:`jevalkit.runner.RunOptions`). ``repeats="auto"`` judges in rounds
             until the anytime-valid interval of the mean judge score over the cases (each case's

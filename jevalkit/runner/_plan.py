@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
-from ..client import CHAT, COMPLETIONS, DEFAULT_BASE_URL, Request, check_generation
+from ..client import CHAT, COMPLETIONS, DEFAULT_BASE_URL, Request, check_generation, request_seed
 from ..errors import UsageError
 from ..probes import Case, Probe, load_probe, select_cases
 from ..results import params_hash
@@ -215,8 +215,9 @@ def plan_jobs(
     constrained: bool = False,
     selection: Selection | None = None,
 ) -> list[ProbeJob]:
-    """Every (probe, case, variant, repeat) request. With a ``seed``, repeat r is sent
-    ``seed + r`` so repeats are independent samples that are still reproducible.
+    """Every (probe, case, variant, repeat) request. With a ``seed``, each case's repeat r is sent
+    a seed of its own (:func:`jevalkit.client.request_seed`; ``seed + r`` for a probe without
+    cases), so cases and repeats are independent samples that are still reproducible.
     ``constrained`` adds each probe's schema as ``response_format`` (recorded in the parameters
     like any other); ``selection`` chooses cases and variants.
 
@@ -276,8 +277,8 @@ def probe_job(
     subset: str | None = None,
     filled: dict[str, Any] | None = None,
 ) -> ProbeJob:
-    """The job of one repeat of a probe's case in one wording (with a seed, repeat r is sent
-    ``seed + r``): a chat request, or a completion request for a completion-style probe.
+    """The job of one repeat of a probe's case in one wording (with a seed, the seed
+    :func:`jevalkit.client.request_seed` derives for the case, wording and repeat): a chat request, or a completion request for a completion-style probe.
     ``filled``: the probe's :meth:`~jevalkit.probes.Probe.request_input` when the caller has it.
 
     Example:
@@ -288,7 +289,9 @@ def probe_job(
     """
     sent = dict(params)
     if "seed" in sent:
-        sent["seed"] = int(sent["seed"]) + repeat
+        sent["seed"] = request_seed(
+            sent["seed"], repeat, case.id if case is not None else None, variant
+        )
     if filled is None:
         filled = probe.request_input(case, variant)
     body = {**filled, **sent}

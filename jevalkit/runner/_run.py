@@ -129,7 +129,8 @@ def run(
         **options: the keywords of :class:`jevalkit.runner.ProbeOptions`, each with its type
             and help: the generation parameters (:class:`jevalkit.client.GenerationOptions`:
             ``temperature``, ``max_tokens``, ``seed``, ``stop``, ``frequency_penalty``, ...),
-            overriding the probe's (repeat r is sent ``seed + r``);
+            overriding the probe's (each case's repeat r is sent its own seed,
+            :func:`jevalkit.client.request_seed`);
             what to send of each probe (:class:`jevalkit.runner.ProbeChoices`, below); and the
             run options shared with judges (:class:`jevalkit.runner.RunOptions`, further below).
         extra_params: more body fields (e.g. ``response_format``).

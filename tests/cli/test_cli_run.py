@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from jevalkit.client import request_seed
 from jevalkit.results import row_key
 
 
@@ -189,5 +190,8 @@ def test_sigkill_mid_run_of_a_probe_with_cases_resumes_each_case_and_repeat_once
     pairs = [(r["case_id"], r["repeat"]) for r in rows]
     assert len(rows) == 90 and len(set(pairs)) == 90
     assert set(pairs) == {(f"c{i:02d}", k) for i in range(1, 31) for k in range(3)}
-    assert all(r["parameters"]["seed"] == 3 + r["repeat"] for r in rows)
+    assert all(
+        r["parameters"]["seed"] == request_seed(3, r["repeat"], r["case_id"], None) for r in rows
+    )
+    assert len({r["parameters"]["seed"] for r in rows}) == 90  # no two cases share draws
     assert b"double@1" in stdout and b"30" in stdout  # the summary counts 30 cases

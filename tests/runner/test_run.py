@@ -217,3 +217,26 @@ def test_concurrency_limit_is_respected(openai_server, tmp_path):
     run_here(openai_server, tmp_path, repeats=8, concurrency=4, cache=False)
     elapsed = time.monotonic() - started
     assert elapsed >= 0.4  # 8 requests, at most 4 at a time, 0.2 s each
+
+
+def test_each_case_of_a_seeded_run_gets_its_own_seed(openai_server, tmp_path):
+    """Cases sharing ``seed + r`` would share every random draw of the sampler (common random
+    numbers), so their outcomes would be correlated and a case-level interval too narrow."""
+    from jevalkit.client import request_seed
+
+    df = run(
+        "unit-conversion",
+        "test/model",
+        repeats=2,
+        temperature=1.0,
+        seed=7,
+        progress=False,
+        out=tmp_path / "results.jsonl",
+        base_url=openai_server.base_url,
+    )
+    sent = [r["body"]["seed"] for r in openai_server.requests]
+    assert len(sent) == len(df) == 80 and len(set(sent)) == 80
+    for row in df.itertuples():
+        assert row.parameters["seed"] == request_seed(7, row.repeat, row.case_id, None)
+        assert 0 <= row.parameters["seed"] < 2**32
+    assert df["params_hash"].nunique() == 1  # one configuration, as before

@@ -7,6 +7,7 @@ import pytest
 from probe_folders import write_probe
 
 import jevalkit
+from jevalkit.client import request_seed
 from jevalkit.errors import ProbeError, UsageError
 
 
@@ -28,13 +29,10 @@ def test_all_variants_are_sent_with_their_own_messages(openai_server, tmp_path):
     for variant in probe.variant_ids:
         messages = probe.chat_messages(variant=variant)
         assert [r["body"]["messages"] for r in sent[messages[0]["content"]]] == [messages] * 5
-    assert (
-        df.groupby("variant")["parameters"]
-        .apply(lambda s: sorted(p["seed"] for p in s))
-        .map(tuple)
-        .tolist()
-        == [(2, 3, 4, 5, 6)] * 3
-    )
+    seeds = df.groupby("variant")["parameters"].apply(lambda s: sorted(p["seed"] for p in s))
+    for variant, sent_seeds in seeds.items():  # each wording its own draws, repeats apart
+        assert sent_seeds == [request_seed(2, r, None, variant) for r in range(5)]
+    assert len({s for ss in seeds for s in ss}) == 15
     again = run_here(openai_server, tmp_path, variants="all", repeats=5, temperature=1.0, seed=2)
     assert len(openai_server.requests) == 15 and len(again) == 15  # resumed: nothing re-sent
 
