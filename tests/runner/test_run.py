@@ -233,7 +233,7 @@ def test_each_case_of_a_seeded_run_gets_its_own_seed(openai_server, tmp_path):
         progress=False,
         out=tmp_path / "results.jsonl",
         base_url=openai_server.base_url,
-    )
+    ).rows
     sent = [r["body"]["seed"] for r in openai_server.requests]
     assert len(sent) == len(df) == 80 and len(set(sent)) == 80
     for row in df.itertuples():
