@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from jevalkit.metrics import mean_score
+from jevalkit.metrics import mean_score, pass_rate
 
 ISSUE = {"case": 0.01, "variant": 0.0025, "case x variant": 0.0025, "residual": 0.01}
 BIG_VARIANT = {"case": 0.01, "variant": 0.01, "case x variant": 0.0025, "residual": 0.01}
@@ -70,9 +70,48 @@ def coverage(label, sims, **design) -> None:
     )
 
 
+def one_or_eight(rng, alpha: float, beta: float, missing: float = 0.1) -> pd.DataFrame:
+    """Issue 36 item 8's unbalanced pilot: 40 cases, half run once and half 8 times, pass/fail
+    with each case's pass probability drawn from Beta(alpha, beta), ``missing`` of the rows
+    timed out (score missing, ``error`` set)."""
+    repeats = np.array([1, 8] * 20)
+    case = np.repeat(np.arange(40), repeats)
+    p = rng.beta(alpha, beta, 40)
+    d = pd.DataFrame({"case_id": case, "repeat": np.concatenate([np.arange(r) for r in repeats])})
+    passed = rng.random(len(d)) < p[case]
+    lost = rng.random(len(d)) < missing
+    d["score"] = np.where(lost, np.nan, passed.astype(float))
+    d["passed"] = pd.array(np.where(lost, None, passed), dtype="boolean")
+    d["error"] = np.where(lost, "timeout", None)
+    d["probe"], d["version"], d["system"] = "p", 1, "A"
+    return d
+
+
+def reml_coverage(label: str, sims: int, alpha: float, beta: float) -> None:
+    """mean_score / pass_rate(generalize=["case"]) on the unbalanced pilot (the best-likelihood
+    REML fit, issue 36 item 8): the estimand is the mean pass probability over cases,
+    alpha / (alpha + beta)."""
+    truth = alpha / (alpha + beta)
+    for name, metric in (("mean_score", mean_score), ("pass_rate", pass_rate)):
+        hits, widths = 0, []
+        for seed in range(sims):
+            d = one_or_eight(np.random.default_rng(10_000 + seed), alpha, beta)
+            row = metric(d, generalize=["case"]).iloc[0]
+            hits += row["ci_low_facets"] <= truth <= row["ci_high_facets"]
+            widths.append(row["ci_high_facets"] - row["ci_low_facets"])
+        low, high = proportion_confint(hits, sims, method="wilson")
+        print(
+            f"{label + ', ' + name:<46} nominal 95.0%  observed {100 * hits / sims:5.1f}% "
+            f"[{100 * low:.1f}, {100 * high:.1f}]  mean width {np.mean(widths):.4f}"
+        )
+
+
 def main() -> None:
     sims = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     print(f"{sims} simulations per design; Wilson 95% Monte Carlo interval in brackets")
+    reml_coverage("40 cases x 1|8 repeats, 0/1, p ~ Beta(4, 4)", sims, 4.0, 4.0)
+    reml_coverage("40 cases x 1|8 repeats, 0/1, p ~ Beta(8, 2)", sims, 8.0, 2.0)
+    reml_coverage("40 cases x 1|8 repeats, 0/1, p ~ Beta(40, 40)", sims, 40.0, 40.0)
     coverage(
         "issue: 30 cases x 3 variants x 2 repeats",
         sims,

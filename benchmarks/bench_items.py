@@ -56,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from pathlib import Path
 
 import girth
 import numpy as np
@@ -193,6 +194,111 @@ def complete_active(fit, k, new, **options):
     return plan
 
 
+def skewed_2pl(n_systems: int, n_items: int, seed: int) -> pd.DataFrame:
+    """An AlpacaEval-like benchmark (pass/fail against a strong baseline): most systems lose
+    most items (abilities ~ N(-1, 1), difficulties ~ N(0.3, 1.5), discriminations ~ lognormal(0.3,
+    0.4)), so many strata of anchors show no spread and the irt estimate can leave [0, 1]."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(-1.0, 1.0, n_systems)
+    b = rng.normal(0.3, 1.5, n_items)
+    a = rng.lognormal(0.3, 0.4, n_items)
+    y = rng.random((n_systems, n_items)) < expit(a * (theta[:, None] - b))
+    s, j = np.indices(y.shape).reshape(2, -1)
+    return pd.DataFrame(
+        {
+            "system": [f"sys{v:02d}" for v in s],
+            "case_id": [f"q{v:04d}" for v in j],
+            "score": y.ravel().astype(float),
+        }
+    )
+
+
+def benchmark_file() -> pd.DataFrame:
+    """The bundled example benchmark (data/examples/benchmark.jsonl: 24 systems x 80 items x 2
+    repeats, planted dead, mis-keyed and flaky items): each system's repeat 0 as its scores."""
+    path = Path(__file__).resolve().parents[1] / "data" / "examples" / "benchmark.jsonl"
+    df = pd.read_json(path, lines=True)
+    df = df[(df["repeat"] == 0) & df["score"].notna()]
+    return df.rename(columns={"model": "system"})[["system", "case_id", "score"]]
+
+
+ANCHOR_ARMS = {
+    "sample, stratified anchors": ("stratified", "sample"),
+    "sample, random anchors": ("random", "sample"),
+    "irt, irt anchors": ("irt", "irt"),
+}
+
+
+def anchor_coverage(df: pd.DataFrame, n_held: int, draws: int, ks) -> pd.DataFrame:
+    """Leave-systems-out for issue 36 item 4: each of the first ``n_held`` systems held out,
+    the 2PL fitted on the others, ``draws`` anchor draws per k and arm; the share of intervals
+    holding the true full score, of zero-width intervals, and of estimates clipped into [0, 1]
+    (the irt estimate's unclipped value outside it)."""
+    df = df.copy()
+    df.attrs = {}
+    complete = df.groupby("system")["case_id"].nunique().eq(df["case_id"].nunique())
+    names = sorted(complete[complete].index)[:n_held]
+    rows = []
+    for i, held in enumerate(names):
+        new = df[df["system"] == held]
+        truth = new["score"].mean()
+        fit = fit_irt(df[df["system"] != held], case="case_id")
+        for k in ks:
+            for d in range(draws):
+                for arm, (chosen, how) in ANCHOR_ARMS.items():
+                    anchors = select(fit, k, method=chosen, seed=1000 * d + i)
+                    e = estimate(fit, anchors, new, method=how).iloc[0]
+                    rows.append(
+                        {
+                            "k": k,
+                            "arm": arm,
+                            "covered": e["ci_low"] <= truth <= e["ci_high"],
+                            "zero_width": not e["ci_high"] > e["ci_low"],
+                            "out_of_range": "clipped" in e["method"],
+                            "error": abs(e["value"] - truth),
+                            "half_width": (e["ci_high"] - e["ci_low"]) / 2,
+                        }
+                    )
+    out = []
+    for (k, arm), g in pd.DataFrame(rows).groupby(["k", "arm"], sort=False):
+        low, high = proportion_confint(int(g["covered"].sum()), len(g), method="wilson")
+        out.append(
+            {
+                "k": k,
+                "arm": arm,
+                "n": len(g),
+                "nominal": 0.95,
+                "coverage": g["covered"].mean(),
+                "mc_low": low,
+                "mc_high": high,
+                "zero_width": g["zero_width"].mean(),
+                "out_of_range": g["out_of_range"].mean(),
+                "mae": g["error"].mean(),
+                "half_width": g["half_width"].mean(),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def anchors(n_held: int, draws: int) -> None:
+    for name, data, ks in (
+        (
+            "simulate_2pl (60 systems x 1,000 items)",
+            simulate_2pl(n_systems=60, n_items=1000, seed=0),
+            (25, 50, 100),
+        ),
+        ("skewed 2PL, AlpacaEval-like (60 x 800)", skewed_2pl(60, 800, seed=3), (25, 50, 100)),
+        ("data/examples/benchmark.jsonl (24 x 80)", benchmark_file(), (20, 40)),
+    ):
+        start = time.perf_counter()
+        table = anchor_coverage(data, n_held, draws, ks)
+        print(
+            f"anchor coverage, {name}: {n_held} held out x {draws} draws "
+            f"({time.perf_counter() - start:.0f} s); Wilson Monte Carlo interval mc_low-mc_high"
+        )
+        print(table.to_string(index=False, float_format="{:.3f}".format))
+
+
 ACTIVE_ARMS = {
     "random (sample mean)": None,
     "stratified irt (model-assisted)": None,
@@ -306,6 +412,11 @@ def active(n_held: int, reps: int) -> None:
 
 
 if __name__ == "__main__":
+    if "--anchors" in sys.argv:  # issue 36 item 4 alone: --anchors [HELD DRAWS]
+        rest = sys.argv[sys.argv.index("--anchors") + 1 :]
+        held, draws = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (20, 15)
+        anchors(5 if QUICK else held, 3 if QUICK else draws)
+        sys.exit(0)
     if "--active" in sys.argv:  # the active-evaluation part alone: --active [HELD REPS]
         rest = sys.argv[sys.argv.index("--active") + 1 :]
         held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (20, 3)
@@ -316,4 +427,5 @@ if __name__ == "__main__":
     recovery()
     rank_coverage(40 if QUICK else 200)
     validation(data)
+    anchors(5 if QUICK else 20, 3 if QUICK else 15)
     active(6 if QUICK else 20, 2 if QUICK else 3)
