@@ -240,18 +240,22 @@ def _irt_estimate(fit, anchors, cols, y, w, seen, confidence):
         scores = np.tile(y[use], (idx.size, 1))
         theta_loo = fit.posterior(scores, weight, cols[use]) @ NODES
         at_anchor[idx] = expit(a[cols[idx]] * theta_loo + c[cols[idx]])
-    value, var, dof, _, how = _sample_estimate(fit, anchors, y - at_anchor, seen)
-    half = sps.t.ppf((1 + confidence) / 2, dof) * np.sqrt(var)
-    low, high = value - half, value + half
-    how = how.format(interval=f"t interval on {dof} df")
+    value, var, dof, n, how = _sample_estimate(fit, anchors, y - at_anchor, seen)
+    estimate = base + value
+    clipped = min(max(estimate, 0.0), 1.0)
+    if np.isin(y[seen], (0.0, 1.0)).all():  # pass/fail: Wilson at the effective n
+        low, high, interval = _effective_wilson(clipped, var, n, len(fit.items), dof, confidence)
+    else:
+        half = sps.t.ppf((1 + confidence) / 2, dof) * np.sqrt(var)
+        low, high, interval = estimate - half, estimate + half, f"t interval on {dof} df"
+    how = how.format(interval=interval)
     how = (
         f"model-assisted: {fit.model.upper()} predictions at the EAP ability plus the "
         f"{how.replace('stratified sample mean of', 'stratified mean residual of')}"
     )
-    estimate = base + value
     if not 0.0 <= estimate <= 1.0:  # the difference estimator can leave [0, 1]; the score cannot
         how += f"; clipped to [0, 1] (unclipped {estimate:.3f})"
-    return min(max(estimate, 0.0), 1.0), max(base + low, 0.0), min(base + high, 1.0), how
+    return clipped, max(low, 0.0), min(high, 1.0), how
 
 
 DEFF_FLOOR = 0.5
@@ -276,14 +280,21 @@ def _plain_estimate(fit, anchors, y, seen, confidence):
     proportion, so it never collapses to a point.
     """
     value, var, dof, n, how = _sample_estimate(fit, anchors, y, seen)
-    t = sps.t.ppf((1 + confidence) / 2, dof)
     if not np.isin(y[seen], (0.0, 1.0)).all():
-        half = t * np.sqrt(var)
+        half = sps.t.ppf((1 + confidence) / 2, dof) * np.sqrt(var)
         how = how.format(interval=f"t interval on {dof} df")
         return value, max(value - half, 0.0), min(value + half, 1.0), how
-    fpc = 1 - n / len(fit.items)
+    low, high, interval = _effective_wilson(value, var, n, len(fit.items), dof, confidence)
+    return value, low, high, how.format(interval=interval)
+
+
+def _effective_wilson(value, var, n, n_total, dof, confidence):
+    """The Wilson interval at the effective n of a stratified sample of n of n_total pass/fail
+    items (Korn-Graubard; see :func:`_plain_estimate`), and how it was formed."""
+    fpc = 1 - n / n_total
     if fpc <= 0:  # every item is an anchor: the mean is the full score
-        return value, value, value, how.format(interval="every item scored: the full score")
+        return value, value, "every item scored: the full score"
+    t = sps.t.ppf((1 + confidence) / 2, dof)
     srs = value * (1 - value) * fpc / n
     # anchors that show no spread show no gain from the strata either: design effect 1
     spread = var > 0 and srs > 0
@@ -291,11 +302,11 @@ def _plain_estimate(fit, anchors, y, seen, confidence):
     n_eff = n / (fpc * deff)
     low, high = wilson_ci(value * n_eff, n_eff, confidence=2 * sps.norm.cdf(t) - 1)
     floor = f"at least {DEFF_FLOOR:g}" if spread else "no spread within the strata"
-    how = how.format(
-        interval=f"pass/fail anchors: Wilson interval at the effective n {n_eff:.1f} "
-        f"(Korn-Graubard; design effect {deff:.2f}, {floor}; t quantile on {dof} df)"
+    interval = (
+        f"pass/fail anchors: Wilson interval at the effective n {n_eff:.1f} (Korn-Graubard; "
+        f"design effect {deff:.2f}, {floor}; t quantile on {dof} df)"
     )
-    return value, float(low), float(high), how
+    return float(low), float(high), interval
 
 
 def _sample_estimate(fit, anchors, y, seen):

@@ -66,8 +66,8 @@ def test_pass_fail_anchors_cover_on_a_skewed_benchmark_with_no_zero_width_interv
     # size): most systems lose most items, as against AlpacaEval's baseline, so strata of
     # anchors that agree are common; the t interval covered 78% on such data
     rng = np.random.default_rng(3)
-    theta, b = rng.normal(-1.0, 1.0, 30), rng.normal(0.3, 1.5, 300)
-    y = (rng.random((30, 300)) < expit(1.4 * (theta[:, None] - b))).astype(float)
+    theta, b = rng.normal(-1.0, 1.0, 30), rng.normal(0.3, 1.5, 200)
+    y = (rng.random((30, 200)) < expit(1.4 * (theta[:, None] - b))).astype(float)
     s, j = np.indices(y.shape).reshape(2, -1)
     df = pd.DataFrame({"system": s, "case_id": j, "score": y.ravel()})
     covered, widths = [], []
@@ -75,11 +75,12 @@ def test_pass_fail_anchors_cover_on_a_skewed_benchmark_with_no_zero_width_interv
         fit = fit_irt(df[df["system"] != held], case="case_id", model="1pl")
         new = df[df["system"] == held]
         for draw in range(6):
-            for method in ("stratified", "random"):
-                anchors = select(fit, 25, method=method, seed=100 * draw + held)
-                row = estimate(fit, anchors, new, method="sample").iloc[0]
+            for chosen, how in (("stratified", "sample"), ("random", "sample"), ("irt", "irt")):
+                anchors = select(fit, 25, method=chosen, seed=100 * draw + held)
+                row = estimate(fit, anchors, new, method=how).iloc[0]
                 covered.append(row["ci_low"] <= new["score"].mean() <= row["ci_high"])
                 widths.append(row["ci_high"] - row["ci_low"])
+                assert "Korn-Graubard" in row["method"]
     assert min(widths) > 0.02
     assert 0.9 <= np.mean(covered) <= 1.0
 
