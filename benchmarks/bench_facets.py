@@ -70,10 +70,15 @@ def coverage(label, sims, **design) -> None:
         ).iloc[0]
         hits += row["ci_low_facets"] <= truth <= row["ci_high_facets"]
         widths.append(row["ci_high_facets"] - row["ci_low_facets"])
+    report(label, hits, sims, 3 * np.mean(widths))
+
+
+def report(label: str, hits: int, sims: int, width: float) -> None:
+    """One line: nominal and observed coverage, its Wilson Monte Carlo interval, the width."""
     low, high = proportion_confint(hits, sims, method="wilson")
     print(
         f"{label:<46} nominal 95.0%  observed {100 * hits / sims:5.1f}% "
-        f"[{100 * low:.1f}, {100 * high:.1f}]  mean width {3 * np.mean(widths):.4f}"
+        f"[{100 * low:.1f}, {100 * high:.1f}]  mean width {width:.4f}"
     )
 
 
@@ -106,11 +111,7 @@ def reml_coverage(label: str, sims: int, alpha: float, beta: float) -> None:
             row = metric(d, generalize=["case"]).iloc[0]
             hits += row["ci_low_facets"] <= truth <= row["ci_high_facets"]
             widths.append(row["ci_high_facets"] - row["ci_low_facets"])
-        low, high = proportion_confint(hits, sims, method="wilson")
-        print(
-            f"{label + ', ' + name:<46} nominal 95.0%  observed {100 * hits / sims:5.1f}% "
-            f"[{100 * low:.1f}, {100 * high:.1f}]  mean width {np.mean(widths):.4f}"
-        )
+        report(f"{label}, {name}", hits, sims, float(np.mean(widths)))
 
 
 def main() -> None:

@@ -173,14 +173,15 @@ def recovery() -> None:
     )
 
 
-def sharp_2pl(n_systems: int, n_items: int, seed: int) -> pd.DataFrame:
-    """A benchmark where active evaluation can pay: strongly discriminating items (a ~ 2) spread
-    over a wide range of difficulties (b ~ N(0, 2)), so most cases are nearly certain for a
-    given system and the uncertain ones are few."""
+def drawn_2pl(
+    n_systems, n_items, seed, *, ability=(0.0, 1.0), difficulty=(0.0, 2.0), slope=(0.7, 0.3)
+):
+    """Pass/fail results of a 2PL with abilities ~ N(*ability), difficulties ~ N(*difficulty),
+    discriminations ~ lognormal(*slope)."""
     rng = np.random.default_rng(seed)
-    theta = rng.normal(size=n_systems)
-    b = rng.normal(0.0, 2.0, n_items)
-    a = rng.lognormal(0.7, 0.3, n_items)
+    theta = rng.normal(*ability, n_systems)
+    b = rng.normal(*difficulty, n_items)
+    a = rng.lognormal(*slope, n_items)
     y = rng.random((n_systems, n_items)) < expit(a * (theta[:, None] - b))
     s, j = np.indices(y.shape).reshape(2, -1)
     return pd.DataFrame(
@@ -190,6 +191,13 @@ def sharp_2pl(n_systems: int, n_items: int, seed: int) -> pd.DataFrame:
             "score": y.ravel().astype(float),
         }
     )
+
+
+def sharp_2pl(n_systems: int, n_items: int, seed: int) -> pd.DataFrame:
+    """A benchmark where active evaluation can pay: strongly discriminating items (a ~ 2) spread
+    over a wide range of difficulties (b ~ N(0, 2)), so most cases are nearly certain for a
+    given system and the uncertain ones are few."""
+    return drawn_2pl(n_systems, n_items, seed)
 
 
 def shuffled(fit):
@@ -215,18 +223,8 @@ def skewed_2pl(n_systems: int, n_items: int, seed: int) -> pd.DataFrame:
     """An AlpacaEval-like benchmark (pass/fail against a strong baseline): most systems lose
     most items (abilities ~ N(-1, 1), difficulties ~ N(0.3, 1.5), discriminations ~ lognormal(0.3,
     0.4)), so many strata of anchors show no spread and the irt estimate can leave [0, 1]."""
-    rng = np.random.default_rng(seed)
-    theta = rng.normal(-1.0, 1.0, n_systems)
-    b = rng.normal(0.3, 1.5, n_items)
-    a = rng.lognormal(0.3, 0.4, n_items)
-    y = rng.random((n_systems, n_items)) < expit(a * (theta[:, None] - b))
-    s, j = np.indices(y.shape).reshape(2, -1)
-    return pd.DataFrame(
-        {
-            "system": [f"sys{v:02d}" for v in s],
-            "case_id": [f"q{v:04d}" for v in j],
-            "score": y.ravel().astype(float),
-        }
+    return drawn_2pl(
+        n_systems, n_items, seed, ability=(-1.0, 1.0), difficulty=(0.3, 1.5), slope=(0.3, 0.4)
     )
 
 
