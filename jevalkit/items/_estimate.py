@@ -296,12 +296,19 @@ def _effective_wilson(value, var, n, n_total, dof, confidence):
         return value, value, "every item scored: the full score"
     t = sps.t.ppf((1 + confidence) / 2, dof)
     srs = value * (1 - value) * fpc / n
-    # anchors that show no spread show no gain from the strata either: design effect 1
+    # anchors that show no spread show no gain from the strata either, nor an estimate at 0 or
+    # 1 (no Bernoulli variance to compare with): design effect 1
     spread = var > 0 and srs > 0
     deff = max(var / srs, DEFF_FLOOR) if spread else 1.0
     n_eff = n / (fpc * deff)
     low, high = wilson_ci(value * n_eff, n_eff, confidence=2 * sps.norm.cdf(t) - 1)
-    floor = f"at least {DEFF_FLOOR:g}" if spread else "no spread within the strata"
+    floor = (
+        f"at least {DEFF_FLOOR:g}"
+        if spread
+        else "no spread within the strata"
+        if not var > 0
+        else "estimate at a bound"
+    )
     interval = (
         f"pass/fail anchors: Wilson interval at the effective n {n_eff:.1f} (Korn-Graubard; "
         f"design effect {deff:.2f}, {floor}; t quantile on {dof} df)"

@@ -599,8 +599,8 @@ def fit_irt(
         "a ~ N(1, 10^2), c ~ N(0, (5 a)^2)" if model == "1pl" else "a ~ N(1, 2.5^2), c ~ N(0, 5^2)"
     )
     method = (
-        f"{model.upper()} by marginal maximum likelihood (EM, {nodes.size} quadrature points "
-        f"over [-5, 5], abilities N(0, 1); weak priors {priors}); "
+        f"{model.upper()} by marginal maximum likelihood (EM, {nodes.size} quadrature points, "
+        f"abilities N(0, 1); weak priors {priors}); "
         f"{int(use.sum())} of {use.size} "
         f"items calibrated on {len(matrix.systems)} systems; abilities EAP with posterior SD"
     )
