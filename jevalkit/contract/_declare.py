@@ -47,6 +47,7 @@ CHECKS = (
     "graph",  # games: disconnected refused, separation reported as unbounded
     "one_order",  # games shown in one order: position effects refused
     "method",  # ``method`` names the estimand and the interval
+    "settings",  # two probe versions / params_hash of one system: kept apart or refused
 )
 F = TypeVar("F", bound=Callable[..., Any])
 

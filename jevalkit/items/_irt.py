@@ -9,8 +9,13 @@ The model: system s answers item j with probability sigmoid(a_j theta_s + c_j), 
 is b_j = -c_j / a_j and the discrimination a_j (one a shared by every item in the 1PL).
 Identification: abilities follow a standard normal over the systems (fixing location and scale);
 the sign is fixed so that the mean discrimination is positive. The abilities are integrated out
-on 41 quadrature points over [-5, 5]; each EM step updates every item by Newton's method on its
-expected counts. Weak normal priors, a ~ N(1, 2.5^2) and c ~ N(0, 5^2), keep the items that all
+on 41 equally spaced quadrature points over [-5, 5]; for the 1PL more when the systems'
+posteriors are narrower than their spacing (many items, steep slopes: up to 801, the spacing
+no wider than 1.5 narrowest posterior SDs; 41 points moved the common slope by 15-28%, 2.50
+against the MML's 2.94 on 60 systems x 200 items of slope 3); each EM step updates every item by Newton's method on its
+expected counts. Weak normal priors, a ~ N(1, 2.5^2) and c ~ N(0, 5^2) (in the 1PL a ~ N(1, 10^2)
+and c ~ N(0, (5 a)^2), b ~ N(0, 5^2) in effect, so a steep common slope is not pulled down: it
+agrees with a direct MML within 1%), keep the items that all
 but one system solve finite (penalised MML; on 60 systems the penalty is what separates a large
 slope from an infinite one). Proportion scores (averaged repeats, partial credit in [0, 1])
 enter as fractional binomial outcomes weighted by their number of repeats.
@@ -54,7 +59,11 @@ from ..errors import StatsError
 NODES = np.linspace(-5.0, 5.0, 41)
 PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()
 SLOPE_PRIOR = (1.0, 2.5)
+# one slope shared by every item is informed by every system: its prior only guards a perfect
+# (Guttman) pattern; N(1, 2.5^2) moved a slope of 2.9 by 1.3% on 40 systems
+COMMON_SLOPE_PRIOR = (1.0, 10.0)
 INTERCEPT_SD = 5.0
+MAX_NODES = 801
 MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
 FIT_FORMAT = "jevalkit-irt-fit"
 _ITEM_NUMBERS = ("difficulty", "discrimination", "intercept", "mean_score", "infit", "outfit")
@@ -352,10 +361,41 @@ def _fit_from(data: dict) -> IrtFit:
     )
 
 
-def _posterior(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> np.ndarray:
-    eta = np.outer(a, NODES) + c[:, None]  # items x nodes
-    loglik = (w * y) @ log_expit(eta) + (w * (1 - y)) @ log_expit(-eta)
-    loglik += np.log(PRIOR)
+def _grid(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n_nodes`` equally spaced ability nodes over [-5, 5] and their N(0, 1) weights."""
+    nodes = np.linspace(-5.0, 5.0, n_nodes)
+    prior = np.exp(-0.5 * nodes**2)
+    return nodes, prior / prior.sum()
+
+
+def _nodes_needed(y, w, a, c, nodes, prior) -> int:
+    """The nodes the rectangle rule needs for these systems: spacing no wider than 1.5 times
+    the narrowest posterior SD of an ability (from the test information at its EAP). The rule's
+    error on a posterior of SD sigma falls as exp(-2 pi^2 sigma^2 / h^2), 1.5e-4 at h =
+    1.5 sigma, but a spacing wider than the posterior integrates a spike by where it falls between
+    nodes, and the marginal likelihood of a common slope turns bumpy: on 60 systems x 200 items
+    of slope 3, 41 nodes gave a slope of 2.50 against 2.94 with 101 nodes or more."""
+    theta = _posterior(y, w, a, c, nodes, prior) @ nodes
+    p = expit(np.outer(theta, a) + c)
+    info = (w * p * (1 - p)) @ (a**2) + 1.0  # + 1: the N(0, 1) prior's
+    spacing = 1.5 * float(np.min(1 / np.sqrt(info)))  # error exp(-2 pi^2 / 1.5^2) ~ 1.5e-4
+    if spacing >= nodes[1] - nodes[0]:
+        return nodes.size
+    return int(min(np.ceil(10.0 / spacing) + 1, MAX_NODES))
+
+
+def _posterior(
+    y: np.ndarray,
+    w: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    nodes: np.ndarray = NODES,
+    prior: np.ndarray = PRIOR,
+) -> np.ndarray:
+    eta = np.outer(a, nodes) + c[:, None]  # items x nodes
+    # log sigmoid(-eta) = log sigmoid(eta) - eta: one log_expit, not two
+    loglik = w @ log_expit(eta) - (w * (1 - y)) @ eta
+    loglik += np.log(prior)
     loglik -= loglik.max(axis=1, keepdims=True)
     post = np.exp(loglik)
     return post / post.sum(axis=1, keepdims=True)
@@ -364,23 +404,23 @@ def _posterior(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> np
 _FIT_VALIDATOR = schema_validator(_FIT_SCHEMA)
 
 
-def _marginal_loglik(y: np.ndarray, w: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
-    eta = np.outer(a, NODES) + c[:, None]
-    loglik = (w * y) @ log_expit(eta) + (w * (1 - y)) @ log_expit(-eta) + np.log(PRIOR)
+def _marginal_loglik(y, w, a, c, nodes=NODES, prior=PRIOR) -> float:
+    eta = np.outer(a, nodes) + c[:, None]
+    loglik = w @ log_expit(eta) - (w * (1 - y)) @ eta + np.log(prior)
     top = loglik.max(axis=1, keepdims=True)
     return float((top[:, 0] + np.log(np.exp(loglik - top).sum(axis=1))).sum())
 
 
-def _m_step_2pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
+def _m_step_2pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray, nodes: np.ndarray):
     mu_a, sd_a = SLOPE_PRIOR
     for _ in range(3):
-        p = expit(np.outer(a, NODES) + c[:, None])
+        p = expit(np.outer(a, nodes) + c[:, None])
         resid = r - n * p
         info = n * p * (1 - p)
-        g_a = resid @ NODES - (a - mu_a) / sd_a**2
+        g_a = resid @ nodes - (a - mu_a) / sd_a**2
         g_c = resid.sum(axis=1) - c / INTERCEPT_SD**2
-        h_aa = info @ NODES**2 + 1 / sd_a**2
-        h_ac = info @ NODES
+        h_aa = info @ nodes**2 + 1 / sd_a**2
+        h_ac = info @ nodes
         h_cc = info.sum(axis=1) + 1 / INTERCEPT_SD**2
         det = h_aa * h_cc - h_ac**2
         step_a = (h_cc * g_a - h_ac * g_c) / det
@@ -389,20 +429,24 @@ def _m_step_2pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
     return a, c
 
 
-def _m_step_1pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray):
-    mu_a, sd_a = SLOPE_PRIOR
+def _m_step_1pl(r: np.ndarray, n: np.ndarray, a: np.ndarray, c: np.ndarray, nodes: np.ndarray):
+    mu_a, sd_a = COMMON_SLOPE_PRIOR
     for _ in range(3):
-        p = expit(np.outer(a, NODES) + c[:, None])
+        # the intercepts' prior on the difficulty scale, c = -a b with b ~ N(0, 5^2): an SD of 5
+        # on c itself is tight under a steep common slope and pulled it down (2.78 against the
+        # MML's 2.93 on 40 systems x 80 items of slope 3)
+        sd_c = INTERCEPT_SD * max(abs(float(a[0])), 1.0)
+        p = expit(np.outer(a, nodes) + c[:, None])
         resid, info = r - n * p, n * p * (1 - p)
         c = c + np.clip(
-            (resid.sum(axis=1) - c / INTERCEPT_SD**2) / (info.sum(axis=1) + 1 / INTERCEPT_SD**2),
+            (resid.sum(axis=1) - c / sd_c**2) / (info.sum(axis=1) + 1 / sd_c**2),
             -2,
             2,
         )
-        p = expit(np.outer(a, NODES) + c[:, None])
+        p = expit(np.outer(a, nodes) + c[:, None])
         resid, info = r - n * p, n * p * (1 - p)
-        g = (resid @ NODES).sum() - (a[0] - mu_a) / sd_a**2
-        h = (info @ NODES**2).sum() + 1 / sd_a**2
+        g = (resid @ nodes).sum() - (a[0] - mu_a) / sd_a**2
+        h = (info @ nodes**2).sum() + 1 / sd_a**2
         a = a + np.clip(g / h, -1, 1)
     return a, c
 
@@ -492,28 +536,39 @@ def fit_irt(
     a = np.ones(use.sum())
     step = _m_step_2pl if model == "2pl" else _m_step_1pl
     converged, it = False, 0
-    while it < max_iter:
-        it += 1
-        post = _posterior(y, w, a, c)
-        n, r = w.T @ post, (w * y).T @ post
-        a_new, c_new = step(r, n, a, c)
-        moved = max(np.abs(a_new - a).max(), np.abs(c_new - c).max())
-        a, c = a_new, c_new
-        if moved < tol:
-            converged = True
+    nodes, prior = NODES, PRIOR
+    while True:
+        converged = False
+        while it < max_iter:
+            it += 1
+            post = _posterior(y, w, a, c, nodes, prior)
+            n, r = w.T @ post, (w * y).T @ post
+            a_new, c_new = step(r, n, a, c, nodes)
+            moved = max(np.abs(a_new - a).max(), np.abs(c_new - c).max())
+            a, c = a_new, c_new
+            if moved < tol:
+                converged = True
+                break
+        # posteriors narrower than the node spacing (many items, steep slopes): refit on a
+        # grid fine enough for them, from where this fit stopped
+        # (the 1PL's; a 2PL's per-item slopes on tens of systems are too noisy for it to pay
+        # its cost, 5-10 times the time on 60 x 1,000)
+        needed = _nodes_needed(y, w, a, c, nodes, prior) if model == "1pl" else 0
+        if needed <= nodes.size or it >= max_iter:
             break
+        nodes, prior = _grid(needed)
     if a.mean() < 0:  # the reflection theta -> -theta gives the same likelihood
         a = -a
-    post = _posterior(y, w, a, c)
-    ability = post @ NODES
-    ability_se = np.sqrt(np.maximum(post @ NODES**2 - ability**2, 0))
+    post = _posterior(y, w, a, c, nodes, prior)
+    ability = post @ nodes
+    ability_se = np.sqrt(np.maximum(post @ nodes**2 - ability**2, 0))
     p = expit(np.outer(ability, a) + c)
     var = np.where(w > 0, p * (1 - p), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         z2 = np.where(w > 0, w * (y - p) ** 2 / var, np.nan)
         outfit = np.nanmean(z2, axis=0)
         infit = np.nansum(w * (y - p) ** 2, axis=0) / np.nansum(w * var, axis=0)
-    loglik = _marginal_loglik(y, w, a, c)
+    loglik = _marginal_loglik(y, w, a, c, nodes, prior)
     k = (2 * a.size) if model == "2pl" else (a.size + 1)
     n_obs = int((w > 0).sum())
     full = lambda v: _spread(v, use)  # noqa: E731
@@ -541,9 +596,13 @@ def fit_irt(
             "mean_score": sys_mean,
         }
     )
+    priors = (
+        "a ~ N(1, 10^2), c ~ N(0, (5 a)^2)" if model == "1pl" else "a ~ N(1, 2.5^2), c ~ N(0, 5^2)"
+    )
     method = (
-        f"{model.upper()} by marginal maximum likelihood (EM, 41 quadrature points, abilities "
-        f"N(0, 1); weak priors a ~ N(1, 2.5^2), c ~ N(0, 5^2)); {int(use.sum())} of {use.size} "
+        f"{model.upper()} by marginal maximum likelihood (EM, {nodes.size} quadrature points, "
+        f"abilities N(0, 1); weak priors {priors}); "
+        f"{int(use.sum())} of {use.size} "
         f"items calibrated on {len(matrix.systems)} systems; abilities EAP with posterior SD"
     )
     return IrtFit(

@@ -90,7 +90,7 @@ def _check_rate(value: object, name: str) -> None:
     unit="case",
     estimand="is the lower interval end at or above the minimum",
     interval="that of pass_rate / mean_score",
-    checks=("order", "rename", "one_case", "gate"),
+    checks=("order", "rename", "one_case", "gate", "settings"),
     call={"minimum": 0.5, "by": "system", "case": "case_id"},
 )
 def gate(

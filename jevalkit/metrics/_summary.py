@@ -30,7 +30,7 @@ RUN_COLUMNS = [
     unit="case",
     estimand="pass rate, mean score and (with repeats) consistency per group",
     interval="those of pass_rate, mean_score and consistency",
-    checks=("order", "rename", "method", "scale", "no_spread"),
+    checks=("order", "rename", "method", "scale", "no_spread", "settings"),
     call={"by": "system", "case": "case_id"},
     note="one case: pass_rate's Wilson interval over its repeats, said in method",
 )

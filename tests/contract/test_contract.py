@@ -23,7 +23,7 @@ from jevalkit.contract import (
     as_table,
     interval_pairs,
 )
-from jevalkit.errors import JevalkitError
+from jevalkit.errors import JevalkitError, StatsError
 from jevalkit.metrics import mean_score
 from jevalkit.runner import RunResult
 
@@ -471,3 +471,46 @@ def test_a_statistics_warning_points_at_the_line_that_called_it():
     with pytest.warns(UserWarning, match="fewer than 20 units") as caught:
         mean_score(frame, case="case_id")
     assert [w.filename for w in caught] == [__file__]
+
+
+# ---- settings (issue 36 item 3) -------------------------------------------------------------
+
+
+def two_settings(frames, column: str):
+    """Each system's repeat 0 and repeat 1 as two probe versions, or two generation settings
+    (``params_hash``: T = 0 and T = 1): different runs a summary must not pool."""
+    (frame,) = frames
+    if column == "version":
+        return (frame.assign(version=frame["repeat"] + 1),)
+    return (frame.assign(params_hash=frame["repeat"].map({0: "t0", 1: "t1"})),)
+
+
+@pytest.mark.parametrize("column", ["version", "params_hash"])
+@pytest.mark.parametrize("entry", entries("settings"))
+def test_two_versions_or_settings_of_a_system_are_never_pooled_silently(entry, column):
+    # `metrics --by system` gave one row, n = 60, for trivia@1 (T = 0) and trivia@2 (T = 1):
+    # kept apart, a row for each with the column that differs, or refused naming it
+    frames = frames_for(entry.data)
+    pooled = run(entry, frames)
+    try:
+        apart = run(entry, two_settings(frames, column))
+    except StatsError as error:
+        assert column in str(error), str(error)
+        return
+    assert column in apart.columns, list(apart.columns)
+    if "metric" in apart.columns:  # consistency needs repeats, which a half has no more
+        common = set(apart["metric"]) & set(pooled["metric"])
+        pooled, apart = pooled[pooled["metric"].isin(common)], apart[apart["metric"].isin(common)]
+    assert len(apart) == 2 * len(pooled)
+    assert apart.groupby(column).size().eq(len(pooled)).all()
+    assert set(apart["system"]) == set(pooled["system"])
+    # each setting's rows are the statistic of that setting's runs alone
+    (frame,) = two_settings(frames, column)
+    keys = [c for c in ("system", "metric") if c in apart.columns]
+    for value, rows in apart.groupby(column):
+        alone = run(entry, (frame[frame[column] == value],))
+        alone = alone[alone[keys].apply(tuple, axis=1).isin(rows[keys].apply(tuple, axis=1))]
+        shared = [c for c in alone.columns if c in rows.columns and c != column]
+        pd.testing.assert_frame_equal(
+            numeric(rows.sort_values(keys)[shared]), numeric(alone.sort_values(keys)[shared])
+        )

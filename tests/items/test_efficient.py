@@ -4,8 +4,11 @@ leave-systems-out, refusals."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
+from scipy.special import expit
+from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.errors import StatsError
 from jevalkit.items import estimate, fit_irt, leave_systems_out, select, simulate_2pl
@@ -34,11 +37,52 @@ def test_the_sample_estimate_is_the_stratified_mean_with_its_textbook_variance(s
     anchors = select(fit, 10, method="random", seed=2)
     row = estimate(fit, anchors, new, method="sample").iloc[0]
     y = new.set_index("case_id").loc[anchors["case"], "score"].to_numpy()
-    se = np.sqrt((1 - 10 / 200) * y.var(ddof=1) / 10)
-    half = sps.t.ppf(0.975, 9) * se
+    var = (1 - 10 / 200) * y.var(ddof=1) / 10
+    # pass/fail anchors (issue 36 item 4): the Wilson interval at the Korn-Graubard effective
+    # n, n / (fpc * deff), deff = the variance over the Bernoulli one (floored at 0.5), its z
+    # the t quantile on 9 df; statsmodels computes the Wilson interval
+    srs = y.mean() * (1 - y.mean()) * (1 - 10 / 200) / 10
+    n_eff = 10 / ((1 - 10 / 200) * max(var / srs, 0.5))
+    z = sps.t.ppf(0.975, 9)
+    low, high = proportion_confint(
+        y.mean() * n_eff, n_eff, alpha=2 * sps.norm.sf(z), method="wilson"
+    )
     assert row["value"] == pytest.approx(y.mean())
-    assert row["ci_high"] == pytest.approx(min(y.mean() + half, 1.0))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
     assert row["n_items"] == 10 and "finite-population" in row["method"]
+    assert "Korn-Graubard" in row["method"]
+    # scores that are not 0/1 keep the textbook t interval
+    part = new.assign(score=0.25 + 0.5 * new["score"])
+    row = estimate(fit, anchors, part, method="sample").iloc[0]
+    half = sps.t.ppf(0.975, 9) * np.sqrt((1 - 10 / 200) * (0.5 * y).var(ddof=1) / 10)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        (0.25 + 0.5 * y.mean() - half, 0.25 + 0.5 * y.mean() + half)
+    )
+    assert "t interval on 9 df" in row["method"]
+
+
+def test_pass_fail_anchors_cover_on_a_skewed_benchmark_with_no_zero_width_interval():
+    # issue 36 item 4, seeded and small (benchmarks/bench_items.py --anchors prints the full
+    # size): most systems lose most items, as against AlpacaEval's baseline, so strata of
+    # anchors that agree are common; the t interval covered 78% on such data
+    rng = np.random.default_rng(3)
+    theta, b = rng.normal(-1.0, 1.0, 30), rng.normal(0.3, 1.5, 200)
+    y = (rng.random((30, 200)) < expit(1.4 * (theta[:, None] - b))).astype(float)
+    s, j = np.indices(y.shape).reshape(2, -1)
+    df = pd.DataFrame({"system": s, "case_id": j, "score": y.ravel()})
+    covered, widths = [], []
+    for held in range(8):
+        fit = fit_irt(df[df["system"] != held], case="case_id", model="1pl")
+        new = df[df["system"] == held]
+        for draw in range(6):
+            for chosen, how in (("stratified", "sample"), ("random", "sample"), ("irt", "irt")):
+                anchors = select(fit, 25, method=chosen, seed=100 * draw + held)
+                row = estimate(fit, anchors, new, method=how).iloc[0]
+                covered.append(row["ci_low"] <= new["score"].mean() <= row["ci_high"])
+                widths.append(row["ci_high"] - row["ci_low"])
+                assert "Korn-Graubard" in row["method"]
+    assert min(widths) > 0.02
+    assert 0.9 <= np.mean(covered) <= 1.0
 
 
 def test_irt_estimate_is_model_assisted_and_tighter_than_nothing(setup):
@@ -91,8 +135,12 @@ def test_a_new_system_that_solves_every_anchor_gets_a_score_in_range_and_a_real_
     anchors = select(fit, 10, method="stratified", seed=2)
     row = estimate(fit, anchors, new.assign(score=1.0), method=method).iloc[0]
     assert 0 <= row["ci_low"] < row["ci_high"] <= 1 and row["ci_low"] <= row["value"] <= 1
-    if method == "sample":
-        assert "Wilson interval at the same estimate" in row["method"]
+    if method == "sample":  # Wilson at n / fpc (design effect 1), z = t on 5 df
+        assert "no spread within the strata" in row["method"]
+        z = sps.t.ppf(0.975, 5)
+        n = 10 / (1 - 10 / 200)
+        expected = proportion_confint(n, n, alpha=2 * sps.norm.sf(z), method="wilson")
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(expected)
 
 
 def test_leave_systems_out_estimates_each_select_method_as_documented():
@@ -141,3 +189,17 @@ def test_results_with_no_scored_anchor_row_are_refused_saying_so(setup):
     for frame in (new.iloc[:0], new.assign(score=np.nan)):
         with pytest.raises(StatsError, match="score none of the anchors"):
             estimate(fit, anchors, frame)
+
+
+def test_a_frame_without_the_anchor_items_is_refused_saying_so_with_several_case_columns():
+    # issue 36 item 4: with the default case columns (probe, version, case_id) a frame with
+    # none of the anchors said "no scored rows: every row has an error or a missing score"
+    df = simulate_2pl(n_systems=21, n_items=60, seed=2).assign(probe="p", version=1)
+    fit = fit_irt(df[df["system"] != "sys20"])
+    anchors = select(fit, 10, method="stratified", seed=0)
+    chosen = {case for _, _, case in anchors["case"]}
+    new = df[df["system"] == "sys20"]
+    for frame in (new[~new["case_id"].isin(chosen)], new.iloc[:0], new.assign(score=np.nan)):
+        with pytest.raises(StatsError, match="score none of the anchors"):
+            estimate(fit, anchors, frame)
+    assert estimate(fit, anchors, new, method="sample").iloc[0]["n_items"] == 10

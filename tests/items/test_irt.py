@@ -7,6 +7,8 @@ import girth
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import optimize
+from scipy.special import expit, log_expit
 
 from jevalkit.errors import StatsError
 from jevalkit.items import fit_irt, simulate_2pl
@@ -95,3 +97,55 @@ def test_refusals():
     apart = pd.concat([df, df.assign(system="z" + df["system"], case_id="other" + df["case_id"])])
     with pytest.raises(StatsError, match="share no items"):
         fit_irt(apart, case="case_id")
+
+
+def _direct_1pl_mml(y: np.ndarray) -> tuple[float, float]:
+    """The 1PL's marginal maximum likelihood computed directly, not by EM: abilities N(0, 1)
+    integrated on 1,601 nodes over [-8, 8] (spacing 0.01, far below any posterior SD here),
+    the log-likelihood maximised over the common slope and every intercept by scipy's L-BFGS
+    with its analytic gradient. Returns (slope, log-likelihood)."""
+    nodes = np.linspace(-8, 8, 1601)
+    weights = np.exp(-0.5 * nodes**2)
+    weights /= weights.sum()
+
+    def minus_loglik(params):
+        a, c = params[0], params[1:]
+        eta = a * nodes[None, :] + c[:, None]
+        ll = y @ log_expit(eta) + (1 - y) @ log_expit(-eta)
+        top = ll.max(axis=1, keepdims=True)
+        lik = np.exp(ll - top) * weights
+        total = lik.sum(axis=1, keepdims=True)
+        post = lik / total
+        resid = y.T @ post - expit(eta) * post.sum(axis=0)[None, :]
+        grad = np.r_[(resid @ nodes).sum(), resid.sum(axis=1)]
+        return -(top[:, 0] + np.log(total[:, 0])).sum(), -grad
+
+    mean = y.mean(axis=0).clip(0.02, 0.98)
+    start = np.r_[1.0, np.log(mean / (1 - mean))]
+    out = optimize.minimize(
+        minus_loglik,
+        start,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20000, "ftol": 1e-14, "gtol": 1e-8},
+    )
+    return float(out.x[0]), float(-out.fun)
+
+
+def test_the_one_pl_slope_is_the_marginal_maximum_likelihood_one_on_many_items():
+    # issue 36 item 10: on AlpacaEval the 1PL's slope was 2.26 against the MML's 3.12. With
+    # many items a system's posterior is narrower than the 41 nodes' spacing (0.25), and the
+    # common slope came out 15-28% low (2.50 on 60 x 200 items of slope 3); the intercepts' prior
+    # N(0, 5^2) pulled it down too (2.77 here against the direct 2.93).
+    rng = np.random.default_rng(11)
+    theta, b = rng.normal(size=40), rng.normal(size=80)
+    y = (rng.random((40, 80)) < expit(3.0 * (theta[:, None] - b))).astype(float)
+    y = y[:, y.std(axis=0) > 0]
+    s, j = np.indices(y.shape).reshape(2, -1)
+    df = pd.DataFrame({"system": s, "case_id": j, "score": y.ravel()})
+    fit = fit_irt(df, model="1pl", case="case_id", tol=1e-6)
+    slope, loglik = _direct_1pl_mml(y)
+    assert fit.items["discrimination"][0] == pytest.approx(slope, rel=0.015)
+    assert fit.loglik == pytest.approx(loglik, abs=0.05)  # the weak priors cost little
+    assert 2.4 < slope < 3.6  # and the MML is near the true 3 (40 systems: SE about 0.3)
+    assert "quadrature points" in fit.method
