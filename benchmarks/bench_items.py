@@ -332,7 +332,7 @@ def anchors(n_held: int, draws: int) -> None:
     for name, data, ks in (
         (
             "simulate_2pl (60 systems x 1,000 items)",
-            simulate_2pl(n_systems=60, n_items=1000, seed=0),
+            simulate_2pl(n_systems=60, n_items=1000, seed=0).rows,
             (25, 50, 100),
         ),
         ("skewed 2PL, AlpacaEval-like (60 x 800)", skewed_2pl(60, 800, seed=3), (25, 50, 100)),

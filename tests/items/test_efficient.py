@@ -194,7 +194,7 @@ def test_results_with_no_scored_anchor_row_are_refused_saying_so(setup):
 def test_a_frame_without_the_anchor_items_is_refused_saying_so_with_several_case_columns():
     # issue 36 item 4: with the default case columns (probe, version, case_id) a frame with
     # none of the anchors said "no scored rows: every row has an error or a missing score"
-    df = simulate_2pl(n_systems=21, n_items=60, seed=2).assign(probe="p", version=1)
+    df = simulate_2pl(n_systems=21, n_items=60, seed=2).rows.assign(probe="p", version=1)
     fit = fit_irt(df[df["system"] != "sys20"])
     anchors = select(fit, 10, method="stratified", seed=0)
     chosen = {case for _, _, case in anchors["case"]}
