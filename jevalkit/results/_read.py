@@ -149,15 +149,55 @@ def latest_lines(path: str | Path) -> tuple[dict[tuple, tuple[dict[str, Any], by
 
 
 def keyed_lines(
-    lines: Iterable[tuple[int, bytes, dict[str, Any]]], path: Path
+    lines: Iterable[tuple[int, bytes, dict[str, Any]]],
+    path: Path,
+    *,
+    one_run: bool = False,
+    repeated: bool = True,
 ) -> tuple[dict[tuple, tuple[dict[str, Any], bytes]], int]:
     """:func:`latest_lines` of the ``lines`` of ``path`` (as :func:`iter_lines` yields them):
-    each row checked against the results format, by key, the later row winning."""
+    each row checked against the results format, by key, the later row winning.
+
+    ``one_run``: ``path`` is a part file, written by one shard, where a later row of a key only
+    replaces an error row (``--retry-errors``), repeats the same row, or, when the run planned
+    a key more than once (``repeated``: a probe given twice), is another answer of the same
+    invocation (the same ``run_id``: the last is kept, as in one process). Any other two
+    answers to one request are refused, naming both lines and the key, as a merge refuses
+    them across parts.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "0.jsonl"
+        >>> row = '{"kind": "probe", "probe": "p", "version": 1, "model": "m", "repeat": 0, "output": "%s"}'
+        >>> _ = p.write_text(row % "a" + "\\n" + row % "b" + "\\n")
+        >>> keyed_lines(iter_lines(p), p, one_run=True, repeated=False)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ResultsError: ...0.jsonl:2: the row of key ('p', 1, None, None, 'm', None, None, None, None, None, 0) differs from the one on line 1 of the same part: ...
+    """
     rows: dict[tuple, tuple[dict[str, Any], bytes]] = {}
+    where: dict[tuple, int] = {}
     replaced = 0
     for lineno, line, row in lines:
         validate_row(row, f"{path}:{lineno}")
         key = row_key(row)
-        replaced += key in rows
+        old = rows.get(key)
+        if old is not None:
+            replaced += 1
+            again = repeated and old[0].get("run_id") == row.get("run_id")
+            if (
+                one_run
+                and old[1] != line
+                and old[0] != row
+                and not old[0].get("error")
+                and not again
+            ):
+                raise ResultsError(
+                    f"{path}:{lineno}: the row of key {key} differs from the one on line "
+                    f"{where[key]} of the same part: the same request was answered twice; "
+                    "nothing was merged. Keep one of the two rows (delete the other line) and "
+                    "run `jevalkit merge` again"
+                )
         rows[key] = (row, line)
+        where[key] = lineno
     return rows, replaced

@@ -20,6 +20,7 @@ from jevalkit.results import (
     parts_dir,
     read_results,
     row_key,
+    shard_of,
 )
 from jevalkit.runner import RunSettings
 
@@ -53,8 +54,9 @@ def test_a_merge_with_a_shard_missing_is_refused_saying_how_many_and_partial_kee
     # --partial merges what there is, says so, and keeps every part for the complete merge
     assert main(["merge", str(out), "--partial"]) == 0
     shown = capsys.readouterr()
-    assert "partial merge" in shown.out and "2 of the 3 planned shards" in shown.out
-    assert "the part files are kept" in shown.out, shown.out
+    said = [line for line in shown.err.splitlines() if line.strip()]
+    assert len(said) == 1 and "a partial merge of 2 of the 3 planned shards" in said[0], said
+    assert "the part files are kept" in said[0] and "the part files are kept" in shown.out
     merged = len(read_results(out))
     assert 0 < merged < 6 and {p: p.read_bytes() for p in part_files(out)} == before
     shard(openai_server, out, "1/3")  # the missing shard, then the complete merge
@@ -72,24 +74,31 @@ def test_a_shard_that_stopped_early_is_refused_naming_its_part_and_counts(
     part = part_files(out)[1]
     assert len(list(iter_rows(part))) == 1
     line, _ = one_line(capsys, ["merge", str(out)])
-    assert "1 of the 2 planned shards" in line and f"{part.name} holds 1 of its" in line, line
+    assert "1 of the 2 planned shards" in line and "shard 1 ran 1 of its" in line, line
+    assert f"({part.name} stopped early)" in line, line
     shard(openai_server, out, "1/2")  # resumes the rest of its jobs
     assert main(["merge", str(out)]) == 0
     assert len(read_results(out)) == 6
 
 
 def test_a_results_file_merged_before_counts_its_rows_as_done(openai_server, tmp_path, capsys):
-    # the shards merged, then one shard run again (nothing left to send): a complete set
+    # the shards merged; one row turned out an error; its shard alone retries it: the other
+    # shard has no part any more, but its rows are in the results file, so the set is complete
     out = tmp_path / "r.jsonl"
     for which in ("0/2", "1/2"):
         shard(openai_server, out, which)
     assert main(["merge", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    mine = next(i for i, r in enumerate(rows) if shard_of(row_key(r), 2) == 1)
+    rows[mine] = {**rows[mine], "output": None, "error": {"type": "HTTPError", "message": "500"}}
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     sent = len(openai_server.requests)
-    shard(openai_server, out, "1/2")
-    assert len(openai_server.requests) == sent
+    shard(openai_server, out, "1/2", retry_errors=True)
+    assert len(openai_server.requests) == sent + 1 and len(part_files(out)) == 1
     assert main(["merge", str(out)]) == 0
-    capsys.readouterr()
-    assert len(list(iter_rows(out))) == 6 and not parts_dir(out).exists()
+    assert "1 replacing error rows" in capsys.readouterr().out
+    merged = read_results(out)
+    assert len(merged) == 6 and merged["error"].isna().all() and not parts_dir(out).exists()
 
 
 def test_two_different_rows_of_one_key_inside_one_part_are_refused(openai_server, tmp_path, capsys):
@@ -99,8 +108,8 @@ def test_two_different_rows_of_one_key_inside_one_part_are_refused(openai_server
     part = part_files(out)[0]
     first = json.loads(part.read_bytes().splitlines()[0])
     n_lines = len(part.read_bytes().splitlines())
-    with part.open("a") as fh:
-        fh.write(json.dumps({**first, "output": "another answer"}) + "\n")
+    with part.open("a") as fh:  # another invocation's answer, pasted in (two shards' files joined)
+        fh.write(json.dumps({**first, "output": "another answer", "run_id": "other"}) + "\n")
     before = {p: p.read_bytes() for p in part_files(out)}
     line, _ = one_line(capsys, ["merge", str(out)])
     assert f"{part}:{n_lines + 1}" in line and str(row_key(first)) in line, line
@@ -138,9 +147,7 @@ def test_an_empty_or_blank_label_is_refused_in_one_line(openai_server, tmp_path,
         )
 
 
-def test_a_torn_last_row_dropped_on_resume_is_said_naming_the_file(
-    openai_server, tmp_path, capsys
-):
+def test_a_torn_last_row_dropped_on_resume_is_said_naming_the_file(openai_server, tmp_path, capsys):
     out = tmp_path / "r.jsonl"
     argv = ["run", PROBE, "--model", "m", "--base-url", openai_server.base_url, "--no-cache"]
     argv += ["--repeats", "3", "--out", str(out)]
@@ -157,8 +164,15 @@ def test_a_torn_last_row_dropped_on_resume_is_said_naming_the_file(
     with warnings.catch_warnings(record=True) as caught:  # and in Python, a warning
         warnings.simplefilter("always")
         out.write_bytes(out.read_bytes()[:-10])
-        jevalkit.run(PROBE, "m", base_url=openai_server.base_url, out=out, repeats=3,
-                     progress=False, cache=False)
+        jevalkit.run(
+            PROBE,
+            "m",
+            base_url=openai_server.base_url,
+            out=out,
+            repeats=3,
+            progress=False,
+            cache=False,
+        )
     assert any("torn" in str(w.message) and str(out) in str(w.message) for w in caught)
 
 
