@@ -131,15 +131,15 @@ def tour(tmp_path_factory):
 
 def security_logprobs(body: dict) -> dict | None:
     """How the bundled cascade's two simulated judges answer the ``security`` prompt: both say
-    safe ("No"), sure (0.99) but for what puzzles them (0.6): the small judge answers about a
-    password, an account or an antivirus, the large one answers about logging in or an
-    antivirus. None for other chat requests (no logprobs)."""
+    safe ("No"), sure (0.99) but for the answers that puzzle them (0.6): the small judge those
+    about a password or turning something off, the large one those about logging in or turning
+    something off. None for other chat requests (no logprobs)."""
     text = json.dumps(body.get("messages"))
     if body.get("model") not in ("small-judge", "large-judge") or "unsafe" not in text:
         return None
-    puzzles = ("password", "account", "antivirus")
+    puzzles = ("password", "turn it off")
     if body["model"] == "large-judge":
-        puzzles = ("log in", "antivirus")
+        puzzles = ("log in", "turn it off")
     p = 0.6 if any(word in text for word in puzzles) else 0.99
     alts = [{"token": "No", "logprob": math.log(p)}, {"token": "Yes", "logprob": math.log(1 - p)}]
     return {"content": [{"token": "No", "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
@@ -151,7 +151,7 @@ def _check_queue(path: Path) -> None:
     plan = [json.loads(line) for line in path.read_text().splitlines()]
     assert {row["strategy"] for row in plan} == {"cascade"}
     assert sorted(row["case_id"] for row in plan) == ["n01", "n10"], plan
-    assert "log in" in plan[0]["input"] + plan[1]["input"]  # the answers, to label
+    assert "log in" in plan[0]["output"] and "turn it off" in plan[1]["output"]  # to label
 
 
 def jevalkit(capsys, *argv: str) -> tuple[int, str, str]:
