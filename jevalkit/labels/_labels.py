@@ -26,7 +26,9 @@ sampled case is labelled, so two systems can be compared on the same cases (pair
 
 The labels file is append-only JSONL, one record per action, written and fsynced at once:
 ``{"system", "case_id", "level", "labeller", "time", "sampling_probability"}`` (``level`` null and
-``skipped`` true for a skip). The latest record of a labeller for an item counts.
+``skipped`` true for a skip), and the label plan's ``strategy`` when the Labeler had one (how the
+item was chosen: calibrations refuse items not drawn at random). The latest record of a labeller
+for an item counts.
 """
 
 from __future__ import annotations
