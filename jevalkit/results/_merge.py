@@ -149,8 +149,8 @@ def merge_rows(
         if incomplete is not None and not partial:
             raise ResultsError(
                 f"{path}: the parts hold {incomplete.words()}; nothing was merged. Run the "
-                f"missing shards (`jevalkit run ... --shard I/{incomplete.shards} --out {path}`; "
-                "a shard resumes) and merge again, or merge what there is with `jevalkit merge "
+                f"missing shards (the shards' command with `--shard I/{incomplete.shards}`; a "
+                "shard resumes) and merge again, or merge what there is with `jevalkit merge "
                 "--partial` (the parts are then kept)"
             )
         write_lines(path, (_clean(row, line) for row, line in merged.values()))
