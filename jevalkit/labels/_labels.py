@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -325,7 +326,8 @@ def append_label(path: str | Path, record: dict[str, Any]) -> None:
     """Append one label record to ``path`` and fsync it (a kernel that dies loses nothing).
 
     A torn last line (a crash mid-write) is cut first, as the results writer does, so the new
-    label is never glued onto a fragment.
+    label is never glued onto a fragment; a warning names the file (that label is lost: the
+    item is unlabelled again).
 
     Example:
         >>> import tempfile
@@ -336,7 +338,13 @@ def append_label(path: str | Path, record: dict[str, Any]) -> None:
         ['c0', 'c2']
     """
     line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
-    repair_torn_tail(Path(path))
+    torn = repair_torn_tail(Path(path))
+    if torn:
+        warnings.warn(
+            f"{path}: its last line was torn ({torn} bytes of a write a crash interrupted): "
+            "that label was dropped; label that item again",
+            stacklevel=2,
+        )
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
