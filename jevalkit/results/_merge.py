@@ -10,7 +10,11 @@ the merge refuses it and changes nothing. The merged file is written atomically 
 The parts must be shards of one run: each records its run's configuration beside it
 (:class:`~jevalkit.results.RunConfig`), and parts of different runs (another model, base URL,
 probe version, ``params_hash``, other planned jobs) are refused naming the part and the field,
-before anything is written. A part whose last line is torn (a write a crash interrupted) is said
+before anything is written. The parts of a run split by ``--shard i/N`` must hold every job
+it planned (``_complete.py``; rows merged before count): a missing or
+stopped shard is refused saying how many shards and jobs there are, unless the merge
+is ``partial`` (then every part is kept). Two different answers to one key inside one part are
+refused as across parts. A part whose last line is torn (a write a crash interrupted) is said
 so (``torn``) and kept: its complete rows are merged, and it is removed only by a later merge,
 once its shard has run again (resuming, it mends the line and sends that request again).
 
