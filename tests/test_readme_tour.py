@@ -41,9 +41,6 @@ ELSEWHERE = {
     "jevalkit run schema-ten-records --model m --repeats 500 --scheduler tcp://head:8786": (
         "a running scheduler: tests/runner/test_distributed.py starts `dask scheduler`"
     ),
-    "jevalkit judge security --data new.jsonl --cascade cascade.json --out new.jsonl --for-people queue.jsonl": (
-        "a lazily run cascade of two judge models: tests/cli/test_cli_cascade.py"
-    ),
     "jevalkit judge faithfulness --data cases.jsonl --model m --scheduler tcp://head:8786": (
         "judges on a running scheduler: tests/runner/test_distributed.py"
     ),
@@ -128,9 +125,34 @@ def tour(tmp_path_factory):
         server.logprobs = lambda body: (
             {"tokens": ["4"], "top_logprobs": [{"4": math.log(0.6), "2": math.log(0.4)}]}
             if "prompt" in body
-            else None
+            else security_logprobs(body)
         )
         yield root, server
+
+
+def security_logprobs(body: dict) -> dict | None:
+    """How the bundled cascade's two simulated judges answer the ``security`` prompt: both say
+    safe ("No"), sure (0.99) but for the answers that puzzle them (0.6): the small judge those
+    about a password or turning something off, the large one those about logging in or turning
+    something off. None for other chat requests (no logprobs)."""
+    text = json.dumps(body.get("messages"))
+    if body.get("model") not in ("small-judge", "large-judge") or "unsafe" not in text:
+        return None
+    puzzles = ("password", "turn it off")
+    if body["model"] == "large-judge":
+        puzzles = ("log in", "turn it off")
+    p = 0.6 if any(word in text for word in puzzles) else 0.99
+    alts = [{"token": "No", "logprob": math.log(p)}, {"token": "Yes", "logprob": math.log(1 - p)}]
+    return {"content": [{"token": "No", "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
+
+
+def _check_queue(path: Path) -> None:
+    """The people's queue of the lazily run cascade: the answers no judge was sure of, with
+    their text, as a label plan."""
+    plan = [json.loads(line) for line in path.read_text().splitlines()]
+    assert {row["strategy"] for row in plan} == {"cascade"}
+    assert sorted(row["case_id"] for row in plan) == ["n01", "n10"], plan
+    assert "log in" in plan[0]["output"] and "turn it off" in plan[1]["output"]  # to label
 
 
 def jevalkit(capsys, *argv: str) -> tuple[int, str, str]:
@@ -336,6 +358,19 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             0,
             "on average over items like the 400 calibration items",
         ),
+    ],
+    "jevalkit judge security --data data/examples/cascade_new.jsonl --cascade cascade.json --out runs/new.jsonl --for-people queue.jsonl": [
+        (
+            "cascade calibrate data/examples/cascade_judged.jsonl --judges small-judge large-judge --labels data/examples/cascade_labels.jsonl --out cascade.json",
+            0,
+            "wrote cascade.json",
+        ),
+        (  # the bundled judges are simulated: the test server answers for both (security_logprobs)
+            "judge security --data data/examples/cascade_new.jsonl --cascade cascade.json --out runs/new.jsonl --for-people queue.jsonl {base_url}",
+            0,
+            "10 of 12 case(s) decided by a judge; 2 for people",
+        ),
+        (_check_queue, "queue.jsonl"),
     ],
     "jevalkit cascade show cascade.json": [
         (

@@ -253,6 +253,15 @@ def item_verdicts(
                 raise JudgeError(
                     f"judge {judge_name!r}: no 'verdict' column beside {confidence_column!r}"
                 )
+            verdicts = ok["verdict"].astype(str)
+            outside = sorted(set(verdicts) - {str(level) for level in levels})
+            if outside:
+                raise JudgeError(
+                    f"judge {judge_name!r}: verdict {outside[0]!r} (column 'verdict', beside "
+                    f"{confidence_column!r}) is not one of the judge's levels "
+                    f"{[str(level) for level in levels]}; give each verdict as one of them, or "
+                    "the judge's levels (levels=[...], --levels)"
+                )
             values = pd.to_numeric(ok[confidence_column], errors="coerce")
             if values.isna().any() or not np.isfinite(values.to_numpy(dtype=float)).all():
                 raise JudgeError(

@@ -44,7 +44,7 @@ from ..judges import (
     route,
 )
 from ..stats import agreement_curve, selective_threshold
-from ._people import NO_SYSTEM, judge_levels, person_levels, with_people
+from ._people import NO_SYSTEM, check_like_the_judged, judge_levels, person_levels, with_people
 
 PERSON = "person"
 ITEM = ["system", "case_id"]
@@ -698,8 +698,12 @@ def calibrate_cascade(
     Raises:
         StatsError: no labelled item judged by the first judge; labelled items that reach a
             judge without a row of it (it must judge every labelled item that reaches it);
-            labels drawn with unequal probabilities; a judge not in the rows; levels the judge
-            does not have.
+            labels drawn with unequal probabilities, or from a label plan that did not draw
+            them at random (its ``strategy``: a cascade's own person queue, ``uncertain``,
+            ``active``, ``stratified``), or whose first-judge confidence differs from the
+            unlabelled items' (a rank test at p < 1e-6: chosen by confidence); a judge not in
+            the rows; levels the judge does not have.
+        JudgeError: a verdict outside the judge's levels under ``confidence_column``.
 
     Notes:
         The calibration items are the labelled items the first judge judged. At stage j the
@@ -752,6 +756,8 @@ def calibrate_cascade(
         )
     key = ["case_id"] if (tables[0]["system"] == NO_SYSTEM).all() else ITEM
     n_unused = int((~person.set_index(key).index.isin(calibration.set_index(key).index)).sum())
+    labelled = tables[0].set_index(key).index.isin(calibration.set_index(key).index)
+    check_like_the_judged(tables[0]["confidence"].to_numpy(dtype=float), labelled, judges[0])
     level = 1 - (1 - confidence_level) / len(judges)
     remaining = calibration
     thresholds, stages, curves = [], [], []

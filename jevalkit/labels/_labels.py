@@ -26,7 +26,9 @@ sampled case is labelled, so two systems can be compared on the same cases (pair
 
 The labels file is append-only JSONL, one record per action, written and fsynced at once:
 ``{"system", "case_id", "level", "labeller", "time", "sampling_probability"}`` (``level`` null and
-``skipped`` true for a skip). The latest record of a labeller for an item counts.
+``skipped`` true for a skip), and the label plan's ``strategy`` when the Labeler had one (how the
+item was chosen: calibrations refuse items not drawn at random). The latest record of a labeller
+for an item counts.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,7 @@ LABEL_COLUMNS = [
     "time",
     "sampling_probability",
     "skipped",
+    "strategy",
 ]
 _SAMPLE_COLUMNS = [
     "system",
@@ -322,7 +326,8 @@ def append_label(path: str | Path, record: dict[str, Any]) -> None:
     """Append one label record to ``path`` and fsync it (a kernel that dies loses nothing).
 
     A torn last line (a crash mid-write) is cut first, as the results writer does, so the new
-    label is never glued onto a fragment.
+    label is never glued onto a fragment; a warning names the file (that label is lost: the
+    item is unlabelled again).
 
     Example:
         >>> import tempfile
@@ -333,7 +338,13 @@ def append_label(path: str | Path, record: dict[str, Any]) -> None:
         ['c0', 'c2']
     """
     line = json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
-    repair_torn_tail(Path(path))
+    torn = repair_torn_tail(Path(path))
+    if torn:
+        warnings.warn(
+            f"{path}: its last line was torn ({torn} bytes of a write a crash interrupted): "
+            "that label was dropped; label that item again",
+            stacklevel=2,
+        )
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
@@ -347,9 +358,13 @@ def label_record(
     level: str | None,
     labeller: str,
     sampling_probability: float | None = None,
+    strategy: str | None = None,
 ) -> dict[str, Any]:
     """One label record, stamped with the time (``level`` None: skipped). A
-    ``sampling_probability`` must be in (0, 1], as :func:`read_labels` requires.
+    ``sampling_probability`` must be in (0, 1], as :func:`read_labels` requires; ``strategy``
+    is how the item was chosen (the label plan's: ``random``, ``stratified``, ``uncertain``,
+    ``active``, or ``cascade`` for a cascade's person queue), recorded when known, so that a
+    calibration can refuse labels of items not drawn at random.
 
     Example:
         >>> r = label_record("m", "c1", "3", "ann")
@@ -361,7 +376,7 @@ def label_record(
         jevalkit.errors.UsageError: sampling_probability must be in (0, 1], got 0
     """
     _check_sampling_probability(sampling_probability, "")
-    return {
+    record = {
         "system": str(system),
         "case_id": str(case_id),
         "level": None if level is None else str(level),
@@ -370,13 +385,17 @@ def label_record(
         "sampling_probability": sampling_probability,
         "skipped": level is None,
     }
+    if strategy is not None:
+        record["strategy"] = str(strategy)
+    return record
 
 
 @not_a_statistic("file I/O: reads the labels file")
 def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFrame:
     """The labels in ``path``: the latest record per labeller and item (skips left out unless
     asked): ``system``, ``case_id``, ``level``, ``labeller``, ``time``,
-    ``sampling_probability``, ``skipped``.
+    ``sampling_probability``, ``skipped``, ``strategy`` (how the item was chosen, when the
+    record says; else None).
 
     Raises:
         UsageError: one line naming the file, the line and the field that is wrong.
@@ -417,6 +436,7 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
                     "time": record.get("time"),
                     "sampling_probability": prob,
                     "skipped": skipped,
+                    "strategy": _strategy_of(record.get("strategy"), f"{p}: line {number}: "),
                 }
             )
     frame = pd.DataFrame(records, columns=LABEL_COLUMNS)
@@ -424,6 +444,18 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
     if not include_skipped:
         frame = frame[~frame["skipped"]]
     return frame.reset_index(drop=True)
+
+
+def _strategy_of(value: Any, where: str) -> str | None:
+    """A record's ``strategy``: None when not recorded, else a short text."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 64:
+        raise UsageError(
+            f"{where}strategy must name how the item was chosen (random, stratified, "
+            f"uncertain, active, cascade), got {value!r:.40}"
+        )
+    return value
 
 
 def _check_sampling_probability(prob: Any, where: str = "") -> None:

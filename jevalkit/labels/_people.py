@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import mannwhitneyu
 
 from ..errors import JevalkitError, StatsError
 from ..judges import load_judge_prompt
@@ -28,6 +29,7 @@ def person_levels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         kept = kept[~kept["skipped"].fillna(False).astype(bool)]
     if kept.empty:
         raise StatsError("the labels hold no label (every record skipped or without a level)")
+    _check_drawn_at_random(kept)
     if "sampling_probability" in kept.columns:
         probs = pd.to_numeric(kept["sampling_probability"], errors="coerce").dropna().unique()
         if probs.size > 1 and not np.allclose(probs, probs[0]):
@@ -53,6 +55,73 @@ def person_levels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:
             f"item(s) (e.g. {first}): settle them or label once more"
         )
     return modal[[*ITEM, "level"]].rename(columns={"level": "person"}), len(kept)
+
+
+# why a label plan's strategy makes its items no random sample of the judged ones
+CHOSEN_BY = {
+    "cascade": "a cascade's person queue: the items its judges were least sure of",
+    "uncertain": "items chosen by the judge's uncertainty",
+    "active": "items chosen by the judge's predicted error",
+    "stratified": "items chosen by the judge's verdict",
+}
+RANDOM_LABELS = (
+    "calibration needs a uniform random sample of the items it is applied to: label a plan "
+    "from label_sample(judged, n, strategy='random') and calibrate on those labels"
+)
+
+
+def _check_drawn_at_random(labels: pd.DataFrame) -> None:
+    """Refuse labels whose label plan says its items were not drawn uniformly at random (the
+    ``strategy`` a label record or a plan carries): calibrated on them, a guarantee that holds
+    for items like the calibration ones does not hold for the items it is applied to."""
+    if "strategy" not in labels.columns:
+        return
+    strategies = labels["strategy"].dropna().astype(str)
+    chosen = strategies[strategies != "random"]
+    if chosen.empty:
+        return
+    strategy = chosen.value_counts().index[0]
+    why = CHOSEN_BY.get(strategy, "items not drawn uniformly at random")
+    raise StatsError(
+        f"{len(chosen)} label(s) come from a label plan with strategy {strategy!r} ({why}), "
+        f"not a random sample: {RANDOM_LABELS}"
+    )
+
+
+RANK_TEST_ALPHA = 1e-6  # a random sample is refused this rarely: the p-value is uniform then
+RANK_TEST_MIN = 20  # labelled and unlabelled items each, for the test to be run
+
+
+def check_like_the_judged(confidence: np.ndarray, labelled: np.ndarray, judge: str) -> None:
+    """Refuse labels whose items were chosen by the judge's confidence, provenance or not:
+    under a uniform random draw the labelled items' ``confidence`` (the first judge's, one per
+    judged item; ``labelled`` marks the labelled ones) is distributed as the unlabelled items',
+    so a two-sided Mann-Whitney rank test rejects at :data:`RANK_TEST_ALPHA` only that rarely.
+    Labels chosen as the least (or most) confident items are rejected at once; a mild
+    selection can pass (the strategy recorded in the labels is the first guard).
+
+    Example:
+        >>> conf = np.linspace(0.5, 1.0, 200)
+        >>> check_like_the_judged(conf, np.arange(200) % 2 == 0, "j")  # every other item: fine
+        >>> check_like_the_judged(conf, np.arange(200) < 50, "j")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: the 50 labelled items are not a random sample of the judged items: ...
+    """
+    conf = np.asarray(confidence, dtype=float)
+    labelled = np.asarray(labelled, dtype=bool)
+    known = ~np.isnan(conf)
+    a, b = conf[known & labelled], conf[known & ~labelled]
+    if min(a.size, b.size) < RANK_TEST_MIN or np.ptp(conf[known]) == 0:
+        return
+    p = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    if p < RANK_TEST_ALPHA:
+        raise StatsError(
+            f"the {a.size} labelled items are not a random sample of the judged items: "
+            f"{judge!r}'s confidence in them (median {np.median(a):.3f}) differs from its "
+            f"confidence in the {b.size} unlabelled ones (median {np.median(b):.3f}; rank test "
+            f"p = {p:.1e}), as when labels are chosen by the judge's confidence; " + RANDOM_LABELS
+        )
 
 
 def with_people(items: pd.DataFrame, person: pd.DataFrame) -> pd.DataFrame:

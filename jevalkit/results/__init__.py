@@ -17,7 +17,18 @@ Example:
     ['run_id', 'kind', 'probe', 'version']
 """
 
-from ._columns import COLUMNS, DTYPES, KEY_COLUMNS, ResultRow, key_order, params_hash, row_key
+from ._columns import (
+    COLUMNS,
+    DTYPES,
+    KEY_COLUMNS,
+    ResultRow,
+    key_hash,
+    key_order,
+    key_text,
+    params_hash,
+    row_key,
+    shard_of,
+)
 from ._config import RunConfig, check_one_run, config_path
 from ._frame import read_results, results_frame, rows_frame, system_of
 from ._json import finite, json_ready, json_row
@@ -47,7 +58,9 @@ __all__ = [
     "iter_rows",
     "json_ready",
     "json_row",
+    "key_hash",
     "key_order",
+    "key_text",
     "latest_rows",
     "locked",
     "merge_parts",
@@ -62,6 +75,7 @@ __all__ = [
     "rewrite_without",
     "row_key",
     "rows_frame",
+    "shard_of",
     "system_of",
     "torn_bytes",
     "validate_row",

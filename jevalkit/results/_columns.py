@@ -235,3 +235,36 @@ def key_order(key: tuple) -> tuple:
         [('p', None), ('p', 1), ('p', 2)]
     """
     return tuple((v is not None, type(v).__name__, v if v is not None else 0) for v in key)
+
+
+def key_text(key: tuple) -> str:
+    """A row key as compact JSON: what :func:`key_hash` hashes and a run's plan digests.
+
+    Example:
+        >>> key_text(("p", 1, None, "m", "ab", None, None, None, None, 3))
+        '["p",1,null,"m","ab",null,null,null,null,3]'
+    """
+    return json.dumps(list(key), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def key_hash(key: tuple) -> int:
+    """A stable 64-bit hash of a row key (sha256 of its JSON): the same in every process.
+
+    Example:
+        >>> key_hash(("p", 1, None, "m", "ab", None, None, None, None, 3)) == key_hash(
+        ...     ("p", 1, None, "m", "ab", None, None, None, None, 3))
+        True
+    """
+    return int.from_bytes(hashlib.sha256(key_text(key).encode()).digest()[:8], "big")
+
+
+def shard_of(key: tuple, n_shards: int) -> int:
+    """The shard (0 to ``n_shards - 1``) a row key belongs to: the same in every process (a
+    Slurm array task, a Kubernetes indexed job), so a merge knows each shard's jobs too.
+
+    Example:
+        >>> key = ("p", 1, None, "m", "ab", None, None, None, None, 3)
+        >>> shard_of(key, 4) == shard_of(key, 4), 0 <= shard_of(key, 4) < 4
+        (True, True)
+    """
+    return key_hash(key) % n_shards

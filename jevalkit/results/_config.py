@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
+from ._columns import key_text, shard_of
 from ._write import write_lines
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far more than any run's; a larger file is not one
@@ -45,6 +46,10 @@ class RunConfig:
         probes: for each ``id@version`` run, its content hash and its parameter hashes.
         jobs: how many jobs the run planned (every shard's, not one shard's).
         plan: a digest of the planned jobs' row keys.
+        keys: how many distinct row keys the planned jobs have (fewer than ``jobs`` when a
+            probe was given twice: its key's last answer is kept, as in one process).
+        shard_jobs: for a run split by key hash (``--shard i/N``), how many of the planned keys
+            each of the N shards holds (empty otherwise): what a merge checks the parts against.
 
     Example:
         >>> a = RunConfig.of("m", None, None, "2 shards", [("p", 1, "ab", "h0", ("p", 1, 0))])
@@ -60,6 +65,8 @@ class RunConfig:
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     jobs: int = 0
     plan: str = ""
+    keys: int = 0
+    shard_jobs: list[int] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -69,15 +76,21 @@ class RunConfig:
         label: str | None,
         sharding: str,
         jobs: Iterable[tuple[str, int, str | None, str, tuple]],
+        *,
+        shards: int = 0,
     ) -> RunConfig:
         """The configuration of a run of ``jobs``, each ``(probe, version, probe_hash,
-        params_hash, row key)``."""
+        params_hash, row key)``, split into ``shards`` by key hash (0: not split so)."""
         probes: dict[str, dict[str, Any]] = {}
-        keys = []
+        keys, distinct = [], set()
+        shard_jobs = [0] * shards
         for probe, version, probe_hash, digest, key in jobs:
             entry = probes.setdefault(f"{probe}@{version}", {"probe_hash": probe_hash})
             entry.setdefault("params_hash", set()).add(digest)
-            keys.append(json.dumps(list(key), default=str, separators=(",", ":")))
+            keys.append(key_text(key))
+            if shards and keys[-1] not in distinct:
+                shard_jobs[shard_of(key, shards)] += 1
+            distinct.add(keys[-1])
         for entry in probes.values():
             entry["params_hash"] = sorted(entry["params_hash"])
         plan = hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
@@ -89,6 +102,24 @@ class RunConfig:
             probes=dict(sorted(probes.items())),
             jobs=len(keys),
             plan=plan,
+            keys=len(distinct),
+            shard_jobs=shard_jobs,
+        )
+
+    def repeats_keys(self) -> bool:
+        """Whether the run planned a key more than once (a probe given twice): one part then
+        holds several answers to it, the last one kept (True when not recorded)."""
+        return self.jobs > self.keys
+
+    def runs(self, row: dict[str, Any]) -> bool:
+        """Whether ``row`` is one of this run's jobs' (its model, label, probe version and
+        parameters; the case and repeat are not recorded)."""
+        entry = self.probes.get(f"{row.get('probe')}@{row.get('version')}")
+        return (
+            entry is not None
+            and row.get("model") == self.model
+            and row.get("label") == self.label
+            and row.get("params_hash") in entry["params_hash"]
         )
 
     def difference(self, other: RunConfig, there: str = "there") -> str | None:
@@ -145,6 +176,9 @@ class RunConfig:
             and isinstance(self.sharding, str)
             and isinstance(self.jobs, int)
             and isinstance(self.plan, str)
+            and isinstance(self.keys, int)
+            and isinstance(self.shard_jobs, list)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in self.shard_jobs)
             and isinstance(self.probes, dict)
             and all(
                 isinstance(v, dict)
@@ -165,11 +199,14 @@ def config_path(part: Path) -> Path:
     return part.with_name(f"{part.stem}.run.json")
 
 
-def check_one_run(parts: list[Path], mine: RunConfig | None = None, at: Path | None = None) -> None:
+def check_one_run(
+    parts: list[Path], mine: RunConfig | None = None, at: Path | None = None
+) -> RunConfig | None:
     """Refuse parts of different runs, naming the part and the field: the configuration of each
     part against the first one recorded (and against ``mine``, the configuration of a run about
     to write ``at``). A part without a configuration (written by hand, or by an older jevalkit)
     is refused beside parts that have one; when none has one there is nothing to compare.
+    Returns the run's configuration (``mine``, else the parts'; None when none is recorded).
 
     Raises:
         ResultsError: one line naming the part, the other part and the field.
@@ -184,7 +221,7 @@ def check_one_run(parts: list[Path], mine: RunConfig | None = None, at: Path | N
     else:
         known = [(p, c) for p, c in configs.items() if c is not None]
         if not known:
-            return
+            return None
         first, reference = known[0]
     for part, config in configs.items():
         if config is None:
@@ -207,6 +244,7 @@ def check_one_run(parts: list[Path], mine: RunConfig | None = None, at: Path | N
                 "parts of one run only: run this shard again with the run's options, or move "
                 "the part away"
             )
+    return reference
 
 
 def remove_config(part: Path) -> None:

@@ -10,7 +10,11 @@ the merge refuses it and changes nothing. The merged file is written atomically 
 The parts must be shards of one run: each records its run's configuration beside it
 (:class:`~jevalkit.results.RunConfig`), and parts of different runs (another model, base URL,
 probe version, ``params_hash``, other planned jobs) are refused naming the part and the field,
-before anything is written. A part whose last line is torn (a write a crash interrupted) is said
+before anything is written. The parts of a run split by ``--shard i/N`` must hold every job
+it planned (``_complete.py``; rows merged before count): a missing or
+stopped shard is refused saying how many shards and jobs there are, unless the merge
+is ``partial`` (then every part is kept). Two different answers to one key inside one part are
+refused as across parts. A part whose last line is torn (a write a crash interrupted) is said
 so (``torn``) and kept: its complete rows are merged, and it is removed only by a later merge,
 once its shard has run again (resuming, it mends the line and sends that request again).
 
@@ -23,10 +27,12 @@ shape other readers split or refuse (a carriage return, surrounding blanks) is w
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
+from ._complete import completeness
 from ._config import check_one_run, remove_config
 from ._json import json_row
 from ._lock import locked
@@ -35,20 +41,29 @@ from ._path import check_results_path
 from ._read import iter_lines, keyed_lines, latest_lines, torn_bytes
 from ._write import fsync_folder, write_lines
 
-MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged", "torn"]
+MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged", "torn", "kept"]
 
 
-def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str, Any]]:
+def merge_parts(
+    results: str | Path, *, hold_lock: bool = True, partial: bool = False
+) -> list[dict[str, Any]]:
     """Merge the part files beside ``results`` into it and remove them; return one dict per part
     (:data:`MERGE_COLUMNS`: its rows, those new, those replacing error rows, those merged
-    already, and ``torn``, the bytes of a torn last line: such a part is kept). ``hold_lock``
-    False: the caller already holds the results lock.
+    already, ``torn``, the bytes of a torn last line, and ``kept``: a torn part, or every part
+    of a partial merge, stays). ``hold_lock`` False: the caller already holds the results lock.
+
+    The parts of a run split by ``--shard i/N`` must hold every job it planned (with the rows
+    the results file holds already): a shard without a part, or one that stopped early, is
+    refused saying how many shards and jobs there are. ``partial`` merges them anyway, warns
+    with the same counts, and keeps every part, for the complete merge once the rest has run.
 
     Raises:
         ResultsError: no part files, a part being written by a run, parts of different runs (the
-            message names the part and the field), a conflicting duplicate (the message names
-            the part, the key and the fix), a parts folder that is a symbolic link, or a write
-            the disk refused (the results file and the parts are then unchanged).
+            message names the part and the field), a conflicting duplicate across parts or
+            inside one part (the message names the part, the line, the key and the fix), an
+            incomplete set of shards (without ``partial``), a parts folder that is a symbolic
+            link, or a write the disk refused (the results file and the parts are then
+            unchanged).
 
     Example:
         >>> import tempfile, pathlib
@@ -60,11 +75,15 @@ def merge_parts(results: str | Path, *, hold_lock: bool = True) -> list[dict[str
         >>> [r["new"] for r in merge_parts(results)], parts.exists(), len(results.read_text().splitlines())
         ([1], False, 1)
     """
-    return merge_rows(results, hold_lock=hold_lock)[0]
+    return merge_rows(results, hold_lock=hold_lock, partial=partial)[0]
 
 
 def merge_rows(
-    results: str | Path, *, hold_lock: bool = True, reader: PartsReader | None = None
+    results: str | Path,
+    *,
+    hold_lock: bool = True,
+    reader: PartsReader | None = None,
+    partial: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[tuple, dict[str, Any]]]:
     """:func:`merge_parts`, also returning the merged file's rows by key (as
     :func:`latest_rows` would read them back), for a caller that wants them without reading the
@@ -95,14 +114,17 @@ def merge_rows(
             stack.enter_context(locked(path))
         for part in parts:
             stack.enter_context(locked(part))
-        check_one_run(parts)
+        config = check_one_run(parts)
         base, _ = latest_lines(path) if path.exists() else ({}, 0)
         merged = dict(base)
         origin = dict.fromkeys(base, path)
         report = []
         for part in parts:
             lines, _ = keyed_lines(
-                reader.lines(part) if reader is not None else iter_lines(part), part
+                reader.lines(part) if reader is not None else iter_lines(part),
+                part,
+                one_run=True,
+                repeated=config is None or config.repeats_keys(),
             )
             counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
             counts["already_merged"] = 0
@@ -125,9 +147,27 @@ def merge_rows(
                 merged[key] = (row, line)
                 origin[key] = part
             report.append(counts)
+        torn = {part for part, counts in zip(parts, report, strict=True) if counts["torn"]}
+        rows = {key: row for key, (row, _) in merged.items()}
+        incomplete = completeness(config, parts, rows, torn)
+        if incomplete is not None and not partial:
+            raise ResultsError(
+                f"{path}: the parts hold {incomplete.words()}; nothing was merged. Run the "
+                f"missing shards (the shards' command with `--shard I/{incomplete.shards}`; a "
+                "shard resumes) and merge again, or merge what there is with `jevalkit merge "
+                "--partial` (the parts are then kept)"
+            )
         write_lines(path, (_clean(row, line) for row, line in merged.values()))
         fsync_folder(path.parent)
-        done = [part for part, counts in zip(parts, report, strict=True) if not counts["torn"]]
+        done = [] if incomplete is not None else [p for p in parts if p not in torn]
+        for counts in report:
+            counts["kept"] = Path(counts["part"]) not in done
+        if incomplete is not None:
+            warnings.warn(
+                f"{path}: a partial merge of {incomplete.words()}; the part files are kept: "
+                "run the rest, then `jevalkit merge` again",
+                stacklevel=3,
+            )
         for part in done:
             part.unlink()
     for part in done:
@@ -135,7 +175,7 @@ def merge_rows(
         part.with_name(f".{part.name}.lock").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         parts_dir(path).rmdir()
-    return report, {key: row for key, (row, _) in merged.items()}
+    return report, rows
 
 
 def _clean(row: dict[str, Any], line: bytes) -> bytes:

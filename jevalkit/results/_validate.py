@@ -19,9 +19,13 @@ IMPORT_HINT = (
 
 
 @cache
+def _schema_text() -> str:
+    return resources.files(__package__).joinpath("results_row.schema.json").read_text("utf-8")
+
+
+@cache
 def _row_validator() -> jsonschema_rs.Validator:
-    text = resources.files(__package__).joinpath("results_row.schema.json").read_text("utf-8")
-    return jsonschema_rs.Draft202012Validator(json.loads(text), offline=True)
+    return jsonschema_rs.Draft202012Validator(json.loads(_schema_text()), offline=True)
 
 
 def _field(path: Any) -> str:
@@ -37,6 +41,11 @@ def validate_row(row: dict[str, Any], where: str) -> None:
         Traceback (most recent call last):
         ...
         jevalkit.errors.ResultsError: r.jsonl:3: label: ["x"] is not of types "null", "string"
+        >>> validate_row({"kind": "bogus", "probe": "p", "version": 1, "model": "m", "repeat": 0},
+        ...              "r.jsonl:4")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ResultsError: r.jsonl:4: kind: "bogus" is not one of probe, judge, pairwise, import (the kinds of row jevalkit writes)
     """
     missing = [c for c in ("kind", "probe", "version", "model", "repeat") if c not in row]
     if missing:
@@ -47,4 +56,22 @@ def validate_row(row: dict[str, Any], where: str) -> None:
         )
     error = next(iter(_row_validator().iter_errors(row)), None)
     if error is not None:
-        raise ResultsError(f"{where}: {_field(error.instance_path)}: {error.message}")
+        name = _field(error.instance_path)
+        rule = FIELD_RULES.get(name, lambda _: None)(row.get(name))
+        value = json.dumps(row.get(name), ensure_ascii=False)[:80]
+        raise ResultsError(f"{where}: {name}: {f'{value} {rule}' if rule else error.message}")
+
+
+def _kinds(_: Any) -> str:
+    kinds = json.loads(_schema_text())["properties"]["kind"]["enum"]
+    return f"is not one of {', '.join(kinds)} (the kinds of row jevalkit writes)"
+
+
+def _model(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "is empty: every row names the model it asked (`--model`)"
+    return None
+
+
+# the fields whose schema message would not say what is expected
+FIELD_RULES = {"kind": _kinds, "model": _model}

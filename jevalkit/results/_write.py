@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,16 @@ class ResultsWriter:
         check_results_path(self.path, writing=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            repair_torn_tail(self.path)
+            torn = repair_torn_tail(self.path)
             self._fh = self.path.open("a", encoding="utf-8")
         except OSError as exc:
             raise ResultsError(f"{self.path}: cannot write results ({exc.strerror})") from None
+        if torn:
+            warnings.warn(
+                f"{self.path}: its last line was torn ({torn} bytes of a write a crash "
+                "interrupted): that row was dropped, and its request is sent again",
+                stacklevel=2,
+            )
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._commit_loop())
         return self

@@ -59,6 +59,7 @@ class Executor:
         return description
 
     sharding = "none"  # how the run is split, as its parts' configuration records it
+    shards = 0  # the shards the jobs hash into (``--shard i/N``: N); 0 when not split by hash
     sends_here = True  # this process sends the requests (with the keys in its environment)
     dashboard: str | None = None  # where the run can be watched (the run result's dashboard)
 
@@ -139,7 +140,8 @@ async def execute(
             endpoint,
             settings.label,
             executor.sharding,
-            (
+            shards=executor.shards,
+            jobs=(
                 (j.probe, j.version, j.probe_hash, j.params_hash, k)
                 for j, k in zip(jobs, keys, strict=True)
             ),

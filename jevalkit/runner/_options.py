@@ -213,6 +213,12 @@ class RunSettings:
     )
 
     def __post_init__(self) -> None:
+        label = self.label
+        if label is not None and (not isinstance(label, str) or not label.strip()):
+            raise UsageError(
+                f"label must name the configuration (a 'system' in comparisons), got {label!r}; "
+                "give a name such as --label T=0, or leave the option out"
+            )
         for name in ("concurrency", "max_response_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

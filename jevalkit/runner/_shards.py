@@ -10,48 +10,16 @@ that shrink towards the end of the run, so the workers finish together.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 from pathlib import Path
 
 from ..errors import UsageError
-from ..results import RunConfig, check_one_run, part_files, part_path
+from ..results import RunConfig, check_one_run, key_hash, key_text, part_files, part_path, shard_of
 from ._execute import Executor
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 GUIDED_SHARE = 2  # each shard holds at most 1/(GUIDED_SHARE x threads) of the jobs still unsplit
-
-
-def shard_of(key: tuple, n_shards: int) -> int:
-    """The shard (0 to ``n_shards - 1``) a row key belongs to: the same in every process.
-
-    Example:
-        >>> key = ("p", 1, None, "m", "ab", None, None, None, None, 3)
-        >>> shard_of(key, 4) == shard_of(key, 4), 0 <= shard_of(key, 4) < 4
-        (True, True)
-    """
-    return key_hash(key) % n_shards
-
-
-def key_hash(key: tuple) -> int:
-    """A stable 64-bit hash of a row key (sha256 of its JSON): the same in every process.
-
-    Example:
-        >>> key_hash(("p", 1, None, "m", "ab", None, None, None, None, 3)) == key_hash(
-        ...     ("p", 1, None, "m", "ab", None, None, None, None, 3))
-        True
-    """
-    return _text_hash(_key_text(key))
-
-
-def _key_text(key: tuple) -> str:
-    return json.dumps(list(key), sort_keys=True, separators=(",", ":"), default=str)
-
-
-def _text_hash(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 def guided_shards(keys: list[tuple], threads: int, smallest: int) -> list[list[int]]:
@@ -70,9 +38,9 @@ def guided_shards(keys: list[tuple], threads: int, smallest: int) -> list[list[i
         >>> sorted(i for s in shards for i in s) == list(range(100))
         True
     """
-    texts = [_key_text(key) for key in keys]
+    texts = [key_text(key) for key in keys]
     # by hash, then by the key itself: the jobs of one key (given twice) lie side by side
-    order = sorted(range(len(keys)), key=lambda i: (_text_hash(texts[i]), texts[i]))
+    order = sorted(range(len(keys)), key=lambda i: (key_hash(keys[i]), texts[i]))
     shards, start = [], 0
     while start < len(order):
         size = max(smallest, math.ceil((len(order) - start) / (GUIDED_SHARE * max(1, threads))))
@@ -129,7 +97,7 @@ class ShardExecutor(Executor):
 
     def __init__(self, index: int, count: int) -> None:
         self.index, self.count = parse_shard((index, count))
-        self.sharding = f"{self.count} shards"
+        self.sharding, self.shards = f"{self.count} shards", self.count
 
     def store(self, path: Path) -> Path:
         """This shard's part file."""

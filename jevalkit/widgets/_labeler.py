@@ -151,9 +151,11 @@ class Labeler(widgets.VBox):
         row = self.items.iloc[self.position]
         prob = row.get("sampling_probability") if "sampling_probability" in row else None
         prob = None if prob is None or pd.isna(prob) else float(prob)
+        strategy = row.get("strategy") if "strategy" in row else None
+        strategy = None if strategy is None or pd.isna(strategy) else str(strategy)
         append_label(
             self.out,
-            label_record(row["system"], row["case_id"], level, self.labeller, prob),
+            label_record(row["system"], row["case_id"], level, self.labeller, prob, strategy),
         )
         self.position += 1
         self._show()

@@ -10,8 +10,9 @@ import re
 import pandas as pd
 import pytest
 
+from jevalkit._paths import data_dir
 from jevalkit.cli import main
-from jevalkit.labels import append_label, label_record, load_cascade
+from jevalkit.labels import append_label, calibrate_cascade, label_record, load_cascade, read_labels
 from jevalkit.results import read_results
 
 # Each case's output says how each judge answers it: "small=0.97/No" is p(No) = 0.97 from the
@@ -206,3 +207,33 @@ def test_calibrate_refuses_in_one_line(calibrated, capsys, tmp_path):
                  "--out", str(tmp / "c.json")]) == 2  # fmt: skip
     assert "nope.jsonl: no results file there" in capsys.readouterr().err
     assert not (tmp / "c.json").exists()
+
+
+def test_calibrating_on_the_cascades_own_queue_is_one_line(tmp_path, capsys):
+    # issue 39 review: the people's queue of a cascade, labelled in the Labeler (which records
+    # the plan's strategy), fed back as calibration labels: refused, saying why and what to bring
+    examples = data_dir() / "examples"
+    judged = read_results(examples / "cascade_judged.jsonl")
+    cascade = calibrate_cascade(
+        judged,
+        read_labels(examples / "cascade_labels.jsonl"),
+        judges=["small-judge", "large-judge"],
+    )
+    queue = cascade.apply(judged).query("decided_by == 'person'")
+    labels = tmp_path / "queue-labels.jsonl"
+    for row in queue.itertuples():
+        append_label(labels, label_record(row.system, row.case_id, "safe", "ann", 1.0, "cascade"))
+    argv = ["cascade", "calibrate", str(examples / "cascade_judged.jsonl"), "--judges"]
+    argv += [
+        "small-judge",
+        "large-judge",
+        "--labels",
+        str(labels),
+        "--out",
+        str(tmp_path / "c.json"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "strategy 'cascade'" in err and "strategy='random'" in err, err
+    assert not (tmp_path / "c.json").exists()

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jevalkit.errors import StatsError
-from jevalkit.labels import calibrate_cascade, load_cascade
+from jevalkit.errors import JudgeError, StatsError
+from jevalkit.labels import calibrate_cascade, load_cascade, read_labels
 from jevalkit.stats import selective_threshold
 from jevalkit.widgets import Labeler
 
@@ -235,3 +235,68 @@ def test_too_few_labels_or_labels_for_items_no_judge_saw():
     plain = calibrate_cascade(judged, labels, judges=["cheap", "strong"])
     assert mixed.n_labels_unused == 40 and mixed.n_calibration == 300
     assert mixed.thresholds == plain.thresholds and "40 label(s)" in mixed.method
+
+
+def labelled_queue(tmp_path, judged, cascade):
+    """The cascade's person queue labelled in the Labeler (each click writes a record)."""
+    cases = [{"id": f"c{i:03d}", "output": f"the answer {i}"} for i in range(600)]
+    plan = cascade.for_people(judged, cases=cases)
+    widget = Labeler(plan, levels=list(cascade.levels), out=tmp_path / "queue-labels.jsonl")
+    for _ in range(len(plan)):
+        widget.label("safe")
+    return plan, read_labels(tmp_path / "queue-labels.jsonl")
+
+
+def test_the_cascades_own_person_queue_fed_back_as_labels_is_refused(tmp_path):
+    # issue 39 review: the queue holds the items the judges were least sure of, labelled with
+    # probability 1 each: "uniform", so only sampling_probability let it through
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    plan, queue = labelled_queue(tmp_path, judged, cascade)
+    assert (queue["sampling_probability"] == 1.0).all() and (queue["strategy"] == "cascade").all()
+    for fed in (queue, plan.assign(level="safe")):  # the labels file, or the plan itself
+        with pytest.raises(StatsError) as caught:
+            calibrate_cascade(judged, fed, judges=["cheap", "strong"])
+        message = str(caught.value)
+        assert "strategy 'cascade'" in message and "person queue" in message, message
+        assert "strategy='random'" in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("strategy", ["uncertain", "active", "stratified"])
+def test_labels_of_items_chosen_by_the_judges_confidence_are_refused(strategy):
+    judged, labels, _ = judged_rows()
+    with pytest.raises(StatsError, match=f"strategy {strategy!r}.*strategy='random'"):
+        calibrate_cascade(judged, labels.assign(strategy=strategy), judges=["cheap", "strong"])
+    # labels drawn at random say so and are taken
+    calibrate_cascade(judged, labels.assign(strategy="random"), judges=["cheap", "strong"])
+
+
+def test_hand_picked_labels_of_the_least_confident_items_are_refused():
+    # no provenance recorded (a labels file written by hand), but the labelled items are the
+    # judge's least confident ones: a rank test against the unlabelled items refuses them
+    judged, _, truth = judged_rows()
+    cheap = judged[judged["model"] == "cheap"]
+    unsure = cheap.assign(c=cheap["probs"].map(max)).nsmallest(200, "c")["case_id"]
+    picked = pd.DataFrame(
+        {
+            "system": "assistant",
+            "case_id": unsure.tolist(),
+            "level": ["unsafe" if truth[int(c[1:])] else "safe" for c in unsure],
+        }
+    )
+    with pytest.raises(StatsError, match="not a random sample of the judged items") as caught:
+        calibrate_cascade(judged, picked, judges=["cheap", "strong"])
+    assert "rank test" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_verdict_outside_the_levels_under_a_confidence_column_is_refused():
+    judged, labels, _ = judged_rows()
+    judged = judged.assign(
+        score10=judged["probs"].map(max) * 9 + 1,
+        verdict=judged["probs"].map(lambda p: "unsafe" if p[1] > p[0] else "safe"),
+    )
+    judged.loc[5, "verdict"] = "maybe"
+    with pytest.raises(JudgeError) as caught:
+        calibrate_cascade(judged, labels, judges=["cheap", "strong"], confidence_column="score10")
+    message = str(caught.value)
+    assert "'maybe'" in message and "['safe', 'unsafe']" in message, message

@@ -53,3 +53,14 @@ def test_hostile_lines_are_refused_in_one_line(tmp_path, line, needle):
         fh.write(line + b"\n")
     with pytest.raises(UsageError, match=needle):
         read_labels(path)
+
+
+def test_a_torn_last_label_cut_before_appending_is_said_naming_the_file(tmp_path):
+    # issue 35 review, as for results files: the cut was silent
+    path = tmp_path / "labels.jsonl"
+    append_label(path, label_record("m", "c0", "1", "ann"))
+    with path.open("a") as fh:
+        fh.write('{"system": "m", "case_id": "c1", "lev')
+    with pytest.warns(UserWarning, match=r"labels\.jsonl: its last line was torn \(37 bytes"):
+        append_label(path, label_record("m", "c2", "1", "ann"))
+    assert read_labels(path)["case_id"].tolist() == ["c0", "c2"]
