@@ -116,6 +116,10 @@ def test_judge_notebook_numbers_match_the_library(reports):
     assert got["mae"] == pytest.approx(expected["mae"]) and got["n"] == 12
     mean = reports["mean_score"].numbers()["mean_score"][0]
     assert mean["n"] == 6  # six cases, repeats averaged within each
+    # the gold MAE table has its own heading (it followed the histogram unnamed)
+    assert reports["mean_score"].numbers()["mae"]
+    page = reports["mean_score"].html.read_text()
+    assert "Mean absolute error of the judge" in page
     assert reports["ordinal_spacing"].numbers()["n"] == 12
 
 
