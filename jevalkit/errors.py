@@ -136,8 +136,9 @@ class LocalModelError(JevalkitError):
 
 class ReportError(JevalkitError):
     """A notebook failed; the message names the cell and the exception, the partial notebook is
-    kept. ``cell`` is the failing cell's index in the notebook (None when no cell failed: the
-    report could not start), ``notebook`` the partial notebook's path.
+    kept as ``<name>.partial.ipynb`` (an earlier run's ``<name>.ipynb`` and ``.html`` are not
+    replaced). ``cell`` is the failing cell's index in the notebook (None when no cell failed:
+    the report could not start), ``notebook`` the partial notebook's path.
 
     Example:
         >>> ReportError("x.ipynb: cell 3 raised ValueError: bad", cell=4, notebook="out/x.ipynb").cell

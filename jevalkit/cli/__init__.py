@@ -29,8 +29,29 @@ class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line: ``jevalkit run: error: ... (see --help)``."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        print(
+            f"{self.prog}: error: {_suggest(message)} (see `{self.prog} --help`)", file=sys.stderr
+        )
         sys.exit(2)
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)$")
+
+
+def _suggest(message: str) -> str:
+    """argparse's "invalid choice" message with the choice most likely meant (``exprot``: did you
+    mean 'export'?), as its ``suggest_on_error`` does from Python 3.14.
+
+    Example:
+        >>> _suggest("argument COMMAND: invalid choice: 'exprot' (choose from 'run', 'export')")
+        "argument COMMAND: invalid choice: 'exprot' (choose from 'run', 'export'); did you mean 'export'?"
+    """
+    found = _INVALID_CHOICE.search(message)
+    if not found:
+        return message
+    choices = [c.strip().strip("'") for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"{message}; did you mean {close[0]!r}?" if close else message
 
 
 def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:

@@ -65,13 +65,16 @@ def _design(args: argparse.Namespace) -> int:
     study = variance_components(
         df, facets=split_list(args.facets), score=args.score, only_varying=True
     )
-    choice = choose_design(
-        study,
-        target_half_width=args.target_half_width,
-        budget_usd=args.budget_usd,
-        cost_per_request=args.cost_per_request,
-        limits=_limits(args.limit),
-    )
+    try:
+        choice = choose_design(
+            study,
+            target_half_width=args.target_half_width,
+            budget_usd=args.budget_usd,
+            cost_per_request=args.cost_per_request,
+            limits=_limits(args.limit),
+        )
+    except StatsError as exc:  # the CLI's flag, not the Python keyword
+        raise StatsError(str(exc).replace("raise limits=", "raise --limit FACET=N")) from None
     components, designs = study.table(), choice.table()
     if args.json:
         print(

@@ -6,6 +6,7 @@ Every subcommand works on the bundled probes, or on a user's probe folder given 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -127,5 +128,9 @@ def _new(args: argparse.Namespace) -> int:
     path = api.new_probe(
         args.id, cases=args.cases, scoring=args.scoring, probes_dir=args.probes_dir
     )
-    print(f"wrote {path}: edit every TODO, then `jevalkit probes check` and `jevalkit probes lock`")
+    where = f" --probes-dir {shlex.quote(str(args.probes_dir))}" if args.probes_dir else ""
+    print(
+        f"wrote {path}: edit every TODO, then `jevalkit probes check{where}` and "
+        f"`jevalkit probes lock{where}`"
+    )
     return 0

@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
             print(
                 table.drop(
                     columns=["prompt_tokens_method", "completion_tokens_method", "parameters"]
-                ).to_string(index=False)
+                ).to_string(index=False, na_rep="unknown")  # no earlier rows, or no price
             )
         for probe, parameters in zip(table["probe"][:-1], table["parameters"][:-1], strict=True):
             print(f"{probe} is sent with {json.dumps(parameters, sort_keys=True)}")

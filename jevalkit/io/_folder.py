@@ -12,6 +12,10 @@ merged log hides the shards it covers):
 - otherwise (no merged log, one not finished, or one a later attempt outdates) the current
   attempt of each shard is read, and the merged log is not (a warning names it when it exists);
 - of a shard's attempts only the current one is read; every other log is read as it is.
+
+A merged log is told by its ledger, not its name: one saved under another name (``cp``, a
+download) is still the merge of the shards its ledger names. Two merged logs of the same shards
+are refused in one line naming both (reading both would count every sample twice).
 """
 
 from __future__ import annotations
@@ -53,6 +57,42 @@ def _header(path: Path) -> dict:
     return header
 
 
+def _ledger(path: Path) -> set[str]:
+    """The shard log names a merged log's ledger (``eval.shards``) records; empty for another
+    log (or one whose header is unreadable: reading it says why)."""
+    try:
+        header = _header(path)
+    except (ImportFormatError, OSError, KeyError, ValueError):
+        return set()
+    spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    shards = spec.get("shards") if isinstance(spec.get("shards"), dict) else {}
+    ledger = shards.get("ledger") if isinstance(shards.get("ledger"), list) else []
+    return {str(e.get("log")) for e in ledger if isinstance(e, dict) and e.get("log")}
+
+
+def _merged_log(
+    shards_dir: Path, by_shard: dict[str, list[Path]], plain: list[Path]
+) -> Path | None:
+    """The merged log of the shards in ``shards_dir``: a log whose ledger names one of their
+    logs (whatever its file name), else ``<name>-recovered.eval`` or ``<name>.eval`` beside the
+    shards. Two logs whose ledgers name these shards are the same run: refused."""
+    names = {p.name for paths in by_shard.values() for p in paths}
+    claims = [p for p in plain if _ledger(p) & names]
+    if len(claims) > 1:
+        raise ImportFormatError(
+            f"{' and '.join(str(p) for p in claims)} are the same run (each merges the shards "
+            f"in {shards_dir}): keep one of them, or give the log files to read"
+        )
+    if claims:
+        return claims[0]
+    base = shards_dir.name.removesuffix(SHARDS_SUFFIX)
+    candidates = [
+        shards_dir.parent / f"{base}{RECOVERED}.eval",
+        shards_dir.parent / f"{base}.eval",
+    ]
+    return next((c for c in candidates if c in plain), None)
+
+
 def _covers(merged: Path, current: dict[str, Path]) -> str | None:
     """None when ``merged`` is a finished merge of exactly these current attempts, else why not."""
     header = _header(merged)
@@ -73,7 +113,8 @@ def folder_logs(folder: Path) -> FolderLogs:
     """The inspect_ai ``.eval`` logs under ``folder`` to read (see the module docstring).
 
     Raises:
-        ImportFormatError: the folder holds no ``.eval`` log.
+        ImportFormatError: the folder holds no ``.eval`` log, or two merged logs of the same
+            shards (the same run).
 
     Example:
         >>> import pathlib, tempfile
@@ -108,12 +149,7 @@ def folder_logs(folder: Path) -> FolderLogs:
         current = {k: max(paths, key=_attempt_key) for k, paths in by_shard.items()}
         for k, paths in by_shard.items():
             left_out += [(p, f"an earlier attempt of shard {k}") for p in paths if p != current[k]]
-        base = shards_dir.name.removesuffix(SHARDS_SUFFIX)
-        candidates = [
-            shards_dir.parent / f"{base}{RECOVERED}.eval",
-            shards_dir.parent / f"{base}.eval",
-        ]
-        merged = next((c for c in candidates if c in plain), None)
+        merged = _merged_log(shards_dir, by_shard, plain)
         why = _covers(merged, current) if merged is not None else "no merged log"
         if merged is not None and why is None:
             merged_used.add(merged)

@@ -16,7 +16,11 @@ from scipy import stats as sps
 from ..contract import Result, estimator, finish
 from ..errors import StatsError
 from ..stats import GStudy
-from ._dstudy import CASE_FACET, pilot_of, require_spread, study_of
+from ._dstudy import CASE_FACET, RESIDUAL, pilot_of, require_spread, study_of
+
+#: how the refusal names the levels to raise (the CLI says its ``--limit`` flag instead)
+LIMITS_HINT = "limits="
+GRID = 24  # case counts evaluated per combination of the other facets (geometric, 2 to the cap)
 
 COLUMNS = ["requests", "cost_usd", "se", "df", "half_width", "chosen"]
 
@@ -91,7 +95,11 @@ def choose_design(
         A :class:`DesignChoice`: the best ``top`` designs, best first (``.table()``), each with
         ``half_width`` (t quantile at the Satterthwaite df x se, as :func:`mean_score` with
         ``generalize`` will compute it when the components are as estimated). Nothing reaches
-        the target within the limits and budget: a :class:`StatsError` saying what is closest.
+        the target within the limits and budget: a :class:`StatsError` saying what is closest
+        and, when more cases cannot help, which facet's levels bound the half-width. The
+        half-width need not fall as cases grow (a random facet with few levels keeps its share
+        while the degrees of freedom fall toward its own), so each combination of the other
+        facets is evaluated on a grid of case counts (with the pilot's), not bisected blindly.
 
     Example:
         >>> t = pd.DataFrame({"component": ["case", "variant", "case x variant", "residual"],
@@ -104,7 +112,7 @@ def choose_design(
         >>> choose_design(study, target_half_width=0.05)  # the pilot's 3 variants at most
         Traceback (most recent call last):
         ...
-        jevalkit.errors.StatsError: no design within the limits reaches a half-width of 0.05: the narrowest is 0.1102 (case=10000, variant=3, repeats=20); raise limits= or the budget, or generalise over fewer facets
+        jevalkit.errors.StatsError: no design within the limits reaches a half-width of 0.05: the narrowest is 0.08633 (case=97, variant=3, repeats=20); more cases cannot reach it: variant's 3 levels bound the half-width at 0.05061 or more however many cases there are; raise limits= or the budget, or generalise over fewer facets
     """
     if target_half_width is None and budget_usd is None:
         raise StatsError("give target_half_width, budget_usd, or both")
@@ -135,8 +143,9 @@ def choose_design(
     caps = {f: (10_000 if f == CASE_FACET else int(pilot[f])) for f in facets}
     caps["repeats"] = 20 if has_residual else 1
     caps.update({k: int(v) for k, v in (limits or {}).items()})
-    # the search: every combination of the small facets; the case count by bisection
-    # (the half-width falls as cases grow)
+    # the search: every combination of the small facets; the case count on a grid, directly
+    # evaluated: the half-width need not fall as cases grow (a random facet with few levels
+    # keeps its share of the error while its Satterthwaite df shrink toward its own)
     big = CASE_FACET if CASE_FACET in random else (random[0] if random else None)
     ranges = {}
     for f in [*facets, "repeats"]:
@@ -175,20 +184,7 @@ def choose_design(
             high = min(high, int(budget_usd // (per_big * price)))
         if high < 2:
             continue
-        if target_half_width is None:
-            rows.append(evaluate(high))
-            continue
-        if evaluate(high)["half_width"] > target_half_width:
-            rows.append(evaluate(high))  # kept to say what is closest
-            continue
-        low = 2
-        while low < high:
-            mid = (low + high) // 2
-            if evaluate(mid)["half_width"] <= target_half_width:
-                high = mid
-            else:
-                low = mid + 1
-        rows.append(evaluate(low))
+        rows.append(_best_count(evaluate, 2, high, int(pilot[big]), target_half_width))
     if not rows:
         raise StatsError(f"budget_usd={budget_usd} does not buy 2 levels of {big!r}")
     table = pd.DataFrame(rows)
@@ -200,11 +196,12 @@ def choose_design(
     if not ok.any():
         closest = table.sort_values(["half_width", "requests"]).iloc[0]
         wanted = "" if target_half_width is None else f" of {target_half_width:.4g}"
+        why = _bound(study, random, big, closest, pilot, target_half_width, confidence, caps)
         raise StatsError(
             f"no design within the limits{' and budget' if budget_usd else ''} reaches a "
             f"half-width{wanted}: the narrowest is {closest['half_width']:.4g} "
-            f"({', '.join(f'{f}={int(closest[f])}' for f in [*facets, 'repeats'])}); raise "
-            "limits= or the budget, or generalise over fewer facets"
+            f"({', '.join(f'{f}={int(closest[f])}' for f in [*facets, 'repeats'])}){why}; "
+            f"raise {LIMITS_HINT} or the budget, or generalise over fewer facets"
         )
     table = table[ok]
     # requests break ties of cost (a free model: every design costs 0) and stand in for it
@@ -215,6 +212,79 @@ def choose_design(
     table["chosen"] = np.arange(len(table)) == 0
     designs = finish(table, order=[*facets, "repeats", *COLUMNS])
     return DesignChoice(designs, tuple(random), confidence, priced)
+
+
+def _best_count(evaluate, low: int, high: int, pilot: int, target: float | None) -> dict:
+    """The design row of the case count in ``[low, high]`` that is the cheapest reaching
+    ``target`` (else, or with no target, the narrowest), by direct evaluation: a geometric grid
+    with the pilot's count, then bisection below the first count on it that reaches the target
+    (every count bisection keeps reaches it), or a ternary search between the narrowest grid
+    count's neighbours. The half-width need not be monotone in the count."""
+    grid = np.unique(np.geomspace(low, high, GRID).round().astype(int))
+    grid = sorted({low, high, *grid.tolist(), *([pilot] if low <= pilot <= high else [])})
+    seen: dict[int, dict] = {}
+
+    def at(n: int) -> dict:
+        if n not in seen:
+            seen[n] = evaluate(n)
+        return seen[n]
+
+    if target is not None:
+        for i, n in enumerate(grid):
+            if at(n)["half_width"] <= target:
+                lo, hi = (grid[i - 1] + 1 if i else low), n
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if at(mid)["half_width"] <= target:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                return at(hi)
+    i = min(range(len(grid)), key=lambda j: (at(grid[j])["half_width"], grid[j]))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    while hi - lo > 2:
+        m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+        if at(m1)["half_width"] <= at(m2)["half_width"]:
+            hi = m2
+        else:
+            lo = m1
+    for n in range(lo, hi + 1):
+        at(n)
+    return min(seen.values(), key=lambda r: (r["half_width"], r["requests"]))
+
+
+def _bound(study, random, big, closest, pilot, target, confidence, caps) -> str:
+    """Why more cases do not help, naming the facet whose levels bound the half-width: the
+    components without ``big`` keep their share of the error however many levels ``big`` has
+    (at the other facets' limits), so the half-width is at least the normal quantile times that
+    share's root; or the narrowest design has fewer cases than the limit (more cases widen the
+    interval: those components' few degrees of freedom take over)."""
+    if big is None:
+        return ""
+    parts = []
+    for row in study.components.itertuples():
+        facets = set(row.facets)
+        if row.component == RESIDUAL or big in facets or not facets & set(random):
+            continue
+        levels = math.prod(caps[f] if f in random else pilot[f] for f in facets)
+        if row.variance > 0:
+            parts.append((row.variance / levels, [f for f in row.facets if f != big]))
+    if not parts:
+        return ""
+    named = list(dict.fromkeys(f for _, fs in sorted(parts, key=lambda p: -p[0]) for f in fs))
+    levels = " and ".join(f"{f}'s {caps[f] if f in random else pilot[f]} levels" for f in named)
+    floor = float(sps.norm.ppf(0.5 + confidence / 2)) * math.sqrt(sum(p[0] for p in parts))
+    if target is not None and floor > target:
+        return (
+            f"; more {big}s cannot reach it: {levels} bound the half-width at {floor:.4g} or "
+            f"more however many {big}s there are"
+        )
+    if int(closest[big]) < caps[big]:
+        return (
+            f"; more {big}s widen it: {levels} keep their share of the error while the "
+            "degrees of freedom fall toward theirs"
+        )
+    return ""
 
 
 def _planned(study: GStudy) -> DesignChoice:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -91,7 +92,10 @@ def check_probes(
         if unwritten:
             rows.append(_problem(probe.name, unwritten))
         if probe.name not in read_lock(home / LOCK_NAME) and not unwritten:
-            note = "not yet published: run `jevalkit probes lock` when this version is final"
+            where = f" --probes-dir {shlex.quote(str(home))}" if given is not None else ""
+            note = (
+                f"not yet published: run `jevalkit probes lock{where}` when this version is final"
+            )
             rows.append({**_problem(probe.name, ""), "ok": True, "note": note})
     return pd.DataFrame(rows, columns=CHECK_COLUMNS)
 

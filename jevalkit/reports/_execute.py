@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -176,8 +177,9 @@ def run_report(
     Raises:
         ReportError: an unknown notebook or parameter, an unusable output folder, or a failing
             cell (one line naming the cell and its exception; the partial executed notebook
-            stays at ``<out>/<name>.ipynb``, ``ReportError.cell`` is the failing cell's index
-            in it).
+            stays at ``<out>/<name>.partial.ipynb``, ``ReportError.cell`` is the failing cell's
+            index in it; an earlier run's ``<name>.ipynb`` and ``<name>.html`` are left as they
+            were, a matching pair: the notebook is moved into place only when every cell ran).
     """
     import nbformat
     import papermill
@@ -191,6 +193,7 @@ def run_report(
     executed = out_dir / f"{source.stem}.ipynb"
     html = out_dir / f"{source.stem}.html"
     headline = out_dir / f"{source.stem}.headline.json"
+    partial = out_dir / f"{source.stem}.partial.ipynb"  # moved onto `executed` once it all ran
     shown = {
         name: repr(params[name]) if name in params else spec["default"]
         for name, spec in declared_parameters(source).items()
@@ -201,7 +204,7 @@ def run_report(
         with quiet_kernel():
             papermill.execute_notebook(
                 str(source),
-                str(executed),
+                str(partial),
                 parameters=params,
                 kernel_name="python3",
                 progress_bar=progress,
@@ -212,17 +215,19 @@ def run_report(
         first = exc.evalue.splitlines()[0] if exc.evalue else ""
         raise ReportError(
             f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {first} "
-            f"(partial notebook kept at {executed})",
-            cell=_failing_cell(nbformat.read(executed, as_version=4), exc.cell_index),
-            notebook=executed,
+            f"(partial notebook kept at {partial}; {executed.name} and {html.name} are not "
+            "replaced)",
+            cell=_failing_cell(nbformat.read(partial, as_version=4), exc.cell_index),
+            notebook=partial,
         ) from None
-    nb = nbformat.read(executed, as_version=4)
+    nb = nbformat.read(partial, as_version=4)
     nb.metadata["jevalkit"] = {
         "parameters": params,
         "jevalkit_version": __version__,
         **(metadata or {}),
     }
-    nbformat.write(nb, executed)
+    nbformat.write(nb, partial)
+    os.replace(partial, executed)
     with quiet_kernel():
         export_html(nb, html, files_read(shown, headline), show_code=show_code)
     return Report(executed, html, headline)

@@ -6,7 +6,8 @@ at about 4 UTF-8 bytes per token (said so in ``prompt_tokens_method``), with one
 as the upper bound. Completion tokens: between 0 and ``max_tokens`` per request; when earlier
 rows of the same probe, configuration and model exist in the results file, their observed mean
 gives the expected total, with a normal-approximation interval for the sum over the planned
-requests. Cost: from the price table (or ``price_in`` / ``price_out``); unknown prices give NaN.
+requests. Cost: from the price table (or ``price_in`` / ``price_out``); unknown prices give
+NaN (a free model costs 0 whatever its token counts).
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ def plan(
         skips), ``prompt_tokens`` (for the requests to send), ``prompt_tokens_method``
         (``exact: ...`` or ``estimate: ...``), ``completion_tokens_low`` /
         ``_expected`` / ``_high`` and ``completion_tokens_method``, ``cost_low`` /
-        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price), ``price_source``,
+        ``cost_expected`` / ``cost_high`` (US dollars; NaN without a price, and
+        ``cost_expected`` NaN while no earlier rows give an expected completion length; 0 for
+        a free model, the embedded one, whatever the tokens), ``price_source``,
         ``parameters`` (what each probe is sent with: its own, the generation parameters
         given, ``extra_params``; the seed of repeat 0; None on the total row).
 
@@ -252,23 +255,26 @@ def plan(
             f"no price for {model!r} in data/prices.yaml (give --price-in/--price-out)"
         )
     else:
-        table["cost_low"] = [
-            price.cost(p, c)
-            for p, c in zip(table["prompt_tokens"], table["completion_tokens_low"], strict=True)
-        ]
-        table["cost_expected"] = [
-            price.cost(p, c)
-            for p, c in zip(
-                table["prompt_tokens"], table["completion_tokens_expected"], strict=True
-            )
-        ]
-        table["cost_high"] = [
-            price.cost(p, c)
-            for p, c in zip(table["_prompt_high"], table["completion_tokens_high"], strict=True)
-        ]
+        for column, prompt, completion in (
+            ("cost_low", "prompt_tokens", "completion_tokens_low"),
+            ("cost_expected", "prompt_tokens", "completion_tokens_expected"),
+            ("cost_high", "_prompt_high", "completion_tokens_high"),
+        ):
+            table[column] = [
+                _dollars(price, p, c) for p, c in zip(table[prompt], table[completion], strict=True)
+            ]
         table["price_source"] = f"{price.source}" + (
             f" (as of {price.as_of})" if price.as_of else ""
         )
     for column in ("requests", "requests_max", "already_done"):
         table[column] = table[column].astype(int)
     return table[PLAN_COLUMNS]
+
+
+def _dollars(price, prompt_tokens: float, completion_tokens: float) -> float:
+    """The cost of these token counts; a count priced at 0 costs 0 even when it is unknown (a
+    free model's expected cost is 0, not NaN)."""
+    terms = [(prompt_tokens, price.input), (completion_tokens, price.output)]
+    if any(rate and math.isnan(count) for count, rate in terms):
+        return math.nan
+    return sum(count * rate for count, rate in terms if rate) / 1e6

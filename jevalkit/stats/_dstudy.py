@@ -108,10 +108,11 @@ def _parse(table: pd.DataFrame, design: Mapping[str, int]):
             "the pilot had one observation per cell, so repeats cannot be planned: "
             "its residual is confounded with the top interaction"
         )
-    variances = dict(zip(table["component"], table["variance"].astype(float), strict=True))
-    by_set = {}
-    for row in table.itertuples():
-        by_set[frozenset(row.facets) if row.component != RESIDUAL else RESIDUAL] = row.variance
+    names, values = table["component"].tolist(), table["variance"].tolist()
+    variances = dict(zip(names, map(float, values), strict=True))
+    by_set = {}  # plain lists: the design search calls this thousands of times
+    for name, facets, value in zip(names, table["facets"].tolist(), values, strict=True):
+        by_set[frozenset(facets) if name != RESIDUAL else RESIDUAL] = value
     return comps, order, reps, has_residual, variances, by_set
 
 

@@ -39,6 +39,8 @@ def test_dry_run_prints_the_plan_and_sends_nothing(openai_server, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "dry run: nothing was sent" in r.stdout and "1000" in r.stdout
     assert "may exceed the $0.0001 budget" in r.stdout
+    # no earlier rows: the expected tokens and cost are said unknown, not printed as NaN
+    assert "NaN" not in r.stdout and "unknown" in r.stdout.splitlines()[1]
     assert openai_server.requests == [] and not (tmp_path / "r.jsonl").exists()
 
 

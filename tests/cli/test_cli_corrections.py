@@ -96,3 +96,19 @@ def test_a_misspelled_flag_gets_a_did_you_mean_from_its_command(capsys, argv, ex
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and out == ""
     assert err.strip() == expected  # was "jevalkit: error: ... (see `jevalkit --help`)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [(["exprot", "x"], "'export'"), (["probes", "chek"], "'check'"), (["merg"], "'merge'")],
+)
+def test_a_misspelled_command_gets_a_did_you_mean(capsys, argv, meant):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert f"invalid choice: '{argv[0] if argv[0] != 'probes' else argv[1]}'" in err
+    assert f"; did you mean {meant}? (see `" in err  # was the list of choices alone
+
+
+def test_a_command_nothing_is_close_to_gets_no_guess(capsys):
+    code, _, err = run_cli(capsys, "zzz")
+    assert code == 2 and "did you mean" not in err and "choose from 'probes'" in err

@@ -44,6 +44,8 @@ def test_design_says_when_no_design_reaches_the_target():
     assert done.returncode == 2
     assert done.stderr.startswith("jevalkit: error: no design within the limits reaches")
     assert "Traceback" not in done.stderr
+    # the CLI's flag, not the Python keyword (it said "raise limits=")
+    assert "raise --limit FACET=N or the budget" in done.stderr and "limits=" not in done.stderr
 
 
 def test_design_refuses_a_bad_limit_and_absent_facets():

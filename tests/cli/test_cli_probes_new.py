@@ -39,6 +39,7 @@ def test_new_check_lock_run(tmp_path, openai_server):
     assert made.returncode == 0, made.stderr
     probe_file = mine / "capitals" / "v1.yaml"
     assert "edit every TODO" in made.stdout and probe_file.is_file()
+    assert f"`jevalkit probes lock --probes-dir {mine}`" in made.stdout
     assert (mine / "capitals" / "cases.csv").read_bytes() == cases.read_bytes()
     data = yaml.safe_load(probe_file.read_text())
     assert data["messages"][1]["content"] == "country: {{country}}"
@@ -55,7 +56,11 @@ def test_new_check_lock_run(tmp_path, openai_server):
     # a correct version not yet locked is being written, not broken: a note, exit 0 (was FAIL, 1)
     check = jevalkit("probes", "check", "--probes-dir", str(mine))
     assert check.returncode == 0, check.stdout
-    assert "note capitals@1: not yet published: run `jevalkit probes lock`" in check.stdout
+    # the command to run next names the folder the user gave (it said `jevalkit probes lock`)
+    assert (
+        f"note capitals@1: not yet published: run `jevalkit probes lock --probes-dir {mine}`"
+        in check.stdout
+    )
     assert check.stdout.splitlines()[-1] == "2 ok, 0 failed, 1 note(s)"
     assert jevalkit("probes", "lock", "--probes-dir", str(mine)).stdout.strip() == (
         "published: capitals@1"

@@ -174,3 +174,25 @@ def test_every_command_reading_results_reads_a_log_folder_as_import_does(
     assert main(["metrics", str(tmp_path / "empty")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a regular file (a folder)" in err
+
+
+def test_a_merge_saved_under_another_name_is_told_by_its_ledger(shard_set, tmp_path, capsys):
+    # it was read together with its shards: "16 rows ... share a key"
+    logs = copy_of(shard_set[0], tmp_path)
+    shards = {k: logs / f"{NAME}.shards" / k / p.name for k, p in shard_set[1].items()}
+    copy = logs / "tiny-final.eval"
+    merge(logs, shards).rename(copy)
+    chosen = io.folder_logs(logs)
+    assert chosen.logs == (copy,)
+    assert sorted(why for _, why in chosen.left_out) == [f"merged into {copy.name}"] * 2
+    df = io.read(logs)
+    assert len(df) == 8 == key_count(df)
+    # two merges of the same shards (the default name and a copy): one line naming both
+    merged = merge(logs, shards)
+    with pytest.raises(ImportFormatError, match="are the same run") as refused:
+        io.folder_logs(logs)
+    assert "\n" not in str(refused.value)
+    assert str(copy) in str(refused.value) and str(merged) in str(refused.value)
+    assert main(["import", str(logs), "--out", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "are the same run" in err

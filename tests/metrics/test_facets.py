@@ -2,11 +2,13 @@
 what the G-study implies for a design (reliability, the cheapest design), test-retest."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pandas as pd
 import pingouin
 import pytest
+from scipy import stats as sps
 
 from jevalkit import metrics
 from jevalkit.errors import StatsError
@@ -354,3 +356,53 @@ def test_the_refusal_shows_the_target_as_a_reader_would_write_it():
     pilot = GStudy.of(truth, levels={"case": 20}, repeats=2)
     with pytest.raises(StatsError, match=r"reaches a half-width of 0\.0001235: the narrowest"):
         metrics.choose_design(pilot, target_half_width=0.0001234567891)
+
+
+def _variant_dominated() -> GStudy:
+    """total_error's bundled example (issue 38 review): 40 cases x 3 variants x 4 repeats whose
+    variant component keeps its share however many cases, while the Satterthwaite df fall from
+    ~4 at 40 cases toward the variant's 2: the half-width is not monotone in cases."""
+    truth = pd.DataFrame(
+        {
+            "component": ["case", "variant", "case x variant", "residual"],
+            "facets": [("case",), ("variant",), ("case", "variant"), ()],
+            "variance": [0.036369, 0.006268, 0.002239, 0.052691],
+        }
+    )
+    return GStudy.of(truth, levels={"case": 40, "variant": 3}, repeats=4)
+
+
+def _direct(study: GStudy, row: dict, confidence: float = 0.95) -> float:
+    design = {f: int(row[f]) for f in ("case", "variant", "repeats")}
+    var, df = study.error_variance(["case", "variant"], design=design)
+    return float(sps.t.ppf(0.5 + confidence / 2, df)) * var**0.5
+
+
+def test_planner_searches_a_half_width_that_is_not_monotone_in_cases():
+    """The report said 'Current design: half-width 0.156' and then 'the narrowest is 0.1962
+    (case=10000, ...)': bisection assumed more cases always narrow the interval."""
+    study = _variant_dominated()
+    current = metrics.mean_error(study, generalize=["case", "variant"])["half_width"]
+    assert _direct(study, {"case": 40, "variant": 3, "repeats": 4}) == pytest.approx(current)
+    assert _direct(study, {"case": 10000, "variant": 3, "repeats": 20}) > current  # not monotone
+    with pytest.raises(StatsError, match=r"the narrowest is (\S+) \(case=(\d+), variant=3") as e:
+        metrics.choose_design(study, target_half_width=current / 2)
+    narrowest, cases = re.search(r"the narrowest is (\S+) \(case=(\d+)", str(e.value)).groups()
+    assert float(narrowest) <= current
+    assert int(cases) < 10000
+    reps = int(re.search(r"repeats=(\d+)", str(e.value)).group(1))
+    direct = _direct(study, {"case": int(cases), "variant": 3, "repeats": reps})
+    assert float(narrowest) == pytest.approx(direct, abs=5e-5)  # the message's 4 digits
+    # the facet that bounds it is named, with the floor no case count can pass
+    assert "more cases cannot reach it: variant's 3 levels bound the half-width" in str(e.value)
+    # a target the current design nearly meets: the chosen design meets it, by direct evaluation
+    chosen = metrics.choose_design(study, target_half_width=current).chosen
+    assert chosen["half_width"] <= current
+    assert chosen["half_width"] == pytest.approx(_direct(study, chosen), rel=1e-12)
+    assert chosen["requests"] <= 40 * 3 * 4  # no dearer than the current design
+    # the narrowest a budget buys: never wider than the current design when it buys it
+    free = dataclasses.replace(study, cost_per_request=0.001)
+    rich = metrics.choose_design(free, budget_usd=1000).chosen
+    assert rich["half_width"] <= current
+    assert rich["half_width"] == pytest.approx(_direct(study, rich), rel=1e-12)
+    assert rich["case"] < 10000  # not the most cases the budget buys: they widen it

@@ -90,7 +90,8 @@ def test_a_failing_cell_leaves_the_rest_done_and_exits_nonzero(batch):
         and "raised ValueError: label is bad" in text
         and "2 done, 0 skipped, 1 failed" in text
     )
-    assert (batch.parent / "reports/bad/a/tiny.ipynb").exists()  # the partial notebook is kept
+    assert (batch.parent / "reports/bad/a/tiny.partial.ipynb").exists()  # the partial one is kept
+    assert not (batch.parent / "reports/bad/a/tiny.ipynb").exists()
     summary = pd.read_csv(batch.parent / "reports/batch_summary.csv")
     assert len(summary) >= 2
 

@@ -116,6 +116,10 @@ def test_judge_notebook_numbers_match_the_library(reports):
     assert got["mae"] == pytest.approx(expected["mae"]) and got["n"] == 12
     mean = reports["mean_score"].numbers()["mean_score"][0]
     assert mean["n"] == 6  # six cases, repeats averaged within each
+    # the gold MAE table has its own heading (it followed the histogram unnamed)
+    assert reports["mean_score"].numbers()["mae"]
+    page = reports["mean_score"].html.read_text()
+    assert "Mean absolute error of the judge" in page
     assert reports["ordinal_spacing"].numbers()["n"] == 12
 
 
@@ -129,16 +133,22 @@ def test_a_probe_without_runs_gets_a_not_yet_run_page(tmp_path):
 
 
 def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
+    earlier = {tmp_path / "probe_report.ipynb": "{}", tmp_path / "probe_report.html": "<html>"}
+    for path, text in earlier.items():  # an earlier run's pair
+        path.write_text(text)
     with pytest.raises(
         ReportError, match=r"probe_report.ipynb: cell \d+ raised ResultsError"
     ) as info:
         run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
     assert "\n" not in str(info.value)
-    assert (tmp_path / "probe_report.ipynb").exists()
+    # kept under its own name: a partial .ipynb beside an earlier run's .html was a mismatched pair
+    assert (tmp_path / "probe_report.partial.ipynb").exists()
+    assert all(path.read_text() == text for path, text in earlier.items())  # left as they were
+    assert "probe_report.ipynb and probe_report.html are not replaced" in str(info.value)
     # the error carries the failing cell's index in the kept notebook: the setup cell, which
     # reads the results (after papermill's injected-parameters cell)
     executed = json.loads(info.value.notebook.read_text())
-    assert info.value.notebook == tmp_path / "probe_report.ipynb"
+    assert info.value.notebook == tmp_path / "probe_report.partial.ipynb"
     assert "open_results(" in "".join(executed["cells"][info.value.cell]["source"])
 
 

@@ -60,7 +60,8 @@ def test_an_unknown_parameter_is_one_line_naming_the_notebooks_parameters(tmp_pa
 
 def test_results_given_to_the_imported_log_are_the_results_reported(tmp_path):
     one_system = tmp_path / "one.jsonl"
-    one_system.write_text("".join(line + "\n" for line in GRADES.read_text().splitlines()[:3]))
+    alpha = [line for line in GRADES.read_text().splitlines() if '"model": "alpha"' in line][:3]
+    one_system.write_text("".join(line + "\n" for line in alpha))
     out = cli(
         "report",
         "imported_log",
@@ -76,6 +77,9 @@ def test_results_given_to_the_imported_log_are_the_results_reported(tmp_path):
 
     numbers = json.loads((tmp_path / "r" / "imported_log.headline.json").read_text())
     assert numbers["path"] == str(one_system) and numbers["n_rows"] < 10
+    assert numbers["systems"] == 1
+    page = (tmp_path / "r" / "imported_log.html").read_text()
+    assert ": 1 system, " in page and "1 systems" not in page  # it said "1 systems"
     assert "Passed unknown parameter" not in out.stderr
     assert "without encryption" not in out.stderr
 

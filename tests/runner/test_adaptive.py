@@ -218,14 +218,8 @@ def test_cost_metric_sums_priced_rows_and_sets_cost_against_the_metric(server, t
 
 def test_the_dry_run_counts_requests_tokens_and_cost_and_sends_nothing(server, tmp_path):
     out = tmp_path / "r.jsonl"
-    before = plan(
-        "schema-ten-records",
-        "openai/gpt-4o-mini",
-        base_url=server.base_url,
-        repeats=6,
-        max_tokens=300,
-        out=out,
-    )
+    planned = {"base_url": server.base_url, "repeats": 6, "max_tokens": 300, "out": out}
+    before = plan("schema-ten-records", "openai/gpt-4o-mini", **planned)
     first = before.iloc[0]
     assert (first["requests"], first["already_done"], first["completion_tokens_high"]) == (
         6,
@@ -236,6 +230,10 @@ def test_the_dry_run_counts_requests_tokens_and_cost_and_sends_nothing(server, t
     price = price_for("openai/gpt-4o-mini")
     assert first["cost_high"] == pytest.approx(price.cost(first["prompt_tokens"], 1800))
     assert np.isnan(first["cost_expected"])  # no earlier rows: no expectation, only bounds
+    # a free model (the embedded one, or prices of 0) costs 0 whatever the tokens (was NaN)
+    free = plan("schema-ten-records", "openai/gpt-4o-mini", **planned, price_in=0, price_out=0)
+    assert (free[["cost_low", "cost_expected", "cost_high"]] == 0).all().all()
+    assert np.isnan(free["completion_tokens_expected"].iloc[0])
     assert server.requests == []
     jevalkit.run(
         "schema-ten-records",
