@@ -35,7 +35,8 @@ def defects(page: str, *, title: str) -> list[str]:
         found.append("a Markdown escape shown literally")
     if re.search(r"\{(&#x27;|')results", body):
         found.append("the headline numbers dumped as a dict")
-    if re.search(r"<td>\s*\{(&#x27;|'|&quot;|\")", body):
+    # a Python dict's repr ({'case': 40}); a JSON answer ({"name": ...}) is model output, shown as is
+    if re.search(r"<td>\s*\{(&#x27;|')", body):
         found.append("a dict dumped in a table cell")
     if re.search(r"<(script|img|iframe|link|source)\b[^>]*\b(src|href)=[\"']?(https?:)?//", page):
         found.append("a resource loaded from the network")

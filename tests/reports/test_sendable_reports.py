@@ -81,3 +81,11 @@ def test_the_checker_leaves_links_and_css_comments_alone():
     )
     assert defects(page, title="T") == []
     assert defects(CLEAN.format(""), title="Notebook") == ["tab title 'T', not 'Notebook'"]
+
+
+def test_the_checker_leaves_a_json_answer_in_a_table_cell_alone():
+    # model output that is JSON (contact-extraction's records) is the answer, not a dict dump
+    cell = (
+        "<table><tr><td>{&quot;name&quot;: &quot;Ines&quot;, &quot;age&quot;: 22}</td></tr></table>"
+    )
+    assert defects(CLEAN.format(cell), title="T") == []
