@@ -38,6 +38,8 @@ class DesignChoice(Result):
             or counts requests (no prices known).
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     designs: pd.DataFrame
     generalize: tuple[str, ...]
     confidence: float
