@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from jevalkit import io, metrics, stats
+from jevalkit.metrics import rows
 from jevalkit.reports import example_path
 from jevalkit.runner import RunResult
 
@@ -49,3 +50,25 @@ def test_a_result_that_replaced_a_tuple_still_unpacks():
 def test_a_run_result_refuses_in_with_the_fix():
     with pytest.raises(TypeError, match=r"'score' in result.rows"):
         "score" in RunResult(pd.DataFrame({"score": [1.0]}))  # noqa: B015
+
+
+def test_the_facts_about_rows_read_a_run_result_as_its_rows():
+    frame = pd.DataFrame(
+        {
+            "system": "m",
+            "probe": "p",
+            "version": 1,
+            "case_id": ["a", "a", "b"],
+            "repeat": [0, 1, 0],
+            "passed": [True, None, False],
+            "finish_reason": ["stop", "length", "stop"],
+            "error": [None, {"type": "timeout"}, None],
+        }
+    )
+    run = RunResult(frame, stopped="stopped at the budget")
+    assert rows.error_share(run) == rows.error_share(frame) == (1, 3)
+    assert rows.scored(run) == rows.scored(frame) == 2
+    assert rows.truncated(run).tolist() == rows.truncated(frame).tolist()
+    assert rows.has_repeats(run) and rows.kept_apart(run) == rows.kept_apart(frame)
+    assert rows.error_summary(run).equals(rows.error_summary(frame))
+    assert len(rows.combine_runs(run, run)[0]) == 6
