@@ -32,16 +32,7 @@ from ._columns import CaseSpec, columns_of, group_codes, require
 from ._result import RowsResult, rows_of
 
 # the identity of a results row besides its case, system and repeat (runner.KEY_COLUMNS)
-IDENTITY_COLUMNS = (
-    "system",  # two systems' rows are never copies of each other, with or without by=
-    "variant",
-    "model",
-    "params_hash",
-    "label",
-    "system_a",
-    "system_b",
-    "position",
-)
+IDENTITY_COLUMNS = ("variant", "model", "params_hash", "label", "system_a", "system_b", "position")
 Kind = Literal["score", "verdict", "number", "any"]
 
 

@@ -69,6 +69,10 @@ def _units(p: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return values[order], groups[order], n_cases, one_case
 
 
+def _system_column(data: object) -> str | None:
+    return "system" if isinstance(data, pd.DataFrame) and "system" in data.columns else None
+
+
 @estimator(
     unit="case",
     estimand="mean of case means (repeats averaged within a case)",
@@ -163,6 +167,7 @@ def mean_score(
         scale=scale,
         keyword="score",
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
+        system=_system_column(data),  # two systems' rows of a case are not copies
     )
     raw = p.raw
     units, unit_group, n_cases, one_case = _units(p)
@@ -338,6 +343,7 @@ def pass_rate(
         kind="verdict",
         keyword="passed",
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
+        system=_system_column(data),  # two systems' rows of a case are not copies
     )
     x = p.values
     g = len(p.groups)
