@@ -74,7 +74,8 @@ def _design(args: argparse.Namespace) -> int:
             limits=_limits(args.limit),
         )
     except StatsError as exc:  # the CLI's flag, not the Python keyword
-        raise StatsError(str(exc).replace("raise limits=", "raise --limit FACET=N")) from None
+        message = str(exc).replace("raise limits=", "raise --limit FACET=N")
+        raise StatsError(message.replace("limits= ", "--limit ")) from None
     components, designs = study.table(), choice.table()
     if args.json:
         print(

@@ -46,16 +46,37 @@ class Result:
         {'estimate': 0.5, 'low': 0.2, 'high': 0.8, 'method': 't'}
     """
 
-    _unpack: tuple[str, ...] = ()
+    _unpack: tuple[str, ...] | None = ()
+    # None: the answer is a table of many rows (a ranking, a G-study: what was a DataFrame);
+    # it neither unpacks nor has a length, since len() or a loop over it would silently count
+    # or walk its fields instead of its rows
 
     def _fields(self) -> list[str]:
         return [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
 
+    def _unpacked(self, what: str) -> tuple[str, ...]:
+        if self._unpack is None:
+            raise TypeError(
+                f"{type(self).__name__} is a results object: its rows are .table() ({what})"
+            )
+        return self._unpack or tuple(self._fields())
+
     def __iter__(self) -> Iterator[Any]:
-        return (getattr(self, name) for name in (self._unpack or self._fields()))
+        return (getattr(self, name) for name in self._unpacked("iterate over result.table()"))
 
     def __len__(self) -> int:
-        return len(self._unpack or self._fields())
+        return len(self._unpacked("len(result.table())"))
+
+    def __bool__(self) -> bool:  # a result is an answer, however many rows its table has
+        return self._unpack is None or len(self) > 0
+
+    def __contains__(self, item: object) -> bool:
+        if isinstance(item, str) and self._unpack is None:  # a column asked of a table's answer
+            raise TypeError(
+                f"{type(self).__name__} is a results object: its columns are .table().columns "
+                f"({item!r} in result.table())"
+            )
+        return item in tuple(self)
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, str):  # a column name: the table has it, the result has fields
@@ -64,7 +85,8 @@ class Result:
                 f"{type(self).__name__} is a results object: read its table with "
                 f".table()[{index!r}]{field}"
             )
-        return tuple(self)[index]
+        names = self._unpacked("result.table().iloc[...]")
+        return tuple(getattr(self, name) for name in names)[index]
 
     def scalars(self) -> dict[str, Any]:
         """The fields that are single numbers, flags or text, by name (what a report's headline
@@ -149,6 +171,9 @@ class RowsResult(Result):
 
     def __iter__(self) -> Iterator[Any]:
         raise self._refuse("iterate over result.rows")
+
+    def __contains__(self, item: object) -> bool:
+        raise self._refuse(f"{item!r} in result.rows")
 
     def __getitem__(self, index: Any) -> Any:
         if not isinstance(index, str):  # a mask, a slice, a list of columns

@@ -209,6 +209,8 @@ class ItemAnalysis(Result):
         (0.791, 0, 40)
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     items: pd.DataFrame
     alpha: float
     alpha_ci_low: float

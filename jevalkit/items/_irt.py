@@ -97,6 +97,8 @@ class IrtFit(Result):
         True
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     model: str
     items: pd.DataFrame
     systems: pd.DataFrame

@@ -38,6 +38,8 @@ class DesignChoice(Result):
             or counts requests (no prices known).
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     designs: pd.DataFrame
     generalize: tuple[str, ...]
     confidence: float
@@ -142,7 +144,15 @@ def choose_design(
     has_residual = "residual" in set(study.components["component"])
     caps = {f: (10_000 if f == CASE_FACET else int(pilot[f])) for f in facets}
     caps["repeats"] = 20 if has_residual else 1
-    caps.update({k: int(v) for k, v in (limits or {}).items()})
+    for name, most in (limits or {}).items():  # a misspelt facet would be a limit ignored
+        if name not in caps:
+            raise StatsError(
+                f"{LIMITS_HINT} names {name!r}, neither a facet of the components {facets} "
+                "nor 'repeats'"
+            )
+        if int(most) < 1:
+            raise StatsError(f"{LIMITS_HINT} {name}={most}: a facet has at least 1 level")
+        caps[name] = int(most)
     # the search: every combination of the small facets; the case count on a grid, directly
     # evaluated: the half-width need not fall as cases grow (a random facet with few levels
     # keeps its share of the error while its Satterthwaite df shrink toward its own)
@@ -186,7 +196,12 @@ def choose_design(
             continue
         rows.append(_best_count(evaluate, 2, high, int(pilot[big]), target_half_width))
     if not rows:
-        raise StatsError(f"budget_usd={budget_usd} does not buy 2 levels of {big!r}")
+        why = (
+            f"budget_usd={budget_usd} does not buy"
+            if caps[big] >= 2
+            else "the limit allows fewer than"
+        )
+        raise StatsError(f"{why} 2 levels of {big!r}")
     table = pd.DataFrame(rows)
     ok = np.ones(len(table), bool)
     if target_half_width is not None:

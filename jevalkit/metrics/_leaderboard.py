@@ -99,6 +99,8 @@ class Leaderboard(Result):
         confidence: of every interval.
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     board: pd.DataFrame
     signal_to_noise: float
     critical: float

@@ -184,6 +184,8 @@ class Ranking(Result):
         style_coefficients: the style covariates' coefficients (``style=True``), else None.
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     ratings: pd.DataFrame
     draws: pd.DataFrame = field(repr=False)
     separability: float

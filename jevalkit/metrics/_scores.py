@@ -69,11 +69,15 @@ def _units(p: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return values[order], groups[order], n_cases, one_case
 
 
+def _system_column(data: object) -> str | None:
+    return "system" if isinstance(data, pd.DataFrame) and "system" in data.columns else None
+
+
 @estimator(
     unit="case",
     estimand="mean of case means (repeats averaged within a case)",
     interval="t over cases; Wilson floor without spread",
-    checks=("order", "rename", "method", "scale", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "scale", "one_case", "no_spread", "duplicates"),
     call={"by": "system", "case": "case_id"},
     calibration="mean_score",
 )
@@ -162,6 +166,8 @@ def mean_score(
         kind="score",
         scale=scale,
         keyword="score",
+        repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
+        system=_system_column(data),  # two systems' rows of a case are not copies
     )
     raw = p.raw
     units, unit_group, n_cases, one_case = _units(p)
@@ -287,7 +293,7 @@ def _bimodality(
     unit="case",
     estimand="share of passing runs",
     interval="Wilson, case-clustered by design effect",
-    checks=("order", "rename", "method", "scale", "no_spread"),
+    checks=("order", "rename", "method", "scale", "no_spread", "duplicates"),
     call={"by": "system", "case": "case_id"},
     calibration="pass_rate",
     note="one case: the Wilson interval over its repeats, said in method",
@@ -336,6 +342,8 @@ def pass_rate(
         within=other_facets(generalize, case, data) if isinstance(data, pd.DataFrame) else (),
         kind="verdict",
         keyword="passed",
+        repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
+        system=_system_column(data),  # two systems' rows of a case are not copies
     )
     x = p.values
     g = len(p.groups)

@@ -16,7 +16,7 @@ import re
 
 import pandas as pd
 
-from ..contract import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
+from ..contract import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require, rows_of
 from ..errors import StatsError
 
 __all__ = [
@@ -51,6 +51,7 @@ def error_summary(results: pd.DataFrame, *, limit: int = 200) -> pd.DataFrame:
         >>> error_summary(df).values.tolist()
         [['http_status', 2, 401, 'bad key (redacted)'], ['timeout', 1, None, '60 s']]
     """
+    results = rows_of(results)  # a run's result: its rows
     errors = results["error"][results["error"].notna()] if "error" in results else pd.Series()
     rows: dict[str, list] = {}
     for error in errors:
@@ -77,6 +78,7 @@ def truncated(results: pd.DataFrame) -> pd.Series:
         >>> truncated(pd.DataFrame({"finish_reason": ["stop", "length", None]})).tolist()
         [False, True, False]
     """
+    results = rows_of(results)  # a run's result: its rows
     if "finish_reason" not in results:
         return pd.Series(False, index=results.index)
     return results["finish_reason"].eq("length").fillna(False).astype(bool)
@@ -89,6 +91,7 @@ def scored(results: pd.DataFrame) -> int:
         >>> scored(pd.DataFrame({"passed": [True, None], "score": [None, None]}))
         1
     """
+    results = rows_of(results)  # a run's result: its rows
     have = pd.Series(False, index=results.index)
     for column in ("passed", "score", "preference"):
         if column in results:
@@ -103,6 +106,7 @@ def error_share(results: pd.DataFrame) -> tuple[int, int]:
         >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
         (1, 3)
     """
+    results = rows_of(results)  # a run's result: its rows
     if "error" not in results.columns:
         return 0, len(results)
     return int(results["error"].notna().sum()), len(results)
@@ -118,6 +122,7 @@ def has_repeats(
         ...                           "system": ["m", "m"], "repeat": [0, 1]}))
         True
     """
+    results = rows_of(results)  # a run's result: its rows
     cols = columns_of(case) + ([system] if system is not None else [])
     for column in cols:
         require(results, column, "case" if column != system else "system", "identifies a case")
@@ -140,6 +145,8 @@ def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, 
         >>> sorted(frame["system"]), name
         (['base: m', 'head: m'], 'base: m')
     """
+    base = rows_of(base)  # a run's result: its rows
+    head = rows_of(head)  # a run's result: its rows
     base_systems = sorted(base["system"].dropna().astype(str).unique())
     if len(base_systems) != 1:
         raise StatsError(
@@ -169,6 +176,7 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
         >>> kept_apart(df.assign(version=1, params_hash="t0"), by="system")
         []
     """
+    results = rows_of(results)  # a run's result: its rows
     cols = [c for c in columns_of(by) if c in results.columns]
     present = [c for c in SETTING_COLUMNS if c in results.columns and c not in cols]
     differ = []

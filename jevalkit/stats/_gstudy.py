@@ -94,6 +94,8 @@ class GStudy(Result):
         (0.0018, 49)
     """
 
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
     components: pd.DataFrame
     levels: Mapping[str, int]
     repeats: float

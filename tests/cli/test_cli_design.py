@@ -53,3 +53,17 @@ def test_design_refuses_a_bad_limit_and_absent_facets():
     assert done.returncode == 2 and "write FACET=N" in done.stderr
     done = cli("design", DEMO, "--facets", "variant", "--target-half-width", "0.5")
     assert done.returncode == 2 and "none of the facets ['variant'] varies" in done.stderr
+
+
+def test_design_refuses_a_limit_it_would_ignore_or_that_allows_no_design():
+    # a misspelt facet ("repeat" for "repeats") was a limit silently ignored; a limit of 0 or
+    # 1 case was blamed on a budget nobody gave
+    pilot = str(Path(DEMO).with_name("contact-extraction__v2__local.jsonl"))
+    done = cli("design", pilot, "--target-half-width", "0.05", "--limit", "repeat=5")
+    assert done.returncode == 2, done.stderr
+    assert "--limit names 'repeat', neither a facet" in done.stderr and "'repeats'" in done.stderr
+    done = cli("design", pilot, "--target-half-width", "0.05", "--limit", "case=0")
+    assert done.returncode == 2 and "--limit case=0: a facet has at least 1 level" in done.stderr
+    done = cli("design", pilot, "--target-half-width", "0.05", "--limit", "case=1")
+    assert done.returncode == 2 and "the limit allows fewer than 2 levels of 'case'" in done.stderr
+    assert "budget" not in done.stderr

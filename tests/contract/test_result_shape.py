@@ -1,0 +1,74 @@
+"""A results object that replaced a table (a ranking, a leaderboard, a G-study, an item fit)
+has no length and does not unpack: ``len()`` or a loop over it would count or walk its fields,
+a silently wrong answer where a DataFrame gave its rows. Results that replaced a tuple still
+unpack (statsmodels' HolderTuple); a run's result refuses ``in`` in words."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from jevalkit import io, metrics, stats
+from jevalkit.metrics import rows
+from jevalkit.reports import example_path
+from jevalkit.runner import RunResult
+
+
+def test_a_ranking_has_no_length_and_does_not_unpack():
+    ranking = metrics.rank(io.read(example_path("pairwise.jsonl")), n_resamples=50)
+    assert len(ranking.table()) > 0
+    for misuse, words in (
+        (len, r"len\(result.table\(\)\)"),
+        (list, r"iterate over result.table\(\)"),
+        (lambda r: r[0], r"result.table\(\).iloc"),
+        (lambda r: "system" in r, r"'system' in result.table\(\)"),
+    ):
+        with pytest.raises(TypeError, match=words):
+            misuse(ranking)
+    assert ranking  # an answer is truthy, however many rows
+
+
+def test_a_g_study_has_no_length():
+    frame = pd.DataFrame(
+        {
+            "system": "A",
+            "case_id": [f"c{i}" for i in range(6) for _ in range(2)],
+            "repeat": [0, 1] * 6,
+            "score": [0.1, 0.2, 0.5, 0.4, 0.9, 0.8, 0.3, 0.3, 0.7, 0.6, 0.2, 0.4],
+        }
+    )
+    g = stats.variance_components(frame, case="case_id")
+    with pytest.raises(TypeError, match=r"rows are \.table\(\)"):
+        len(g)
+
+
+def test_a_result_that_replaced_a_tuple_still_unpacks():
+    low, high = stats.wilson_ci(3, 10)
+    assert 0 < low < 0.3 < high < 1 and len(stats.wilson_ci(3, 10)) == 2
+
+
+def test_a_run_result_refuses_in_with_the_fix():
+    with pytest.raises(TypeError, match=r"'score' in result.rows"):
+        "score" in RunResult(pd.DataFrame({"score": [1.0]}))  # noqa: B015
+
+
+def test_the_facts_about_rows_read_a_run_result_as_its_rows():
+    frame = pd.DataFrame(
+        {
+            "system": "m",
+            "probe": "p",
+            "version": 1,
+            "case_id": ["a", "a", "b"],
+            "repeat": [0, 1, 0],
+            "passed": [True, None, False],
+            "finish_reason": ["stop", "length", "stop"],
+            "error": [None, {"type": "timeout"}, None],
+        }
+    )
+    run = RunResult(frame, stopped="stopped at the budget")
+    assert rows.error_share(run) == rows.error_share(frame) == (1, 3)
+    assert rows.scored(run) == rows.scored(frame) == 2
+    assert rows.truncated(run).tolist() == rows.truncated(frame).tolist()
+    assert rows.has_repeats(run) and rows.kept_apart(run) == rows.kept_apart(frame)
+    assert rows.error_summary(run).equals(rows.error_summary(frame))
+    assert len(rows.combine_runs(run, run)[0]) == 6
