@@ -176,7 +176,8 @@ def _interval(
 @estimator(
     unit="case",
     estimand="the chance that at least one of k attempts at a case passes, averaged over cases",
-    interval="t over cases of the unbiased per-case estimates; Wilson floor without spread",
+    interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
+    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, or no spread",
     checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
@@ -228,7 +229,8 @@ def pass_at_k(
 @estimator(
     unit="case",
     estimand="the chance that all k attempts at a case pass (pass^k), averaged over cases",
-    interval="t over cases of the unbiased per-case estimates; Wilson floor without spread",
+    interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
+    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, or no spread",
     checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",

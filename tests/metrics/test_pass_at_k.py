@@ -120,3 +120,22 @@ def test_pinned_to_the_closed_forms_with_unequal_and_many_repeats():
     got = pass_at_k(big, 500, case="case_id").iloc[0]
     assert got["value"] == pytest.approx(at, rel=1e-12)
     assert got["ci_low"] <= got["value"] <= got["ci_high"]
+
+
+def test_the_registered_interval_is_the_one_reported():
+    """The contract once said "t over cases" while the rows said BCa bootstrap or Wilson."""
+    rng = np.random.default_rng(5)
+    many = pd.DataFrame(
+        {
+            "case_id": np.repeat(np.arange(40), 4),
+            "repeat": np.tile(np.arange(4), 40),
+            "passed": rng.random(160) < np.repeat(rng.beta(2, 2, 40), 4),
+        }
+    )
+    few = many[many["case_id"] < 5]
+    for fn in (pass_at_k, pass_hat_k):
+        said = fn.contract.interval
+        for frame, kind in ((many, "BCa bootstrap"), (few, "Wilson")):
+            assert kind in fn(frame, 1, case="case_id")["method"].iloc[0]
+            assert kind in said, said
+        assert not said.startswith("t ")
