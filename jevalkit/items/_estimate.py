@@ -304,6 +304,7 @@ def _effective_wilson(value, var, n, n_total, dof, confidence):
     n_eff = n / (fpc * deff)
     # the Wilson interval at z = t, given by its tail (2 Phi(t) - 1 rounds to 1 on 1 df, t 12.7)
     low, high = proportion_confint(value * n_eff, n_eff, alpha=2 * sps.norm.sf(t), method="wilson")
+    low, high = min(low, value), max(high, value)  # rounding can put an end past it
     floor = (
         f"at least {DEFF_FLOOR:g}"
         if spread
