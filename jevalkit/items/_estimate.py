@@ -29,10 +29,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 from scipy.special import expit
+from statsmodels.stats.proportion import proportion_confint
 
 from ..contract import columns_of, estimator, finish, score_matrix
 from ..errors import StatsError
-from ..stats import no_spread_ci, wilson_ci
+from ..stats import no_spread_ci
 from ._active import ActivePlan, active_estimate
 from ._irt import NODES, IrtFit, fit_irt, respondents
 from ._select import select
@@ -301,7 +302,9 @@ def _effective_wilson(value, var, n, n_total, dof, confidence):
     spread = var > 0 and srs > 0
     deff = max(var / srs, DEFF_FLOOR) if spread else 1.0
     n_eff = n / (fpc * deff)
-    low, high = wilson_ci(value * n_eff, n_eff, confidence=2 * sps.norm.cdf(t) - 1)
+    # the Wilson interval at z = t, given by its tail (2 Phi(t) - 1 rounds to 1 on 1 df, t 12.7)
+    low, high = proportion_confint(value * n_eff, n_eff, alpha=2 * sps.norm.sf(t), method="wilson")
+    low, high = min(low, value), max(high, value)  # rounding can put an end past it
     floor = (
         f"at least {DEFF_FLOOR:g}"
         if spread

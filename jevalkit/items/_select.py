@@ -145,8 +145,14 @@ def select(
         key = items["mean_score"].fillna(0.5).to_numpy()
         extra, pool = np.array([], dtype=int), np.arange(n)
     n_strata = k // 2 - (1 if extra.size >= 2 else 0)
-    if n_strata < 1 or pool.size < 2 * n_strata:
+    if n_strata < 1:
         raise StatsError(f"k={k} is too few anchors to stratify {n} items: use k >= 4")
+    if pool.size < 2 * n_strata:  # two per stratum: more strata than the pool can fill
+        most = 2 * (pool.size // 2 + (1 if extra.size >= 2 else 0)) + 1
+        raise StatsError(
+            f"k={k} is too many anchors for the {pool.size} items {method} strata are drawn "
+            f"from (two per stratum): use k <= {most}, or score every item"
+        )
     order = pool[np.argsort(key[pool], kind="stable")]
     groups = np.array_split(order, n_strata)
     if extra.size >= 2:

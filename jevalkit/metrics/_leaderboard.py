@@ -353,12 +353,15 @@ def leaderboard(
                 "generalize= resamples the facets of pointwise scores; a pairwise board "
                 "resamples its cases only: drop generalize="
             )
-        if columns:
+        # case= names the games' cases (a frame of games without probe / version columns
+        # was told to pass case= by the games' reader, then to drop it here)
+        other = sorted(set(columns) - {"case"})
+        if other:
             raise StatsError(
-                f"pairwise games name their systems in system_a / system_b and their cases in "
-                f"case_id: drop {', '.join(f'{k}=' for k in sorted(columns))}"
+                "pairwise games name their systems in system_a / system_b (case= names their "
+                f"cases): drop {', '.join(f'{k}=' for k in other)}"
             )
-        return _pairwise(df, confidence, n_resamples, seed)
+        return _pairwise(df, confidence, n_resamples, seed, columns)
     if kind != "pointwise":
         raise StatsError(f"kind must be 'pointwise' or 'pairwise', got {kind!r}")
     facet_cols = other_facets(generalize, columns.get("case", CASE_COLUMNS), df)
@@ -471,10 +474,12 @@ def _board(table, sets, confidence, n_cases, kind) -> Leaderboard:
     )
 
 
-def _pairwise(df: pd.DataFrame, confidence: float, n_resamples: int, seed) -> Leaderboard:
+def _pairwise(
+    df: pd.DataFrame, confidence: float, n_resamples: int, seed, columns: dict
+) -> Leaderboard:
     # rank refuses a disconnected graph (naming its groups) and reports separated systems as
     # +-inf (or NaN): those cannot be placed, so their rank interval is every rank
-    ranking = rank(df, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    ranking = rank(df, n_resamples=n_resamples, confidence=confidence, seed=seed, **columns)
     table, draws = ranking.ratings, ranking.draws
     finite = np.isfinite(table["strength"].to_numpy())
     n_out = int((~finite).sum())

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.special import comb
 
 from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, prepare
 from ..errors import StatsError
@@ -34,11 +33,20 @@ from ..stats import bootstrap_ci, wilson_ci
 KINDS = ("pass@k", "pass^k")
 
 
+def _ratio(top: int, n: int, k: int) -> float:
+    """C(top, k) / C(n, k) as the product of (top - i) / (n - i), i < k: the binomial
+    coefficients themselves overflow a float beyond n ~ 1,030 (C(2000, 500) is inf, and the
+    ratio came out NaN)."""
+    if top < k:
+        return 0.0
+    i = np.arange(k)
+    return float(np.prod((top - i) / (n - i)))
+
+
 def _per_case(n: np.ndarray, c: np.ndarray, k: int, kind: str) -> np.ndarray:
-    total = comb(n, k, exact=False)
     if kind == "pass@k":
-        return 1.0 - comb(n - c, k, exact=False) / total
-    return comb(c, k, exact=False) / total
+        return np.array([1.0 - _ratio(int(a - b), int(a), k) for a, b in zip(n, c, strict=True)])
+    return np.array([_ratio(int(b), int(a), k) for a, b in zip(n, c, strict=True)])
 
 
 def _estimate(
@@ -168,7 +176,8 @@ def _interval(
 @estimator(
     unit="case",
     estimand="the chance that at least one of k attempts at a case passes, averaged over cases",
-    interval="t over cases of the unbiased per-case estimates; Wilson floor without spread",
+    interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
+    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, or no spread",
     checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
@@ -220,7 +229,8 @@ def pass_at_k(
 @estimator(
     unit="case",
     estimand="the chance that all k attempts at a case pass (pass^k), averaged over cases",
-    interval="t over cases of the unbiased per-case estimates; Wilson floor without spread",
+    interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
+    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, or no spread",
     checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",

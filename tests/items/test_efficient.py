@@ -203,3 +203,26 @@ def test_a_frame_without_the_anchor_items_is_refused_saying_so_with_several_case
         with pytest.raises(StatsError, match="score none of the anchors"):
             estimate(fit, anchors, frame)
     assert estimate(fit, anchors, new, method="sample").iloc[0]["n_items"] == 10
+
+
+def test_two_anchors_on_one_df_get_the_wilson_interval_at_t_and_too_many_say_so(setup):
+    """Two anchors (one stratum, 1 df, t = 12.7): 2 Phi(t) - 1 rounded to 1 and the estimate
+    was refused with "confidence must be between 0 and 1, got 1.0". And irt anchors beyond
+    what the calibrated items can fill were refused as "too few"."""
+    fit, new = setup
+    for method in ("stratified", "random"):
+        row = estimate(fit, select(fit, 2, method=method, seed=0), new, method="sample").iloc[0]
+        z = sps.t.ppf(0.975, 1)
+        n_eff = float(row["method"].split("effective n ")[1].split(" ")[0])
+        low, high = proportion_confint(
+            row["value"] * n_eff, n_eff, alpha=2 * sps.norm.sf(z), method="wilson"
+        )
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), abs=1e-3)
+        assert row["ci_high"] - row["ci_low"] > 0.9  # two anchors tell little
+    df = simulate_2pl(n_systems=31, n_items=200, seed=6).rows
+    dead = df["case_id"].isin(sorted(df["case_id"].unique())[:40])
+    fit = fit_irt(df.assign(score=df["score"].where(~dead, 1.0)), case="case_id")
+    pool = int(fit.items["status"].eq("ok").sum())
+    assert pool < 190  # the solved-by-all items are not calibrated
+    with pytest.raises(StatsError, match=r"too many anchors .*use k <= \d+"):
+        select(fit, pool + 5, method="irt")

@@ -136,7 +136,7 @@ def test_refusals():
         match=r"2 groups that never play each other \(\{alpha, bravo\} and \{charlie, delta\}\)",
     ):
         leaderboard(games[ab | cd], kind="pairwise")
-    with pytest.raises(StatsError, match="drop case=, scale="):
+    with pytest.raises(StatsError, match="drop scale="):
         leaderboard(games, kind="pairwise", case="question_id", scale=(1, 10))
     with pytest.raises(StatsError, match="outside \\[0, 1\\]"):
         leaderboard(df.assign(score=df["score"] * 10), case="case_id")
@@ -204,3 +204,16 @@ def test_systems_named_1_and_the_string_1_are_refused_not_merged():
     df["system"] = df["system"].map({"s0": 1, "s1": "1"}).astype(object)
     with pytest.raises(StatsError, match="different types"):
         leaderboard(df, case="case_id", n_resamples=200)
+
+
+def test_pairwise_games_without_probe_columns_name_their_cases_with_case():
+    """Games of one's own (no probe / version columns): the games' reader asks for case=, and
+    the pairwise board once refused it ("drop case="), so such games could not be ranked."""
+    games = io.read(data_dir() / "examples" / "pairwise.jsonl")
+    own = games.drop(columns=["probe", "version"]).rename(columns={"case_id": "question"})
+    with pytest.raises(StatsError, match="case="):
+        leaderboard(own, kind="pairwise")
+    board = leaderboard(own, kind="pairwise", case="question", n_resamples=200).board
+    same = leaderboard(games, kind="pairwise", n_resamples=200).board
+    assert board["system"].tolist() == same["system"].tolist()
+    assert board["value"].to_numpy() == pytest.approx(same["value"].to_numpy())

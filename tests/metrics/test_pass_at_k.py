@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from inspect_ai.scorer import Score, pass_at, pass_k
+from scipy.special import comb
 
 from jevalkit.errors import StatsError
 from jevalkit.metrics import pass_at_k, pass_hat_k
@@ -89,3 +90,52 @@ def test_errors_are_not_failures_and_one_case_has_no_interval():
     errored.loc[0, "error"] = "timeout"
     row = pass_at_k(errored, 5, case="case_id").iloc[0]
     assert row["n_missing"] == 1 and row["n_repeats_min"] == 5
+
+
+def test_pinned_to_the_closed_forms_with_unequal_and_many_repeats():
+    """1 - C(n-c, k)/C(n, k) and C(c, k)/C(n, k) from scipy's exact binomial coefficients, per
+    case with 3-8 repeats and with 2,000 repeats (where the float coefficients overflow: the
+    estimate once came out NaN)."""
+    rng = np.random.default_rng(3)
+    sizes = {f"c{i}": int(rng.integers(3, 9)) for i in range(25)} | {"big": 2000, "big2": 2000}
+    rows = [
+        {
+            "case_id": case,
+            "repeat": r,
+            "passed": bool(rng.random() < (0.002 if "big" in case else 0.5)),
+        }
+        for case, n in sizes.items()
+        for r in range(n)
+    ]
+    df = pd.DataFrame(rows)
+    counts = df.groupby("case_id")["passed"].agg(["size", "sum"]).to_numpy()
+    for k in (1, 2, 3):
+        at = np.mean([1 - comb(n - c, k, exact=True) / comb(n, k, exact=True) for n, c in counts])
+        hat = np.mean([comb(c, k, exact=True) / comb(n, k, exact=True) for n, c in counts])
+        assert pass_at_k(df, k, case="case_id")["value"].iloc[0] == pytest.approx(at, rel=1e-12)
+        assert pass_hat_k(df, k, case="case_id")["value"].iloc[0] == pytest.approx(hat, rel=1e-12)
+    big = df[df["case_id"].str.startswith("big")]
+    counts = big.groupby("case_id")["passed"].agg(["size", "sum"]).to_numpy()
+    at = np.mean([1 - comb(n - c, 500, exact=True) / comb(n, 500, exact=True) for n, c in counts])
+    got = pass_at_k(big, 500, case="case_id").iloc[0]
+    assert got["value"] == pytest.approx(at, rel=1e-12)
+    assert got["ci_low"] <= got["value"] <= got["ci_high"]
+
+
+def test_the_registered_interval_is_the_one_reported():
+    """The contract once said "t over cases" while the rows said BCa bootstrap or Wilson."""
+    rng = np.random.default_rng(5)
+    many = pd.DataFrame(
+        {
+            "case_id": np.repeat(np.arange(40), 4),
+            "repeat": np.tile(np.arange(4), 40),
+            "passed": rng.random(160) < np.repeat(rng.beta(2, 2, 40), 4),
+        }
+    )
+    few = many[many["case_id"] < 5]
+    for fn in (pass_at_k, pass_hat_k):
+        said = fn.contract.interval
+        for frame, kind in ((many, "BCa bootstrap"), (few, "Wilson")):
+            assert kind in fn(frame, 1, case="case_id")["method"].iloc[0]
+            assert kind in said, said
+        assert not said.startswith("t ")
