@@ -244,11 +244,7 @@ def _irt_estimate(fit, anchors, cols, y, w, seen, confidence):
     value, var, dof, n, how = _sample_estimate(fit, anchors, y - at_anchor, seen)
     estimate = base + value
     clipped = min(max(estimate, 0.0), 1.0)
-    if np.isin(y[seen], (0.0, 1.0)).all():  # pass/fail: Wilson at the effective n
-        low, high, interval = _effective_wilson(clipped, var, n, len(fit.items), dof, confidence)
-    else:
-        half = sps.t.ppf((1 + confidence) / 2, dof) * np.sqrt(var)
-        low, high, interval = estimate - half, estimate + half, f"t interval on {dof} df"
+    low, high, interval = _interval(estimate, var, dof, n, len(fit.items), y[seen], confidence)
     how = how.format(interval=interval)
     how = (
         f"model-assisted: {fit.model.upper()} predictions at the EAP ability plus the "
@@ -281,12 +277,20 @@ def _plain_estimate(fit, anchors, y, seen, confidence):
     proportion, so it never collapses to a point.
     """
     value, var, dof, n, how = _sample_estimate(fit, anchors, y, seen)
-    if not np.isin(y[seen], (0.0, 1.0)).all():
-        half = sps.t.ppf((1 + confidence) / 2, dof) * np.sqrt(var)
-        how = how.format(interval=f"t interval on {dof} df")
-        return value, max(value - half, 0.0), min(value + half, 1.0), how
-    low, high, interval = _effective_wilson(value, var, n, len(fit.items), dof, confidence)
-    return value, low, high, how.format(interval=interval)
+    low, high, interval = _interval(value, var, dof, n, len(fit.items), y[seen], confidence)
+    return value, max(low, 0.0), min(high, 1.0), how.format(interval=interval)
+
+
+def _interval(estimate, var, dof, n, n_total, scores, confidence):
+    """The interval of a stratified estimate of variance ``var`` from ``n`` of ``n_total``
+    items whose ``scores`` were seen: for pass/fail scores the Wilson interval at the effective
+    n (:func:`_effective_wilson`, about the estimate clipped to [0, 1]), otherwise the t
+    interval; and how it was formed."""
+    if np.isin(scores, (0.0, 1.0)).all():
+        clipped = min(max(estimate, 0.0), 1.0)
+        return _effective_wilson(clipped, var, n, n_total, dof, confidence)
+    half = sps.t.ppf((1 + confidence) / 2, dof) * np.sqrt(var)
+    return estimate - half, estimate + half, f"t interval on {dof} df"
 
 
 def _effective_wilson(value, var, n, n_total, dof, confidence):
