@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jevalkit.metrics import scored
+from jevalkit.metrics.rows import scored
 from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[1]

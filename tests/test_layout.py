@@ -204,6 +204,19 @@ def test_the_modules_of_the_runner_and_the_results_layer_share_no_private_names(
     assert offences == []
 
 
+def test_every_name_a_benchmark_imports_from_jevalkit_exists():
+    # Benchmarks are not collected by pytest, so a renamed or moved name breaks them silently
+    # (bench_demo_load imported ``scored`` from where it no longer lived).
+    missing = []
+    for path in sorted((REPO / "benchmarks").glob("*.py")):
+        for module, names in imported_modules(path):
+            if module.split(".")[0] != "jevalkit":
+                continue
+            loaded = importlib.import_module(module)
+            missing += [f"{path.name}: {module}.{n}" for n in names if not hasattr(loaded, n)]
+    assert missing == []
+
+
 def test_notebooks_use_only_the_public_api():
     for notebook in sorted((REPO / "notebooks").glob("*.ipynb")):
         code = "\n".join(
