@@ -2,7 +2,8 @@
 idle (the baseline, measured in the same run) and then 4x and 8x oversubscribed.
 
 Oversubscribed k times: k busy processes per usable CPU (``python -c "while True: pass"``, at
-the demo's own priority) run beside the demo for the whole of it. Each demo runs in a fresh
+the demo's own priority, each in a session of its own so that autogroup scheduling cannot shield
+the embedded server, itself in a session of its own) run beside the demo for the whole of it. Each demo runs in a fresh
 folder with its own state and cache folders, so it starts its own embedded server (on a free
 port) and sends every request; it is stopped after ``--limit-min`` minutes (a bound, not a
 target) and its scored rows counted all the same.
@@ -52,7 +53,11 @@ def demo(level: int, limit_s: float, *, old_settings: bool = False) -> dict:
     }
     cli = [sys.executable, "-m", "jevalkit.cli"]
     hogs = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(level * cpus())
+        # each in its own session: with the kernel's autogroup scheduling (on by default) the
+        # embedded server, which runs in a session of its own, would otherwise get half of the
+        # machine against all the busy processes together, and the load would be a pretence
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(level * cpus())
     ]
     try:
         if old_settings:
