@@ -15,6 +15,7 @@ from ..contract import CASE_COLUMNS, CaseSpec, Prepared, estimator, finish, prep
 from ..errors import StatsError
 from ..stats import bimodality_groups, bootstrap_ci
 from ._facet_interval import FACET_COLUMNS, other_facets, with_facets
+from ._proportion import CLUSTERED, NO_SPREAD, ONE_CASE, clustered_wilson, share_method
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
 MEAN_COLUMNS = [
@@ -129,7 +130,10 @@ def mean_score(
         ``method_facets`` beside the case-only interval.
 
     Notes:
-        Interval: Student's t over the units, clipped to [0, 1]. When the units have zero sample
+        Interval on 0/1 scores (verdicts): :func:`pass_rate`'s case-clustered Wilson interval,
+        for the mean of case means (with equal repeats the same number and the same interval
+        as ``pass_rate``; ``method`` ends "0/1 scores"). Other scores: Student's t over the
+        units, clipped to [0, 1]. When the units have zero sample
         variance (five passes of five) the t interval would collapse to a point; then the Wilson
         interval for k = n x mean successes of n is used (the widest a [0, 1] score with that
         mean can need), and ``method`` says so. Fewer than 2 units: no interval (NaN).
@@ -155,7 +159,7 @@ def mean_score(
         [{'n': 4, 'value': 0.5}]
         >>> row = mean_score([1.0] * 5).iloc[0]
         >>> round(float(row["ci_low"]), 3), row["method"]
-        (0.566, 'Wilson interval over values: zero sample variance')
+        (0.566, 'Wilson interval over values: 0/1 scores')
     """
     p = prepare(
         data,
@@ -192,12 +196,31 @@ def mean_score(
     low, high = np.fmin(low, mean), np.fmax(high, mean)  # rounding must not exclude the estimate
     small = n < 2
     low[small], high[small], se[small] = np.nan, np.nan, np.nan
+    # 0/1 scores are verdicts: pass_rate's interval (case-clustered Wilson) for the mean of
+    # case means, so the same verdicts get the same interval from either statistic
+    off_grid = np.bincount(p.group, (p.values != 0) & (p.values != 1), minlength=g)
+    binary = (off_grid == 0) & ~small
+    if binary.any():
+        share = clustered_wilson(p.values, p.group, p.case, g, confidence=confidence, per_case=True)
+        low[binary], high[binary], se[binary] = (
+            share.low[binary],
+            share.high[binary],
+            share.se[binary],
+        )
     bins = np.minimum((units * 10).astype(np.int64), 9)
     hist = np.bincount(unit_group * 10 + bins, minlength=g * 10).reshape(g, 10)
     methods, n_near = [], 0
     for i in range(g):
         name = p.unit_name(bool(one_case[i]))
-        if small[i]:
+        if binary[i]:
+            kind = int(share.kind[i])
+            methods.append(
+                f"Wilson interval over {name}: 0/1 scores"
+                if kind not in (CLUSTERED, NO_SPREAD, ONE_CASE)
+                else share_method(kind, n_cases[i], p.case_label, unit_case=p.unit == "case")
+                + ": 0/1 scores"
+            )
+        elif small[i]:
             methods.append("n < 2: no interval")
         elif flat[i]:
             methods.append(f"Wilson interval over {name}: zero sample variance")
@@ -317,11 +340,13 @@ def pass_rate(
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
     design effect deff = (clustered SE / iid SE)^2, the clustered variance the cluster-robust
-    one with its G / (G - 1) correction (so a balanced design's is :func:`mean_score`'s, the
-    variance of case means over cases), carried to G - 1 degrees of freedom as Korn and
-    Graubard (1998) do (``n_effective``). When the repeats do not vary (every run passed, or
-    none did) their correlation cannot be estimated: the effective n is the number of cases,
-    as :func:`mean_score`'s Wilson floor has it, so the two agree on the same verdicts. A
+    one with its G / (G - 1) correction (CR1, as statsmodels' cluster covariance), truncated
+    at 1 (repeats of a case are never negatively correlated, so a smaller estimate is noise)
+    and carried to G - 1 degrees of freedom as Korn and Graubard (1998) do (``n_effective``).
+    When the repeats do not vary (every run passed, or none did) their correlation cannot be
+    estimated: the effective n is the number of cases. :func:`mean_score` of the same 0/1
+    verdicts uses this interval for the mean of case means, so with equal repeats the two
+    give the same interval. A
     group with a single case treats its repeats as independent draws of that case, and
     ``method`` says so.
 
@@ -345,79 +370,27 @@ def pass_rate(
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
         system=_system_column(data),  # two systems' rows of a case are not copies
     )
-    x = p.values
     g = len(p.groups)
-    n = np.bincount(p.group, minlength=g)
-    k = np.bincount(p.group, x, minlength=g)
-    case_size = np.bincount(p.case)
-    present = case_size > 0
-    case_group = np.zeros(case_size.size, dtype=np.int64)
-    case_group[p.case] = p.group
-    n_cases = np.bincount(case_group[present], minlength=g)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = k / n
-        dev = x - mean[p.group]
-        iid = np.bincount(p.group, dev**2, minlength=g) / (n - 1) / n
-        totals = np.bincount(p.case, dev, minlength=case_size.size)
-        clustered = np.bincount(case_group, totals**2, minlength=g) / n**2
-        ratio = clustered / iid
-    repeated = (n_cases >= 2) & (n_cases < n)
-    # without spread (no run varies, or no case mean does) the variance of the mean cannot be
-    # estimated: count cases, not rows (the effective n of perfectly correlated repeats), as
-    # mean_score's Wilson floor does
-    clustering = repeated & (k > 0) & (k < n) & (clustered > 1e-24)
-    unknown = repeated & ~clustering
-    with np.errstate(invalid="ignore", divide="ignore"):
-        # CR1: the cluster-robust variance with its G / (G - 1) correction, so a balanced
-        # design's variance is mean_score's (the variance of case means over cases)
-        ratio = ratio * n_cases / np.maximum(n_cases - 1, 1)
-    deff = np.where(clustering & (iid > 0), np.nan_to_num(ratio, nan=1.0), 1.0)
-    deff = np.where(unknown, n / np.maximum(n_cases, 1), deff)
-    n_eff = n / deff
-    # Korn and Graubard (1998): the effective n carried to G - 1 degrees of freedom, so the
-    # Wilson interval has the t tails of an interval over G cases
-    z = sps.norm.ppf(0.5 + confidence / 2)
-    df_scale = (z / sps.t.ppf(0.5 + confidence / 2, np.maximum(n_cases - 1, 1))) ** 2
-    n_eff = np.where(clustering, n_eff * df_scale, n_eff)
-    low = np.full(g, np.nan)
-    high = np.full(g, np.nan)
-    has = n > 0
-    if has.any():
-        share = k[has] / n[has]
-        low[has], high[has] = proportion_confint(
-            share * n_eff[has], n_eff[has], alpha=1 - confidence, method="wilson"
-        )
-        low, high = np.minimum(low, k / np.maximum(n, 1)), np.maximum(high, k / np.maximum(n, 1))
-    methods = []
-    for i in range(g):
-        if n[i] == 0:
-            methods.append("n = 0: no interval")
-        elif clustering[i]:
-            methods.append(
-                f"Wilson, case-clustered (design effect, Korn-Graubard df; case = {p.case_label})"
-            )
-        elif unknown[i]:
-            methods.append(
-                f"Wilson over {n_cases[i]} cases ({p.case_label}): without spread the repeats' "
-                "correlation cannot be estimated, so the effective n is the number of cases"
-            )
-        elif n_cases[i] == 1 and n[i] > 1 and p.unit == "case":
-            methods.append(f"Wilson over repeats of one case ({p.case_label})")
-        else:
-            methods.append("Wilson")
+    share = clustered_wilson(p.values, p.group, p.case, g, confidence=confidence)
+    n, n_cases = share.n_rows, share.n_cases
+    k = np.bincount(p.group, p.values, minlength=g)
+    methods = [
+        share_method(share.kind[i], n_cases[i], p.case_label, unit_case=p.unit == "case")
+        for i in range(g)
+    ]
     return finish(
         {
             "n": n,
             "n_cases": n_cases,
             "passed": k.astype(np.int64),
             "n_missing": p.n_missing,
-            "value": np.where(has, mean, np.nan),
-            "ci_low": low,
-            "ci_high": high,
-            "design_effect": deff,
-            "n_effective": n_eff,
+            "value": share.value,
+            "ci_low": share.low,
+            "ci_high": share.high,
+            "design_effect": share.design_effect,
+            "n_effective": share.n_effective,
             "method": methods,
-            **with_facets(p, generalize, case, mean, confidence, nested=nested),
+            **with_facets(p, generalize, case, share.value, confidence, nested=nested),
         },
         groups=p.groups,
         order=PASS_COLUMNS + (FACET_COLUMNS if generalize is not None else []),

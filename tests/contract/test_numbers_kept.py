@@ -176,6 +176,13 @@ DELIBERATE = {
             "frame[*].method",
         )
     },
+    # issue 36 item 2: mean_score of 0/1 scores takes pass_rate's case-clustered Wilson
+    # interval (one estimand, one interval), so the leaderboard's value intervals moved too
+    **{
+        f"{call}.frame[*].{column}": "0/1 scores: pass_rate's interval (issue 36 item 2)"
+        for call in ("mean_score/bench", "mean_score/unit", "leaderboard/bench")
+        for column in ("ci_low", "ci_high", "se", "method")
+    },
 }
 
 

@@ -64,12 +64,64 @@ def test_pass_rate_and_mean_score_of_the_same_verdicts_agree():
     # CR1 cluster variance = the variance of case means / G (mean_score's), balanced design
     means = passed.mean(axis=1)
     iid = passed.ravel().var(ddof=1) / passed.size
-    assert rate["design_effect"] == pytest.approx(means.var(ddof=1) / 10 / iid)
+    # truncated at 1: repeats of one case are never negatively correlated (Korn-Graubard)
+    assert rate["design_effect"] == pytest.approx(max(1.0, means.var(ddof=1) / 10 / iid))
     # Korn-Graubard: the effective n at G - 1 degrees of freedom
     t = sps.t.ppf(0.975, 9)
     assert rate["n_effective"] == pytest.approx(30 / rate["design_effect"] * (1.96 / t) ** 2, 1e-3)
-    width_rate, width_score = rate["ci_high"] - rate["ci_low"], score["ci_high"] - score["ci_low"]
-    assert width_rate == pytest.approx(width_score, rel=0.1)  # Wilson's shape vs t's: close
+    # one estimand, one interval: the same case-clustered Wilson interval from either
+    assert (score["ci_low"], score["ci_high"]) == pytest.approx((rate["ci_low"], rate["ci_high"]))
+    assert "0/1 scores" in score["method"] and "case-clustered" in score["method"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_two_agree_on_any_balanced_design_and_pin_to_statsmodels(seed):
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(seed)
+    n_cases, repeats = rng.integers(2, 40), rng.integers(1, 6)
+    passed = rng.random((n_cases, repeats)) < rng.beta(2, 2, n_cases)[:, None]
+    df = repeated(passed)
+    rate = pass_rate(df, case="case_id").iloc[0]
+    score = mean_score(df, case="case_id", bimodality=False).iloc[0]
+    assert rate["value"] == pytest.approx(score["value"])
+    assert (score["ci_low"], score["ci_high"]) == pytest.approx((rate["ci_low"], rate["ci_high"]))
+    assert rate["design_effect"] >= 1.0  # repeats never count for more than independent rows
+    if "case-clustered" in rate["method"]:
+        fit = sm.OLS(passed.ravel().astype(float), np.ones(passed.size)).fit(
+            cov_type="cluster", cov_kwds={"groups": np.repeat(np.arange(n_cases), repeats)}
+        )
+        assert score["se"] == pytest.approx(fit.bse[0])  # CR1, as statsmodels computes it
+
+
+def test_unequal_repeats_keep_each_estimand_with_the_same_clustered_interval():
+    import statsmodels.api as sm
+
+    # 30 cases with 1 to 8 repeats: pass_rate is the share of rows, mean_score the mean of
+    # case means (each case counts once); both intervals cluster on the case
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 9, 30)
+    p_case = rng.beta(2, 2, 30)
+    case = np.repeat(np.arange(30), sizes)
+    x = (rng.random(case.size) < p_case[case]).astype(float)
+    df = pd.DataFrame({"case_id": case, "repeat": np.concatenate([np.arange(k) for k in sizes])})
+    df = df.assign(passed=x.astype(bool), score=x)
+    rate = pass_rate(df, case="case_id").iloc[0]
+    score = mean_score(df, case="case_id", bimodality=False).iloc[0]
+    means = np.bincount(case, x) / sizes
+    assert rate["value"] == pytest.approx(x.mean()) and score["value"] == pytest.approx(means.mean())
+    for weights, got in ((np.ones_like(x), rate), (1.0 / sizes[case], score)):
+        fit = sm.WLS(x, np.ones_like(x), weights=weights).fit(
+            cov_type="cluster", cov_kwds={"groups": case}
+        )
+        assert fit.params[0] == pytest.approx(got["value"])
+        # the design effect over a share of independent rows, p (1 - p) / (N - 1); the
+        # effective n at G - 1 = 29 degrees of freedom (Korn-Graubard)
+        deff = fit.bse[0] ** 2 / (got["value"] * (1 - got["value"]) / (x.size - 1))
+        z, t = sps.norm.ppf(0.975), sps.t.ppf(0.975, 29)
+        n_eff = x.size / max(deff, 1.0) * (z / t) ** 2
+        expected = proportion_confint(got["value"] * n_eff, n_eff, method="wilson")
+        assert (got["ci_low"], got["ci_high"]) == pytest.approx(expected, rel=1e-9)
 
 
 # ---- item 12: position bias uses the exact binomial test when the weights are equal --------
