@@ -29,6 +29,7 @@ import pandas as pd
 from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, prepare
 from ..errors import StatsError
 from ..stats import bootstrap_ci, wilson_ci
+from .rows import kept_apart_by
 
 KINDS = ("pass@k", "pass^k")
 
@@ -61,9 +62,11 @@ def _estimate(
     confidence: float,
     n_resamples: int,
     seed: int | None,
+    pool: bool = False,
 ) -> pd.DataFrame:
     if kind not in KINDS:
         raise StatsError(f"kind must be one of {KINDS}, got {kind!r}")
+    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
     case_cols = columns_of(case)
     if not case_cols:
         raise StatsError(f"{kind} needs cases with repeats: pass case='<column>'")
@@ -193,6 +196,7 @@ def pass_at_k(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """pass@k: the chance that at least one of k attempts passes, averaged over cases, with an
     interval over cases; ``k=None`` gives the curve over k = 1..n (n the fewest repeats of a
@@ -201,7 +205,10 @@ def pass_at_k(
     Returns:
         One row per group and k: the ``by`` columns, ``k``, ``n`` (cases), ``n_missing``
         (rows with an error or no verdict), ``value``, ``se``, ``ci_low``, ``ci_high``,
-        ``method``, ``n_repeats_min`` (the fewest scored repeats of a case).
+        ``method``, ``n_repeats_min`` (the fewest scored repeats of a case). A probe's
+        versions and generation settings (``params_hash``) that differ within a group are kept
+        apart as extra grouping columns (two settings' rows are not repeats of one case);
+        ``pool=True`` pools them on purpose.
 
     Raises:
         StatsError: a case with fewer than k scored repeats; verdicts that are not 0/1.
@@ -223,6 +230,7 @@ def pass_at_k(
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
+        pool=pool,
     )
 
 
@@ -246,6 +254,7 @@ def pass_hat_k(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """pass^k: the chance that all k attempts pass (an agent's reliability, as tau-bench
     reports it), averaged over cases, with an interval over cases; ``k=None`` gives the curve
@@ -268,4 +277,5 @@ def pass_hat_k(
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
+        pool=pool,
     )

@@ -16,6 +16,7 @@ from ..errors import StatsError
 from ..stats import bimodality_groups, bootstrap_ci
 from ._facet_interval import FACET_COLUMNS, other_facets, with_facets
 from ._proportion import CLUSTERED, NO_SPREAD, ONE_CASE, clustered_wilson, share_method
+from .rows import kept_apart_by
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
 MEAN_COLUMNS = [
@@ -93,6 +94,7 @@ def mean_score(
     bimodality: bool = True,
     generalize: Sequence[str] | None = None,
     nested: Mapping[str, str] | None = None,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Mean of normalised 0-1 scores, one row per group, with n and an interval.
 
@@ -116,6 +118,10 @@ def mean_score(
             interval that counts each as a random facet (see below).
         nested: generalised facet -> its parent, e.g. ``{"variant": "case"}`` when each case
             has its own paraphrases (unequal numbers per case: their harmonic mean).
+        pool: pool a probe's versions and generation settings (``params_hash``) on purpose;
+            by default those that differ within a ``by`` group join the grouping as columns
+            after the ``by`` columns (:func:`jevalkit.metrics.rows.kept_apart`), as
+            :func:`summarize` does: two settings' rows of a case are not its repeats.
 
     Returns:
         Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
@@ -161,6 +167,7 @@ def mean_score(
         >>> round(float(row["ci_low"]), 3), row["method"]
         (0.566, 'Wilson interval over values: 0/1 scores')
     """
+    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
     p = prepare(
         data,
         score,
@@ -330,13 +337,16 @@ def pass_rate(
     confidence: float = 0.95,
     generalize: Sequence[str] | None = None,
     nested: Mapping[str, str] | None = None,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """passed / total with a Wilson interval, case-clustered when cases have repeats.
 
     ``generalize`` (facet columns, e.g. ``["case", "variant"]``) adds the interval that counts
     each as a random facet (``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
     ``method_facets``; as in :func:`mean_score`, of the mean of the rows); ``nested`` maps a
-    generalised facet to its parent (``{"variant": "case"}``).
+    generalised facet to its parent (``{"variant": "case"}``). A probe's versions and
+    generation settings (``params_hash``) that differ within a ``by`` group are kept apart as
+    extra grouping columns, as in :func:`mean_score`; ``pool=True`` pools them on purpose.
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
     design effect deff = (clustered SE / iid SE)^2, the clustered variance the cluster-robust
@@ -359,6 +369,7 @@ def pass_rate(
         >>> pass_rate([True, True, False, True])[["n", "passed", "value"]].to_dict("records")
         [{'n': 4, 'passed': 3, 'value': 0.75}]
     """
+    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
     p = prepare(
         data,
         passed,

@@ -68,9 +68,13 @@ def summarize(
         by = cols or None
     parts = []
     if passed in results.columns and results[passed].notna().any():
-        parts.append(pass_rate(results, by=by, passed=passed, case=case).assign(metric="pass_rate"))
+        parts.append(
+            pass_rate(results, by=by, passed=passed, case=case, pool=pool).assign(
+                metric="pass_rate"
+            )
+        )
     if score in results.columns and results[score].notna().any():
-        table = mean_score(results, by=by, score=score, case=case, bimodality=False)
+        table = mean_score(results, by=by, score=score, case=case, bimodality=False, pool=pool)
         parts.append(table.assign(metric="mean_score"))
     if not parts:
         raise StatsError(f"no {passed!r} or {score!r} column to summarise; pass passed= or score=")

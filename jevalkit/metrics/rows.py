@@ -26,6 +26,7 @@ __all__ = [
     "error_summary",
     "has_repeats",
     "kept_apart",
+    "kept_apart_by",
     "scored",
     "truncated",
 ]
@@ -194,3 +195,21 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
     if differ and "probe" in present:
         differ.insert(0, "probe")
     return differ
+
+
+def kept_apart_by(data: object, by: CaseSpec = None, *, pool: bool = False) -> CaseSpec:
+    """``by`` with the setting columns that differ within its groups (:func:`kept_apart`)
+    joined after it, so a statistic called directly keeps a probe's versions and generation
+    settings apart as :func:`jevalkit.metrics.summarize` does (two settings' rows of a case are
+    not repeats of one case); ``pool=True``, or data that is not a frame: ``by`` as given.
+
+    Example:
+        >>> df = pd.DataFrame({"system": "m", "probe": "p", "version": [1, 2]})
+        >>> kept_apart_by(df, "system"), kept_apart_by(df, "system", pool=True)
+        (['system', 'probe', 'version'], 'system')
+    """
+    frame = rows_of(data)
+    if pool or not isinstance(frame, pd.DataFrame):
+        return by
+    extra = kept_apart(frame, by)
+    return [*columns_of(by), *extra] if extra else by

@@ -1,0 +1,65 @@
+"""Issue 36 item 13: a hostile review's cases (data the statistics were not built for)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jevalkit.metrics import mean_score, pass_at_k, pass_hat_k, pass_rate
+
+
+def two_settings(vary: str) -> pd.DataFrame:
+    """One system, one probe, 10 cases x 3 repeats at two versions (or two params_hash)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i, (version, setting, p) in enumerate([(1, "t0", 0.9), (2, "t1", 0.3)]):
+        for c in range(10):
+            for r in range(3):
+                ok = bool(rng.random() < p)
+                rows.append(
+                    {
+                        "system": "m",
+                        "probe": "trivia",
+                        "version": version if vary == "version" else 1,
+                        "params_hash": setting,
+                        "case_id": f"c{c}",
+                        "repeat": r,
+                        "passed": ok,
+                        "score": float(ok),
+                        "_setting": i,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("vary", ["version", "params_hash"])
+@pytest.mark.parametrize(
+    "statistic",
+    [pass_rate, lambda d, **kw: mean_score(d, bimodality=False, **kw)],
+    ids=["pass_rate", "mean_score"],
+)
+def test_a_direct_call_keeps_two_settings_of_a_probe_apart(vary, statistic):
+    df = two_settings(vary)
+    table = statistic(df, by="system")
+    apart = ["probe", "version"] if vary == "version" else ["probe", "params_hash"]
+    assert list(table.columns[:3]) == ["system", *apart]
+    assert len(table) == 2
+    # each setting's row is that setting's own statistic: 10 cases, never 6 repeats of one
+    for _, row in table.iterrows():
+        alone = statistic(df[df[apart[1]] == row[apart[1]]], by="system").iloc[0]
+        assert row["n_cases"] == 10
+        assert row["value"] == pytest.approx(alone["value"])
+        assert row["ci_low"] == pytest.approx(alone["ci_low"])
+    pooled = statistic(df, by="system", pool=True)
+    assert len(pooled) == 1 and "version" not in pooled.columns
+
+
+@pytest.mark.parametrize("statistic", [pass_at_k, pass_hat_k])
+def test_pass_at_k_never_counts_two_settings_as_repeats_of_one_case(statistic):
+    df = two_settings("params_hash")
+    table = statistic(df, 2, by="system")
+    assert len(table) == 2 and table["n_repeats_min"].tolist() == [3, 3]
+    for _, row in table.iterrows():
+        alone = statistic(df[df["params_hash"] == row["params_hash"]], 2, by="system").iloc[0]
+        assert row["value"] == pytest.approx(alone["value"])
