@@ -15,8 +15,10 @@ the per-case estimates, except with fewer than 20 cases or a mean within 0.15 of
 pass@k piles up near 1 and a rare hard case pulls the truth below what the sample shows (the
 t interval covered 60-78% at pass@3-5 near 0.97-0.99 in simulation, BCa 71-82%): there the
 Wilson interval at the number of cases, valid for any mean of [0, 1] values since their variance
-is at most m (1 - m) (Bhatia & Davis 2000). ``benchmarks/calibration.py`` (``pass_at_k``):
-92-100% over designs from Beta(1, 3) to Beta(8, 1) case difficulties, 20-60 cases, k = 1-5.
+is at most m (1 - m) (Bhatia & Davis 2000); and when every case's estimate is 0 or 1 (k = n:
+did all, or any, of its repeats pass), where the mean is a binomial share of the cases (the
+bootstrap of those 0/1 values covered 88% at 30 cases x 4 repeats, pass^4, Beta(8, 1)).
+``benchmarks/calibration.py`` (``pass_at_k``): 92-100% over designs from Beta(1, 3) to Beta(8, 1) case difficulties, 20-60 cases, k = 1-5.
 """
 
 from __future__ import annotations
@@ -160,9 +162,16 @@ def _interval(
         }
     se = float(values.std(ddof=1) / np.sqrt(n))
     near = n < FEW_CASES or not BOUND_MARGIN < mean < 1 - BOUND_MARGIN or np.ptp(values) == 0
-    if near:
+    # k = n: each case's estimate is 0 or 1, so the mean is a binomial share of independent
+    # cases, where Wilson is the interval (a bootstrap of 0/1 values covered 88% at 30 cases)
+    share = bool(np.all((values == 0) | (values == 1)))
+    if near or share:
         low, high = wilson_ci(mean * n, n, confidence)
-        how = "Wilson interval over cases (few cases, a mean near a bound, or no spread)"
+        how = (
+            "Wilson interval over cases (each case's estimate is 0 or 1: a share of cases)"
+            if share and not near
+            else "Wilson interval over cases (few cases, a mean near a bound, or no spread)"
+        )
     else:
         ci = bootstrap_ci(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
         low, high, how = ci.low, ci.high, "BCa bootstrap interval over cases"
@@ -180,7 +189,8 @@ def _interval(
     unit="case",
     estimand="the chance that at least one of k attempts at a case passes, averaged over cases",
     interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
-    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, or no spread",
+    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, no spread, or 0/1 "
+    "per-case estimates (k = n)",
     checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
@@ -238,7 +248,8 @@ def pass_at_k(
     unit="case",
     estimand="the chance that all k attempts at a case pass (pass^k), averaged over cases",
     interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
-    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, or no spread",
+    "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, no spread, or 0/1 "
+    "per-case estimates (k = n)",
     checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
