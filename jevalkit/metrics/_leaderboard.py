@@ -141,6 +141,8 @@ def rank_sets(
     confidence: float = 0.95,
     draw_se: np.ndarray | None = None,
     own_se: np.ndarray | None = None,
+    *,
+    floor: bool = True,
 ) -> dict:
     """Simultaneous rank intervals from point estimates and joint bootstrap draws (higher is
     better; see the module docstring), with the step-down refinement.
@@ -155,6 +157,10 @@ def rank_sets(
             difference (B x pairs, upper-triangle order) and the sample's own (pairs): each
             pair's statistic is then studentized in every draw (its SE floored at half the
             sample's, so a draw whose differences all agree cannot make it infinite).
+        floor: give a pair whose draws never vary the Wilson interval of its difference over
+            its shared cases (differences of means of [0, 1] scores); ``False`` for other
+            scales (log-odds strengths), where such a pair is never separated and ``n_shared``
+            only sets the degrees of freedom.
 
     Returns:
         ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row surely better than
@@ -174,7 +180,7 @@ def rank_sets(
     with np.errstate(invalid="ignore"):
         se = np.nan_to_num(np.nanstd(boot, axis=0, ddof=1))
     z = float(sps.norm.ppf((1 + confidence) / 2))
-    flat = (se <= 1e-12) & np.isfinite(n_shared)
+    flat = (se <= 1e-12) & np.isfinite(n_shared) & floor
     if flat.any():
         # every shared case differs alike: the bootstrap sees no noise. As mean_score does for
         # zero sample variance, take the Wilson interval of the difference mapped to [0, 1]
@@ -487,8 +493,11 @@ def _pairwise(
     sets = rank_sets(
         table["strength"].to_numpy()[finite],
         draws[names].to_numpy(),
-        np.full((finite.sum(), finite.sum()), np.inf),  # log-odds: no Wilson fallback
+        # the cases the games came from: a bootstrap over n cases carries n - 1 degrees of
+        # freedom (two cases separated tied systems in 48% of boards at nominal 5%)
+        np.full((finite.sum(), finite.sum()), float(ranking.n_cases)),
         confidence,
+        floor=False,  # log-odds: no Wilson fallback
     )
     size = len(table)
     better = np.zeros((size, size), dtype=bool)
