@@ -358,9 +358,9 @@ ACTIVE_ARMS = {
 }
 
 
-def active_arms(df: pd.DataFrame, n_held: int, reps: int, ks) -> pd.DataFrame:
-    """Leave-systems-out for every arm of ACTIVE_ARMS: one row per held-out system x k x
-    repeat of the design x arm, with the error, coverage and half-width."""
+def active_arms(df: pd.DataFrame, n_held: int, reps: int, ks, arms=ACTIVE_ARMS) -> pd.DataFrame:
+    """Leave-systems-out for every arm of ``arms`` (default ACTIVE_ARMS): one row per held-out
+    system x k x repeat of the design x arm, with the error, coverage and half-width."""
     names = sorted(df["system"].unique())
     rows = []
     for i, held in enumerate(names[:n_held]):
@@ -371,7 +371,7 @@ def active_arms(df: pd.DataFrame, n_held: int, reps: int, ks) -> pd.DataFrame:
         for k in ks:
             for rep in range(reps):
                 seed = 1000 * rep + i
-                for arm, options in ACTIVE_ARMS.items():
+                for arm, options in arms.items():
                     if arm.startswith("random"):
                         plan, how, on = select(fit, k, method="random", seed=seed), "sample", fit
                     elif arm.startswith("stratified"):
@@ -474,7 +474,47 @@ def active(n_held: int, reps: int) -> None:
                 )
 
 
+SEQUENTIAL_ARMS = {
+    a: ACTIVE_ARMS[a] for a in ("active, 8 waves", "active, 8 waves, shuffled model")
+}
+
+
+def active_coverage(n_held: int, reps: int) -> None:
+    """The runner's sequential path alone (8 waves, right and shuffled item models), enough
+    intervals per cell to tell its coverage from 95% to within about +-2%."""
+    for name, data in (
+        ("simulated 2PL", simulate_2pl(n_systems=60, n_items=1000, seed=0).rows),
+        ("sharp 2PL", sharp_2pl(60, 1000, seed=1)),
+    ):
+        start = time.perf_counter()
+        rows = active_arms(data, n_held, reps, [25, 50, 100], SEQUENTIAL_ARMS)
+        out = []
+        for (k, arm), g in rows.groupby(["k", "arm"], sort=False):
+            low, high = proportion_confint(int(g["covered"].sum()), len(g), method="wilson")
+            out.append(
+                {
+                    "k": k,
+                    "arm": arm,
+                    "n": len(g),
+                    "coverage": g["covered"].mean(),
+                    "mc_low": low,
+                    "mc_high": high,
+                    "half_width": g["half_width"].mean(),
+                }
+            )
+        print(
+            f"sequential active coverage, {name}: {n_held} held out x {reps} draws "
+            f"({time.perf_counter() - start:.0f} s); nominal 0.95, Wilson Monte Carlo interval"
+        )
+        print(pd.DataFrame(out).to_string(index=False, float_format="{:.3f}".format))
+
+
 if __name__ == "__main__":
+    if "--active-coverage" in sys.argv:  # --active-coverage [HELD REPS]
+        rest = sys.argv[sys.argv.index("--active-coverage") + 1 :]
+        held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (40, 10)
+        active_coverage(4 if QUICK else held, 2 if QUICK else reps)
+        sys.exit(0)
     if "--anchors" in sys.argv:  # issue 36 item 4 alone: --anchors [HELD DRAWS]
         rest = sys.argv[sys.argv.index("--anchors") + 1 :]
         held, draws = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (20, 15)

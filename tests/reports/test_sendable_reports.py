@@ -4,7 +4,9 @@ test_notebooks, test_total_error_notebook, test_item_notebooks)."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from sendable import defects
@@ -16,21 +18,33 @@ VARIANT_RUN = data_dir() / "runs" / "schema-ten-records__variants__local.jsonl"
 ONE_SYSTEM = data_dir() / "runs" / "judge__faithfulness__local.jsonl"
 
 
+def graded(tmp_path) -> Path:
+    """The embedded model's variant run with graded scores near 0 in place of its 0/1 verdicts:
+    15 values near a bound, where mean_score's t interval warns (0/1 scores get pass_rate's
+    Wilson interval and no warning)."""
+    lines = VARIANT_RUN.read_text().splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    for i, row in enumerate(rows):
+        row["score"] = round(0.02 * (i % 5) + (0.3 if row["score"] == 1.0 else 0.0), 2)
+    path = tmp_path / VARIANT_RUN.name
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     out = {}
-    # the embedded model's variant run: 15 rows near a bound, so mean_score warns
     for key, name, results in (
-        ("warns", "total_error", VARIANT_RUN),
+        ("warns", "total_error", graded(tmp_path_factory.mktemp("graded"))),
         ("one_system", "imported_log", ONE_SYSTEM),
     ):
         report = run_report(name, results=results, out=tmp_path_factory.mktemp(key))
-        out[key] = (report, report.html.read_text())
+        out[key] = (report, report.html.read_text(), results)
     return out
 
 
 def test_a_warning_is_a_short_note_without_a_path_or_code(pages):
-    report, html = pages["warns"]
+    report, html, results = pages["warns"]
     notes = report.numbers()["notes"]
     assert len(notes) == 1 and notes[0].startswith("mean_score: 1 group(s) have fewer than 20")
     assert "<h2>Notes</h2>" in html and "have fewer than 20 units" in html
@@ -38,11 +52,11 @@ def test_a_warning_is_a_short_note_without_a_path_or_code(pages):
     assert defects(html, title="Total evaluation error") == []
     # a file given is shown as given
     table = re.search(r"jevalkit-parameters\">(.*?)</table>", html, re.S).group(1)
-    assert repr(str(VARIANT_RUN)) in table
+    assert repr(str(results)) in table
 
 
 def test_one_system_gets_no_empty_comparison_heading(pages):
-    report, html = pages["one_system"]
+    report, html, _ = pages["one_system"]
     assert "The two best systems, case by case" not in html
     assert "Mean score and pass rate by system" in html
     assert defects(html, title="An imported evaluation log") == []
