@@ -109,7 +109,9 @@ def test_unequal_repeats_keep_each_estimand_with_the_same_clustered_interval():
     rate = pass_rate(df, case="case_id").iloc[0]
     score = mean_score(df, case="case_id", bimodality=False).iloc[0]
     means = np.bincount(case, x) / sizes
-    assert rate["value"] == pytest.approx(x.mean()) and score["value"] == pytest.approx(means.mean())
+    assert rate["value"] == pytest.approx(x.mean()) and score["value"] == pytest.approx(
+        means.mean()
+    )
     for weights, got in ((np.ones_like(x), rate), (1.0 / sizes[case], score)):
         fit = sm.WLS(x, np.ones_like(x), weights=weights).fit(
             cov_type="cluster", cov_kwds={"groups": case}
