@@ -183,3 +183,42 @@ def test_the_configuration_names_what_differs(tmp_path):
     part = tmp_path / "0.jsonl"
     base.write(part)
     assert RunConfig.read(part) == base
+
+
+
+@pytest.mark.parametrize(
+    ("second", "field"),
+    [
+        (dict(model="m2"), "model is m2 here but m in 0.jsonl"),
+        (dict(label="T=1"), "label is T=1 here but none in 0.jsonl"),
+        (dict(base="other"), "base_url is http://127.0.0.1:"),
+    ],
+)
+def test_parts_of_different_runs_without_configurations_are_refused_by_their_rows(
+    openai_server, tmp_path, capsys, second, field
+):
+    # parts written by hand or by an older jevalkit record no configuration: their rows still
+    # say which run wrote them, and two runs' rows must not be pooled into one pass rate
+    from openai_server import OpenAIServer
+
+    out, elsewhere = tmp_path / "r.jsonl", tmp_path / "elsewhere.jsonl"
+    shard(openai_server, out, "0/2")
+    if second.pop("base", None):
+        with OpenAIServer() as other:
+            shard(other, elsewhere, "1/2", **second)
+    else:
+        shard(openai_server, elsewhere, "1/2", **second)
+    (parts_dir(elsewhere) / "1.jsonl").rename(parts_dir(out) / "1.jsonl")
+    config_path(part_files(out)[0]).unlink()
+    refused_merge(capsys, out, "1.jsonl is not a shard of the run of", field)
+
+
+def test_parts_of_one_run_without_configurations_still_merge(openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    for which in ("0/2", "1/2"):
+        shard(openai_server, out, which)
+    n = sum(len(p.read_text().splitlines()) for p in part_files(out))
+    for part in part_files(out):
+        config_path(part).unlink()
+    assert main(["merge", str(out)]) == 0
+    assert len(read_results(out)) == n == 6
