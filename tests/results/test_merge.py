@@ -185,7 +185,6 @@ def test_the_configuration_names_what_differs(tmp_path):
     assert RunConfig.read(part) == base
 
 
-
 @pytest.mark.parametrize(
     ("second", "field"),
     [
