@@ -247,6 +247,64 @@ def check_one_run(
     return reference
 
 
+def check_rows_one_run(parts: dict[Path, Iterable[dict[str, Any]]]) -> None:
+    """Refuse parts of different runs by what their rows say, for parts that record no
+    configuration (written by hand, or by an older jevalkit): every part's rows must name the
+    same model, base URL and label, and a probe version the same content hash.
+
+    Raises:
+        ResultsError: one line naming the part, the first part and the field.
+
+    Example:
+        >>> rows = {Path("0.jsonl"): [{"model": "m"}], Path("1.jsonl"): [{"model": "n"}]}
+        >>> try:
+        ...     check_rows_one_run(rows)
+        ... except ResultsError as exc:
+        ...     print(str(exc).split(";")[0])
+        1.jsonl is not a shard of the run of 0.jsonl: model is n here but m in 0.jsonl
+    """
+    first, reference = None, None
+    for part, rows in parts.items():
+        said = _rows_said(rows)
+        if reference is None:
+            first, reference = part, said
+            continue
+        assert first is not None
+        difference = _said_difference(said, reference, f"in {first.name}")
+        if difference is not None:
+            raise ResultsError(
+                f"{part} is not a shard of the run of {first}: {difference}; a merge takes the "
+                "parts of one run only: run this shard again with the run's options, or move "
+                "the part away"
+            )
+
+
+def _rows_said(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    said: dict[str, Any] = {name: set() for name in ("model", "base_url", "label")}
+    hashes: dict[str, set] = {}
+    for row in rows:
+        for name in ("model", "base_url", "label"):
+            said[name].add(row.get(name))
+        if row.get("probe_hash") is not None:
+            hashes.setdefault(f"{row.get('probe')}@{row.get('version')}", set()).add(
+                row["probe_hash"]
+            )
+    return {**{k: sorted(v, key=str) for k, v in said.items()}, "hashes": hashes}
+
+
+def _said_difference(mine: dict[str, Any], theirs: dict[str, Any], there: str) -> str | None:
+    for name in ("model", "base_url", "label"):
+        if mine[name] != theirs[name]:
+            return f"{name} is {_shown(mine[name])} here but {_shown(theirs[name])} {there}"
+    for probe in sorted(set(mine["hashes"]) & set(theirs["hashes"])):
+        if mine["hashes"][probe] != theirs["hashes"][probe]:
+            return (
+                f"content (sha256) of {probe} is {_shown(sorted(mine['hashes'][probe]))} here "
+                f"but {_shown(sorted(theirs['hashes'][probe]))} {there}"
+            )
+    return None
+
+
 def remove_config(part: Path) -> None:
     """Remove the configuration of ``part`` (once the part is merged)."""
     config_path(part).unlink(missing_ok=True)

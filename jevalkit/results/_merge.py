@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import ResultsError
 from ._complete import completeness
-from ._config import check_one_run, remove_config
+from ._config import check_one_run, check_rows_one_run, remove_config
 from ._json import json_row
 from ._lock import locked
 from ._parts import PartsReader, part_files, parts_dir
@@ -119,13 +119,18 @@ def merge_rows(
         merged = dict(base)
         origin = dict.fromkeys(base, path)
         report = []
+        read = {}
         for part in parts:
-            lines, _ = keyed_lines(
+            read[part], _ = keyed_lines(
                 reader.lines(part) if reader is not None else iter_lines(part),
                 part,
                 one_run=True,
                 repeated=config is None or config.repeats_keys(),
             )
+        if config is None:  # no part records its run: what the rows say of it
+            check_rows_one_run({p: (row for row, _ in lines.values()) for p, lines in read.items()})
+        for part in parts:
+            lines = read[part]
             counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
             counts["already_merged"] = 0
             counts["torn"] = torn_bytes(part)

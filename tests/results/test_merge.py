@@ -29,6 +29,23 @@ def shard(server, out, which, probe="schema-ten-records", model="m", **options):
     return jevalkit.run(probe, model, shard=which, **{**defaults, **options})
 
 
+def other_runs_part(server, out, second, names):
+    """Shard 0/2 of ``out``, and beside it the ``names`` of shard 1/2 of a run with the options
+    ``second`` (``base``: on another server) written elsewhere."""
+    from openai_server import OpenAIServer
+
+    elsewhere = out.with_name("elsewhere.jsonl")
+    shard(server, out, "0/2")
+    second = dict(second)
+    if second.pop("base", None):
+        with OpenAIServer() as other:
+            shard(other, elsewhere, "1/2", **second)
+    else:
+        shard(server, elsewhere, "1/2", **second)
+    for name in names:
+        (parts_dir(elsewhere) / name).rename(parts_dir(out) / name)
+
+
 def refused_merge(capsys, out, *needles):
     before = {p: p.read_bytes() for p in part_files(out)}
     assert main(["merge", str(out)]) == 2
@@ -73,17 +90,8 @@ def test_shards_run_at_two_temperatures_are_refused_naming_the_part_and_params_h
 def test_parts_of_another_model_version_endpoint_or_plan_are_refused(
     openai_server, tmp_path, capsys, second, field
 ):
-    from openai_server import OpenAIServer
-
-    out, elsewhere = tmp_path / "r.jsonl", tmp_path / "elsewhere.jsonl"
-    shard(openai_server, out, "0/2")
-    if second.pop("base", None):
-        with OpenAIServer() as other:
-            shard(other, elsewhere, "1/2", **second)
-    else:
-        shard(openai_server, elsewhere, "1/2", **second)
-    for name in ("1.jsonl", "1.run.json"):
-        (parts_dir(elsewhere) / name).rename(parts_dir(out) / name)
+    out = tmp_path / "r.jsonl"
+    other_runs_part(openai_server, out, second, ("1.jsonl", "1.run.json"))
     refused_merge(capsys, out, "1.jsonl is not a shard of the run of", field)
 
 
@@ -183,3 +191,33 @@ def test_the_configuration_names_what_differs(tmp_path):
     part = tmp_path / "0.jsonl"
     base.write(part)
     assert RunConfig.read(part) == base
+
+
+@pytest.mark.parametrize(
+    ("second", "field"),
+    [
+        (dict(model="m2"), "model is m2 here but m in 0.jsonl"),
+        (dict(label="T=1"), "label is T=1 here but none in 0.jsonl"),
+        (dict(base="other"), "base_url is http://127.0.0.1:"),
+    ],
+)
+def test_parts_of_different_runs_without_configurations_are_refused_by_their_rows(
+    openai_server, tmp_path, capsys, second, field
+):
+    # parts written by hand or by an older jevalkit record no configuration: their rows still
+    # say which run wrote them, and two runs' rows must not be pooled into one pass rate
+    out = tmp_path / "r.jsonl"
+    other_runs_part(openai_server, out, second, ("1.jsonl",))
+    config_path(part_files(out)[0]).unlink()
+    refused_merge(capsys, out, "1.jsonl is not a shard of the run of", field)
+
+
+def test_parts_of_one_run_without_configurations_still_merge(openai_server, tmp_path):
+    out = tmp_path / "r.jsonl"
+    for which in ("0/2", "1/2"):
+        shard(openai_server, out, which)
+    n = sum(len(p.read_text().splitlines()) for p in part_files(out))
+    for part in part_files(out):
+        config_path(part).unlink()
+    assert main(["merge", str(out)]) == 0
+    assert len(read_results(out)) == n == 6
