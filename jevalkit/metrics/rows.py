@@ -16,7 +16,15 @@ import re
 
 import pandas as pd
 
-from ..contract import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require, rows_of
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    columns_of,
+    group_codes,
+    not_a_statistic,
+    require,
+    rows_of,
+)
 from ..errors import StatsError
 
 __all__ = [
@@ -39,6 +47,7 @@ def _error_field(error: object, field: str) -> object:
     return error.get(field) if isinstance(error, dict) else None
 
 
+@not_a_statistic("counts the error types of rows (facts about rows, no estimate)")
 def error_summary(results: pd.DataFrame, *, limit: int = 200) -> pd.DataFrame:
     """One row per error type, most frequent first: ``type``, ``n`` (rows), ``status`` (the
     first row's HTTP status, when there was one) and ``first_message`` (the first row's message
@@ -70,6 +79,7 @@ def error_summary(results: pd.DataFrame, *, limit: int = 200) -> pd.DataFrame:
     return table.sort_values("n", ascending=False, kind="stable").reset_index(drop=True)
 
 
+@not_a_statistic("flags rows cut off at max_tokens (facts about rows, no estimate)")
 def truncated(results: pd.DataFrame) -> pd.Series:
     """Which rows were cut off at ``max_tokens`` (``finish_reason`` ``length``): their output
     is incomplete, so a failing score may say more about the limit than about the model.
@@ -84,6 +94,7 @@ def truncated(results: pd.DataFrame) -> pd.Series:
     return results["finish_reason"].eq("length").fillna(False).astype(bool)
 
 
+@not_a_statistic("counts the rows with a verdict or score (facts about rows, no estimate)")
 def scored(results: pd.DataFrame) -> int:
     """How many rows carry a verdict or a score (what a summary can count).
 
@@ -99,6 +110,7 @@ def scored(results: pd.DataFrame) -> int:
     return int(have.sum())
 
 
+@not_a_statistic("counts error rows and all rows (facts about rows, no estimate)")
 def error_share(results: pd.DataFrame) -> tuple[int, int]:
     """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
 
@@ -112,6 +124,7 @@ def error_share(results: pd.DataFrame) -> tuple[int, int]:
     return int(results["error"].notna().sum()), len(results)
 
 
+@not_a_statistic("tells whether a case was run twice (facts about rows, no estimate)")
 def has_repeats(
     results: pd.DataFrame, *, case: CaseSpec = CASE_COLUMNS, system: str | None = "system"
 ) -> bool:
@@ -132,6 +145,7 @@ def has_repeats(
     return bool(pd.Series(codes).value_counts().max() > 1)
 
 
+@not_a_statistic("joins two runs into one frame (plumbing for a comparison, no estimate)")
 def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """One frame of a base and a head run, and the baseline system's name: the base must hold one
     system; names shared by both runs are told apart as ``base: <name>`` / ``head: <name>``.
@@ -160,6 +174,7 @@ def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, 
     return pd.concat([base, head], ignore_index=True), str(base["system"].iloc[0])
 
 
+@not_a_statistic("names the setting columns that differ (facts about rows, no estimate)")
 def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
     """The setting columns (:data:`SETTING_COLUMNS`) that differ within a ``by`` group: a
     probe's versions, or its generation settings (``params_hash``), which a summary must keep
