@@ -12,13 +12,16 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 
 from ..contract import (
     CASE_COLUMNS,
     CaseSpec,
+    Result,
     columns_of,
     group_codes,
     not_a_statistic,
@@ -29,6 +32,7 @@ from ..errors import StatsError
 
 __all__ = [
     "SETTING_COLUMNS",
+    "ErrorShare",
     "combine_runs",
     "error_share",
     "error_summary",
@@ -110,18 +114,38 @@ def scored(results: pd.DataFrame) -> int:
     return int(have.sum())
 
 
+@dataclass(frozen=True)
+class ErrorShare(Result):
+    """The error rows of a results frame (:func:`error_share`): unpacks as ``(errors, total)``.
+
+    Attributes:
+        errors: the rows whose ``error`` is set.
+        total: all rows.
+        share: ``errors / total`` (NaN when there are no rows).
+    """
+
+    errors: int
+    total: int
+    share: float
+    _unpack = ("errors", "total")
+
+
 @not_a_statistic("counts error rows and all rows (facts about rows, no estimate)")
-def error_share(results: pd.DataFrame) -> tuple[int, int]:
-    """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
+def error_share(results: pd.DataFrame) -> ErrorShare:
+    """The error rows and all rows of ``results`` (a row is an error when its ``error`` is
+    set), as an :class:`ErrorShare` that unpacks as ``(errors, total)``.
 
     Example:
-        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
+        >>> errors, total = error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
+        >>> errors, total
         (1, 3)
+        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}]})).share
+        0.5
     """
     results = rows_of(results)  # a run's result: its rows
-    if "error" not in results.columns:
-        return 0, len(results)
-    return int(results["error"].notna().sum()), len(results)
+    errors = int(results["error"].notna().sum()) if "error" in results.columns else 0
+    total = len(results)
+    return ErrorShare(errors, total, errors / total if total else math.nan)
 
 
 @not_a_statistic("tells whether a case was run twice (facts about rows, no estimate)")
