@@ -333,14 +333,26 @@ STATISTICS_PACKAGES = ("jevalkit.metrics", "jevalkit.stats", "jevalkit.items", "
 MAX_METRICS_FACE = 40
 
 
-@pytest.mark.parametrize("package", STATISTICS_PACKAGES)
-def test_every_public_statistic_carries_its_contract_or_says_why_not(package):
+def public_modules(package: str) -> list[str]:
+    """``package`` and every public module under it (no part of its name private)."""
+    found = [package]
+    for info in pkgutil.walk_packages(importlib.import_module(package).__path__, f"{package}."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            found.append(info.name)
+    return found
+
+
+@pytest.mark.parametrize(
+    "module_name", [m for package in STATISTICS_PACKAGES for m in public_modules(package)]
+)
+def test_every_public_statistic_carries_its_contract_or_says_why_not(module_name):
     # the contract lives on the function (fn.contract, jevalkit.contract.estimator); a public
     # function that estimates nothing says so (@not_a_statistic(why)); results classes are
     # their statistic's answer. tests/contract/test_contract.py runs the declared checks.
+    # Every public module's __all__ counts, not only the package's (jevalkit.metrics.rows).
     from jevalkit.contract import Result
 
-    module = importlib.import_module(package)
+    module = importlib.import_module(module_name)
     bare = []
     for name in module.__all__:
         obj = getattr(module, name)
@@ -350,7 +362,12 @@ def test_every_public_statistic_carries_its_contract_or_says_why_not(package):
             continue
         if getattr(obj, "contract", None) is None and not getattr(obj, "not_a_statistic", None):
             bare.append(name)
-    assert bare == [], f"{package}: public functions with no contract and no reason: {bare}"
+    assert bare == [], f"{module_name}: public functions with no contract and no reason: {bare}"
+
+
+def test_the_public_modules_of_the_statistics_packages_are_all_found():
+    # the rule above is only as wide as the modules it walks
+    assert "jevalkit.metrics.rows" in public_modules("jevalkit.metrics")
 
 
 def test_the_metrics_face_is_small_and_exports_no_column_lists():

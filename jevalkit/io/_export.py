@@ -24,6 +24,7 @@ import pandas as pd
 
 from .._version import __version__
 from ..client import PROVIDERS
+from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
 from ..local import MODEL_NAME
 from ..metrics import mean_score, pass_rate
@@ -38,7 +39,7 @@ _GROUP = ["system", "probe", "version"]
 
 
 def export(
-    results: pd.DataFrame | str | Path | Sequence[str | Path],
+    results: pd.DataFrame | RowsResult | str | Path | Sequence[str | Path],
     *,
     to: str = "every-eval-ever",
     out: str | Path | None = None,
@@ -46,8 +47,9 @@ def export(
     organization: str = "unknown",
     relationship: str = "third_party",
 ) -> dict[str, Any]:
-    """Write ``results`` (a results frame, or files :func:`jevalkit.io.read` reads) as an Every
-    Eval Ever record; return the record (a dict), written to ``out`` as JSON when given.
+    """Write ``results`` (a results frame, a run's result, or files :func:`jevalkit.io.read`
+    reads) as an Every Eval Ever record; return the record (a dict), written to ``out`` as JSON
+    when given.
 
     Args:
         to: the format; ``every-eval-ever`` (schema 0.3.x).
@@ -77,6 +79,7 @@ def export(
         raise ImportFormatError(
             f"relationship {relationship!r}: give one of {', '.join(RELATIONSHIPS)}"
         )
+    results = rows_of(results)  # a run's result: its rows
     if isinstance(results, pd.DataFrame):
         df = results
     else:

@@ -7,12 +7,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError, ResultsError
 from ..results import COLUMNS, KEY_COLUMNS, check_results_path, json_ready, validate_row, write_rows
 
 
-def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = False) -> Path:
-    """Write ``frame`` as results JSONL (the documented columns; NaN and NA as null), atomically.
+def write_results(
+    frame: pd.DataFrame | RowsResult, out: str | Path, *, overwrite: bool = False
+) -> Path:
+    """Write ``frame`` (a results frame, or a run's result: its rows) as results JSONL (the
+    documented columns; NaN and NA as null), atomically.
 
     Raises:
         ImportFormatError: ``out`` exists (unless ``overwrite``).
@@ -27,6 +31,7 @@ def write_results(frame: pd.DataFrame, out: str | Path, *, overwrite: bool = Fal
         >>> jevalkit.read_results(path)["score"].tolist()
         [0.5]
     """
+    frame = rows_of(frame)  # a run's result: its rows
     path = Path(out)
     if path.exists() and not overwrite:
         raise ImportFormatError(f"{path} already exists; choose another --out (or --overwrite)")

@@ -219,7 +219,7 @@ def gate(
                 "metric": metric,
                 "decision": "refused",
                 "n": 0,
-                "n_errors": error_share(results)[0],
+                "n_errors": error_share(results).errors,
                 "value": np.nan,
                 "ci_low": np.nan,
                 "ci_high": np.nan,

@@ -12,15 +12,27 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 
 import pandas as pd
 
-from ..contract import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require, rows_of
+from ..contract import (
+    CASE_COLUMNS,
+    CaseSpec,
+    Result,
+    columns_of,
+    group_codes,
+    not_a_statistic,
+    require,
+    rows_of,
+)
 from ..errors import StatsError
 
 __all__ = [
     "SETTING_COLUMNS",
+    "ErrorShare",
     "combine_runs",
     "error_share",
     "error_summary",
@@ -40,6 +52,7 @@ def _error_field(error: object, field: str) -> object:
     return error.get(field) if isinstance(error, dict) else None
 
 
+@not_a_statistic("counts the error types of rows (facts about rows, no estimate)")
 def error_summary(results: pd.DataFrame, *, limit: int = 200) -> pd.DataFrame:
     """One row per error type, most frequent first: ``type``, ``n`` (rows), ``status`` (the
     first row's HTTP status, when there was one) and ``first_message`` (the first row's message
@@ -71,6 +84,7 @@ def error_summary(results: pd.DataFrame, *, limit: int = 200) -> pd.DataFrame:
     return table.sort_values("n", ascending=False, kind="stable").reset_index(drop=True)
 
 
+@not_a_statistic("flags rows cut off at max_tokens (facts about rows, no estimate)")
 def truncated(results: pd.DataFrame) -> pd.Series:
     """Which rows were cut off at ``max_tokens`` (``finish_reason`` ``length``): their output
     is incomplete, so a failing score may say more about the limit than about the model.
@@ -85,6 +99,7 @@ def truncated(results: pd.DataFrame) -> pd.Series:
     return results["finish_reason"].eq("length").fillna(False).astype(bool)
 
 
+@not_a_statistic("counts the rows with a verdict or score (facts about rows, no estimate)")
 def scored(results: pd.DataFrame) -> int:
     """How many rows carry a verdict or a score (what a summary can count).
 
@@ -100,19 +115,41 @@ def scored(results: pd.DataFrame) -> int:
     return int(have.sum())
 
 
-def error_share(results: pd.DataFrame) -> tuple[int, int]:
-    """(error rows, all rows) of ``results``: a row is an error when its ``error`` is set.
+@dataclass(frozen=True)
+class ErrorShare(Result):
+    """The error rows of a results frame (:func:`error_share`): unpacks as ``(errors, total)``.
+
+    Attributes:
+        errors: the rows whose ``error`` is set.
+        total: all rows.
+        share: ``errors / total`` (NaN when there are no rows).
+    """
+
+    errors: int
+    total: int
+    share: float
+    _unpack = ("errors", "total")
+
+
+@not_a_statistic("counts error rows and all rows (facts about rows, no estimate)")
+def error_share(results: pd.DataFrame) -> ErrorShare:
+    """The error rows and all rows of ``results`` (a row is an error when its ``error`` is
+    set), as an :class:`ErrorShare` that unpacks as ``(errors, total)``.
 
     Example:
-        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
+        >>> errors, total = error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None]}))
+        >>> errors, total
         (1, 3)
+        >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}]})).share
+        0.5
     """
     results = rows_of(results)  # a run's result: its rows
-    if "error" not in results.columns:
-        return 0, len(results)
-    return int(results["error"].notna().sum()), len(results)
+    errors = int(results["error"].notna().sum()) if "error" in results.columns else 0
+    total = len(results)
+    return ErrorShare(errors, total, errors / total if total else math.nan)
 
 
+@not_a_statistic("tells whether a case was run twice (facts about rows, no estimate)")
 def has_repeats(
     results: pd.DataFrame, *, case: CaseSpec = CASE_COLUMNS, system: str | None = "system"
 ) -> bool:
@@ -133,6 +170,7 @@ def has_repeats(
     return bool(pd.Series(codes).value_counts().max() > 1)
 
 
+@not_a_statistic("joins two runs into one frame (plumbing for a comparison, no estimate)")
 def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     """One frame of a base and a head run, and the baseline system's name: the base must hold one
     system; names shared by both runs are told apart as ``base: <name>`` / ``head: <name>``.
@@ -161,6 +199,7 @@ def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, 
     return pd.concat([base, head], ignore_index=True), str(base["system"].iloc[0])
 
 
+@not_a_statistic("names the setting columns that differ (facts about rows, no estimate)")
 def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
     """The setting columns (:data:`SETTING_COLUMNS`) that differ within a ``by`` group: a
     probe's versions, or its generation settings (``params_hash``), which a summary must keep

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from jevalkit import io, metrics, stats
+from jevalkit.contract import Result
 from jevalkit.metrics import rows
 from jevalkit.reports import example_path
 from jevalkit.runner import RunResult
@@ -47,6 +48,16 @@ def test_a_result_that_replaced_a_tuple_still_unpacks():
     assert 0 < low < 0.3 < high < 1 and len(stats.wilson_ci(3, 10)) == 2
 
 
+def test_the_error_share_is_a_results_object_that_still_unpacks():
+    share = rows.error_share(pd.DataFrame({"error": [None, {"type": "timeout"}, None, None]}))
+    assert isinstance(share, Result)
+    errors, total = share
+    assert (errors, total) == (share.errors, share.total) == (1, 4) and share.share == 0.25
+    assert share.table().to_dict("records") == [{"errors": 1, "total": 4, "share": 0.25}]
+    empty = rows.error_share(pd.DataFrame({"x": []}))
+    assert tuple(empty) == (0, 0) and empty.share != empty.share  # no rows: no share (NaN)
+
+
 def test_a_run_result_refuses_in_with_the_fix():
     with pytest.raises(TypeError, match=r"'score' in result.rows"):
         "score" in RunResult(pd.DataFrame({"score": [1.0]}))  # noqa: B015
@@ -66,7 +77,7 @@ def test_the_facts_about_rows_read_a_run_result_as_its_rows():
         }
     )
     run = RunResult(frame, stopped="stopped at the budget")
-    assert rows.error_share(run) == rows.error_share(frame) == (1, 3)
+    assert tuple(rows.error_share(run)) == tuple(rows.error_share(frame)) == (1, 3)
     assert rows.scored(run) == rows.scored(frame) == 2
     assert rows.truncated(run).tolist() == rows.truncated(frame).tolist()
     assert rows.has_repeats(run) and rows.kept_apart(run) == rows.kept_apart(frame)

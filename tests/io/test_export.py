@@ -19,6 +19,7 @@ from jevalkit._paths import data_dir
 from jevalkit.cli import main
 from jevalkit.errors import ImportFormatError
 from jevalkit.results import read_results
+from jevalkit.runner import RunResult
 
 RUNS = data_dir() / "runs"
 UNITS = RUNS / "unit-conversion__v2__local.jsonl"
@@ -160,3 +161,13 @@ def test_the_id_names_the_developer_not_the_route():
         assert "developer" not in info
     local = io.export(read_results(UNITS))["model_info"]  # the embedded model: a flat id
     assert (local["id"], local["developer"]) == ("gemma-3-270m-q4_k_m", "google")
+
+
+def test_a_run_result_is_exported_and_written_as_its_rows(tmp_path):
+    # every reader takes a run's result (a RowsResult) where it takes a results frame; so do
+    # the writers: export and write_results take its rows
+    frame = read_results(UNITS)
+    run = RunResult(frame, stopped="stopped at the budget")
+    assert io.export(run)["evaluation_results"] == io.export(frame)["evaluation_results"]
+    written = read_results(io.write_results(run, tmp_path / "r.jsonl"))
+    assert written["score"].tolist() == frame["score"].tolist()
