@@ -75,10 +75,10 @@ def main() -> None:
         write_file(path)
         size = path.stat().st_size
         old_peak, old_n = peak(whole_file_read, path)
-        new_peak, new_n = peak(lambda p: latest_rows(p)[0], path)
+        new_peak, new_n = peak(lambda p: latest_rows(p).rows, path)
         assert old_n == new_n == ROWS
         old_s = best_time(whole_file_read, path)
-        new_s = best_time(lambda p: latest_rows(p)[0], path)
+        new_s = best_time(lambda p: latest_rows(p).rows, path)
     mb = 1024 * 1024
     print(f"results file: {ROWS:,} rows, {size / mb:.0f} MB")
     print(f"peak memory: whole-file read {old_peak / mb:.0f} MB, streamed {new_peak / mb:.0f} MB")

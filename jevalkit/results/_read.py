@@ -5,9 +5,10 @@ interrupted) left out, and the latest row of each key."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 from ..datafiles import json_line
 from ..errors import ResultsError
@@ -161,8 +162,13 @@ def lines_in(
         yield last, tail, _parse_line(tail, f"{where}:{last}")
 
 
-class LatestRows(NamedTuple):
-    """The rows of a results file by key (:func:`latest_rows`).
+@dataclass(frozen=True)
+class LatestRows:
+    """The rows of a results file by key (:func:`latest_rows`). Unpacks as
+    ``rows, replaced = latest_rows(path)``; it has no length and no index (a tuple's would
+    count or pick its two fields, not the rows): the rows are ``.rows``. (The results layer
+    imports nothing above it, so this is not a :class:`jevalkit.contract.Result`; it behaves
+    as one that replaced a tuple.)
 
     Attributes:
         rows: the valid rows by key, the later row of a key winning.
@@ -172,6 +178,18 @@ class LatestRows(NamedTuple):
 
     rows: dict[tuple, dict[str, Any]]
     replaced: int
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.rows, self.replaced))
+
+    def _refuse(self, what: str) -> TypeError:
+        return TypeError(f"LatestRows is a results object: its rows are .rows ({what})")
+
+    def __len__(self) -> int:
+        raise self._refuse("len(result.rows)")
+
+    def __getitem__(self, index: Any) -> Any:
+        raise self._refuse("result.rows, or result.replaced")
 
 
 def latest_rows(path: str | Path) -> LatestRows:

@@ -304,7 +304,7 @@ class DaskExecutor(Executor):
                 break
             if not stopped["yielded"]:
                 break
-            existing = merged if merged is not None else latest_rows(path)[0]
+            existing = merged if merged is not None else latest_rows(path).rows
             pending = [(j, k) for j, k in pending if k not in existing]
         return merged
 
