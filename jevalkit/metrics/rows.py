@@ -236,6 +236,7 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
     return differ
 
 
+@not_a_statistic("widens a grouping by the setting columns that differ (plumbing, no estimate)")
 def kept_apart_by(data: object, by: CaseSpec = None, *, pool: bool = False) -> CaseSpec:
     """``by`` with the setting columns that differ within its groups (:func:`kept_apart`)
     joined after it, so a statistic called directly keeps a probe's versions and generation
