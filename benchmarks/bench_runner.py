@@ -28,7 +28,7 @@ import yaml
 
 import jevalkit
 from jevalkit.probes import load_probe, publish_probes
-from jevalkit.runner import plan_jobs, run
+from jevalkit.runner import jobs_of, run
 
 N, CONCURRENCY, LATENCY = 2000, 32, 0.05
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "openai_server.py"
@@ -153,7 +153,7 @@ def bench_cases(jobs: int, repeats: int = 5) -> None:
         timings = {}
         for name, probe, k in (("single prompt", single, jobs), ("cases", cases, repeats)):
             started = time.perf_counter()
-            planned = plan_jobs([probe], k, {})
+            planned = jobs_of([probe], k, {})
             timings[name, "plan"] = time.perf_counter() - started
             assert len(planned) == jobs
         proc, base_url = start_server(latency=0.0)

@@ -22,7 +22,7 @@ from ._execute import Executor, execute
 from ._executors import open_executor
 from ._job import JOB_FIELDS, Job, Send
 from ._options import RUN_OPTIONS, Option, ProbeOptions, RunOptions, RunSettings, option
-from ._plan import ProbeChoices, default_results_path, plan_jobs, probes_of
+from ._plan import ProbeChoices, default_results_path, jobs_of, probes_of
 from ._rounds import run_adaptive
 from ._run import arun, run
 from ._run_result import ActiveRun, RunResult
@@ -52,11 +52,11 @@ __all__ = [
     "default_results_path",
     "execute",
     "guided_shards",
+    "jobs_of",
     "model_drift",
     "open_executor",
     "option",
     "plan",
-    "plan_jobs",
     "probes_of",
     "run",
     "run_adaptive",

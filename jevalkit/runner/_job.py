@@ -89,7 +89,7 @@ class Job(ABC):
         Example:
             >>> import jevalkit.runner
             >>> import jevalkit
-            >>> job = jevalkit.runner.plan_jobs([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
+            >>> job = jevalkit.runner.jobs_of([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
             >>> job.key("m", None)
             ('schema-ten-records', 3, None, None, 'm', '...', None, None, None, None, 0)
         """

@@ -207,7 +207,7 @@ def constrained_format(probe: Probe) -> dict[str, Any]:
     return {"type": "json_object", "schema": probe.scoring["schema"]}
 
 
-def plan_jobs(
+def jobs_of(
     probes: list[Probe],
     repeats: int,
     overrides: dict[str, Any],
@@ -223,10 +223,10 @@ def plan_jobs(
 
     Example:
         >>> import jevalkit
-        >>> jobs = plan_jobs([jevalkit.load_probe("schema-ten-records")], 3, {"seed": 10})
+        >>> jobs = jobs_of([jevalkit.load_probe("schema-ten-records")], 3, {"seed": 10})
         >>> [j.parameters["seed"] for j in jobs], len({j.params_hash for j in jobs})
         ([10, 11, 12], 1)
-        >>> jobs = plan_jobs([jevalkit.load_probe("unit-conversion")], 2, {})
+        >>> jobs = jobs_of([jevalkit.load_probe("unit-conversion")], 2, {})
         >>> len(jobs), jobs[0].case_id, jobs[1].repeat
         (80, 'km-to-m-1', 1)
     """

@@ -38,8 +38,8 @@ def case_repeats(jobs: Sequence[Job]) -> list[list[list[Job]]]:
 
     Example:
         >>> import jevalkit
-        >>> from jevalkit.runner import plan_jobs
-        >>> jobs = plan_jobs([jevalkit.load_probe("schema-ten-records")], 3, {})
+        >>> from jevalkit.runner import jobs_of
+        >>> jobs = jobs_of([jevalkit.load_probe("schema-ten-records")], 3, {})
         >>> [[j.repeat for j in r] for r in case_repeats(jobs)[0]]
         [[0], [1], [2]]
     """

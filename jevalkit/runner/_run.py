@@ -15,7 +15,7 @@ from ._active_cases import ActiveCases, active_cases, run_active_cases
 from ._execute import execute
 from ._executors import open_executor
 from ._options import ProbeOptions, RunSettings
-from ._plan import Choices, ProbeChoices, default_results_path, plan_jobs, probes_of
+from ._plan import Choices, ProbeChoices, default_results_path, jobs_of, probes_of
 from ._rounds import run_adaptive
 from ._run_result import RunResult
 
@@ -94,7 +94,7 @@ async def arun(
     settings = r.settings
     adaptive = settings.adaptive_plan()
     repeats = adaptive.max_repeats if adaptive else settings.repeats
-    jobs = plan_jobs(
+    jobs = jobs_of(
         r.probes,
         repeats,
         r.overrides,

@@ -201,8 +201,8 @@ def build_row(
 
     Example:
         >>> import jevalkit
-        >>> from jevalkit.runner import plan_jobs
-        >>> job = plan_jobs([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
+        >>> from jevalkit.runner import jobs_of
+        >>> job = jobs_of([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
         >>> run = RunContext(model="m", asked="m", path=Path("r.jsonl"), settings=RunSettings(),
         ...                  description="requests", price=None, budget=RunSettings().new_budget())
         >>> row = build_row(job, {"output": "[]", "score": 0.0, "passed": False}, [], run,

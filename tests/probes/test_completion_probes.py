@@ -15,7 +15,7 @@ from jevalkit._paths import data_dir
 from jevalkit.errors import ProbeError
 from jevalkit.probes import probe_card
 from jevalkit.results import read_results
-from jevalkit.runner import plan_jobs
+from jevalkit.runner import jobs_of
 
 PROMPT = "Q: What is twice 5?\nA: 10\n\nQ: What is twice {{x}}?\nA:"
 
@@ -30,7 +30,7 @@ def test_a_completion_probe_is_sent_as_a_prompt_to_completions(tmp_path):
     completion_probe(tmp_path)
     probe = jevalkit.load_probe("double", root=tmp_path)
     assert probe.prompt_style == "completion"
-    (job, *_) = plan_jobs([probe], 1, {})
+    (job, *_) = jobs_of([probe], 1, {})
     assert job.request.path == "/completions"
     assert job.request.body == {
         "prompt": "Q: What is twice 5?\nA: 10\n\nQ: What is twice 1?\nA:",
