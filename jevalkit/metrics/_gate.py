@@ -23,7 +23,7 @@ from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
 from ._scores import mean_score, pass_rate
-from .rows import error_share, has_repeats, kept_apart
+from .rows import error_share, has_repeats, kept_apart_by
 
 GATE_METRICS = ("mean_score", "pass_rate")
 _METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
@@ -147,7 +147,7 @@ def gate(
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
-    cols = [*cols, *kept_apart(results, cols)]  # a probe's versions and settings: apart
+    cols = columns_of(kept_apart_by(results, cols))  # a probe's versions and settings: apart
     table = _METRIC_OF[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):

@@ -8,7 +8,7 @@ from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish
 from ..errors import StatsError
 from ._agreement import consistency
 from ._scores import mean_score, pass_rate
-from .rows import has_repeats, kept_apart, truncated
+from .rows import has_repeats, kept_apart_by, truncated
 
 SUMMARY_COLUMNS = ["metric", "n", "value", "ci_low", "ci_high", "method"]
 RUN_COLUMNS = [
@@ -62,19 +62,18 @@ def summarize(
         >>> summarize(df, case="case_id", system=None)["metric"].tolist()
         ['pass_rate', 'mean_score']
     """
-    cols = columns_of(by)
-    if not pool:
-        cols = [*cols, *kept_apart(results, cols)]
-        by = cols or None
+    cols = columns_of(kept_apart_by(results, by, pool=pool))
+    by = cols or None
     parts = []
     if passed in results.columns and results[passed].notna().any():
         parts.append(
-            pass_rate(results, by=by, passed=passed, case=case, pool=pool).assign(
+            # by is kept apart above: the statistics pool nothing more
+            pass_rate(results, by=by, passed=passed, case=case, pool=True).assign(
                 metric="pass_rate"
             )
         )
     if score in results.columns and results[score].notna().any():
-        table = mean_score(results, by=by, score=score, case=case, bimodality=False, pool=pool)
+        table = mean_score(results, by=by, score=score, case=case, bimodality=False, pool=True)
         parts.append(table.assign(metric="mean_score"))
     if not parts:
         raise StatsError(f"no {passed!r} or {score!r} column to summarise; pass passed= or score=")
