@@ -69,6 +69,28 @@ def sim_mean_score(reps: int, seed: int) -> list[dict]:
     return out
 
 
+def sim_verdicts(reps: int, seed: int) -> list[dict]:
+    """0/1 verdicts with 1-8 repeats per case (issue 36 item 2): mean_score (the mean of case
+    means) and pass_rate (the share of rows) share the case-clustered Wilson interval."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n, a, b in ((30, 2, 2), (10, 9, 1), (40, 1, 4)):
+        truth, hits = a / (a + b), {"mean_score": [], "pass_rate": []}
+        for _ in range(reps):
+            sizes = rng.integers(1, 9, n)
+            case = np.repeat(np.arange(n), sizes)
+            x = rng.random(case.size) < rng.beta(a, b, n)[case]
+            repeat = np.concatenate([np.arange(k) for k in sizes])
+            frame = pd.DataFrame({"case_id": case, "repeat": repeat, "passed": x, "score": x * 1.0})
+            m = mean_score(frame, case="case_id", bimodality=False).iloc[0]
+            r = pass_rate(frame, case="case_id").iloc[0]
+            hits["mean_score"].append(covered(m["ci_low"], m["ci_high"], truth))
+            hits["pass_rate"].append(covered(r["ci_low"], r["ci_high"], truth))
+        for name, h in hits.items():
+            out.append(row(f"{name} on 0/1 verdicts, {n} cases x 1-8 repeats, mean {truth}", h))
+    return out
+
+
 def sim_no_spread_ci(reps: int, seed: int) -> list[dict]:
     """Five pass/fail cases with a true pass rate near 1: samples without spread are common."""
     rng = np.random.default_rng(seed)
@@ -598,6 +620,7 @@ def sim_pass_at_k(reps: int, seed: int) -> list[dict]:
 SIMULATIONS = {
     "mean_score": sim_mean_score,
     "no_spread_ci": sim_no_spread_ci,
+    "verdicts": sim_verdicts,
     "pass_rate": sim_pass_rate,
     "mean_absolute_error": sim_mean_absolute_error,
     "win_rate": sim_win_rate,
