@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from jevalkit.errors import StatsError
 from jevalkit.items import (
@@ -130,6 +131,72 @@ def test_a_wrong_item_model_still_covers_its_interval_only_grows(bench):
         assert shuffled.loc[method, "coverage"] >= 0.87, shuffled
         assert abs(shuffled.loc[method, "bias"]) < 3 * shuffled.loc[method, "sd"] / math.sqrt(80)
     assert shuffled.loc["active", "width"] > right.loc["active", "width"]
+
+
+def test_each_draw_records_the_models_variance_and_skew_of_its_term(bench):
+    """The first draw's term d = r_I / q_I - sum_j r_j (r_j = y_j - p_j, y_j ~ Bernoulli(p_j),
+    case I drawn with probability q_I): its recorded moments against a Monte Carlo of d. Every
+    case's prediction and probability at the first draw are read off 3,000 first draws."""
+    fit, _ = bench
+    seen, moments = {}, set()
+    for seed in range(3000):
+        row = select(fit, 2, method="active", waves=2, floor=0.5, seed=seed).table().iloc[0]
+        seen[row.case] = (row.prediction, row.probability)
+        moments.add((row.variance, row.third_moment))
+    assert len(seen) == N_ITEMS and len(moments) == 1
+    ((variance, third),) = moments
+    p = np.array([v[0] for v in seen.values()])
+    q = np.array([v[1] for v in seen.values()])
+    assert q.sum() == pytest.approx(1.0)
+    rng = np.random.default_rng(1)
+    d = []
+    for _ in range(8):
+        y = rng.random((50_000, N_ITEMS)) < p
+        r = y - p
+        drawn = rng.choice(N_ITEMS, size=50_000, p=q)
+        d.append(r[np.arange(50_000), drawn] / q[drawn] - r.sum(axis=1))
+    d = np.concatenate(d)
+    se2 = np.std(d**2) / np.sqrt(d.size)
+    se3 = np.std(d**3) / np.sqrt(d.size)
+    assert abs(np.mean(d**2) - variance) < 4 * se2, (np.mean(d**2), variance, se2)
+    assert abs(np.mean(d**3) - third) < 4 * se3, (np.mean(d**3), third, se3)
+    assert abs(third) > 6 * se3  # the check can tell a skewed term from a symmetric one
+
+
+def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
+    """Recomputed from the draws: the estimate, its SE, the skewness the model predicts, and
+    the interval's ends solving g(T) = -+t with g Hall's (1992) cubic; the HT estimate (no
+    model terms) keeps the symmetric t interval."""
+    fit, news = bench
+    new = news["sys41"]
+    plan = complete(fit, 25, new, waves=3, seed=3)
+    draws = plan.table()
+    score = dict(zip(new.case_id, new.score, strict=True))
+    y = draws["case"].map(score).to_numpy()
+    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
+    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
+    h, n = draws["weight"].to_numpy(), len(draws)
+    total = np.sum(h * z) / h.sum()
+    se = np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / (n - 1)) / h.sum() / N_ITEMS
+    gamma = np.sum(h**3 * draws["third_moment"]) / np.sum(h**2 * draws["variance"]) ** 1.5
+    assert 0.1 < gamma < 0.5  # a system below the middle: its terms skew upwards
+    row = estimate(fit, plan, new).iloc[0]
+    assert row.value == pytest.approx(total / N_ITEMS)
+    a, b = gamma / 3, gamma / 6
+
+    def g(t):
+        return t + a * t**2 + a**2 * t**3 / 3 + b
+
+    crit = stats.t.ppf(0.975, n - 1)
+    assert g((row.value - row.ci_low) / se) == pytest.approx(crit, rel=1e-9)
+    assert g((row.value - row.ci_high) / se) == pytest.approx(-crit, rel=1e-9)
+    # a positive skew (a near-certain failure's rare success) reaches further up
+    assert row.ci_high - row.value > 1.05 * (row.value - row.ci_low)
+    assert "skewness the model predicts" in row.method
+    ht = estimate(fit, plan, new, method="ht").iloc[0]
+    assert ht.ci_high - ht.value == pytest.approx(ht.value - ht.ci_low)
+    assert "skewness" not in ht.method
 
 
 def test_a_saved_and_loaded_fit_draws_the_same_plan(bench, tmp_path):
