@@ -113,7 +113,7 @@ def _held_out(frame: pd.DataFrame) -> pd.DataFrame:
     unit="item",
     estimand="a new system's full-benchmark score from anchor items or an active plan",
     interval="design-based t: stratified (model-assisted or plain), or the active plan's "
-    "martingale (Des Raj) / Poisson-wave form",
+    "martingale (Des Raj; skewness-corrected by Hall's transformation) / Poisson-wave form",
     checks=("order", "rename", "scale", "keys", "one_case", "no_spread", "method"),
     adapter=_held_out,
     note="leave-systems-out coverage in benchmarks/bench_items.py (anchors 93-100%; active "

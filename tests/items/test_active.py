@@ -189,6 +189,7 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
         return t + a * t**2 + a**2 * t**3 / 3 + b
 
     crit = stats.t.ppf(0.975, n - 1)
+    assert gamma < 0.5 / crit  # below the cap
     assert g((row.value - row.ci_low) / se) == pytest.approx(crit, rel=1e-9)
     assert g((row.value - row.ci_high) / se) == pytest.approx(-crit, rel=1e-9)
     # a positive skew (a near-certain failure's rare success) reaches further up
@@ -197,6 +198,18 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     ht = estimate(fit, plan, new, method="ht").iloc[0]
     assert ht.ci_high - ht.value == pytest.approx(ht.value - ht.ci_low)
     assert "skewness" not in ht.method
+    # a system failing every case: the model predicts a strong skew, capped at 1 / (2 t) so
+    # that an end moves out by at most about 27% (uncapped, the upper end was 9 SEs away)
+    failing = new.assign(score=0.0)
+    plan = complete(fit, 12, failing, waves=3, seed=0)
+    draws = plan.table()
+    raw = np.sum(draws["weight"] ** 3 * draws["third_moment"]) / np.sum(
+        draws["weight"] ** 2 * draws["variance"]
+    ) ** 1.5
+    crit = stats.t.ppf(0.975, 11)
+    assert raw > 0.5 / crit
+    row = estimate(fit, plan, failing).iloc[0]
+    assert f"({0.5 / crit:+.3f}, Hall's transformation)" in row.method
 
 
 def test_a_saved_and_loaded_fit_draws_the_same_plan(bench, tmp_path):
