@@ -203,9 +203,10 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     failing = new.assign(score=0.0)
     plan = complete(fit, 12, failing, waves=3, seed=0)
     draws = plan.table()
-    raw = np.sum(draws["weight"] ** 3 * draws["third_moment"]) / np.sum(
-        draws["weight"] ** 2 * draws["variance"]
-    ) ** 1.5
+    raw = (
+        np.sum(draws["weight"] ** 3 * draws["third_moment"])
+        / np.sum(draws["weight"] ** 2 * draws["variance"]) ** 1.5
+    )
     crit = stats.t.ppf(0.975, 11)
     assert raw > 0.5 / crit
     row = estimate(fit, plan, failing).iloc[0]
