@@ -484,6 +484,12 @@ def active_estimate(
             f"the plan was drawn from a benchmark of {plan.n_items} items, the fit has "
             f"{len(fit.items)}: pass the fit the plan was drawn from"
         )
+    if plan.draws.empty and plan.complete:
+        raise StatsError(
+            f"the Poisson plan drew no case in any of its {plan.n_waves} wave(s) (k={plan.k} "
+            "expected): nothing to estimate from; use design='fixed' (exactly k cases) or a "
+            "larger k"
+        )
     if plan.draws.empty:
         raise StatsError("the plan has drawn no case yet: run its first wave")
     matrix = score_matrix(new_results, **fit.matrix.columns)

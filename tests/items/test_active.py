@@ -273,3 +273,17 @@ def test_a_plan_of_fewer_cases_than_the_default_waves_draws_one_case_a_wave(benc
     assert row["n_items"] == 2 and 0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1
     with pytest.raises(StatsError, match="waves must be a whole number from 1 to k=2, got 3"):
         select(fit, 2, method="active", waves=3)
+
+
+def test_a_complete_poisson_plan_that_drew_no_case_says_so(bench):
+    """Poisson sampling at small k can draw nothing in every wave; the estimate said "the plan
+    has drawn no case yet: run its first wave", though every wave had been drawn."""
+    fit, news = bench
+    empty = next(
+        plan
+        for seed in range(200)
+        if (plan := select(fit, 2, method="active", design="poisson", waves=1, seed=seed)).complete
+        and plan.draws.empty
+    )
+    with pytest.raises(StatsError, match="drew no case in any of its 1 wave"):
+        estimate(fit, empty, news["sys40"])
