@@ -69,6 +69,11 @@ class ProbeRun:
                 raise UsageError(
                     "--cases active:K runs fixed repeats of each drawn case: drop --repeats auto"
                 )
+            if settings.shard is not None:
+                raise UsageError(
+                    "--cases active:K draws each wave from the answers to the last: one process "
+                    "runs the plan, not shards of it; drop --shard"
+                )
             if settings.target_half_width != RUN_OPTIONS["target_half_width"].default:
                 # the plan's t interval holds at its K draws, not at a width seen on the way
                 raise UsageError(
