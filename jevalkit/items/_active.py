@@ -81,7 +81,9 @@ from ._irt import NODES, PRIOR, IrtFit
 
 DESIGNS = ("fixed", "poisson")
 # select(method="active")'s defaults (leave_systems_out and the runner use the same)
-ACTIVE_DEFAULTS = {"waves": 8, "floor": 0.2, "design": "fixed", "recalibrate": True}
+# (waves None: DEFAULT_WAVES, or k when k is smaller: one case a wave)
+ACTIVE_DEFAULTS = {"waves": None, "floor": 0.2, "design": "fixed", "recalibrate": True}
+DEFAULT_WAVES = 8
 _DRAW_COLUMNS = [
     "case",
     "step",
@@ -330,7 +332,7 @@ def active_plan(
     k: int,
     *,
     new_results: pd.DataFrame | None,
-    waves: int,
+    waves: int | None,
     floor: float,
     design: str,
     recalibrate: bool,
@@ -342,6 +344,8 @@ def active_plan(
         raise StatsError(
             f"k must be a whole number from 2 to {n - 1} (the benchmark has {n} items), got {k!r}"
         )
+    if waves is None:
+        waves = min(DEFAULT_WAVES, int(k))
     if isinstance(waves, bool) or not isinstance(waves, int | np.integer) or not 1 <= waves <= k:
         raise StatsError(f"waves must be a whole number from 1 to k={k}, got {waves!r}")
     if not isinstance(floor, int | float) or not 0 < floor <= 1:
@@ -479,6 +483,12 @@ def active_estimate(
         raise StatsError(
             f"the plan was drawn from a benchmark of {plan.n_items} items, the fit has "
             f"{len(fit.items)}: pass the fit the plan was drawn from"
+        )
+    if plan.draws.empty and plan.complete:
+        raise StatsError(
+            f"the Poisson plan drew no case in any of its {plan.n_waves} wave(s) (k={plan.k} "
+            "expected): nothing to estimate from; use design='fixed' (exactly k cases) or a "
+            "larger k"
         )
     if plan.draws.empty:
         raise StatsError("the plan has drawn no case yet: run its first wave")

@@ -318,11 +318,10 @@ def _fit_from(data: dict) -> IrtFit:
         raise ValueError(f"n_calibrated is {data['n_calibrated']}, the item table has {ok.sum()}")
     if not np.isfinite(items.loc[ok, ["discrimination", "intercept"]].to_numpy()).all():
         raise ValueError("a calibrated item has no discrimination or intercept")
-    columns = dict(data["columns"])
-    if isinstance(columns["case"], list):
-        columns["case"] = tuple(columns["case"])
-    if columns.get("scale") is not None:
-        columns["scale"] = tuple(columns["scale"])
+    means = items["mean_score"].dropna()
+    if not means.between(0, 1).all():
+        raise ValueError(f"a mean_score is {means[~means.between(0, 1)].iloc[0]!r}, not in [0, 1]")
+    columns = _columns_of(data["columns"], case_columns)
     m = data["matrix"]
     if m is None:
         scores = np.zeros((0, n))
@@ -361,6 +360,28 @@ def _fit_from(data: dict) -> IrtFit:
         method=data["method"],
         n_calibrated=int(data["n_calibrated"]),
     )
+
+
+def _columns_of(saved: dict, case_columns: list[str]) -> dict:
+    """The saved fit's column names, checked: they name the item table's case columns, and a
+    scale is two numbers, low below high (else the results of a new system are read with
+    them only after a run has sent its first requests)."""
+    columns = dict(saved)
+    case = columns["case"]
+    if (list(case) if isinstance(case, list) else [case]) != list(case_columns):
+        raise ValueError(f"columns.case is {case!r}, the item table's case columns {case_columns}")
+    for name in ("system", "score"):
+        if not isinstance(columns[name], str):
+            raise ValueError(f"columns.{name} is {columns[name]!r}, not a column name")
+    columns["case"] = tuple(case) if isinstance(case, list) else case
+    scale = columns.get("scale")
+    if scale is not None:
+        ok = isinstance(scale, list) and len(scale) == 2
+        ok = ok and all(isinstance(x, int | float) and not isinstance(x, bool) for x in scale)
+        if not (ok and math.isfinite(scale[0]) and math.isfinite(scale[1]) and scale[0] < scale[1]):
+            raise ValueError(f"columns.scale is {scale!r}, not [low, high] with low below high")
+        columns["scale"] = tuple(scale)
+    return columns
 
 
 def _grid(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:

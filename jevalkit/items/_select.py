@@ -45,7 +45,7 @@ def select(
     method: Literal["irt", "stratified", "random", "active"] = "irt",
     seed: int | None = 0,
     new_results: pd.DataFrame | None = None,
-    waves: int = ACTIVE_DEFAULTS["waves"],
+    waves: int | None = ACTIVE_DEFAULTS["waves"],
     floor: float = ACTIVE_DEFAULTS["floor"],
     design: Literal["fixed", "poisson"] = ACTIVE_DEFAULTS["design"],
     recalibrate: bool = ACTIVE_DEFAULTS["recalibrate"],
@@ -66,10 +66,10 @@ def select(
         ``stratified``: every item sorted by its mean past score into k // 2 strata, two drawn
         at random from each (two, so each stratum has a variance).
         ``random``: k items drawn uniformly at random (one stratum).
-        ``active``: k cases for one new system, drawn in ``waves`` with probability
-        proportional to the model's predicted SD of the system's score on each (the
-        ability updated from its answers between waves), mixed with a ``floor`` share of
-        uniform probability; ``design="fixed"`` draws exactly k without replacement,
+        ``active``: k cases for one new system, drawn in ``waves`` (default 8, or k when k is
+        smaller) with probability proportional to the model's predicted SD of the system's
+        score on each (the ability updated from its answers between waves), mixed with a
+        ``floor`` share of uniform probability; ``design="fixed"`` draws exactly k without replacement,
         ``"poisson"`` includes each case independently (k on average). Call it again with
         ``new_results`` (the system's results on the cases drawn so far) for the next wave:
         the same fit, k, seed and answers give the same draws, so a run resumes without

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..items import ActivePlan, IrtFit, estimate, load_fit, select
+from ..results import latest_rows
 from ._execute import Executor, execute
 from ._job import Job
 from ._options import RunSettings
@@ -59,12 +60,16 @@ class ActiveCases:
     seed: int
     waves: int
 
-    def subset(self, n_cases: int, wave: int, step: int, probability: float) -> str:
-        """A row's ``subset``: the plan, then the case's draw."""
+    def name(self, n_cases: int) -> str:
+        """The plan, as each of its rows' ``subset`` begins."""
         return (
             f"active:{self.k} of {n_cases} cases (prior {self.source}, seed {self.seed}, "
-            f"{self.waves} waves): wave {wave}, draw {step}, probability {float(probability)!r}"
+            f"{self.waves} waves)"
         )
+
+    def subset(self, n_cases: int, wave: int, step: int, probability: float) -> str:
+        """A row's ``subset``: the plan, then the case's draw."""
+        return f"{self.name(n_cases)}: wave {wave}, draw {step}, probability {float(probability)!r}"
 
 
 def active_cases(cases: Any, prior: Any, *, seed: int | None, waves: int = 8) -> ActiveCases | None:
@@ -143,6 +148,27 @@ def _by_item(jobs: Sequence[Job], fit: IrtFit) -> dict[Any, list[Job]]:
     return by_item
 
 
+def _check_one_plan(out: Path, jobs: Sequence[Job], plan: str, asked: str, label) -> None:
+    """Refuse a results file holding rows of these cases that another plan drew (or that no
+    plan drew): resuming would reuse them under this plan's probabilities while their
+    ``subset`` names the other's, and the file would no longer say how its rows were drawn."""
+    if not out.exists():
+        return
+    stored = latest_rows(out).rows
+    mine = f"{plan}: wave "
+    other = [
+        row.get("subset")
+        for job in jobs
+        if (row := stored.get(job.key(asked, label))) is not None
+        and not str(row.get("subset") or "").startswith(mine)
+    ]
+    if other:
+        raise UsageError(
+            f"{out}: holds {len(other)} row(s) of these cases drawn by another plan (subset "
+            f"{other[0]!r}), not by {plan}: write this plan to another --out (or run that one)"
+        )
+
+
 def _scored(rows: pd.DataFrame, columns: list[str]) -> set:
     """The items with a scored row (not an error) among ``rows``."""
     ok = rows[rows["error"].isna() & pd.to_numeric(rows["score"], errors="coerce").notna()]
@@ -172,6 +198,7 @@ async def run_active_cases(
     n_cases = len(by_item)
     if not 2 <= spec.k < n_cases:
         raise UsageError(f"--cases active:{spec.k}: K must be from 2 to {n_cases - 1} (the cases)")
+    _check_one_plan(out, jobs, spec.name(n_cases), model or "deterministic", settings.label)
     columns = list(fit.matrix.items.columns)
     budget = settings.new_budget()
     options = {"k": spec.k, "method": "active", "seed": spec.seed, "waves": spec.waves}

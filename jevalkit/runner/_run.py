@@ -14,7 +14,7 @@ from ..probes import Probe
 from ._active_cases import ActiveCases, active_cases, run_active_cases
 from ._execute import execute
 from ._executors import open_executor
-from ._options import ProbeOptions, RunSettings
+from ._options import RUN_OPTIONS, ProbeOptions, RunSettings
 from ._plan import Choices, ProbeChoices, default_results_path, jobs_of, probes_of
 from ._rounds import run_adaptive
 from ._run_result import RunResult
@@ -68,6 +68,17 @@ class ProbeRun:
             if settings.repeats == "auto" or settings.adaptive is not None:
                 raise UsageError(
                     "--cases active:K runs fixed repeats of each drawn case: drop --repeats auto"
+                )
+            if settings.shard is not None:
+                raise UsageError(
+                    "--cases active:K draws each wave from the answers to the last: one process "
+                    "runs the plan, not shards of it; drop --shard"
+                )
+            if settings.target_half_width != RUN_OPTIONS["target_half_width"].default:
+                # the plan's t interval holds at its K draws, not at a width seen on the way
+                raise UsageError(
+                    "--cases active:K runs its K draws: --target-half-width does not stop an "
+                    "active plan (its interval is not anytime-valid); drop it and choose K"
                 )
             choices = replace(choices, selection=replace(selection, cases=None))
         probe_list = probes_of(probes)

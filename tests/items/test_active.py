@@ -273,3 +273,31 @@ def test_refusals(bench):
     stranger = new.assign(case_id="zz" + new.case_id)
     with pytest.raises(StatsError, match="not an item of the fitted benchmark"):
         select(fit, 10, method="active", new_results=stranger)
+
+
+def test_a_plan_of_fewer_cases_than_the_default_waves_draws_one_case_a_wave(bench):
+    """k = 2..7 with the default waves was refused ("waves must be ... from 1 to k=2, got 8",
+    a value the caller never gave), and leave_systems_out(ks=[5]) with it."""
+    fit, news = bench
+    new = news["sys40"]
+    plan = complete(fit, 2, new)
+    assert plan.n_waves == 2 and plan.table()["wave"].tolist() == [0, 1]
+    assert complete(fit, 7, new).n_waves == 7 and complete(fit, 9, new).n_waves == 8
+    row = estimate(fit, plan, new).iloc[0]
+    assert row["n_items"] == 2 and 0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1
+    with pytest.raises(StatsError, match="waves must be a whole number from 1 to k=2, got 3"):
+        select(fit, 2, method="active", waves=3)
+
+
+def test_a_complete_poisson_plan_that_drew_no_case_says_so(bench):
+    """Poisson sampling at small k can draw nothing in every wave; the estimate said "the plan
+    has drawn no case yet: run its first wave", though every wave had been drawn."""
+    fit, news = bench
+    empty = next(
+        plan
+        for seed in range(200)
+        if (plan := select(fit, 2, method="active", design="poisson", waves=1, seed=seed)).complete
+        and plan.draws.empty
+    )
+    with pytest.raises(StatsError, match="drew no case in any of its 1 wave"):
+        estimate(fit, empty, news["sys40"])

@@ -78,3 +78,28 @@ def test_hostile_files_are_refused_in_one_line(benchmark, tmp_path):
             load_fit(path)
         message = str(caught.value)
         assert "\n" not in message and name in message, message
+
+
+def test_a_file_whose_columns_or_past_scores_do_not_hold_is_refused_at_load(benchmark, tmp_path):
+    """Columns that disagree with the item table, a scale that is not two numbers and a past
+    mean score outside [0, 1] were loaded, and failed (a ValueError traceback for the scale)
+    only after an active run had sent its first wave."""
+    past, _ = benchmark
+    good = json.loads(fit_irt(past).save(tmp_path / "good.json").read_text())
+    columns = good["columns"]
+    means = list(good["items"]["mean_score"])
+    means[0] = 7.0
+    cases = {
+        "scale-text.json": {**good, "columns": {**columns, "scale": "abc"}},
+        "scale-backwards.json": {**good, "columns": {**columns, "scale": [10, 1]}},
+        "case-other.json": {**good, "columns": {**columns, "case": ["probe", "nope"]}},
+        "system-number.json": {**good, "columns": {**columns, "system": 3}},
+        "mean-seven.json": {**good, "items": {**good["items"], "mean_score": means}},
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        with pytest.raises(StatsError) as caught:
+            load_fit(path)
+        message = str(caught.value)
+        assert "\n" not in message and name in message, message

@@ -182,6 +182,11 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
         (["--cases", "active:40", "--prior", "PRIOR"], "K must be from 2 to 39"),
         (["--cases", f"active:{K}", "--prior", "MISSING"], "cannot read the item model"),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--sample", "3"], "drop --sample"),
+        (["--cases", f"active:{K}", "--prior", "PRIOR", "--shard", "0/2"], "drop --shard"),
+        (
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "0.05"],
+            "--target-half-width does not stop an active plan",
+        ),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
     ],
 )
@@ -262,3 +267,32 @@ def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_ord
     assert smaller.cases[:5] == plan.cases[:5]
     assert "stopped by the budget" in summary["method"]
     assert summary["ci_low"] <= summary["value"] <= summary["ci_high"]
+
+
+def test_a_file_holding_another_plans_rows_is_refused(benchmark, openai_server, tmp_path):
+    """Another seed (or K, or prior) on the same --out reused the first plan's rows for the
+    cases both drew: the rows kept the first plan's subset and probability while the estimate
+    took the second plan's, so the file no longer said how its rows were drawn."""
+    _, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    out = tmp_path / "r.jsonl"
+    jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out))
+    sent = len(openai_server.requests)
+    for other in ({"sample_seed": 3}, {"cases": f"active:{K + 8}"}):
+        chosen = {"cases": f"active:{K}", **other}
+        with pytest.raises(
+            jevalkit.errors.UsageError, match="of these cases drawn by another plan"
+        ):
+            jevalkit.run(PROBE, "new", prior=path, **chosen, **options(openai_server, out))
+    assert len(openai_server.requests) == sent
+    # the same plan again resumes (nothing to send), another model's plan in the file is apart
+    jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out))
+    jevalkit.run(
+        PROBE,
+        "other",
+        cases=f"active:{K}",
+        prior=path,
+        sample_seed=3,
+        **options(openai_server, out),
+    )
+    assert len(openai_server.requests) == sent + K
