@@ -297,10 +297,10 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
     "jevalkit items past.jsonl --irt 2pl --save-fit fit.json": [
         ("items past.jsonl --irt 2pl --save-fit fit.json", 0, "item model written to fit.json"),
     ],
-    "jevalkit run unit-conversion --model m --cases active:12 --prior fit.json": [
+    "jevalkit run unit-conversion --model local --cases active:12 --prior fit.json --out runs/new.jsonl": [
         ("items past.jsonl --irt 2pl --save-fit fit.json", 0, "fit.json"),
         (
-            "run unit-conversion --model m --cases active:12 --prior fit.json {base_url}",
+            "run unit-conversion --model local --cases active:12 --prior fit.json --out runs/new.jsonl {base_url}",
             0,
             "active plan: full-benchmark score",
         ),
