@@ -348,7 +348,7 @@ def active_plan(
         waves = min(DEFAULT_WAVES, int(k))
     if isinstance(waves, bool) or not isinstance(waves, int | np.integer) or not 1 <= waves <= k:
         raise StatsError(f"waves must be a whole number from 1 to k={k}, got {waves!r}")
-    if not isinstance(floor, int | float) or not 0 < floor <= 1:
+    if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0 < floor <= 1:
         raise StatsError(f"floor must be a number in (0, 1] (1 draws uniformly), got {floor!r}")
     if design not in DESIGNS:
         raise StatsError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")

@@ -253,6 +253,8 @@ def test_refusals(bench):
         select(fit, 10, method="active", waves=11)
     with pytest.raises(StatsError, match="floor must be a number in"):
         select(fit, 10, method="active", floor=0)
+    with pytest.raises(StatsError, match=r"floor must be a number in.*got True"):
+        select(fit, 10, method="active", floor=True)  # not 1 (uniform draws) by accident
     with pytest.raises(StatsError, match="design must be one of fixed, poisson"):
         select(fit, 10, method="active", design="bernoulli")
     with pytest.raises(StatsError, match="give a whole number seed"):
