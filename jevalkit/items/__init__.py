@@ -8,7 +8,7 @@ Example:
     (30, True)
 """
 
-from ._active import ActivePlan
+from ._active import ActivePlan, waves_for
 from ._analysis import CronbachAlpha, ItemAnalysis, analysis, cronbach_alpha
 from ._estimate import estimate
 from ._irt import IrtFit, Simulated2PL, fit_irt, load_fit, simulate_2pl
@@ -29,4 +29,5 @@ __all__ = [
     "load_fit",
     "select",
     "simulate_2pl",
+    "waves_for",
 ]

@@ -34,9 +34,9 @@ Two designs, both recording each case's probability when it was drawn:
   removes it to second order: the interval reaches further on the side of the rare surprise.
   Only the interval's shape uses the model; a wrong model's skewness moves its ends by a
   fraction of a standard error (the skewness is capped at 1 / (2 t), where one end moves out by
-  at most about 27% of the t interval's half-width, the other in by 15%). On the same 2,600 intervals of the
-  8-wave plan at k = 100 (simulated 2PL, held-out systems) the t interval covered 93.7%, the
-  corrected one 94.4%, 0.3% wider (k = 25: 96.0% and 97.3%, 1.8% wider).
+  at most about 27% of the t interval's half-width, the other in by 15%). On the same 2,600
+  intervals of the 8-wave plan at k = 100 (simulated 2PL, held-out systems) the t interval
+  covered 93.7%, the corrected one 94.4%, 0.3% wider (k = 25: 96.0% and 97.3%, 1.8% wider).
 - ``poisson``: each wave includes every case not yet drawn independently, with inclusion
   probability pi_j (the wave's expected size split as above), so the number of cases varies.
   Each wave's difference estimator, Z_w = (scores drawn before) + (sum of yhat over the cases
@@ -74,14 +74,14 @@ import pandas as pd
 from scipy import stats as sps
 from scipy.special import expit, log_expit
 
-from ..contract import Result, score_matrix
+from ..contract import Result, not_a_statistic, score_matrix
 from ..errors import StatsError
 from ..stats import capped_inclusion, no_spread_ci
 from ._irt import NODES, PRIOR, IrtFit
 
 DESIGNS = ("fixed", "poisson")
 # select(method="active")'s defaults (leave_systems_out and the runner use the same)
-# (waves None: DEFAULT_WAVES, or k when k is smaller: one case a wave)
+# (waves None: see waves_for)
 ACTIVE_DEFAULTS = {"waves": None, "floor": 0.2, "design": "fixed", "recalibrate": True}
 DEFAULT_WAVES = 8
 _DRAW_COLUMNS = [
@@ -283,6 +283,18 @@ def _probabilities(sd: np.ndarray, floor: float) -> np.ndarray:
     return (1 - floor) * sd / sd.sum() + floor / sd.size
 
 
+@not_a_statistic("a plan setting: the number of waves an active plan is drawn in")
+def waves_for(k: int, waves: int | None = None) -> int:
+    """How many waves an active plan of ``k`` cases is drawn in: ``waves`` if given, else 8, or
+    ``k`` when k is smaller (one case a wave). The runner names its plans with it.
+
+    Example:
+        >>> waves_for(100), waves_for(5), waves_for(100, 3)
+        (8, 5, 3)
+    """
+    return min(DEFAULT_WAVES, int(k)) if waves is None else waves
+
+
 def _term_moments(p: np.ndarray, q: np.ndarray) -> tuple[float, float]:
     """The variance and third central moment of one draw's z_t - total under the model, given
     the draws before it: scores y_j ~ Bernoulli(p_j) independent over the cases left, case j
@@ -304,7 +316,7 @@ def _hall_bounds(critical: float, skewness: float) -> tuple[float, float]:
     over sqrt(n)), so that g(T) is t distributed to second order. The interval is
     [value - se * upper, value - se * lower]."""
     a, b = skewness / 3, skewness / 6
-    if abs(a) < 1e-12:
+    if abs(a) < 1e-12:  # no skewness: the t interval's
         return -critical - b, critical - b
 
     def inverse(x):
@@ -344,8 +356,7 @@ def active_plan(
         raise StatsError(
             f"k must be a whole number from 2 to {n - 1} (the benchmark has {n} items), got {k!r}"
         )
-    if waves is None:
-        waves = min(DEFAULT_WAVES, int(k))
+    waves = waves_for(k, waves)
     if isinstance(waves, bool) or not isinstance(waves, int | np.integer) or not 1 <= waves <= k:
         raise StatsError(f"waves must be a whole number from 1 to k={k}, got {waves!r}")
     if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0 < floor <= 1:
@@ -516,8 +527,7 @@ def active_estimate(
     if plan.design == "fixed":
         total, se, skewness, how = _ordered(draws, y, pred, method)
     else:
-        total, se, how = _poisson(plan, y, pred, method)
-        skewness = 0.0
+        total, se, skewness, how = _poisson(plan, y, pred, method)
     n = y.size
     value = total / n_total
     se = se / n_total
@@ -526,19 +536,14 @@ def active_estimate(
         return _row(value, np.nan, np.nan, n, how + "; one case: no interval")
     critical = sps.t.ppf(0.5 + confidence / 2, n - 1)
     half = critical * se
+    # Hall's inverse stretches fast once |skewness| * critical nears 1: kept to at most half of
+    # that, where one end moves out by at most about 27%, the other in by 15%
+    skewness = float(np.clip(skewness, -0.5 / critical, 0.5 / critical))
+    lower, upper = _hall_bounds(critical, skewness)
+    low, high = value - se * upper, value - se * lower
+    how += f"; t interval on {n - 1} df"
     if skewness:
-        # Hall's inverse stretches fast once |skewness| * critical nears 1: kept to at most
-        # half of that, where one end moves out by at most about 27%, the other in by 15%
-        skewness = float(np.clip(skewness, -0.5 / critical, 0.5 / critical))
-        lower, upper = _hall_bounds(critical, skewness)
-        low, high = value - se * upper, value - se * lower
-        how += (
-            f"; t interval on {n - 1} df, corrected for the skewness the model predicts "
-            f"({skewness:+.3f}, Hall's transformation)"
-        )
-    else:
-        low, high = value - half, value + half
-        how += f"; t interval on {n - 1} df"
+        how += f", corrected for the skewness the model predicts ({skewness:+.3f}, Hall's transformation)"
     if not half > 0:  # no spread among the draws is not a certainty
         value = float(np.clip(value, 0.0, 1.0))
         low, high = no_spread_ci(value, n, confidence=confidence)
@@ -599,4 +604,4 @@ def _poisson(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str):
         if method == "active"
         else "Horvitz-Thompson active estimate (per Poisson wave)"
     )
-    return total / share, float(np.sqrt(var)) / share, how
+    return total / share, float(np.sqrt(var)) / share, 0.0, how  # not skew-corrected

@@ -69,8 +69,8 @@ def select(
         ``active``: k cases for one new system, drawn in ``waves`` (default 8, or k when k is
         smaller) with probability proportional to the model's predicted SD of the system's
         score on each (the ability updated from its answers between waves), mixed with a
-        ``floor`` share of uniform probability; ``design="fixed"`` draws exactly k without replacement,
-        ``"poisson"`` includes each case independently (k on average). Call it again with
+        ``floor`` share of uniform probability; ``design="fixed"`` draws exactly k without
+        replacement, ``"poisson"`` includes each case independently (k on average). Call it again with
         ``new_results`` (the system's results on the cases drawn so far) for the next wave:
         the same fit, k, seed and answers give the same draws, so a run resumes without
         re-drawing. ``recalibrate`` flattens the predictions between waves when the

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UsageError
-from ..items import ActivePlan, IrtFit, estimate, load_fit, select
+from ..items import ActivePlan, IrtFit, estimate, load_fit, select, waves_for
 from ..results import latest_rows
 from ._execute import Executor, execute
 from ._job import Job
@@ -72,7 +72,9 @@ class ActiveCases:
         return f"{self.name(n_cases)}: wave {wave}, draw {step}, probability {float(probability)!r}"
 
 
-def active_cases(cases: Any, prior: Any, *, seed: int | None, waves: int = 8) -> ActiveCases | None:
+def active_cases(
+    cases: Any, prior: Any, *, seed: int | None, waves: int | None = None
+) -> ActiveCases | None:
     """The active plan ``cases="active:K"`` and ``prior`` ask for, or None for other cases.
 
     Example:
@@ -113,7 +115,7 @@ def active_cases(cases: Any, prior: Any, *, seed: int | None, waves: int = 8) ->
         prior=fit,
         source=source,
         seed=0 if seed is None else int(seed),
-        waves=min(int(waves), k),
+        waves=waves_for(k, waves),
     )
 
 
