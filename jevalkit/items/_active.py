@@ -76,7 +76,7 @@ from scipy.special import expit, log_expit
 
 from ..contract import Result, not_a_statistic, score_matrix
 from ..errors import StatsError
-from ..stats import capped_inclusion, no_spread_ci
+from ..stats import capped_inclusion, no_spread_ci, normal_mixture_radius
 from ._irt import NODES, PRIOR, IrtFit
 
 DESIGNS = ("fixed", "poisson")
@@ -486,10 +486,17 @@ def active_estimate(
     *,
     method: str,
     confidence: float,
+    anytime: bool = False,
 ) -> dict:
     """:func:`estimate` for an :class:`ActivePlan` (see the module docstring): one row."""
     if method not in ("active", "ht"):
         raise StatsError(f"method must be 'active' or 'ht' for an active plan, got {method!r}")
+    if anytime and plan.design != "fixed":
+        raise StatsError(
+            "an anytime-valid interval needs the fixed design (one draw at a time); a "
+            "design='poisson' plan is combined wave by wave: drop anytime or draw with "
+            "design='fixed'"
+        )
     if plan.n_items != len(fit.items):
         raise StatsError(
             f"the plan was drawn from a benchmark of {plan.n_items} items, the fit has "
@@ -524,6 +531,8 @@ def active_estimate(
     y = np.array([found[c] for c in draws["case"]], dtype=float)
     pred = draws["prediction"].to_numpy(float) if method == "active" else np.zeros(y.size)
     n_total = plan.n_items
+    if anytime:
+        return _anytime(plan, y, pred, method, confidence)
     if plan.design == "fixed":
         total, se, skewness, how = _ordered(draws, y, pred, method)
     else:
@@ -558,13 +567,55 @@ def _row(value, low, high, n, how) -> dict:
     return {"value": value, "ci_low": low, "ci_high": high, "n_items": n, "method": how}
 
 
-def _ordered(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):
-    """Des Raj's ordered estimator (with predictions), stabilising weights: total and SE."""
+_ORDERED = {
+    "active": "model-assisted active estimate (Des Raj's ordered estimator with the model's "
+    "predictions, stabilising weights)",
+    "ht": "Horvitz-Thompson active estimate (Des Raj's ordered estimator, stabilising weights)",
+}
+
+
+def _terms(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):
+    """Each draw's z_t (Des Raj's term, unbiased for the benchmark's total given the draws
+    before it) and its stabilising weight (fixed before the draw)."""
     q = draws["probability"].to_numpy(float)
     before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
     rest = draws["remaining_prediction"].to_numpy(float) if method == "active" else 0.0
     z = before + rest + (y - pred) / q
-    h = draws["weight"].to_numpy(float)
+    return z, draws["weight"].to_numpy(float)
+
+
+def _anytime(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str, confidence: float):
+    """The asymptotic confidence sequence of the weighted mean of the z_t (see
+    :func:`jevalkit.stats.normal_mixture_radius`): sum_t h_t (z_t - total) is a martingale,
+    its variance process estimated by sum_t h_t^2 (z_t - estimate)^2; the normal mixture is
+    tuned at the plan's k draws (under the model each h_t^2 (z_t - total)^2 is 1 on average,
+    so the variance process reaches about k at the k-th draw). Valid at every draw at once:
+    a run may stop as soon as the interval is narrow enough."""
+    z, h = _terms(plan.draws, y, pred, method)
+    n, n_total = z.size, plan.n_items
+    how = f"{_ORDERED[method]} over {n} of {n_total} cases"
+    total = float(np.sum(h * z) / h.sum())
+    value = total / n_total
+    if n < 2:
+        return _row(value, np.nan, np.nan, n, how + "; one case: no interval")
+    variance = float(np.sum(h**2 * (z - total) ** 2)) * n / (n - 1)
+    radius = float(normal_mixture_radius(variance, tuned_at=plan.k, confidence=confidence))
+    half = radius / float(h.sum()) / n_total
+    low, high = value - half, value + half
+    how += (
+        f"; anytime-valid {confidence:.0%} confidence sequence (asymptotic, normal mixture "
+        f"tuned at the plan's {plan.k} draws; Waudby-Smith et al. 2024): valid at every draw "
+        "at once, so the plan may stop at a width it reached"
+    )
+    if low < 0 or high > 1 or not 0 <= value <= 1:
+        how += f", clipped to [0, 1] (unclipped {value:.3f})"
+        value, low, high = float(np.clip(value, 0, 1)), max(low, 0.0), min(high, 1.0)
+    return _row(value, low, high, n, how)
+
+
+def _ordered(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):
+    """Des Raj's ordered estimator (with predictions), stabilising weights: total and SE."""
+    z, h = _terms(draws, y, pred, method)
     n = z.size
     total = float(np.sum(h * z) / h.sum())
     se = float(np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / max(n - 1, 1)) / h.sum())
@@ -574,13 +625,7 @@ def _ordered(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):
         third = float(np.sum(h**3 * draws["third_moment"].to_numpy(float)))
         if variance > 0:
             skewness = third / variance**1.5
-    how = (
-        "model-assisted active estimate (Des Raj's ordered estimator with the model's "
-        "predictions, stabilising weights)"
-        if method == "active"
-        else "Horvitz-Thompson active estimate (Des Raj's ordered estimator, stabilising weights)"
-    )
-    return total, se, skewness, how
+    return total, se, skewness, _ORDERED[method]
 
 
 def _poisson(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str):

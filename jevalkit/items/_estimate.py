@@ -126,6 +126,7 @@ def estimate(
     *,
     method: str | None = None,
     confidence: float = 0.95,
+    anytime: bool = False,
 ) -> pd.DataFrame:
     """Estimate each new system's full-benchmark score from its results on the anchors.
 
@@ -140,6 +141,12 @@ def estimate(
             the inverse-probability-weighted residuals, the default) or ``ht`` (the plain
             Horvitz-Thompson form, no predictions). An active plan's estimate is valid for
             its draws so far (a plan stopped after some waves is a smaller plan).
+        anytime: for an active plan (fixed design): the anytime-valid interval instead of
+            the t interval, an asymptotic confidence sequence over the draws that holds at
+            every draw at once (:func:`jevalkit.stats.normal_mixture_radius`, tuned at the
+            plan's k): use it when the plan was, or may be, stopped at a width it reached
+            (the runner's ``target_half_width``). About 1.5 times as wide at k as the t
+            interval (which holds at a number of draws fixed in advance).
 
     Returns:
         One row per new system: ``system``, ``value``, ``ci_low``, ``ci_high``, ``n_items``
@@ -161,10 +168,20 @@ def estimate(
         raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
     if isinstance(anchors, ActivePlan):
         row = active_estimate(
-            fit, anchors, new_results, method=method or "active", confidence=confidence
+            fit,
+            anchors,
+            new_results,
+            method=method or "active",
+            confidence=confidence,
+            anytime=bool(anytime),
         )
         system = str(score_matrix(new_results, **fit.matrix.columns).systems[0])
         return finish(pd.DataFrame([{"system": system, **row}], columns=_COLUMNS), order=_COLUMNS)
+    if anytime:
+        raise StatsError(
+            "anytime=True is for an active plan (select(fit, k, method='active')); anchors "
+            "are drawn at once and their interval holds at the k drawn"
+        )
     method = method or "irt"
     if method not in ("irt", "sample"):
         raise StatsError(f"method must be 'irt' or 'sample' for anchors, got {method!r}")
