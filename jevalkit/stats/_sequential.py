@@ -300,7 +300,9 @@ def confidence_sequence(scores: ArrayLike, *, confidence: float = 0.95) -> pd.Da
     return seq.table()
 
 
-@not_a_statistic("a boundary: how far a martingale may stray at every time at once, not an estimate")
+@not_a_statistic(
+    "a boundary: how far a martingale may stray at every time at once, not an estimate"
+)
 def normal_mixture_radius(
     variance: ArrayLike, *, tuned_at: float, confidence: float = 0.95
 ) -> np.ndarray:

@@ -303,3 +303,69 @@ def test_a_complete_poisson_plan_that_drew_no_case_says_so(bench):
     )
     with pytest.raises(StatsError, match="drew no case in any of its 1 wave"):
         estimate(fit, empty, news["sys40"])
+
+
+def test_the_anytime_interval_is_the_normal_mixture_confidence_sequence_of_the_draws(bench):
+    """Recomputed from the draws: the weighted mean of Des Raj's terms, their weighted spread
+    as the martingale's variance, and the two-sided normal-mixture radius (Robbins) tuned at
+    the plan's k draws; wider than the t interval at k, and the same estimate."""
+    fit, news = bench
+    new = news["sys40"]
+    plan = complete(fit, 30, new, waves=3, seed=2)
+    draws = plan.table()
+    score = dict(zip(new.case_id, new.score, strict=True))
+    y = draws["case"].map(score).to_numpy()
+    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
+    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
+    h, n = draws["weight"].to_numpy(), len(draws)
+    total = np.sum(h * z) / h.sum()
+    v = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
+    rho = 30 / (2 * math.log(20) + math.log(1 + 2 * math.log(20)))
+    radius = math.sqrt((v + rho) * (math.log(1 + v / rho) + 2 * math.log(20)))
+    row = estimate(fit, plan, new, anytime=True).iloc[0]
+    fixed = estimate(fit, plan, new).iloc[0]
+    assert row.value == pytest.approx(total / N_ITEMS) == pytest.approx(fixed.value)
+    half = radius / h.sum() / N_ITEMS
+    assert row.ci_high - row.value == pytest.approx(half, rel=1e-9)
+    assert row.value - row.ci_low == pytest.approx(half, rel=1e-9)
+    assert 1.2 < half / ((fixed.ci_high - fixed.ci_low) / 2) < 2.0
+    assert "anytime-valid 95% confidence sequence" in row.method
+    # a prefix of the plan (a run stopped after its first wave) is what the sequence reads
+    first = dataclasses.replace(plan, draws=plan.draws.iloc[:10])
+    early = estimate(fit, first, new, anytime=True).iloc[0]
+    assert early.n_items == 10 and early.ci_high - early.ci_low > row.ci_high - row.ci_low
+
+
+def test_the_anytime_interval_holds_at_every_wave_at_once(bench):
+    """A seeded simulation (two held-out systems x 30 plans of 8 waves): the share of plans
+    whose anytime interval missed the truth at any wave's end stays near or below 5%, where the
+    t interval read at every wave's end (peeking) misses more often."""
+    fit, news = bench
+    ever_missed, peeked_missed = [], []
+    for new in news.values():
+        truth = new.score.mean()
+        for seed in range(30):
+            plan = complete(fit, 40, new, waves=8, seed=seed)
+            ends = np.cumsum(plan.waves["n_drawn"])
+            miss_any = miss_t = False
+            for t in ends:
+                part = dataclasses.replace(plan, draws=plan.draws.iloc[:t])
+                a = estimate(fit, part, new, anytime=True).iloc[0]
+                b = estimate(fit, part, new).iloc[0]
+                miss_any |= not a.ci_low <= truth <= a.ci_high
+                miss_t |= not b.ci_low <= truth <= b.ci_high
+            ever_missed.append(miss_any)
+            peeked_missed.append(miss_t)
+    assert np.mean(ever_missed) <= 0.08, np.mean(ever_missed)
+    assert np.mean(peeked_missed) > np.mean(ever_missed)
+
+
+def test_anytime_is_refused_where_it_does_not_hold(bench):
+    fit, news = bench
+    new = news["sys40"]
+    poisson = complete(fit, 20, new, waves=2, design="poisson", seed=1)
+    with pytest.raises(StatsError, match="anytime-valid interval needs the fixed design"):
+        estimate(fit, poisson, new, anytime=True)
+    with pytest.raises(StatsError, match="anytime=True is for an active plan"):
+        estimate(fit, select(fit, 10, method="stratified"), new, anytime=True)

@@ -5,6 +5,7 @@ and its estimate is the library's on the same rows."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -184,8 +185,12 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--sample", "3"], "drop --sample"),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--shard", "0/2"], "drop --shard"),
         (
-            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "0.05"],
-            "--target-half-width does not stop an active plan",
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "0"],
+            "--target-half-width must be a number in (0, 0.5]",
+        ),
+        (
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "nan"],
+            "--target-half-width must be a number in (0, 0.5]",
         ),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
     ],
@@ -296,3 +301,79 @@ def test_a_file_holding_another_plans_rows_is_refused(benchmark, openai_server, 
         **options(openai_server, out),
     )
     assert len(openai_server.requests) == sent + K
+
+
+def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_interval_reaches_it(
+    benchmark, openai_server, tmp_path
+):
+    """--target-half-width with active:K: after each wave the anytime-valid interval of the
+    draws so far; the run stops at the first wave whose half-width is at most the target,
+    reports that interval (the library's estimate with anytime=True on the same rows), and a
+    re-run resumes to the same stop, sending nothing."""
+    fit, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    out = tmp_path / "r.jsonl"
+    k, target = 32, 0.2
+    result = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{k}",
+        prior=path,
+        target_half_width=target,
+        **options(openai_server, out),
+    )
+    summary = result.active.estimate.iloc[0]
+    sent = len(openai_server.requests)
+    assert summary["stop_reason"] == "target" and sent < k
+    assert summary["n_answered"] == sent == len(result.rows)
+    assert summary["half_width"] <= target and summary["target_half_width"] == target
+    assert "stopped at the target half-width 0.2" in summary["method"]
+    assert "anytime-valid 95% confidence sequence" in summary["method"]
+    rows = read_results(out)
+    plan = select(fit, k, method="active", seed=0, new_results=rows)
+    ends = np.cumsum([len(p) for p in np.array_split(np.arange(k), 8)])
+    assert sent in ends  # whole waves only
+    stopped = dataclasses.replace(plan, draws=plan.draws.iloc[:sent])
+    row = estimate(fit, stopped, rows, anytime=True).iloc[0]
+    assert summary["value"] == pytest.approx(row["value"], abs=1e-12)
+    assert summary["ci_low"] == pytest.approx(row["ci_low"], abs=1e-12)
+    # the wave before did not reach the target: it stopped at the first that did
+    before = ends[list(ends).index(sent) - 1]
+    earlier = estimate(
+        fit, dataclasses.replace(plan, draws=plan.draws.iloc[:before]), rows, anytime=True
+    ).iloc[0]
+    assert (earlier["ci_high"] - earlier["ci_low"]) / 2 > target
+    again = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{k}",
+        prior=path,
+        target_half_width=target,
+        **options(openai_server, out),
+    )
+    assert len(openai_server.requests) == sent
+    assert again.active.estimate.iloc[0]["n_answered"] == sent
+
+
+def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
+    benchmark, openai_server, tmp_path
+):
+    fit, path, gold, params = benchmark
+    openai_server.reply = answerer(gold, params)
+    out = tmp_path / "r.jsonl"
+    result = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{K}",
+        prior=path,
+        target_half_width=0.001,
+        **options(openai_server, out),
+    )
+    summary = result.active.estimate.iloc[0]
+    assert len(openai_server.requests) == K == summary["n_answered"]
+    assert summary["stop_reason"] == "complete"
+    assert "the target half-width 0.001 was not reached in 12 draws" in summary["method"]
+    plan, fixed = library_estimate(fit, read_results(out))
+    anytime = estimate(fit, plan, read_results(out), anytime=True).iloc[0]
+    assert summary["ci_low"] == pytest.approx(anytime["ci_low"], abs=1e-12)
+    assert summary["ci_high"] - summary["ci_low"] > fixed["ci_high"] - fixed["ci_low"]
