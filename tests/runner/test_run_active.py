@@ -6,68 +6,25 @@ and its estimate is the library's on the same rows."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from active_benchmark import PROBE, active_benchmark, answerer
 from killed_run import kill_after
-from scipy.special import expit
 
 import jevalkit
 from jevalkit.cli import main
-from jevalkit.items import estimate, fit_irt, select
+from jevalkit.items import estimate, select
 from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
-PROBE = "unit-conversion@1"
 K = 12
 
 
 @pytest.fixture(scope="module")
 def benchmark(tmp_path_factory):
-    """Past systems' scores on the probe's 40 cases (a 2PL), the item model fitted on them and
-    saved, and each case's user message with its gold answer."""
-    probe = jevalkit.load_probe(PROBE)
-    rng = np.random.default_rng(5)
-    n = len(probe.cases)
-    a, b = rng.lognormal(0.5, 0.3, n), rng.normal(0, 1.5, n)
-    theta = rng.normal(size=40)
-    y = rng.random((40, n)) < expit(a * (theta[:, None] - b))
-    past = pd.DataFrame(
-        [
-            {
-                "system": f"past{s}",
-                "probe": probe.id,
-                "version": probe.version,
-                "case_id": case.id,
-                "score": float(y[s, j]),
-            }
-            for s in range(40)
-            for j, case in enumerate(probe.cases)
-        ]
-    )
-    fit = fit_irt(past)
-    path = fit.save(tmp_path_factory.mktemp("prior") / "fit.json", scores=False)
-    gold = {
-        probe.request_input(case, None)["messages"][-1]["content"]: (j, str(case.gold))
-        for j, case in enumerate(probe.cases)
-    }
-    return fit, path, gold, (a, b)
-
-
-def answerer(gold, params, ability=0.7):
-    """The new model: right on a case with the 2PL probability at ``ability`` (a fixed draw
-    per case, so every request for a case gets the same answer)."""
-    a, b = params
-
-    def reply(body):
-        j, answer = gold[body["messages"][-1]["content"]]
-        u = int(hashlib.sha256(f"case{j}".encode()).hexdigest()[:8], 16) / 2**32
-        return answer if u < expit(a[j] * (ability - b[j])) else "no idea"
-
-    return reply
+    return active_benchmark(tmp_path_factory.mktemp("prior"))
 
 
 def options(server, out, **more):
