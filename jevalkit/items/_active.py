@@ -603,9 +603,9 @@ def _anytime(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str, con
     half = radius / float(h.sum()) / n_total
     low, high = value - half, value + half
     how += (
-        f"; anytime-valid {confidence:.0%} confidence sequence (asymptotic, normal mixture "
-        f"tuned at the plan's {plan.k} draws; Waudby-Smith et al. 2024): valid at every draw "
-        "at once, so the plan may stop at a width it reached"
+        f"; anytime-valid {confidence:.0%} interval (an asymptotic confidence sequence, normal "
+        f"mixture tuned at the plan's {plan.k} draws; Waudby-Smith et al. 2024): valid at every "
+        "draw at once, so the plan may stop at a width it reached"
     )
     if low < 0 or high > 1 or not 0 <= value <= 1:
         how += f", clipped to [0, 1] (unclipped {value:.3f})"

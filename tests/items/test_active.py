@@ -330,7 +330,7 @@ def test_the_anytime_interval_is_the_normal_mixture_confidence_sequence_of_the_d
     assert row.ci_high - row.value == pytest.approx(half, rel=1e-9)
     assert row.value - row.ci_low == pytest.approx(half, rel=1e-9)
     assert 1.2 < half / ((fixed.ci_high - fixed.ci_low) / 2) < 2.0
-    assert "anytime-valid 95% confidence sequence" in row.method
+    assert "anytime-valid 95% interval (an asymptotic confidence sequence" in row.method
     # a prefix of the plan (a run stopped after its first wave) is what the sequence reads
     first = dataclasses.replace(plan, draws=plan.draws.iloc[:10])
     early = estimate(fit, first, new, anytime=True).iloc[0]

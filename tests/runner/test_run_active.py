@@ -285,7 +285,7 @@ def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_inte
     assert summary["n_answered"] == sent == len(result.rows)
     assert summary["half_width"] <= target and summary["target_half_width"] == target
     assert "stopped at the target half-width 0.2" in summary["method"]
-    assert "anytime-valid 95% confidence sequence" in summary["method"]
+    assert "anytime-valid 95% interval (an asymptotic confidence sequence" in summary["method"]
     rows = read_results(out)
     plan = select(fit, k, method="active", seed=0, new_results=rows)
     ends = np.cumsum([len(p) for p in np.array_split(np.arange(k), 8)])
