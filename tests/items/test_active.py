@@ -338,27 +338,28 @@ def test_the_anytime_interval_is_the_normal_mixture_confidence_sequence_of_the_d
 
 
 def test_the_anytime_interval_holds_at_every_wave_at_once(bench):
-    """A seeded simulation (two held-out systems x 30 plans of 8 waves): the share of plans
-    whose anytime interval missed the truth at any wave's end stays near or below 5%, where the
-    t interval read at every wave's end (peeking) misses more often."""
+    """A seeded simulation (two held-out systems x 40 plans of 24 draws in 4 waves): the share
+    of plans whose anytime interval missed the truth at any wave's end stays near 5% (the
+    benchmark, bench_items.py --anytime, measures it on 200 plans a cell), where the t
+    interval read at every wave's end (peeking) misses more often."""
     fit, news = bench
     ever_missed, peeked_missed = [], []
     for new in news.values():
         truth = new.score.mean()
-        for seed in range(30):
-            plan = complete(fit, 40, new, waves=8, seed=seed)
-            ends = np.cumsum(plan.waves["n_drawn"])
+        for seed in range(40):
+            plan = complete(fit, 24, new, waves=4, seed=seed)
+            drawn = new[new.case_id.isin(plan.cases)]
             miss_any = miss_t = False
-            for t in ends:
+            for t in (6, 12, 18, 24):
                 part = dataclasses.replace(plan, draws=plan.draws.iloc[:t])
-                a = estimate(fit, part, new, anytime=True).iloc[0]
-                b = estimate(fit, part, new).iloc[0]
+                a = estimate(fit, part, drawn, anytime=True).iloc[0]
+                b = estimate(fit, part, drawn).iloc[0]
                 miss_any |= not a.ci_low <= truth <= a.ci_high
                 miss_t |= not b.ci_low <= truth <= b.ci_high
             ever_missed.append(miss_any)
             peeked_missed.append(miss_t)
-    assert np.mean(ever_missed) <= 0.08, np.mean(ever_missed)
-    assert np.mean(peeked_missed) > np.mean(ever_missed)
+    assert np.mean(ever_missed) <= 0.1, np.mean(ever_missed)
+    assert np.mean(peeked_missed) >= np.mean(ever_missed) + 0.03, np.mean(peeked_missed)
 
 
 def test_anytime_is_refused_where_it_does_not_hold(bench):
