@@ -492,17 +492,19 @@ def active(n_held: int, reps: int) -> None:
 SEQUENTIAL_ARMS = {
     a: ACTIVE_ARMS[a] for a in ("active, 8 waves", "active, 8 waves, shuffled model")
 }
+POISSON_ARMS = {"active, 8 Poisson waves": {"waves": 8, "design": "poisson"}}
 
 
-def active_coverage(n_held: int, reps: int) -> None:
-    """The runner's sequential path alone (8 waves, right and shuffled item models), enough
-    intervals per cell to tell its coverage from 95% to within about +-2%."""
+def active_coverage(n_held: int, reps: int, arms=SEQUENTIAL_ARMS) -> None:
+    """The runner's sequential path alone (8 waves, right and shuffled item models; or the
+    Poisson design with ``--poisson``), enough intervals per cell to tell its coverage from
+    95% to within about +-2%."""
     for name, data in (
         ("simulated 2PL", simulate_2pl(n_systems=60, n_items=1000, seed=0).rows),
         ("sharp 2PL", sharp_2pl(60, 1000, seed=1)),
     ):
         start = time.perf_counter()
-        rows = active_arms(data, n_held, reps, [25, 50, 100], SEQUENTIAL_ARMS)
+        rows = active_arms(data, n_held, reps, [25, 50, 100], arms)
         out = []
         for (k, arm), g in rows.groupby(["k", "arm"], sort=False):
             low, high = proportion_confint(int(g["covered"].sum()), len(g), method="wilson")
@@ -624,7 +626,8 @@ if __name__ == "__main__":
     if "--active-coverage" in sys.argv:  # --active-coverage [HELD REPS]
         rest = sys.argv[sys.argv.index("--active-coverage") + 1 :]
         held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (40, 10)
-        active_coverage(4 if QUICK else held, 2 if QUICK else reps)
+        arms = POISSON_ARMS if "--poisson" in sys.argv else SEQUENTIAL_ARMS
+        active_coverage(4 if QUICK else held, 2 if QUICK else reps, arms)
         sys.exit(0)
     if "--anchors" in sys.argv:  # issue 36 item 4 alone: --anchors [HELD DRAWS]
         rest = sys.argv[sys.argv.index("--anchors") + 1 :]
