@@ -42,7 +42,9 @@ Two designs, both recording each case's probability when it was drawn:
   Each wave's difference estimator, Z_w = (scores drawn before) + (sum of yhat over the cases
   left) + sum over the wave's cases of (y - yhat) / pi, is unbiased given the earlier waves,
   with the unbiased variance estimate sum (1 - pi) (y - yhat)^2 / pi^2; the waves are combined
-  with weights fixed in advance (their expected sizes over k).
+  with weights fixed in advance (their expected sizes over k). The t interval is corrected for
+  the skewness the model predicts in the same way (:func:`_poisson_moments`): uncorrected, the
+  8-wave Poisson plan covered 90.5% at k = 25 on a benchmark of sharp items (200 intervals).
 
 ``estimate(..., method="ht")`` leaves the predictions out (yhat = 0: the Horvitz-Thompson form
 of the same design). The estimand is the mean over the benchmark's cases of the score each case
@@ -104,6 +106,8 @@ _WAVE_COLUMNS = [
     "weight",
     "slope",
     "intercept",
+    "variance",
+    "third_moment",
 ]
 RECALIBRATION_PRIOR = (1.0, 0.5)  # intercept ~ N(0, 1^2), slope ~ N(1, 0.5^2)
 _LOGIT_CLIP = 1e-3
@@ -130,8 +134,10 @@ class ActivePlan(Result):
             given the draws before it, the ``variance`` and ``third_moment`` of the draw's
             z_t about the total (``fixed`` only; they weight it and shape the interval).
         waves: one row per wave drawn: ``wave``, ``n_remaining`` (cases not drawn before it),
-            ``expected_size``, ``n_drawn``, ``remaining_prediction``, ``weight``, and the
-            recalibration in force (``slope``, ``intercept``).
+            ``expected_size``, ``n_drawn``, ``remaining_prediction``, ``weight``, the
+            recalibration in force (``slope``, ``intercept``), and under the model, given the
+            waves before it, the ``variance`` and ``third_moment`` of the wave's estimate of
+            the total about the total (``poisson`` only; they shape its interval).
         complete: every wave is drawn (a later wave waits for the answers to the earlier ones).
         design_effect: the variance of the plan's estimate relative to uniform draws of the
             same size, predicted by the model from its prior (below 1: the plan is expected
@@ -309,6 +315,20 @@ def _term_moments(p: np.ndarray, q: np.ndarray) -> tuple[float, float]:
     return float(np.sum(m2 * (1 / q - 1))), float(np.sum(m3 * (1 / q**2 - 3 / q + 2)))
 
 
+def _poisson_moments(p: np.ndarray, pi: np.ndarray) -> tuple[float, float]:
+    """The variance and third central moment of a Poisson wave's estimate of the total about
+    the total, under the model, given the waves before it: Z - total = sum_j (I_j / pi_j - 1)
+    r_j over the cases left, I_j ~ Bernoulli(pi_j) independent of r_j = y_j - p_j, so
+
+        E (Z - total)^2 = sum_j m2_j (1/pi_j - 1),
+        E (Z - total)^3 = sum_j m3_j (1 - pi_j) (1 - 2 pi_j) / pi_j^2,
+
+    with m2, m3 the residual's central moments (as in :func:`_term_moments`)."""
+    m2 = np.clip(p * (1 - p), 1e-6, None)
+    m3 = p * (1 - p) * (1 - 2 * p)
+    return float(np.sum(m2 * (1 / pi - 1))), float(np.sum(m3 * (1 - pi) * (1 - 2 * pi) / pi**2))
+
+
 def _hall_bounds(critical: float, skewness: float) -> tuple[float, float]:
     """The studentised statistic's quantiles (lower, upper) for a two-sided interval, by Hall's
     (1992) monotone cubic transformation of the t statistic: g(T) = T + a T^2 + a^2 T^3 / 3 + b
@@ -396,7 +416,16 @@ def active_plan(
                 rows.append(_draw(ids, item, len(rows), wave, prob[item], pred, wave_row, weight))
             remaining[picked] = False
             drawn.extend(int(i) for i in picked)
-            wave_rows.append({**wave_row, "n_drawn": int(picked.size), "weight": weight})
+            variance, third = _poisson_moments(pred[rem], pi)
+            wave_rows.append(
+                {
+                    **wave_row,
+                    "n_drawn": int(picked.size),
+                    "weight": weight,
+                    "variance": variance,
+                    "third_moment": third,
+                }
+            )
             continue
         for _ in range(size):
             rem = np.flatnonzero(remaining)
@@ -643,10 +672,17 @@ def _poisson(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str):
         var += row.weight**2 * float(np.sum((1 - pi[mine]) * r**2 / pi[mine] ** 2))
         before += float(y[mine].sum())
     # the weights are each wave's expected share of k: they sum to 1 over a complete plan
-    share = float(plan.waves["weight"].sum())
+    waves = plan.waves
+    share = float(waves["weight"].sum())
+    skewness = 0.0
+    if method == "active":  # the model's skewness of the combined estimate, as for draws
+        w = waves["weight"].to_numpy(float)
+        variance = float(np.sum(w**2 * waves["variance"].to_numpy(float)))
+        if variance > 0:
+            skewness = float(np.sum(w**3 * waves["third_moment"].to_numpy(float))) / variance**1.5
     how = (
         "model-assisted active estimate (difference estimator per Poisson wave)"
         if method == "active"
         else "Horvitz-Thompson active estimate (per Poisson wave)"
     )
-    return total / share, float(np.sqrt(var)) / share, 0.0, how  # not skew-corrected
+    return total / share, float(np.sqrt(var)) / share, skewness, how

@@ -163,6 +163,38 @@ def test_each_draw_records_the_models_variance_and_skew_of_its_term(bench):
     assert abs(third) > 6 * se3  # the check can tell a skewed term from a symmetric one
 
 
+def test_each_poisson_wave_records_the_models_variance_and_skew_of_its_estimate(bench):
+    """A Poisson wave's Z - total = sum_j (I_j / pi_j - 1) r_j (I_j ~ Bernoulli(pi_j), r_j =
+    y_j - p_j, y_j ~ Bernoulli(p_j)): the first wave's recorded moments against a Monte Carlo
+    of it. Every case's prediction and inclusion probability in the first wave are read off
+    1,000 first waves; its moments are the same in all of them."""
+    fit, _ = bench
+    seen, moments = {}, set()
+    for seed in range(1000):
+        plan = select(fit, 20, method="active", waves=2, design="poisson", floor=0.2, seed=seed)
+        for row in plan.table().itertuples():
+            seen[row.case] = (row.prediction, row.probability)
+        wave = plan.waves.iloc[0]
+        moments.add((wave.variance, wave.third_moment))
+    assert len(seen) == N_ITEMS and len(moments) == 1
+    ((variance, third),) = moments
+    p = np.array([v[0] for v in seen.values()])
+    pi = np.array([v[1] for v in seen.values()])
+    assert pi.sum() == pytest.approx(10.0)  # the wave's expected size
+    rng = np.random.default_rng(2)
+    d = []
+    for _ in range(8):
+        r = (rng.random((50_000, N_ITEMS)) < p) - p
+        included = rng.random((50_000, N_ITEMS)) < pi
+        d.append(((included / pi - 1) * r).sum(axis=1))
+    d = np.concatenate(d)
+    se2 = np.std(d**2) / np.sqrt(d.size)
+    se3 = np.std(d**3) / np.sqrt(d.size)
+    assert abs(np.mean(d**2) - variance) < 4 * se2, (np.mean(d**2), variance, se2)
+    assert abs(np.mean(d**3) - third) < 4 * se3, (np.mean(d**3), third, se3)
+    assert abs(third) > 6 * se3
+
+
 def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     """Recomputed from the draws: the estimate, its SE, the skewness the model predicts, and
     the interval's ends solving g(T) = -+t with g Hall's (1992) cubic; the HT estimate (no
