@@ -79,6 +79,19 @@ def test_every_probability_has_its_floor_and_the_draws_follow_the_predicted_sd(b
     assert 0 < plan.design_effect < 1.0 and uniform.design_effect == pytest.approx(1.0)
 
 
+def des_raj_terms(plan, new):
+    """Recomputed from a plan's draws: its table, each draw's Des Raj term z_t, the stabilising
+    weights h_t and their weighted mean (the estimate of the benchmark's total)."""
+    draws = plan.table()
+    score = dict(zip(new.case_id, new.score, strict=True))
+    y = draws["case"].map(score).to_numpy()
+    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
+    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
+    h = draws["weight"].to_numpy()
+    return draws, z, h, np.sum(h * z) / h.sum()
+
+
 def coverage(fit, news, reps, **options):
     hits, errors, widths = [], [], []
     for new in news.values():
@@ -202,14 +215,8 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     fit, news = bench
     new = news["sys41"]
     plan = complete(fit, 25, new, waves=3, seed=3)
-    draws = plan.table()
-    score = dict(zip(new.case_id, new.score, strict=True))
-    y = draws["case"].map(score).to_numpy()
-    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
-    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
-    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
-    h, n = draws["weight"].to_numpy(), len(draws)
-    total = np.sum(h * z) / h.sum()
+    draws, z, h, total = des_raj_terms(plan, new)
+    n = len(draws)
     se = np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / (n - 1)) / h.sum() / N_ITEMS
     gamma = np.sum(h**3 * draws["third_moment"]) / np.sum(h**2 * draws["variance"]) ** 1.5
     assert 0.1 < gamma < 0.5  # a system below the middle: its terms skew upwards
@@ -344,14 +351,8 @@ def test_the_anytime_interval_is_the_normal_mixture_confidence_sequence_of_the_d
     fit, news = bench
     new = news["sys40"]
     plan = complete(fit, 30, new, waves=3, seed=2)
-    draws = plan.table()
-    score = dict(zip(new.case_id, new.score, strict=True))
-    y = draws["case"].map(score).to_numpy()
-    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
-    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
-    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
-    h, n = draws["weight"].to_numpy(), len(draws)
-    total = np.sum(h * z) / h.sum()
+    draws, z, h, total = des_raj_terms(plan, new)
+    n = len(draws)
     v = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
     rho = 30 / (2 * math.log(20) + math.log(1 + 2 * math.log(20)))
     radius = math.sqrt((v + rho) * (math.log(1 + v / rho) + 2 * math.log(20)))

@@ -383,23 +383,20 @@ def test_an_active_plan_on_dask_sends_the_same_draws_and_estimate_as_one_process
     openai_server.reply = answerer(gold, params)
     columns = ["n_answered", "waves", "value", "ci_low", "ci_high", "stop_reason"]
     for name, more in (("fixed", {}), ("target", {"target_half_width": 0.2})):
-        options = dict(cases="active:32", prior=path, sample_seed=1, **more)
-        one = jevalkit.run(
-            ACTIVE_PROBE,
-            "new",
+        options = dict(
+            cases="active:32",
+            prior=path,
+            sample_seed=1,
             base_url=openai_server.base_url,
-            out=tmp_path / f"{name}-one.jsonl",
             progress=False,
             cache=False,
-            **options,
+            **more,
         )
+        one = jevalkit.run(ACTIVE_PROBE, "new", out=tmp_path / f"{name}-1.jsonl", **options)
         dask = jevalkit.run(
             ACTIVE_PROBE,
             "new",
-            base_url=openai_server.base_url,
             out=tmp_path / f"{name}-dask.jsonl",
-            progress=False,
-            cache=False,
             scheduler=cluster.address,
             **options,
         )

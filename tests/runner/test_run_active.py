@@ -38,6 +38,13 @@ def options(server, out, **more):
     }
 
 
+def active_run(benchmark, server, out, cases=f"active:{K}", **more):
+    """The new model (answerer) run on an active plan of the benchmark's saved prior."""
+    _, path, gold, params = benchmark
+    server.reply = answerer(gold, params)
+    return jevalkit.run(PROBE, "new", cases=cases, prior=path, **options(server, out, **more))
+
+
 def library_estimate(fit, rows):
     """The plan and estimate the library draws from the same rows (each wave from the answers
     to the earlier ones)."""
@@ -210,17 +217,9 @@ def test_error_rows_stop_the_plan_and_say_so(benchmark, openai_server, tmp_path)
 def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_order(
     benchmark, openai_server, tmp_path
 ):
-    fit, path, gold, params = benchmark
-    openai_server.reply = answerer(gold, params)
+    fit = benchmark[0]
     out = tmp_path / "r.jsonl"
-    result = jevalkit.run(
-        PROBE,
-        "new",
-        cases=f"active:{K}",
-        prior=path,
-        budget_requests=5,
-        **options(openai_server, out, concurrency=1),
-    )
+    result = active_run(benchmark, openai_server, out, budget_requests=5, concurrency=1)
     summary = result.active.estimate.iloc[0]
     assert summary["stop_reason"] == "budget" and result.stopped
     assert len(openai_server.requests) == 5 == summary["n_answered"]
@@ -267,18 +266,10 @@ def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_inte
     draws so far; the run stops at the first wave whose half-width is at most the target,
     reports that interval (the library's estimate with anytime=True on the same rows), and a
     re-run resumes to the same stop, sending nothing."""
-    fit, path, gold, params = benchmark
-    openai_server.reply = answerer(gold, params)
+    fit = benchmark[0]
     out = tmp_path / "r.jsonl"
     k, target = 32, 0.2
-    result = jevalkit.run(
-        PROBE,
-        "new",
-        cases=f"active:{k}",
-        prior=path,
-        target_half_width=target,
-        **options(openai_server, out),
-    )
+    result = active_run(benchmark, openai_server, out, f"active:{k}", target_half_width=target)
     summary = result.active.estimate.iloc[0]
     sent = len(openai_server.requests)
     assert summary["stop_reason"] == "target" and sent < k
@@ -300,14 +291,7 @@ def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_inte
         fit, dataclasses.replace(plan, draws=plan.draws.iloc[:before]), rows, anytime=True
     ).iloc[0]
     assert (earlier["ci_high"] - earlier["ci_low"]) / 2 > target
-    again = jevalkit.run(
-        PROBE,
-        "new",
-        cases=f"active:{k}",
-        prior=path,
-        target_half_width=target,
-        **options(openai_server, out),
-    )
+    again = active_run(benchmark, openai_server, out, f"active:{k}", target_half_width=target)
     assert len(openai_server.requests) == sent
     assert again.active.estimate.iloc[0]["n_answered"] == sent
 
@@ -315,17 +299,9 @@ def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_inte
 def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
     benchmark, openai_server, tmp_path
 ):
-    fit, path, gold, params = benchmark
-    openai_server.reply = answerer(gold, params)
+    fit = benchmark[0]
     out = tmp_path / "r.jsonl"
-    result = jevalkit.run(
-        PROBE,
-        "new",
-        cases=f"active:{K}",
-        prior=path,
-        target_half_width=0.001,
-        **options(openai_server, out),
-    )
+    result = active_run(benchmark, openai_server, out, target_half_width=0.001)
     summary = result.active.estimate.iloc[0]
     assert len(openai_server.requests) == K == summary["n_answered"]
     assert summary["stop_reason"] == "complete"
