@@ -97,8 +97,9 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
         )
     if args.metric != "pass_rate" and args.metric != "mean_score":
         raise StatsError(f"an adaptive gate works on pass_rate or mean_score, not {args.metric}")
+    target = args.target_half_width  # None: the plan's default
     plan = AdaptiveRepeats(
-        target_half_width=args.target_half_width,
+        **({} if target is None else {"target_half_width": target}),
         min_repeats=args.min_repeats,
         max_repeats=args.max_repeats,
         metric=args.metric,

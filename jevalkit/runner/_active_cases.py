@@ -7,6 +7,14 @@ prior, the seed and the model's answers so far: the same inputs give the same dr
 that is stopped (kill -9, a budget) and started again sends the cases it had drawn and goes on
 from there, never re-drawing. Every row carries ``subset`` naming the plan and the case's draw
 (its wave, step and the probability it had when drawn), so the rows say how they were chosen.
+
+With a target half-width the plan may stop early: after each wave the anytime-valid interval
+of the draws answered so far (:func:`jevalkit.items.estimate` with ``anytime=True``, a
+confidence sequence that holds at every draw at once) is computed, and the run stops once it is
+at most that wide on each side; the estimate reports that interval, whether the target was met
+or all K draws were run. Without a target the plan runs its K draws and reports the t interval,
+which holds at a number of draws fixed in advance. Resume a plan with the target it was run
+with: continuing past a stop that looked at the data is what only the anytime interval allows.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ ACTIVE_COLUMNS = [
     "ci_low",
     "ci_high",
     "half_width",
+    "target_half_width",
     "stop_reason",
     "method",
 ]
@@ -59,6 +68,7 @@ class ActiveCases:
     source: str
     seed: int
     waves: int
+    target_half_width: float | None = None
 
     def name(self, n_cases: int) -> str:
         """The plan, as each of its rows' ``subset`` begins."""
@@ -73,9 +83,15 @@ class ActiveCases:
 
 
 def active_cases(
-    cases: Any, prior: Any, *, seed: int | None, waves: int | None = None
+    cases: Any,
+    prior: Any,
+    *,
+    seed: int | None,
+    waves: int | None = None,
+    target_half_width: float | None = None,
 ) -> ActiveCases | None:
-    """The active plan ``cases="active:K"`` and ``prior`` ask for, or None for other cases.
+    """The active plan ``cases="active:K"`` and ``prior`` ask for, or None for other cases
+    (``target_half_width``: stop early at that anytime-valid half-width).
 
     Example:
         >>> active_cases("active:30", None, seed=0)
@@ -109,6 +125,14 @@ def active_cases(
             f"prior must be an IrtFit (items.fit_irt) or the path of a saved one, got "
             f"{type(prior).__name__}"
         )
+    target = target_half_width
+    if target is not None and (
+        isinstance(target, bool) or not isinstance(target, int | float) or not 0 < target <= 0.5
+    ):
+        raise UsageError(
+            f"--target-half-width must be a number in (0, 0.5] (a half-width of the score), "
+            f"got {target!r}"
+        )
     k = int(text)
     return ActiveCases(
         k=k,
@@ -116,6 +140,7 @@ def active_cases(
         source=source,
         seed=0 if seed is None else int(seed),
         waves=waves_for(k, waves),
+        target_half_width=None if target is None else float(target),
     )
 
 
@@ -238,12 +263,24 @@ async def run_active_cases(
         if not set(plan.cases) <= _scored(answered, columns):
             reason = "errors"
             break
+        if _reached(fit, plan, answered, spec):
+            reason = "target"
+            break
         if plan.complete:
             break
         plan = select(fit, new_results=_answers(answered), **options)
     rows = pd.concat([p.rows for p in parts], ignore_index=True) if parts else pd.DataFrame()
     summary = _summary(fit, plan, rows, spec, n_cases, reason, budget.reached)
     return RunResult.of(parts, budget, active=ActiveRun(summary, plan))
+
+
+def _reached(fit: IrtFit, plan: ActivePlan, answered: pd.DataFrame, spec: ActiveCases) -> bool:
+    """Whether the anytime-valid interval of the draws so far (every one answered) is at most
+    the target half-width."""
+    if spec.target_half_width is None or len(plan.draws) < 2:
+        return False
+    row = estimate(fit, plan, _answers(answered), anytime=True).iloc[0]
+    return bool((row["ci_high"] - row["ci_low"]) / 2 <= spec.target_half_width)
 
 
 def _summary(fit, plan, rows, spec, n_cases, reason, stopped) -> pd.DataFrame:
@@ -263,10 +300,17 @@ def _summary(fit, plan, rows, spec, n_cases, reason, stopped) -> pd.DataFrame:
         "ci_low": np.nan,
         "ci_high": np.nan,
         "half_width": np.nan,
+        "target_half_width": np.nan if spec.target_half_width is None else spec.target_half_width,
         "stop_reason": reason,
     }
+    missed = (
+        f"; the target half-width {spec.target_half_width!r} was not reached in {spec.k} draws"
+        if spec.target_half_width is not None
+        else ""
+    )
     how = {
-        "complete": "",
+        "complete": missed,
+        "target": f"; stopped at the target half-width {spec.target_half_width!r}",
         "budget": f"; stopped by the budget ({stopped}): the draws answered in order",
         "errors": "; drawn case(s) answered only by errors (run again with --retry-errors): "
         "the draws answered in order",
@@ -275,7 +319,8 @@ def _summary(fit, plan, rows, spec, n_cases, reason, stopped) -> pd.DataFrame:
         out["method"] = f"not estimable: {prefix} drawn case(s) answered{how}"
         return pd.DataFrame([out], columns=ACTIVE_COLUMNS)
     smaller = dataclasses.replace(plan, draws=plan.draws.iloc[:prefix].reset_index(drop=True))
-    row = estimate(fit, smaller, _answers(rows)).iloc[0]
+    anytime = spec.target_half_width is not None
+    row = estimate(fit, smaller, _answers(rows), anytime=anytime).iloc[0]
     out.update(
         value=row["value"],
         ci_low=row["ci_low"],

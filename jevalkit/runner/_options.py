@@ -145,8 +145,12 @@ class RunSettings:
         metavar="K",
         parse=repeats_value,
     )
-    target_half_width: float = option(
-        0.03, "with repeats 'auto': stop once the interval is +/-H", metavar="H", parse=float
+    target_half_width: float | None = option(
+        None,
+        "stop once the anytime-valid interval is +/-H: with repeats 'auto' (default 0.03), or "
+        "with --cases active:K (default: run all K)",
+        metavar="H",
+        parse=float,
     )
     min_repeats: int = option(
         2, "with repeats 'auto': repeats of every item first", metavar="K", parse=int
@@ -266,8 +270,9 @@ class RunSettings:
             return None
         if metric not in ADAPTIVE_METRICS:
             raise UsageError(f"metric must be one of {', '.join(ADAPTIVE_METRICS)}, got {metric!r}")
+        target = self.target_half_width
         return AdaptiveRepeats(
-            target_half_width=self.target_half_width,
+            **({} if target is None else {"target_half_width": target}),
             min_repeats=self.min_repeats,
             max_repeats=self.max_repeats,
             metric=metric,
@@ -314,7 +319,7 @@ class RunOptions(TypedDict, total=False):
     out: str | Path | None
     label: str | None
     repeats: int | str
-    target_half_width: float
+    target_half_width: float | None
     min_repeats: int
     max_repeats: int
     adaptive: AdaptiveRepeats | None

@@ -14,7 +14,7 @@ from ..probes import Probe
 from ._active_cases import ActiveCases, active_cases, run_active_cases
 from ._execute import execute
 from ._executors import open_executor
-from ._options import RUN_OPTIONS, ProbeOptions, RunSettings
+from ._options import ProbeOptions, RunSettings
 from ._plan import Choices, ProbeChoices, default_results_path, jobs_of, probes_of
 from ._rounds import run_adaptive
 from ._run_result import RunResult
@@ -59,7 +59,12 @@ class ProbeRun:
         overrides = {**generation, **choices.extra_params}
         check_generation(overrides)  # extra_params may set them too
         selection = choices.selection
-        active = active_cases(selection.cases, choices.prior, seed=selection.sample_seed)
+        active = active_cases(
+            selection.cases,
+            choices.prior,
+            seed=selection.sample_seed,
+            target_half_width=settings.target_half_width,
+        )
         if active is not None:
             if selection.sample is not None or selection.variants is not None:
                 raise UsageError(
@@ -73,12 +78,6 @@ class ProbeRun:
                 raise UsageError(
                     "--cases active:K draws each wave from the answers to the last: one process "
                     "runs the plan, not shards of it; drop --shard"
-                )
-            if settings.target_half_width != RUN_OPTIONS["target_half_width"].default:
-                # the plan's t interval holds at its K draws, not at a width seen on the way
-                raise UsageError(
-                    "--cases active:K runs its K draws: --target-half-width does not stop an "
-                    "active plan (its interval is not anytime-valid); drop it and choose K"
                 )
             choices = replace(choices, selection=replace(selection, cases=None))
         probe_list = probes_of(probes)
@@ -153,7 +152,9 @@ def run(
             wave from the model's answers so far, the estimate of its full-benchmark score and
             the plan in the result's ``active`` (:class:`jevalkit.runner.ActiveRun`); each row's
             ``subset`` names the plan and the probability its case had when drawn; a re-run
-            resumes the same draws.
+            resumes the same draws. With ``target_half_width`` the plan stops after the first
+            wave whose anytime-valid interval is at most that wide on each side (K the most
+            it draws), and reports that interval.
         prior: with ``cases="active:K"``: the item model (:func:`jevalkit.items.fit_irt`,
             or the path of one written by ``IrtFit.save``) fitted on past systems' results
             of the same probes and versions.
@@ -168,7 +169,8 @@ def run(
             ``"auto"``: adaptive repeats in rounds until the anytime-valid interval of the pass
             rate over the cases is at most ``target_half_width`` wide on each side, with
             ``min_repeats`` to ``max_repeats`` per probe, or as ``adaptive`` says; the interval
-            is the result's ``adaptive``), ``concurrency``, ``timeout``, ``max_retries``,
+            is the result's ``adaptive``), ``target_half_width`` (0.03 for adaptive repeats;
+            an active plan's stop, see ``cases``), ``concurrency``, ``timeout``, ``max_retries``,
             ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
             ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent
             this much, counted per HTTP attempt, retries included; rows so far are kept,

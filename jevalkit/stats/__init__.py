@@ -24,7 +24,7 @@ from ._power import (
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
 from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
-from ._sequential import SweepSequence, confidence_sequence
+from ._sequential import SweepSequence, confidence_sequence, normal_mixture_radius
 
 __all__ = [
     "BootstrapResult",
@@ -47,6 +47,7 @@ __all__ = [
     "margin_of_error_n",
     "minimum_detectable_effect",
     "no_spread_ci",
+    "normal_mixture_radius",
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",

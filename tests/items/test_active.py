@@ -79,6 +79,19 @@ def test_every_probability_has_its_floor_and_the_draws_follow_the_predicted_sd(b
     assert 0 < plan.design_effect < 1.0 and uniform.design_effect == pytest.approx(1.0)
 
 
+def des_raj_terms(plan, new):
+    """Recomputed from a plan's draws: its table, each draw's Des Raj term z_t, the stabilising
+    weights h_t and their weighted mean (the estimate of the benchmark's total)."""
+    draws = plan.table()
+    score = dict(zip(new.case_id, new.score, strict=True))
+    y = draws["case"].map(score).to_numpy()
+    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
+    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
+    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
+    h = draws["weight"].to_numpy()
+    return draws, z, h, np.sum(h * z) / h.sum()
+
+
 def coverage(fit, news, reps, **options):
     hits, errors, widths = [], [], []
     for new in news.values():
@@ -163,6 +176,38 @@ def test_each_draw_records_the_models_variance_and_skew_of_its_term(bench):
     assert abs(third) > 6 * se3  # the check can tell a skewed term from a symmetric one
 
 
+def test_each_poisson_wave_records_the_models_variance_and_skew_of_its_estimate(bench):
+    """A Poisson wave's Z - total = sum_j (I_j / pi_j - 1) r_j (I_j ~ Bernoulli(pi_j), r_j =
+    y_j - p_j, y_j ~ Bernoulli(p_j)): the first wave's recorded moments against a Monte Carlo
+    of it. Every case's prediction and inclusion probability in the first wave are read off
+    1,000 first waves; its moments are the same in all of them."""
+    fit, _ = bench
+    seen, moments = {}, set()
+    for seed in range(1000):
+        plan = select(fit, 20, method="active", waves=2, design="poisson", floor=0.2, seed=seed)
+        for row in plan.table().itertuples():
+            seen[row.case] = (row.prediction, row.probability)
+        wave = plan.waves.iloc[0]
+        moments.add((wave.variance, wave.third_moment))
+    assert len(seen) == N_ITEMS and len(moments) == 1
+    ((variance, third),) = moments
+    p = np.array([v[0] for v in seen.values()])
+    pi = np.array([v[1] for v in seen.values()])
+    assert pi.sum() == pytest.approx(10.0)  # the wave's expected size
+    rng = np.random.default_rng(2)
+    d = []
+    for _ in range(8):
+        r = (rng.random((50_000, N_ITEMS)) < p) - p
+        included = rng.random((50_000, N_ITEMS)) < pi
+        d.append(((included / pi - 1) * r).sum(axis=1))
+    d = np.concatenate(d)
+    se2 = np.std(d**2) / np.sqrt(d.size)
+    se3 = np.std(d**3) / np.sqrt(d.size)
+    assert abs(np.mean(d**2) - variance) < 4 * se2, (np.mean(d**2), variance, se2)
+    assert abs(np.mean(d**3) - third) < 4 * se3, (np.mean(d**3), third, se3)
+    assert abs(third) > 6 * se3
+
+
 def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     """Recomputed from the draws: the estimate, its SE, the skewness the model predicts, and
     the interval's ends solving g(T) = -+t with g Hall's (1992) cubic; the HT estimate (no
@@ -170,14 +215,8 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     fit, news = bench
     new = news["sys41"]
     plan = complete(fit, 25, new, waves=3, seed=3)
-    draws = plan.table()
-    score = dict(zip(new.case_id, new.score, strict=True))
-    y = draws["case"].map(score).to_numpy()
-    q, pred = draws["probability"].to_numpy(), draws["prediction"].to_numpy()
-    before = np.concatenate([[0.0], np.cumsum(y)[:-1]])
-    z = before + draws["remaining_prediction"].to_numpy() + (y - pred) / q
-    h, n = draws["weight"].to_numpy(), len(draws)
-    total = np.sum(h * z) / h.sum()
+    draws, z, h, total = des_raj_terms(plan, new)
+    n = len(draws)
     se = np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / (n - 1)) / h.sum() / N_ITEMS
     gamma = np.sum(h**3 * draws["third_moment"]) / np.sum(h**2 * draws["variance"]) ** 1.5
     assert 0.1 < gamma < 0.5  # a system below the middle: its terms skew upwards
@@ -303,3 +342,64 @@ def test_a_complete_poisson_plan_that_drew_no_case_says_so(bench):
     )
     with pytest.raises(StatsError, match="drew no case in any of its 1 wave"):
         estimate(fit, empty, news["sys40"])
+
+
+def test_the_anytime_interval_is_the_normal_mixture_confidence_sequence_of_the_draws(bench):
+    """Recomputed from the draws: the weighted mean of Des Raj's terms, their weighted spread
+    as the martingale's variance, and the two-sided normal-mixture radius (Robbins) tuned at
+    the plan's k draws; wider than the t interval at k, and the same estimate."""
+    fit, news = bench
+    new = news["sys40"]
+    plan = complete(fit, 30, new, waves=3, seed=2)
+    draws, z, h, total = des_raj_terms(plan, new)
+    n = len(draws)
+    v = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
+    rho = 30 / (2 * math.log(20) + math.log(1 + 2 * math.log(20)))
+    radius = math.sqrt((v + rho) * (math.log(1 + v / rho) + 2 * math.log(20)))
+    row = estimate(fit, plan, new, anytime=True).iloc[0]
+    fixed = estimate(fit, plan, new).iloc[0]
+    assert row.value == pytest.approx(total / N_ITEMS) == pytest.approx(fixed.value)
+    half = radius / h.sum() / N_ITEMS
+    assert row.ci_high - row.value == pytest.approx(half, rel=1e-9)
+    assert row.value - row.ci_low == pytest.approx(half, rel=1e-9)
+    assert 1.2 < half / ((fixed.ci_high - fixed.ci_low) / 2) < 2.0
+    assert "anytime-valid 95% interval (an asymptotic confidence sequence" in row.method
+    # a prefix of the plan (a run stopped after its first wave) is what the sequence reads
+    first = dataclasses.replace(plan, draws=plan.draws.iloc[:10])
+    early = estimate(fit, first, new, anytime=True).iloc[0]
+    assert early.n_items == 10 and early.ci_high - early.ci_low > row.ci_high - row.ci_low
+
+
+def test_the_anytime_interval_holds_at_every_wave_at_once(bench):
+    """A seeded simulation (two held-out systems x 40 plans of 24 draws in 4 waves): the share
+    of plans whose anytime interval missed the truth at any wave's end stays near 5% (the
+    benchmark, bench_items.py --anytime, measures it on 200 plans a cell), where the t
+    interval read at every wave's end (peeking) misses more often."""
+    fit, news = bench
+    ever_missed, peeked_missed = [], []
+    for new in news.values():
+        truth = new.score.mean()
+        for seed in range(40):
+            plan = complete(fit, 24, new, waves=4, seed=seed)
+            drawn = new[new.case_id.isin(plan.cases)]
+            miss_any = miss_t = False
+            for t in (6, 12, 18, 24):
+                part = dataclasses.replace(plan, draws=plan.draws.iloc[:t])
+                a = estimate(fit, part, drawn, anytime=True).iloc[0]
+                b = estimate(fit, part, drawn).iloc[0]
+                miss_any |= not a.ci_low <= truth <= a.ci_high
+                miss_t |= not b.ci_low <= truth <= b.ci_high
+            ever_missed.append(miss_any)
+            peeked_missed.append(miss_t)
+    assert np.mean(ever_missed) <= 0.1, np.mean(ever_missed)
+    assert np.mean(peeked_missed) >= np.mean(ever_missed) + 0.03, np.mean(peeked_missed)
+
+
+def test_anytime_is_refused_where_it_does_not_hold(bench):
+    fit, news = bench
+    new = news["sys40"]
+    poisson = complete(fit, 20, new, waves=2, design="poisson", seed=1)
+    with pytest.raises(StatsError, match="anytime-valid interval needs the fixed design"):
+        estimate(fit, poisson, new, anytime=True)
+    with pytest.raises(StatsError, match="anytime=True is for an active plan"):
+        estimate(fit, select(fit, 10, method="stratified"), new, anytime=True)

@@ -23,6 +23,8 @@ import dask
 import dask.distributed  # its configuration defaults, before any dask.config.set
 import pandas as pd
 import pytest
+from active_benchmark import PROBE as ACTIVE_PROBE
+from active_benchmark import active_benchmark, answerer
 
 import jevalkit
 from jevalkit.cli import main
@@ -370,6 +372,38 @@ def test_adaptive_repeats_run_in_waves_and_stop_like_a_single_process(
     columns = ["n", "sweeps", "rounds", "value", "ci_low", "ci_high", "stop_reason"]
     assert dask.adaptive[columns].equals(one.adaptive[columns])
     assert one.adaptive["rounds"].iloc[0] >= 2  # more than one wave
+
+
+def test_an_active_plan_on_dask_sends_the_same_draws_and_estimate_as_one_process(
+    cluster, openai_server, tmp_path
+):
+    """Each wave of an active plan is one execution on the cluster: the same cases drawn, the
+    same rows and the same estimate as in one process, with and without a target half-width."""
+    _, path, gold, params = active_benchmark(tmp_path)
+    openai_server.reply = answerer(gold, params)
+    columns = ["n_answered", "waves", "value", "ci_low", "ci_high", "stop_reason"]
+    for name, more in (("fixed", {}), ("target", {"target_half_width": 0.2})):
+        options = dict(
+            cases="active:32",
+            prior=path,
+            sample_seed=1,
+            base_url=openai_server.base_url,
+            progress=False,
+            cache=False,
+            **more,
+        )
+        one = jevalkit.run(ACTIVE_PROBE, "new", out=tmp_path / f"{name}-1.jsonl", **options)
+        dask = jevalkit.run(
+            ACTIVE_PROBE,
+            "new",
+            out=tmp_path / f"{name}-dask.jsonl",
+            scheduler=cluster.address,
+            **options,
+        )
+        assert by_key(dask.rows) == by_key(one.rows)
+        assert dask.active.estimate[columns].equals(one.active.estimate[columns])
+        assert dask.active.plan.cases == one.active.plan.cases
+    assert one.active.estimate["stop_reason"].iloc[0] == "target"
 
 
 def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():

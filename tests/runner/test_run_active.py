@@ -5,68 +5,26 @@ and its estimate is the library's on the same rows."""
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from active_benchmark import PROBE, active_benchmark, answerer
 from killed_run import kill_after
-from scipy.special import expit
 
 import jevalkit
 from jevalkit.cli import main
-from jevalkit.items import estimate, fit_irt, select
+from jevalkit.items import estimate, select
 from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
-PROBE = "unit-conversion@1"
 K = 12
 
 
 @pytest.fixture(scope="module")
 def benchmark(tmp_path_factory):
-    """Past systems' scores on the probe's 40 cases (a 2PL), the item model fitted on them and
-    saved, and each case's user message with its gold answer."""
-    probe = jevalkit.load_probe(PROBE)
-    rng = np.random.default_rng(5)
-    n = len(probe.cases)
-    a, b = rng.lognormal(0.5, 0.3, n), rng.normal(0, 1.5, n)
-    theta = rng.normal(size=40)
-    y = rng.random((40, n)) < expit(a * (theta[:, None] - b))
-    past = pd.DataFrame(
-        [
-            {
-                "system": f"past{s}",
-                "probe": probe.id,
-                "version": probe.version,
-                "case_id": case.id,
-                "score": float(y[s, j]),
-            }
-            for s in range(40)
-            for j, case in enumerate(probe.cases)
-        ]
-    )
-    fit = fit_irt(past)
-    path = fit.save(tmp_path_factory.mktemp("prior") / "fit.json", scores=False)
-    gold = {
-        probe.request_input(case, None)["messages"][-1]["content"]: (j, str(case.gold))
-        for j, case in enumerate(probe.cases)
-    }
-    return fit, path, gold, (a, b)
-
-
-def answerer(gold, params, ability=0.7):
-    """The new model: right on a case with the 2PL probability at ``ability`` (a fixed draw
-    per case, so every request for a case gets the same answer)."""
-    a, b = params
-
-    def reply(body):
-        j, answer = gold[body["messages"][-1]["content"]]
-        u = int(hashlib.sha256(f"case{j}".encode()).hexdigest()[:8], 16) / 2**32
-        return answer if u < expit(a[j] * (ability - b[j])) else "no idea"
-
-    return reply
+    return active_benchmark(tmp_path_factory.mktemp("prior"))
 
 
 def options(server, out, **more):
@@ -78,6 +36,13 @@ def options(server, out, **more):
         "concurrency": 2,
         **more,
     }
+
+
+def active_run(benchmark, server, out, cases=f"active:{K}", **more):
+    """The new model (answerer) run on an active plan of the benchmark's saved prior."""
+    _, path, gold, params = benchmark
+    server.reply = answerer(gold, params)
+    return jevalkit.run(PROBE, "new", cases=cases, prior=path, **options(server, out, **more))
 
 
 def library_estimate(fit, rows):
@@ -184,8 +149,12 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--sample", "3"], "drop --sample"),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--shard", "0/2"], "drop --shard"),
         (
-            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "0.05"],
-            "--target-half-width does not stop an active plan",
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "0"],
+            "--target-half-width must be a number in (0, 0.5]",
+        ),
+        (
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "nan"],
+            "--target-half-width must be a number in (0, 0.5]",
         ),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
     ],
@@ -248,17 +217,9 @@ def test_error_rows_stop_the_plan_and_say_so(benchmark, openai_server, tmp_path)
 def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_order(
     benchmark, openai_server, tmp_path
 ):
-    fit, path, gold, params = benchmark
-    openai_server.reply = answerer(gold, params)
+    fit = benchmark[0]
     out = tmp_path / "r.jsonl"
-    result = jevalkit.run(
-        PROBE,
-        "new",
-        cases=f"active:{K}",
-        prior=path,
-        budget_requests=5,
-        **options(openai_server, out, concurrency=1),
-    )
+    result = active_run(benchmark, openai_server, out, budget_requests=5, concurrency=1)
     summary = result.active.estimate.iloc[0]
     assert summary["stop_reason"] == "budget" and result.stopped
     assert len(openai_server.requests) == 5 == summary["n_answered"]
@@ -296,3 +257,56 @@ def test_a_file_holding_another_plans_rows_is_refused(benchmark, openai_server, 
         **options(openai_server, out),
     )
     assert len(openai_server.requests) == sent + K
+
+
+def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_interval_reaches_it(
+    benchmark, openai_server, tmp_path
+):
+    """--target-half-width with active:K: after each wave the anytime-valid interval of the
+    draws so far; the run stops at the first wave whose half-width is at most the target,
+    reports that interval (the library's estimate with anytime=True on the same rows), and a
+    re-run resumes to the same stop, sending nothing."""
+    fit = benchmark[0]
+    out = tmp_path / "r.jsonl"
+    k, target = 32, 0.2
+    result = active_run(benchmark, openai_server, out, f"active:{k}", target_half_width=target)
+    summary = result.active.estimate.iloc[0]
+    sent = len(openai_server.requests)
+    assert summary["stop_reason"] == "target" and sent < k
+    assert summary["n_answered"] == sent == len(result.rows)
+    assert summary["half_width"] <= target and summary["target_half_width"] == target
+    assert "stopped at the target half-width 0.2" in summary["method"]
+    assert "anytime-valid 95% interval (an asymptotic confidence sequence" in summary["method"]
+    rows = read_results(out)
+    plan = select(fit, k, method="active", seed=0, new_results=rows)
+    ends = np.cumsum([len(p) for p in np.array_split(np.arange(k), 8)])
+    assert sent in ends  # whole waves only
+    stopped = dataclasses.replace(plan, draws=plan.draws.iloc[:sent])
+    row = estimate(fit, stopped, rows, anytime=True).iloc[0]
+    assert summary["value"] == pytest.approx(row["value"], abs=1e-12)
+    assert summary["ci_low"] == pytest.approx(row["ci_low"], abs=1e-12)
+    # the wave before did not reach the target: it stopped at the first that did
+    before = ends[list(ends).index(sent) - 1]
+    earlier = estimate(
+        fit, dataclasses.replace(plan, draws=plan.draws.iloc[:before]), rows, anytime=True
+    ).iloc[0]
+    assert (earlier["ci_high"] - earlier["ci_low"]) / 2 > target
+    again = active_run(benchmark, openai_server, out, f"active:{k}", target_half_width=target)
+    assert len(openai_server.requests) == sent
+    assert again.active.estimate.iloc[0]["n_answered"] == sent
+
+
+def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
+    benchmark, openai_server, tmp_path
+):
+    fit = benchmark[0]
+    out = tmp_path / "r.jsonl"
+    result = active_run(benchmark, openai_server, out, target_half_width=0.001)
+    summary = result.active.estimate.iloc[0]
+    assert len(openai_server.requests) == K == summary["n_answered"]
+    assert summary["stop_reason"] == "complete"
+    assert "the target half-width 0.001 was not reached in 12 draws" in summary["method"]
+    plan, fixed = library_estimate(fit, read_results(out))
+    anytime = estimate(fit, plan, read_results(out), anytime=True).iloc[0]
+    assert summary["ci_low"] == pytest.approx(anytime["ci_low"], abs=1e-12)
+    assert summary["ci_high"] - summary["ci_low"] > fixed["ci_high"] - fixed["ci_low"]

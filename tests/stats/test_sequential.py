@@ -9,7 +9,7 @@ from scipy import stats
 
 from jevalkit.errors import StatsError
 from jevalkit.runner import AdaptiveRepeats
-from jevalkit.stats import SweepSequence, confidence_sequence
+from jevalkit.stats import SweepSequence, confidence_sequence, normal_mixture_radius
 
 
 def simulate(p, plan, rng):
@@ -77,3 +77,34 @@ def test_bad_input_is_refused():
         seq.add_sweep([1.0, 3.0])
     with pytest.raises(StatsError, match="drop the sweeps with errors"):
         confidence_sequence([[1.0, np.nan]])
+
+
+def test_the_normal_mixture_radius_is_confseqs():
+    """The reference values of confseq's tests (Howard's implementation, from a reference in
+    R): the two-sided normal mixture tuned at V = 100, alpha = 0.05, bound 30.35209 at V = 100
+    (its mixture variance 12.60056)."""
+    assert float(normal_mixture_radius(100.0, tuned_at=100.0)) == pytest.approx(30.35209, abs=1e-5)
+    rho = 100 / (2 * np.log(20) + np.log1p(2 * np.log(20)))
+    assert rho == pytest.approx(12.60056, abs=1e-5)
+    at_zero = float(normal_mixture_radius(0.0, tuned_at=100.0))
+    assert at_zero == pytest.approx(np.sqrt(rho * 2 * np.log(20)))  # never zero-width
+    with pytest.raises(StatsError, match="confidence must be between 0 and 1"):
+        normal_mixture_radius(1.0, tuned_at=1.0, confidence=1.0)
+    with pytest.raises(StatsError, match="tuned_at must be a positive variance"):
+        normal_mixture_radius(1.0, tuned_at=0.0)
+    with pytest.raises(StatsError, match="variance must be a number of at least 0"):
+        normal_mixture_radius(-1.0, tuned_at=1.0)
+
+
+def test_a_gaussian_random_walk_crosses_the_radius_rarely_and_the_fixed_bound_often():
+    """Exact for Gaussian increments: over 1,000 steps, a random walk leaves +/- radius(t) at
+    any step in at most about 5% of 2,000 walks; the fixed-time 1.96 sqrt(t) bound, read at
+    every step, is left in far more of them."""
+    rng = np.random.default_rng(11)
+    walks = np.cumsum(rng.standard_normal((2000, 1000)), axis=1)
+    t = np.arange(1, 1001)
+    radius = normal_mixture_radius(t.astype(float), tuned_at=500.0)
+    crossed = (np.abs(walks) > radius).any(axis=1).mean()
+    peeked = (np.abs(walks) > 1.96 * np.sqrt(t)).any(axis=1).mean()
+    assert crossed <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000), crossed
+    assert peeked > 0.3, peeked
