@@ -137,7 +137,15 @@ def test_weights_from_sampling_probabilities_are_used():
     spread = np.sum((wn * (y - yhat - centre)) ** 2) + floor
     var = spread / y.size / (y.size + 1) + np.var(everything, ddof=1) / everything.size
     t = stats.t.ppf(0.975, y.size**2 / np.sum(wn**2) - 1)
-    assert row["half_width"] == pytest.approx(t * math.sqrt(var), abs=1e-12)
+    # the labels' deviations from each candidate value (Fieller): the t interval shifted by
+    # t^2 L / (n (n + 1)), L = sum w~^2 (r - r_w), and widened to sqrt(shift^2 + t^2 var)
+    shift = t**2 * np.sum(wn**2 * (y - yhat - centre)) / y.size / (y.size + 1)
+    half = math.sqrt(shift**2 + t**2 * var)
+    assert shift != 0
+    assert row["half_width"] == pytest.approx(half, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        (hajek - shift - half, hajek - shift + half), abs=1e-12
+    )
     assert "Hajek form" in row["method"] and "weighted" in row["method"]
 
 
