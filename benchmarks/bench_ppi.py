@@ -145,8 +145,9 @@ def tiny_stratum(rng: np.random.Generator, items: int, share: float) -> tuple:
 
 
 def _plan_rows(make, n: int, plans: tuple[str, ...], reps: int, seed: int) -> dict:
-    """Per (plan, estimator): (estimate, half-width, finite truth, superpopulation truth) per
-    draw; every plan sees the same populations."""
+    """Per (plan, estimator): (estimate, ci_low, ci_high, finite truth, superpopulation truth)
+    per draw (the weighted interval need not be symmetric); every plan sees the same
+    populations."""
     rng = np.random.default_rng(seed)
     out: dict = {}
     for _ in range(reps):
@@ -163,7 +164,7 @@ def _plan_rows(make, n: int, plans: tuple[str, ...], reps: int, seed: int) -> di
                     truth[index].astype(float), score[index], score[~labelled], lam, weights=weights
                 )
                 out.setdefault((plan_name, name), []).append(
-                    (r.estimate, (r.ci_high - r.ci_low) / 2, truth.mean(), superpopulation)
+                    (r.estimate, r.ci_low, r.ci_high, truth.mean(), superpopulation)
                 )
     return out
 
@@ -201,12 +202,13 @@ def weighted_section(reps: int, seed: int = 2026) -> None:
         rows = _plan_rows(make, n, plans, reps, seed)
         for name in ("PPI", "PPI++"):
             base = np.array(rows[("random", name)])
-            base_hw = base[:, 1].mean()
-            base_err = math.sqrt(np.mean((base[:, 0] - base[:, 3]) ** 2))
+            base_hw = np.mean(base[:, 2] - base[:, 1]) / 2
+            base_err = math.sqrt(np.mean((base[:, 0] - base[:, 4]) ** 2))
             for plan_name in plans:
                 a = np.array(rows[(plan_name, name)])
-                est, half, finite, superpopulation = a.T
-                hits = int(np.sum(np.abs(est - superpopulation) <= half))
+                est, low_end, high_end, finite, superpopulation = a.T
+                half = (high_end - low_end) / 2
+                hits = int(np.sum((low_end <= superpopulation) & (superpopulation <= high_end)))
                 low, high = wilson_ci(hits, len(a))
                 err = math.sqrt(np.mean((est - superpopulation) ** 2))
                 err_finite = math.sqrt(np.mean((est - finite) ** 2))
@@ -218,7 +220,7 @@ def weighted_section(reps: int, seed: int = 2026) -> None:
                 )
                 print(
                     f"  {label + ': ' + plan_name:50s} {name:5s} {cover:>21s} "
-                    f"{np.mean(np.abs(est - finite) <= half):7.3f} {half.mean():10.4f} "
+                    f"{np.mean((low_end <= finite) & (finite <= high_end)):7.3f} {half.mean():10.4f} "
                     f"{err:7.4f}/{err_finite:.4f} {ratios}"
                 )
         print(f"  ({label}: {time.perf_counter() - started:.0f} s)")
