@@ -22,6 +22,13 @@ drawn items' human labels (the finite population, for which the interval is cons
 half-width, the actual error's root mean square against each estimand, and both ratios to the
 random plan on the same judge in the same run (the named baseline: half-width, and error). The
 arrays are the ones ``corrected_mean`` passes (labels, the judge's scores, 1 / probability).
+Measured (``--reps 1000``, PPI; before: the small-sample floor's pseudo-item as heavy as the
+heaviest label, no Fieller shift): calibrated judge, active plan 97.2% [96.0, 98.1] covered at
+half-width 0.0629, 0.92 x random's, error 0.89 x random's (before: 100%, 0.1087, 1.59 x);
+uncertain plan 97.5%, 0.96 x (before 100%, 1.78 x); overconfident judge, active 96.3%, 1.17 x
+for error 1.18 x (before 99.4%, 1.53 x); inverted judge, uncertain 94.7%, active 95.1%
+(before 94.3%, 95.5%, at half-widths 6-7% wider); tiny stratum of 16 labels 94.0% [92.4, 95.3] (before
+94.5%), of 10 labels 98.0% (99.2%); random labels 95-97% throughout (unchanged).
 
 Run: ``.venv/bin/python benchmarks/bench_ppi.py [--only weighted] [--reps 300]``
 """
