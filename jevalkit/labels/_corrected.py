@@ -13,9 +13,12 @@ corrects the judge's pass rate with its sensitivity and specificity measured on 
 pi = (p + Sp - 1) / (Se + Sp - 1), with a delta-method interval (the variances of p, Se and Sp
 propagated; Greiner & Gardner 2000, Prev. Vet. Med. 45).
 
-The estimand is the mean human score over the population the judged items were drawn from.
-Labelled items must be a probability sample of the judged ones: ``jevalkit.labels.label_sample``
-draws them and records each item's probability, used here as an inverse-probability weight.
+The estimand is the mean human score over the population the judged items were drawn from (the
+superpopulation, as PPI's): the intervals carry the judged items' own sampling variance, so for
+the mean over just the judged items they are conservative (``benchmarks/bench_ppi.py --only
+weighted`` measures coverage of both). Labelled items must be a probability sample of the
+judged ones: ``jevalkit.labels.label_sample`` draws them and records each item's probability,
+used here as an inverse-probability weight.
 """
 
 from __future__ import annotations

@@ -130,12 +130,22 @@ def test_weights_from_sampling_probabilities_are_used():
     assert row["value"] == pytest.approx(hajek, abs=1e-12)
     wn = w / w.sum() * w.size
     centre = np.average(y - yhat, weights=w)
-    # the floor's pseudo-item weighs as much as the heaviest label; Kish's effective n - 1 df
-    floor = np.max(wn**2) * 0.5 * ((1 - centre) ** 2 + (1 + centre) ** 2)
+    # the floor's pseudo-item weighs as much as a typical label (the mean of the squared
+    # weights scaled to mean 1; it was the heaviest label's, 1.9 times this here); Kish's
+    # effective n - 1 df
+    floor = np.mean(wn**2) * 0.5 * ((1 - centre) ** 2 + (1 + centre) ** 2)
     spread = np.sum((wn * (y - yhat - centre)) ** 2) + floor
     var = spread / y.size / (y.size + 1) + np.var(everything, ddof=1) / everything.size
     t = stats.t.ppf(0.975, y.size**2 / np.sum(wn**2) - 1)
-    assert row["half_width"] == pytest.approx(t * math.sqrt(var), abs=1e-12)
+    # the labels' deviations from each candidate value (Fieller): the t interval shifted by
+    # t^2 L / (n (n + 1)), L = sum w~^2 (r - r_w), and widened to sqrt(shift^2 + t^2 var)
+    shift = t**2 * np.sum(wn**2 * (y - yhat - centre)) / y.size / (y.size + 1)
+    half = math.sqrt(shift**2 + t**2 * var)
+    assert shift != 0
+    assert row["half_width"] == pytest.approx(half, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        (hajek - shift - half, hajek - shift + half), abs=1e-12
+    )
     assert "Hajek form" in row["method"] and "weighted" in row["method"]
 
 
