@@ -589,10 +589,28 @@ def active_estimate(
         value = float(np.clip(value, 0.0, 1.0))
         low, high = no_spread_ci(value, n, confidence=confidence)
         how += "; no spread among the draws: Wilson interval at the same estimate"
-    elif low < 0 or high > 1 or not 0 <= value <= 1:
-        how += f", clipped to [0, 1] (unclipped {value:.3f})"
-        value, low, high = float(np.clip(value, 0, 1)), max(low, 0.0), min(high, 1.0)
-    return _row(value, low, high, n, how)
+        return _row(value, low, high, n, how)
+    return _row(*_within_range(value, low, high, n, how, confidence))
+
+
+def _within_range(value, low, high, n, how, confidence):
+    """The estimate and interval kept in [0, 1], the score's range: an end past it is cut to it
+    (the truth lies in [0, 1], so the cut interval covers whenever the uncut one does). An
+    interval wholly outside [0, 1] (on a few draws one large Des Raj term of one sign can put it
+    there) has no part left to cut to: the bounded-data floor, the Wilson interval at the
+    clipped estimate over the n draws, stands in for a point or an inside-out interval."""
+    if low >= 0 and high <= 1 and 0 <= value <= 1:
+        return value, low, high, n, how
+    clipped = float(np.clip(value, 0.0, 1.0))
+    if high <= 0 or low >= 1:
+        wilson_low, wilson_high = no_spread_ci(clipped, n, confidence=confidence)
+        how += (
+            f"; the interval [{low:.3f}, {high:.3f}] lies outside [0, 1] (unclipped estimate "
+            f"{value:.3f}): Wilson interval at the clipped estimate over the {n} draws"
+        )
+        return clipped, float(wilson_low), float(wilson_high), n, how
+    how += f", clipped to [0, 1] (unclipped {value:.3f})"
+    return clipped, max(low, 0.0), min(high, 1.0), n, how
 
 
 def _row(value, low, high, n, how) -> dict:
@@ -639,10 +657,7 @@ def _anytime(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str, con
         f"mixture tuned at the plan's {plan.k} draws; Waudby-Smith et al. 2024): valid at every "
         "draw at once, so the plan may stop at a width it reached"
     )
-    if low < 0 or high > 1 or not 0 <= value <= 1:
-        how += f", clipped to [0, 1] (unclipped {value:.3f})"
-        value, low, high = float(np.clip(value, 0, 1)), max(low, 0.0), min(high, 1.0)
-    return _row(value, low, high, n, how)
+    return _row(*_within_range(value, low, high, n, how, confidence))
 
 
 def _ordered(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):

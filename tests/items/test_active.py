@@ -403,3 +403,33 @@ def test_anytime_is_refused_where_it_does_not_hold(bench):
         estimate(fit, poisson, new, anytime=True)
     with pytest.raises(StatsError, match="anytime=True is for an active plan"):
         estimate(fit, select(fit, 10, method="stratified"), new, anytime=True)
+
+
+def test_an_interval_wholly_outside_0_1_is_not_cut_to_a_point_or_turned_inside_out(bench, tmp_path):
+    """A few draws of a system that fails (or passes) everything can put Des Raj's estimate
+    and its whole interval below 0 (above 1): the clip to [0, 1] kept the far end, giving
+    [0, -0.025] or [1.06, 1] (the contract then refused it as zero-width, and a run stopped
+    by its budget there, or checking a target, raised RuntimeError). The interval has no part
+    in [0, 1]; the bounded-data floor at the clipped estimate stands in, said in ``method``."""
+    from active_benchmark import active_benchmark
+
+    fit, _ = bench
+    fails = pd.DataFrame({"system": "new", "case_id": fit.matrix.item_ids(), "score": 0.0})
+    plan = complete(fit, 6, fails, waves=3, seed=2)
+    part = dataclasses.replace(plan, draws=plan.draws.iloc[:3])  # stopped after 3 draws
+    row = estimate(fit, part, fails).iloc[0]
+    assert row.value == 0 and row.ci_low == 0 < row.ci_high
+    assert "lies outside [0, 1]" in row.method and "Wilson interval" in row.method
+    # the anytime interval, above 1 for a system that passes both of 2 draws
+    small, _, _, _ = active_benchmark(tmp_path)
+    passes = pd.DataFrame(
+        [
+            {"system": "new", "probe": p, "version": v, "case_id": c, "score": 1.0}
+            for p, v, c in small.matrix.item_ids()
+        ]
+    )
+    plan = select(small, 2, method="active", seed=18)
+    plan = select(small, 2, method="active", seed=18, new_results=passes)
+    row = estimate(small, plan, passes, anytime=True).iloc[0]
+    assert row.value == 1 and row.ci_low < row.ci_high == 1
+    assert "lies outside [0, 1]" in row.method

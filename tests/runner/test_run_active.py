@@ -311,3 +311,53 @@ def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
     anytime = estimate(fit, plan, read_results(out), anytime=True).iloc[0]
     assert summary["ci_low"] == pytest.approx(anytime["ci_low"], abs=1e-12)
     assert summary["ci_high"] - summary["ci_low"] > fixed["ci_high"] - fixed["ci_low"]
+
+
+def test_a_system_failing_or_passing_every_drawn_case_gets_an_interval_not_a_crash(
+    benchmark, openai_server, tmp_path, capsys
+):
+    """A model wrong on every case, stopped by its budget after 4 draws, and one right on both
+    draws of active:2 with a target: their estimates' intervals lay wholly below 0 (above 1),
+    the clip turned them into [0, -0.018] and [1.06, 1], and the run ended in RuntimeError
+    ("a zero-width interval") after its requests had been sent."""
+    _, path, gold, _ = benchmark
+    openai_server.reply = lambda body: "no idea"
+    result = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{K}",
+        prior=path,
+        sample_seed=3,
+        budget_requests=4,
+        **options(openai_server, tmp_path / "wrong.jsonl", concurrency=1),
+    )
+    row = result.active.estimate.iloc[0]
+    assert row["stop_reason"] == "budget" and row["n_answered"] == 4
+    assert row["value"] == 0 == row["ci_low"] < row["ci_high"]
+    assert "lies outside [0, 1]" in row["method"]
+    openai_server.reply = lambda body: gold[body["messages"][-1]["content"]][1]
+    code = main(
+        [
+            "run",
+            PROBE,
+            "--model",
+            "right",
+            "--cases",
+            "active:2",
+            "--prior",
+            str(path),
+            "--sample-seed",
+            "18",
+            "--target-half-width",
+            "0.3",
+            "--base-url",
+            openai_server.base_url,
+            "--out",
+            str(tmp_path / "right.jsonl"),
+            "--no-cache",
+        ]
+    )
+    out = capsys.readouterr()
+    assert code == 0 and "Traceback" not in out.err
+    assert "active plan: full-benchmark score 1.000" in out.out
+    assert "lies outside [0, 1]" in out.out
