@@ -411,7 +411,9 @@ def active_plan(
             "intercept": intercept,
         }
         if design == "poisson":
-            pi = capped_inclusion(_probabilities(sd[rem], floor), size)
+            # earlier waves may have drawn every case (Poisson sizes vary): nothing is left to
+            # draw, and this wave's estimate is the total itself
+            pi = capped_inclusion(_probabilities(sd[rem], floor), size) if rem.size else sd[rem]
             picked = rem[rng.random(rem.size) < pi]
             weight = size / k
             prob = dict(zip(rem, pi, strict=True))

@@ -433,3 +433,17 @@ def test_an_interval_wholly_outside_0_1_is_not_cut_to_a_point_or_turned_inside_o
     row = estimate(small, plan, passes, anytime=True).iloc[0]
     assert row.value == 1 and row.ci_low < row.ci_high == 1
     assert "lies outside [0, 1]" in row.method
+
+
+def test_a_poisson_plan_whose_early_waves_drew_every_case_finishes(bench):
+    """Poisson wave sizes vary: at k = n - 1 the waves before the last can draw every case,
+    and the next wave divided by the zero cases left (ZeroDivisionError in select). A wave
+    with nothing left draws nothing; its estimate of the total is the drawn scores' sum."""
+    fit, news = bench
+    new = news["sys40"]
+    plan = complete(fit, N_ITEMS - 1, new, waves=10, design="poisson", seed=31)
+    assert plan.complete and sorted(plan.cases) == sorted(new.case_id)
+    last = plan.waves.iloc[-1]
+    assert last.n_remaining == 0 and last.n_drawn == 0 and last.variance == 0
+    row = estimate(fit, plan, new).iloc[0]
+    assert row.n_items == N_ITEMS and row.ci_low <= row.value <= row.ci_high
