@@ -298,6 +298,10 @@ def test_refusals(bench):
         select(fit, 10, method="active", design="bernoulli")
     with pytest.raises(StatsError, match="give a whole number seed"):
         select(fit, 10, method="active", seed=None)
+    with pytest.raises(StatsError, match="give a whole number seed from 0 up, got -1"):
+        select(fit, 10, method="active", seed=-1)  # was numpy's ValueError
+    with pytest.raises(StatsError, match="seed must be a whole number from 0 up, or None, got -1"):
+        select(fit, 10, method="stratified", seed=-1)
     with pytest.raises(StatsError, match="new_results is for method='active'"):
         select(fit, 10, method="stratified", new_results=new)
     both = pd.concat([news["sys40"], news["sys41"]])

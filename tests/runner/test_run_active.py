@@ -158,6 +158,11 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
             "--target-half-width must be a number in (0, 0.5]",
         ),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
+        # a negative seed reached numpy: a traceback ("expected non-negative integer"), exit 1
+        (
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--sample-seed", "-1"],
+            "--sample-seed must be a whole number from 0 up",
+        ),
     ],
 )
 def test_bad_active_options_are_one_line_and_exit_2(
@@ -184,6 +189,15 @@ def test_bad_active_options_are_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert code == 2 and says in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+    assert openai_server.requests == []
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_an_active_plans_seed_is_a_whole_number_from_0(benchmark, openai_server, tmp_path, seed):
+    """A float seed was truncated (1.5 ran the plan of seed 1 and named it so), a string
+    read as a number, and a negative one raised numpy's ValueError."""
+    with pytest.raises(jevalkit.errors.UsageError, match="--sample-seed must be a whole number"):
+        active_run(benchmark, openai_server, tmp_path / "r.jsonl", sample_seed=seed)
     assert openai_server.requests == []
 
 
