@@ -42,7 +42,7 @@ def active_benchmark(folder: Path):
     fit = fit_irt(past)
     path = fit.save(folder / "fit.json", scores=False)
     gold = {
-        probe.request_input(case, None)["messages"][-1]["content"]: (j, str(case.gold))
+        probe.request_input(case, None)["messages"][-1]["content"]: (j, case.fields["expected"])
         for j, case in enumerate(probe.cases)
     }
     return fit, path, gold, (a, b)

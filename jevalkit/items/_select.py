@@ -106,10 +106,15 @@ def select(
     if method not in METHODS:
         raise StatsError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if method == "active":
-        if seed is None or isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        if (
+            seed is None
+            or isinstance(seed, bool)
+            or not isinstance(seed, int | np.integer)
+            or seed < 0
+        ):
             raise StatsError(
                 "an active plan is drawn again between waves (and on resume): give a whole "
-                f"number seed, got {seed!r}"
+                f"number seed from 0 up, got {seed!r}"
             )
         if design not in DESIGNS:
             raise StatsError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
@@ -132,6 +137,10 @@ def select(
         raise StatsError(f"k must be an integer of at least 2, got {k!r}")
     if k >= n:
         raise StatsError(f"k={k} is not fewer than the benchmark's {n} items: score them all")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+    ):
+        raise StatsError(f"seed must be a whole number from 0 up, or None, got {seed!r}")
     rng = np.random.default_rng(seed)
     if method == "random":
         chosen = np.sort(rng.choice(n, size=k, replace=False))

@@ -77,6 +77,7 @@ async def ajudge(
 ) -> RunResult:
     """Async form of :func:`judge`."""
     settings = RunSettings.of(options)
+    settings.check_target()
     adaptive = settings.adaptive_plan(metric="mean_score")
     repeats = adaptive.max_repeats if adaptive else settings.repeats
     config = config or JudgeConfig()

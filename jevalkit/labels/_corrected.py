@@ -34,7 +34,7 @@ from ..contract import estimator, finish
 from ..errors import StatsError
 from ..judges import EVALUATORS, Judgment, load_judge_prompt
 from ..stats import no_spread_ci, ppi_interval, rogan_gladen_interval
-from ._labels import judged_items
+from ._labels import _check_sampling_probability, judged_items
 
 _COLUMNS = [
     "estimator",
@@ -90,6 +90,11 @@ def _normalised(labels: pd.DataFrame) -> pd.DataFrame:
     for column in ("case_id", "level"):
         if column not in labels.columns:
             raise StatsError(f"labels need a {column!r} column (see jevalkit.labels.read_labels)")
+    # read_labels checks a file's probabilities; a frame given directly is checked here (0
+    # made a weight infinite, a negative one a negative weight)
+    for prob in labels.get("sampling_probability", pd.Series(dtype=object)):
+        if not (pd.api.types.is_scalar(prob) and pd.isna(prob)):  # None, NaN, NA: not recorded
+            _check_sampling_probability(prob.item() if isinstance(prob, np.generic) else prob)
     return labels.assign(
         system=labels["system"].astype(str) if "system" in labels else "all",
         case_id=labels["case_id"].astype(str),

@@ -125,6 +125,12 @@ def active_cases(
             f"prior must be an IrtFit (items.fit_irt) or the path of a saved one, got "
             f"{type(prior).__name__}"
         )
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+    ):
+        raise UsageError(
+            f"--sample-seed must be a whole number from 0 up (the active plan's draws), got {seed!r}"
+        )
     target = target_half_width
     if target is not None and (
         isinstance(target, bool) or not isinstance(target, int | float) or not 0 < target <= 0.5

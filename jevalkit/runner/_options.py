@@ -278,6 +278,27 @@ class RunSettings:
             metric=metric,
         )
 
+    def check_target(self, *, active: bool = False) -> None:
+        """Refuse a ``target_half_width`` that no stop of this run reads: fixed repeats send
+        every case whatever the interval, so it would be ignored in silence (``active``: the
+        run is an active plan, whose stop reads it).
+
+        Example:
+            >>> RunSettings(target_half_width=0.05).check_target()
+            Traceback (most recent call last):
+            ...
+            jevalkit.errors.UsageError: --target-half-width stops --repeats auto (adaptive repeats) or an active plan (--cases active:K); this run sends fixed repeats of every case, so nothing would stop at 0.05: drop it, or add --repeats auto
+        """
+        if self.target_half_width is None or active:
+            return
+        if self.repeats == "auto" or self.adaptive is not None:
+            return
+        raise UsageError(
+            "--target-half-width stops --repeats auto (adaptive repeats) or an active plan "
+            "(--cases active:K); this run sends fixed repeats of every case, so nothing would "
+            f"stop at {self.target_half_width!r}: drop it, or add --repeats auto"
+        )
+
     @classmethod
     def of(cls, options: dict[str, Any], *, others: Sequence[str] = ()) -> RunSettings:
         """The settings of keyword arguments; a keyword that is not a run option is refused

@@ -65,6 +65,7 @@ class ProbeRun:
             seed=selection.sample_seed,
             target_half_width=settings.target_half_width,
         )
+        settings.check_target(active=active is not None)
         if active is not None:
             if selection.sample is not None or selection.variants is not None:
                 raise UsageError(

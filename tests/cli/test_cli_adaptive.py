@@ -80,6 +80,9 @@ def test_bad_adaptive_and_budget_input_is_one_line_and_exit_2(openai_server, tmp
         (["--budget-usd", "-3"], "--budget-usd must be a number of dollars of 0 or more"),
         (["--budget-usd", "1"], "--budget-usd needs a price for 'm'"),
         (["--price-in", "1"], "give both --price-in and --price-out"),
+        # fixed repeats have no stop for a target to set: it was ignored and every case sent
+        (["--target-half-width", "0.05"], "--target-half-width stops --repeats auto"),
+        (["--target-half-width", "-1", "--repeats", "3"], "--target-half-width stops"),
     ]:
         r = cli(
             "run",

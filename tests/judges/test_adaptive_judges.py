@@ -111,6 +111,9 @@ def test_fixed_repeats_are_unchanged_and_bad_repeats_are_one_line(openai_server,
     assert np.isfinite(df["score"]).all()
     with pytest.raises(UsageError, match="repeats must be a whole number of at least 1 or 'auto'"):
         judge("faithfulness", "faithfulness", "m", repeats=0, out=tmp_path / "x.jsonl")
+    with pytest.raises(UsageError, match="--target-half-width stops --repeats auto"):
+        judge("faithfulness", "faithfulness", "m", target_half_width=0.1, out=tmp_path / "x.jsonl")
+    assert len(openai_server.requests) == 12  # the refused call sent nothing
 
 
 def test_the_judge_command_takes_repeats_auto_and_says_how_it_stopped(

@@ -13,7 +13,7 @@ import ppi_py
 import pytest
 from scipy import stats
 
-from jevalkit.errors import StatsError
+from jevalkit.errors import StatsError, UsageError
 from jevalkit.labels import (
     corrected_difference,
     corrected_mean,
@@ -277,3 +277,29 @@ def test_corrected_difference_refuses_labels_with_and_without_sampling_probabili
     )
     with pytest.raises(StatsError, match="some labels record a sampling_probability"):
         corrected_difference(pd.DataFrame(rows), labels, "a", "b", levels=["0", "1"])
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, 2.0, math.inf, "abc", True])
+def test_a_labels_frame_with_a_sampling_probability_outside_0_1_is_refused(bad):
+    """read_labels refuses a file's sampling_probability outside (0, 1], but a labels frame
+    passed straight to corrected_mean was used as it stood: 0 made its weight infinite and
+    every corrected row NaN, -0.5 a negative weight (numbers printed as if valid), 2.0 or inf
+    a weight below 1 or 0, and "abc" a bare ValueError."""
+    rng = np.random.default_rng(0)
+    truth = rng.random(100) < 0.6
+    df = pd.DataFrame(
+        {"system": "m", "case_id": [f"c{i}" for i in range(100)], "score": truth.astype(float)}
+    )
+    labels = pd.DataFrame(
+        {
+            "system": "m",
+            "case_id": [f"c{i}" for i in range(10)],
+            "level": np.where(truth[:10], "pass", "fail"),
+            "sampling_probability": [0.1] * 9 + [bad],
+        }
+    )
+    with pytest.raises(UsageError, match=r"sampling_probability must be in \(0, 1\]"):
+        corrected_mean(df, labels, levels=["fail", "pass"])
+    # an integer column of ones (every label certain) is a valid one
+    ok = labels.assign(sampling_probability=1)
+    assert corrected_mean(df, ok, levels=["fail", "pass"])["value"].notna().all()

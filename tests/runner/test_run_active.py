@@ -65,6 +65,7 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
     )
     df = result.rows
     assert len(openai_server.requests) == K == len(df) == df["case_id"].nunique()
+    assert 0 < df["score"].mean() < 1  # the new model passes some cases and fails others
     summary = result.active.estimate.iloc[0]
     assert summary["stop_reason"] == "complete" and summary["n_answered"] == K
     assert summary["waves"] == 8 and summary["n_cases"] == 40
@@ -157,6 +158,11 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
             "--target-half-width must be a number in (0, 0.5]",
         ),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
+        # a negative seed reached numpy: a traceback ("expected non-negative integer"), exit 1
+        (
+            ["--cases", f"active:{K}", "--prior", "PRIOR", "--sample-seed", "-1"],
+            "--sample-seed must be a whole number from 0 up",
+        ),
     ],
 )
 def test_bad_active_options_are_one_line_and_exit_2(
@@ -183,6 +189,15 @@ def test_bad_active_options_are_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert code == 2 and says in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+    assert openai_server.requests == []
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_an_active_plans_seed_is_a_whole_number_from_0(benchmark, openai_server, tmp_path, seed):
+    """A float seed was truncated (1.5 ran the plan of seed 1 and named it so), a string
+    read as a number, and a negative one raised numpy's ValueError."""
+    with pytest.raises(jevalkit.errors.UsageError, match="--sample-seed must be a whole number"):
+        active_run(benchmark, openai_server, tmp_path / "r.jsonl", sample_seed=seed)
     assert openai_server.requests == []
 
 
@@ -310,3 +325,52 @@ def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
     anytime = estimate(fit, plan, read_results(out), anytime=True).iloc[0]
     assert summary["ci_low"] == pytest.approx(anytime["ci_low"], abs=1e-12)
     assert summary["ci_high"] - summary["ci_low"] > fixed["ci_high"] - fixed["ci_low"]
+
+
+def test_a_system_failing_or_passing_every_drawn_case_gets_an_interval_not_a_crash(
+    benchmark, openai_server, tmp_path, capsys
+):
+    """A model wrong on every case, stopped by its budget after 4 draws, and one right on both
+    draws of active:2 with a target: their estimates' intervals lay wholly below 0 (above 1),
+    the clip turned them into [0, -0.018] and [1.06, 1], and the run ended in RuntimeError
+    ("a zero-width interval") after its requests had been sent."""
+    _, path, gold, _ = benchmark
+    openai_server.reply = lambda body: "no idea"
+    result = jevalkit.run(
+        PROBE,
+        "new",
+        cases=f"active:{K}",
+        prior=path,
+        sample_seed=3,
+        budget_requests=4,
+        **options(openai_server, tmp_path / "wrong.jsonl", concurrency=1),
+    )
+    row = result.active.estimate.iloc[0]
+    assert row["stop_reason"] == "budget" and row["n_answered"] == 4
+    assert row["value"] == 0 == row["ci_low"] < row["ci_high"]
+    assert "lies outside [0, 1]" in row["method"]
+    openai_server.reply = lambda body: gold[body["messages"][-1]["content"]][1]
+    code = main(
+        [
+            "run",
+            PROBE,
+            "--model",
+            "right",
+            "--cases",
+            "active:2",
+            "--prior",
+            str(path),
+            "--sample-seed",
+            "18",
+            "--target-half-width",
+            "0.3",
+            "--base-url",
+            openai_server.base_url,
+            "--out",
+            str(tmp_path / "right.jsonl"),
+            "--no-cache",
+        ]
+    )
+    out = capsys.readouterr()
+    assert code == 0 and "Traceback" not in out.err
+    assert "active plan: full-benchmark score 1.000" in out.out
