@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 calibration = importlib.import_module("calibration")
 sys.path.pop(0)
 
-REPS = {"compare": 12, "rank": 10, "corrected_mean": 15}
+REPS = {"compare": 12, "rank": 10, "corrected_mean": 15, "active_labels": 20}
 
 
 @pytest.mark.parametrize("name", sorted(calibration.SIMULATIONS))
