@@ -130,14 +130,19 @@ def test_the_interval_covers_over_the_design_and_the_estimate_has_no_bias(bench,
         assert abs(row.bias) < 3 * row.sd / math.sqrt(row.n), (method, row.bias)
 
 
-def test_a_wrong_item_model_still_covers_its_interval_only_grows(bench):
-    fit, news = bench
+def shuffled_model(fit):
+    """The same fit with its item parameters shuffled across items: a wrong item model."""
     rng = np.random.default_rng(0)
     items = fit.items.copy()
     order = rng.permutation(len(items))
     for column in ("difficulty", "discrimination", "intercept", "mean_score", "status"):
         items[column] = items[column].to_numpy()[order]
-    wrong = dataclasses.replace(fit, items=items)
+    return dataclasses.replace(fit, items=items)
+
+
+def test_a_wrong_item_model_still_covers_its_interval_only_grows(bench):
+    fit, news = bench
+    wrong = shuffled_model(fit)
     right = coverage(fit, news, 40, waves=3)
     shuffled = coverage(wrong, news, 40, waves=3)
     for method in ("active", "ht"):
@@ -440,12 +445,7 @@ def test_the_anytime_interval_holds_at_every_wave_of_a_small_plan_with_a_wrong_m
     variance is now at least the model's prediction for the draws and the radius stretched by
     the t quantile on n - 1 df: 1% (12 draws: 7.5%, right model 1%)."""
     fit, news = bench
-    rng = np.random.default_rng(0)
-    items = fit.items.copy()
-    order = rng.permutation(len(items))
-    for column in ("difficulty", "discrimination", "intercept", "mean_score", "status"):
-        items[column] = items[column].to_numpy()[order]
-    wrong = dataclasses.replace(fit, items=items)
+    wrong = shuffled_model(fit)
     ever_missed = []
     for new in news.values():
         truth = new.score.mean()
