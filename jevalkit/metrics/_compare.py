@@ -272,7 +272,9 @@ def _adjusted(p_values: pd.Series, method: str) -> np.ndarray:
     (statsmodels PR 8671), a full collection that costs a notebook holding big frames a
     fraction of a second per ``compare``; frozen objects are skipped by it, so the heap is
     frozen for the call and released after; garbage that collection would have found waits for
-    the next automatic one."""
+    the next automatic one. A heap the caller froze already is left as it is."""
+    if gc.get_freeze_count():
+        return multipletests(p_values, method=method)[1]
     gc.freeze()
     try:
         return multipletests(p_values, method=method)[1]

@@ -388,3 +388,21 @@ def test_compare_page_of_imported_results_shows_input_and_every_repeat(tmp_path)
     assert all(f"&lt;b&gt;bye&lt;/b&gt; repeat {r}" in page for r in range(3))
     assert "<pre>Say bye</pre>" in page and "<b>input</b>" in page and "all 3 repeats" in page
     assert " nan" not in page
+
+
+def test_compare_leaves_the_garbage_collector_as_it_found_it():
+    """The Holm adjustment freezes the heap for statsmodels' gc.collect: it must unfreeze it
+    after, and leave a heap the caller froze frozen."""
+    import gc
+
+    df = runs(np.random.default_rng(5), ["base", "a", "b"], 20, p={"base": 0.5, "a": 0.6, "b": 0.4})
+    compare(df, "base", metrics=["pass_rate"])
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        table = compare(df, "base", metrics=["pass_rate"])
+        assert gc.get_freeze_count() == frozen > 0
+    finally:
+        gc.unfreeze()
+    assert np.allclose(table["p_holm"], multipletests(table["p_value"], method="holm")[1])
