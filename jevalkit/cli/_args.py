@@ -1,21 +1,28 @@
 """Arguments shared by the commands that send requests (``run``, ``judge``, ``gate --repeats
 auto``): derived from the one definition of the run options (:class:`jevalkit.runner.RunSettings`)
-and of the generation parameters (:class:`jevalkit.client.GenerationOptions`), a flag per option
-named like its Python keyword (``--max-retries`` for ``max_retries``, ``--top-p`` for ``top_p``)."""
+and of the generation parameters (:class:`jevalkit.generation.GenerationOptions`), a flag per
+option named like its Python keyword (``--max-retries`` for ``max_retries``, ``--top-p`` for
+``top_p``); and the flags that build a design (``--repeats auto``, ``--target-half-width``,
+``--min-repeats``, ``--max-repeats``: :class:`jevalkit.stats.AdaptiveRepeats`), since in Python
+a design is one keyword (``design=``)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from ..client import GENERATION
+from ..errors import UsageError
+from ..generation import GENERATION
 from ..runner import RUN_OPTIONS
+from ..stats import AdaptiveRepeats
 
 __all__ = [
+    "adaptive_design",
     "add_generation_arguments",
     "add_model_argument",
     "add_run_arguments",
     "generation_options",
+    "repeats_value",
     "run_options",
     "split_list",
 ]
@@ -46,6 +53,9 @@ def add_run_arguments(cmd: argparse.ArgumentParser | Any, *, skip: tuple[str, ..
         flag = option.cli_flag(name)
         if flag is None or name in skip:
             continue
+        if name == "repeats":
+            _add_repeats_arguments(cmd)
+            continue
         if isinstance(option.default, bool):
             action = "store_false" if option.default else "store_true"
             cmd.add_argument(flag, dest=name, action=action, help=option.flag_help or option.help)
@@ -67,10 +77,108 @@ def add_run_arguments(cmd: argparse.ArgumentParser | Any, *, skip: tuple[str, ..
         )
 
 
-def run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The run options (keywords of :func:`jevalkit.run` / :func:`jevalkit.judges.judge`) the
-    command line set."""
-    return {name: getattr(args, name) for name in RUN_OPTIONS if hasattr(args, name)}
+def repeats_value(text: str) -> int | str:
+    """``--repeats``: a whole number, or ``auto``.
+
+    Example:
+        >>> repeats_value("5"), repeats_value("auto")
+        (5, 'auto')
+    """
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or 'auto', got {text!r}"
+        ) from None
+
+
+def _add_repeats_arguments(cmd: argparse.ArgumentParser | Any) -> None:
+    """``--repeats K|auto`` and the flags of adaptive repeats."""
+    cmd.add_argument(
+        "--repeats",
+        dest="repeats",
+        type=repeats_value,
+        default=1,
+        metavar="K",
+        help="runs per item, or 'auto': rounds until the interval is narrow (default 1)",
+    )
+    cmd.add_argument(
+        "--target-half-width",
+        dest="target_half_width",
+        type=float,
+        metavar="H",
+        help="stop once the anytime-valid interval is +/-H: with repeats 'auto' (default 0.03), "
+        "or with --cases active:K (default: run all K)",
+    )
+    cmd.add_argument(
+        "--min-repeats",
+        dest="min_repeats",
+        type=int,
+        default=2,
+        metavar="K",
+        help="with repeats 'auto': repeats of every item first (default 2)",
+    )
+    cmd.add_argument(
+        "--max-repeats",
+        dest="max_repeats",
+        type=int,
+        default=20,
+        metavar="K",
+        help="with repeats 'auto': no item gets more (default 20)",
+    )
+
+
+def adaptive_design(
+    args: argparse.Namespace, *, metric: str = "pass_rate", decide_at: float | None = None
+) -> AdaptiveRepeats | None:
+    """The adaptive repeats ``--repeats auto`` asks for (with ``--target-half-width``,
+    ``--min-repeats``, ``--max-repeats``), else None.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_run_arguments(parser)
+        >>> adaptive_design(parser.parse_args(["--repeats", "auto", "--max-repeats", "8"])).max_repeats
+        8
+    """
+    if getattr(args, "repeats", None) != "auto":
+        return None
+    target = args.target_half_width
+    return AdaptiveRepeats(
+        **({} if target is None else {"target_half_width": target}),
+        min_repeats=args.min_repeats,
+        max_repeats=args.max_repeats,
+        metric=metric,
+        decide_at=decide_at,
+    )
+
+
+def run_options(
+    args: argparse.Namespace, *, metric: str = "pass_rate", design: Any = None
+) -> dict[str, Any]:
+    """The run options (keywords of :func:`jevalkit.run` / :func:`jevalkit.runner.judge`) the
+    command line set: ``design`` when given (an active plan, a cascade), else adaptive repeats
+    on ``metric`` when ``--repeats auto``; a ``--target-half-width`` that nothing would read
+    is refused."""
+    options = {name: getattr(args, name) for name in RUN_OPTIONS if hasattr(args, name)}
+    adaptive = adaptive_design(args, metric=metric)
+    if adaptive is not None and design is not None:
+        what = "--cases active:K" if design.kind == "active" else f"a {design.kind}"
+        raise UsageError(f"{what} runs fixed repeats of each drawn case: drop --repeats auto")
+    target = getattr(args, "target_half_width", None)
+    if target is not None and adaptive is None and getattr(design, "kind", None) != "active":
+        raise UsageError(
+            "--target-half-width stops --repeats auto (adaptive repeats) or an active plan "
+            "(--cases active:K); this run sends fixed repeats of every case, so nothing would "
+            f"stop at {target!r}: drop it, or add --repeats auto"
+        )
+    chosen = design if design is not None else adaptive
+    if chosen is not None:
+        options["design"] = chosen
+        if options.get("repeats") == "auto":
+            options["repeats"] = 1
+    return options
 
 
 def add_generation_arguments(cmd: argparse.ArgumentParser | Any) -> None:

@@ -10,6 +10,8 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..labels import Cascade, load_cascade
+from ..runner import judge
+from ._args import run_options
 
 __all__ = ["judge_with_cascade", "print_cascade"]
 
@@ -41,8 +43,9 @@ CONFIG_FLAGS = {
 }
 
 
-def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
-    """``jevalkit judge EVALUATOR --data CASES --cascade FILE``: the lazy run."""
+def judge_with_cascade(args: argparse.Namespace) -> int:
+    """``jevalkit judge EVALUATOR --data CASES --cascade FILE``: the lazy run (the cascade as a
+    design, each judge its own results file beside ``--out``)."""
     given = [f"--{k.replace('_', '-')}" for k, v in CONFIG_FLAGS.items() if getattr(args, k) != v]
     if given:
         raise UsageError(
@@ -51,6 +54,11 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
         )
     if args.data is None:
         raise UsageError("--cascade judges a case file: give it with --data")
+    if args.repeats != 1:
+        raise UsageError(
+            "--repeats with --cascade: each judge of a cascade is asked as often per item as in "
+            "its calibration (its confidence is the average over those repeats); leave it out"
+        )
     cascade = load_cascade(args.cascade)
     if cascade.evaluator is not None and cascade.evaluator.split("@")[0] != args.evaluator:
         raise UsageError(
@@ -58,9 +66,10 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
             f"{args.evaluator}: judge with {cascade.evaluator.split('@')[0]}, or calibrate a "
             f"cascade for {args.evaluator}"
         )
-    if options.get("repeats") == 1:  # the default: each judge is asked as often as calibrated
-        options.pop("repeats")
-    run = cascade.judge(args.data, criteria=args.criteria, seed=args.seed, **options)
+    design = cascade.design(source=str(args.cascade))
+    options = run_options(args, design=design)
+    result = judge(cascade.evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
+    run = result.design
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):
         print(run.table().to_string(index=False))
@@ -68,12 +77,12 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
         f"{run.n_items - run.n_people} of {run.n_items} case(s) decided by a judge; {run.n_people} for people"
     )
     if args.for_people:
-        plan = cascade.for_people(run.rows, cases=args.data)
+        plan = cascade.for_people(result.rows, cases=args.data)
         plan.to_json(args.for_people, orient="records", lines=True)
         print(
             f"the cases for people: {args.for_people} ({len(plan)}; a label plan for the Labeler)"
         )
-    if run.stopped:
-        print(f"stopped early: {run.stopped}; the same command resumes")
+    if result.stopped:
+        print(f"stopped early: {result.stopped}; the same command resumes")
         return 1
     return 0

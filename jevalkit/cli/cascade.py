@@ -13,8 +13,7 @@ import pandas as pd
 
 from .. import io
 from ..errors import UsageError
-from ..judges import judge_names
-from ..labels import calibrate_cascade, load_cascade, read_labels
+from ..labels import calibrate_cascade, judge_names, load_cascade, read_labels
 from ._cascade_run import print_cascade
 from ._commands import add_command
 

@@ -11,13 +11,13 @@ from ..errors import UsageError
 from ..judges import (
     EVALUATORS,
     JudgeConfig,
-    judge,
     judge_files,
     publish_judges,
     read_judge_file,
 )
 from ..metrics import pairwise_preferences, position_bias, quality
 from ..metrics.rows import scored
+from ..runner import judge
 from ._args import add_model_argument, add_run_arguments, run_options
 from ._cascade_run import judge_with_cascade
 from ._commands import add_command
@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _judge(args: argparse.Namespace) -> int:
     if args.cascade:
-        return judge_with_cascade(args, run_options(args))
+        return judge_with_cascade(args)
     if args.for_people:
         raise UsageError("--for-people goes with --cascade (the cases a cascade leaves for people)")
     config = JudgeConfig(
@@ -96,7 +96,7 @@ def _judge(args: argparse.Namespace) -> int:
         config=config,
         criteria=args.criteria,
         seed=args.seed,
-        **run_options(args),
+        **run_options(args, metric="mean_score"),
     )
     df = result.rows
     code = 1 if result.budget_overrun else 0

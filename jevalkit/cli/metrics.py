@@ -19,8 +19,9 @@ from ..metrics import (
     summarize,
 )
 from ..metrics.rows import combine_runs, kept_apart
-from ..runner import AdaptiveRepeats, run
+from ..runner import run
 from ._args import (
+    adaptive_design,
     add_generation_arguments,
     add_run_arguments,
     generation_options,
@@ -97,17 +98,10 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
         )
     if args.metric != "pass_rate" and args.metric != "mean_score":
         raise StatsError(f"an adaptive gate works on pass_rate or mean_score, not {args.metric}")
-    target = args.target_half_width  # None: the plan's default
-    plan = AdaptiveRepeats(
-        **({} if target is None else {"target_half_width": target}),
-        min_repeats=args.min_repeats,
-        max_repeats=args.max_repeats,
-        metric=args.metric,
-        decide_at=args.minimum,
-    )
-    options = {**run_options(args), "out": args.results, "adaptive": plan}
+    plan = adaptive_design(args, metric=args.metric, decide_at=args.minimum)
+    options = {**run_options(args, design=plan), "out": args.results}
     result = run(args.probe, args.source_model, **generation_options(args), **options)
-    row = result.adaptive.iloc[0]
+    row = result.design.table().iloc[0]
     decision = gate_decision(row["ci_low"], row["ci_high"], args.minimum)
     print(
         f"{decision.upper()}: {row['metric']} = {row['value']:.3f}, anytime-valid 95% CI "

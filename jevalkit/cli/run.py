@@ -9,6 +9,8 @@ import pandas as pd
 
 from ..client import destination
 from ..costs import Budget
+from ..errors import UsageError
+from ..items import ActiveCases
 from ..local import is_local_model
 from ..metrics import run_summary
 from ..runner import RunResult, plan, run
@@ -82,49 +84,93 @@ def _variants_value(text: str) -> str | list[str]:
     return "all" if ids == ["all"] else ids
 
 
-def _case_options(args: argparse.Namespace) -> dict:
+ACTIVE = "active:"
+
+
+def _active_design(args: argparse.Namespace) -> ActiveCases | None:
+    """The active plan ``--cases active:K --prior FIT.json`` asks for (seeded by
+    ``--sample-seed``, else ``--seed``), else None."""
+    cases = args.cases
+    if not (isinstance(cases, str) and cases.startswith(ACTIVE)):
+        if args.prior is not None:
+            raise UsageError(
+                "--prior is for --cases active:K (an active plan); drop it or give active:K"
+            )
+        return None
+    text = cases[len(ACTIVE) :]
+    if not text.isdigit() or int(text) < 2 or text.startswith("0"):
+        raise UsageError(
+            f"--cases {cases}: give active:K with K a whole number of cases from 2 up, e.g. "
+            "active:50"
+        )
+    if args.prior is None:
+        raise UsageError(
+            f"--cases {cases} needs --prior FIT.json: an item model fitted on past systems' "
+            "results (jevalkit items RESULTS --irt 2pl --save-fit FIT.json)"
+        )
+    if args.sample is not None or args.variants is not None:
+        raise UsageError("--cases active:K chooses the cases itself: drop --sample and --variants")
+    if args.shard is not None:
+        raise UsageError(
+            "--cases active:K draws each wave from the answers to the last: one process runs "
+            "the plan, not shards of it; drop --shard"
+        )
+    seed = args.sample_seed if args.sample_seed is not None else args.seed
+    return ActiveCases(
+        k=int(text),
+        prior=args.prior,
+        seed=0 if seed is None else seed,
+        target_half_width=args.target_half_width,
+    )
+
+
+def _case_options(args: argparse.Namespace, active: ActiveCases | None) -> dict:
     """The case and variant selection the command line set (keywords of run and plan)."""
     return {
-        "cases": args.cases,
+        "cases": None if active is not None else args.cases,
         "sample": args.sample,
         "sample_seed": args.sample_seed,
         "variants": args.variants,
         "constrained": args.constrained,
-        "prior": args.prior,
     }
 
 
 def _print_stop(result: RunResult) -> None:
-    """Say how an adaptive run ended and why a budget stopped it."""
-    summary = result.adaptive
-    if summary is not None:
-        row = summary.iloc[0]
-        print(
-            f"\nadaptive repeats: {row['metric']} {row['value']:.3f} "
-            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] (+/-{row['half_width']:.3f}, target "
-            f"+/-{row['target_half_width']:g}) over {row['n_cases']} case(s), {row['n']} scored "
-            f"requests in {row['rounds']} round(s); stopped: {row['stop_reason']}"
-        )
-        print(f"  {row['method']}")
-    if result.active is not None:
-        row = result.active.estimate.iloc[0]
-        print(
-            f"\nactive plan: full-benchmark score {row['value']:.3f} "
-            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] from {row['n_answered']} of "
-            f"{row['n_cases']} cases ({row['k']} planned, {row['waves']} wave(s)); stopped: "
-            f"{row['stop_reason']}"
-        )
-        print(f"  {row['method']}")
+    """Say how a design ended (adaptive repeats, an active plan) and why a budget stopped it."""
+    outcome = result.design
+    if outcome is not None and hasattr(outcome, "table"):
+        row = outcome.table().iloc[0]
+        if "sweeps" in row:
+            print(
+                f"\nadaptive repeats: {row['metric']} {row['value']:.3f} "
+                f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] (+/-{row['half_width']:.3f}, target "
+                f"+/-{row['target_half_width']:g}) over {row['n_cases']} case(s), {row['n']} "
+                f"scored requests in {row['rounds']} round(s); stopped: {row['stop_reason']}"
+            )
+            print(f"  {row['method']}")
+        elif "n_answered" in row:
+            print(
+                f"\nactive plan: full-benchmark score {row['value']:.3f} "
+                f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}] from {row['n_answered']} of "
+                f"{row['n_cases']} cases ({row['k']} planned, {row['waves']} wave(s)); stopped: "
+                f"{row['stop_reason']}"
+            )
+            print(f"  {row['method']}")
     if result.stopped:
         print(f"\n{result.stopped}")
 
 
 def _run(args: argparse.Namespace) -> int:
-    options = run_options(args)
+    active = _active_design(args)
+    options = run_options(args, design=active)
     if args.dry_run:
         budget = Budget(usd=args.budget_usd, requests=args.budget_requests)
         table = plan(
-            args.probes, args.model, **generation_options(args), **_case_options(args), **options
+            args.probes,
+            args.model,
+            **generation_options(args),
+            **_case_options(args, active),
+            **options,
         )
         with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 200):
             print(
@@ -156,13 +202,17 @@ def _run(args: argparse.Namespace) -> int:
         print("dry run: nothing was sent")
         return 0
     result = run(
-        args.probes, args.model, **generation_options(args), **_case_options(args), **options
+        args.probes,
+        args.model,
+        **generation_options(args),
+        **_case_options(args, active),
+        **options,
     )
     if len(result.rows):
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(result.rows).drop(columns=["method"]).to_string(index=False))
     _print_stop(result)
     code = report_outcome(result.rows)
-    summary = result.adaptive
-    nothing = summary is not None and summary.iloc[0]["stop_reason"] == "nothing scored"
+    outcome = result.design
+    nothing = outcome is not None and outcome.table().iloc[0].get("stop_reason") == "nothing scored"
     return code or (1 if result.budget_overrun or nothing else 0)

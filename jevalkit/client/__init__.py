@@ -7,6 +7,14 @@ Example:
     True
 """
 
+from ..generation import (
+    GENERATION,
+    GenerationOptions,
+    Sampling,
+    check_generation,
+    request_seed,
+    take_generation,
+)
 from ._cache import ResponseCache, cache_key, default_cache_dir
 from ._chat import CHAT, COMPLETIONS, DEFAULT_MAX_RESPONSE_BYTES, AttemptMeter, ChatClient, Request
 from ._completion import (
@@ -26,14 +34,6 @@ from ._endpoint import (
     key_variable_for,
     resolve_endpoint,
     strip_credentials,
-)
-from ._generation import (
-    GENERATION,
-    GenerationOptions,
-    Sampling,
-    check_generation,
-    request_seed,
-    take_generation,
 )
 from ._providers import PROVIDERS, Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after

@@ -23,13 +23,8 @@ import os
 from dataclasses import dataclass
 
 from ..errors import ClientError
+from ..providers import PROVIDERS
 from ._endpoint import is_loopback, key_variable_for, resolve_endpoint
-
-PROVIDERS = {
-    "openai": "https://api.openai.com/v1",
-    "openrouter": "https://openrouter.ai/api/v1",
-    "anthropic": "https://api.anthropic.com/v1",
-}
 
 
 @dataclass(frozen=True)

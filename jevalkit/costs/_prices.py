@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir
-from ..client import PROVIDERS
 from ..datafiles import load_yaml
 from ..errors import UsageError
+from ..providers import PROVIDERS
 
 PRICE_COLUMNS = ["model", "input", "output", "source", "as_of"]
 
@@ -102,7 +102,7 @@ def price_for(
 ) -> Price | None:
     """The price of ``model``: ``price_in`` / ``price_out`` when given (both), else the table's
     entry, else None (unknown: costs stay NaN, never a guess). A provider prefix
-    (:data:`jevalkit.client.PROVIDERS`) not in the table is looked up without it
+    (:data:`jevalkit.providers.PROVIDERS`) not in the table is looked up without it
     (``openrouter/openai/gpt-4o-mini`` costs what ``openai/gpt-4o-mini`` costs; OpenRouter lists
     the provider's price).
 

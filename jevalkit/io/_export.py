@@ -23,11 +23,10 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
-from ..client import PROVIDERS
 from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
-from ..local import MODEL_NAME
 from ..metrics import mean_score, pass_rate
+from ..providers import EMBEDDED_MODEL, PROVIDERS
 from ._read import read
 from ._write import combine_imports
 
@@ -217,7 +216,7 @@ def _identity(model: str, resolved: str | None, base_url: str | None) -> dict[st
         return {"id": model, **({"inference_platform": provider} if routed else {})}
     if "/" in model or resolved is None:
         return {"id": model}
-    embedded = resolved == MODEL_NAME  # Gemma 3 270M: Google's
+    embedded = resolved == EMBEDDED_MODEL  # Gemma 3 270M: Google's
     return {"id": resolved, **({"developer": "google"} if embedded else {})}
 
 

@@ -1,11 +1,13 @@
-"""Judges that return a probability distribution over ordinal levels.
+"""What a judge is: judges that return a probability distribution over ordinal levels.
 
 The expected level (:func:`expected_level`: sum of p_i * i, the levels numbered 0, 1, ... as the
 judge file lists them) over the top level is the score; the distribution, its coverage and entropy are
-kept. Judges plan judgment jobs and ask for judgments; analyses of judged results live
-downstream (:mod:`jevalkit.metrics`: quality, bias; :mod:`jevalkit.labels`: human labels).
-Prompts, level descriptions and choice tables live in ``data/judges/<evaluator>/v<N>.yaml``
-(locked by hash in ``data/judges/judges.lock``); judges plan jobs that the runner executes.
+kept. Prompts, level descriptions and choice tables live in ``data/judges/<evaluator>/v<N>.yaml``
+(locked by hash in ``data/judges/judges.lock``); case files in ``data/cases/``; how a judge is
+asked is a :class:`JudgeConfig`. The runner asks judges (:func:`jevalkit.runner.judge`: judge
+jobs it executes like probe requests); analyses of judged results live downstream
+(:mod:`jevalkit.metrics`: quality, bias; :mod:`jevalkit.labels`: human labels, cascades).
+Nothing here sends a request.
 
 Example:
     >>> from jevalkit.judges import Judgment
@@ -14,34 +16,15 @@ Example:
 """
 
 from ..errors import CaseFileError, JudgeError, JudgeFileError
-from ._cascade import (
-    CascadeRun,
-    CascadeStage,
-    item_systems,
-    item_verdicts,
-    judge_cascade,
-    judge_names,
-    route,
-)
 from ._cases import CASE_FIELDS, case_file_path, load_cases
-from ._evaluate import JudgeConfig, first_level, judge_case, judge_request
-from ._jobs import (
-    TOOL_CALL_EVALUATOR,
-    TOOL_CALL_LEVELS,
-    JudgeJob,
-    ToolCallJob,
-    judgment_fields,
-    plan_judge_jobs,
-)
-from ._judgment import Judgment, expected_level
+from ._config import JudgeConfig, first_level
+from ._judgment import Judgment, expected_level, judgment_fields
 from ._logprobs import level_distribution, normalise_token, top_alternatives
 from ._pairwise import (
     POSITIONS,
     STYLE_FEATURES,
     SYSTEM_VERDICTS,
-    PairwiseJob,
     cases_from_runs,
-    plan_pairwise_jobs,
     style_features,
     to_systems,
 )
@@ -53,9 +36,13 @@ from ._prompts import (
     publish_judges,
     read_judge_file,
 )
-from ._run import ajudge, judge
-from ._several import judge_models, results_path_for
-from ._tool_calls import equivalent, free_text_pairs, tool_call_accuracy
+from ._tool_calls import (
+    TOOL_CALL_EVALUATOR,
+    TOOL_CALL_LEVELS,
+    equivalent,
+    free_text_pairs,
+    tool_call_accuracy,
+)
 
 EVALUATORS = (
     "llm_judge",
@@ -77,45 +64,27 @@ __all__ = [
     "SYSTEM_VERDICTS",
     "TOOL_CALL_EVALUATOR",
     "TOOL_CALL_LEVELS",
-    "CascadeRun",
-    "CascadeStage",
     "CaseFileError",
     "JudgeConfig",
     "JudgeError",
     "JudgeFileError",
-    "JudgeJob",
     "JudgePrompt",
     "Judgment",
-    "PairwiseJob",
-    "ToolCallJob",
-    "ajudge",
     "case_file_path",
     "cases_from_runs",
     "equivalent",
     "expected_level",
     "first_level",
     "free_text_pairs",
-    "item_systems",
-    "item_verdicts",
-    "judge",
-    "judge_cascade",
-    "judge_case",
     "judge_files",
-    "judge_models",
-    "judge_names",
-    "judge_request",
     "judges_dir",
     "judgment_fields",
     "level_distribution",
     "load_cases",
     "load_judge_prompt",
     "normalise_token",
-    "plan_judge_jobs",
-    "plan_pairwise_jobs",
     "publish_judges",
     "read_judge_file",
-    "results_path_for",
-    "route",
     "style_features",
     "to_systems",
     "tool_call_accuracy",

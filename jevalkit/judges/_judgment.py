@@ -106,3 +106,26 @@ class Judgment:
             raw,
             explanation,
         )
+
+
+def judgment_fields(judgment: Judgment) -> dict[str, Any]:
+    """Row fields of a :class:`Judgment`.
+
+    Example:
+        >>> j = Judgment.from_probs(["no", "yes"], [0.2, 0.8], coverage=0.9, method="logprobs")
+        >>> judgment_fields(j)["verdict"], judgment_fields(j)["passed"]
+        ('yes', True)
+    """
+    return {
+        "probs": list(judgment.probs),
+        "expected_level": judgment.expected_level,
+        "verdict": judgment.verdict,
+        "coverage": judgment.coverage,
+        "method": judgment.method,
+        "score": judgment.score,
+        "passed": judgment.score >= 0.5,
+        "explanation": judgment.explanation,
+        "output": judgment.verdict
+        if judgment.method == "logprobs"
+        else " | ".join(judgment.raw or ()),
+    }

@@ -12,21 +12,16 @@ of a case.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..client import request_seed
-from ..errors import CaseFileError, JevalkitError, JudgeError, UsageError
+from ..contract import RowsResult
+from ..errors import CaseFileError, JevalkitError
 from ..probes import load_probe
-from ..results import params_hash, read_results
-from ..runner import Job, RunResult, Send
-from ._evaluate import JudgeConfig, judge_case
-from ._jobs import error_fields
+from ..results import read_results
 from ._judgment import Judgment, expected_level
-from ._prompts import JudgePrompt, load_judge_prompt
 
 SYSTEM_VERDICTS = ("b>>a", "b>a", "a=b", "a>b", "a>>b")  # lowest first: the score is system_a's
 POSITIONS = ("a_first", "b_first")
@@ -78,97 +73,9 @@ def to_systems(judgment: Judgment, position: str) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, kw_only=True)
-class PairwiseJob(Job):
-    """One game: the case's two answers in one order, judged, mapped back to the systems."""
-
-    prompt: JudgePrompt
-    case: dict[str, Any]
-    config: JudgeConfig
-    seed: int | None = None
-
-    async def perform(self, send: Send) -> dict[str, Any]:
-        """Ask for the verdict on the answers in this job's order."""
-        first, second = (
-            ("output_a", "output_b") if self.position == "a_first" else ("output_b", "output_a")
-        )
-        shown = {**self.case, "output_a": self.case[first], "output_b": self.case[second]}
-        shown.setdefault("criteria", "(none given)")
-        shown.setdefault("expected", "(none)")
-        try:
-            judgment = await judge_case(
-                self.prompt, shown, send, self.config, repeat=self.repeat, seed=self.seed
-            )
-        except JudgeError as exc:
-            return error_fields(exc)
-        return {**to_systems(judgment, self.position), "source": self.style}
-
-    @property
-    def style(self) -> dict[str, Any]:
-        """Style features of both answers (for length bias and style control)."""
-        return {
-            "a": style_features(self.case["output_a"]),
-            "b": style_features(self.case["output_b"]),
-        }
-
-
-def plan_pairwise_jobs(
-    cases: list[dict[str, Any]],
-    *,
-    repeats: int,
-    config: JudgeConfig,
-    seed: int | None = None,
-    both_orders: bool = True,
-    evaluator: str = "pairwise",
-) -> list[Job]:
-    """Two games per (case, repeat): one in each order (``both_orders=False``: ``a_first`` only).
-
-    Example:
-        >>> cases = [{"id": "c", "input": "q", "output_a": "x", "output_b": "y"}]
-        >>> [j.position for j in plan_pairwise_jobs(cases, repeats=1, config=JudgeConfig())]
-        ['a_first', 'b_first']
-    """
-    prompt = load_judge_prompt(evaluator)
-    if prompt.kind != "pairwise":
-        raise UsageError(f"{prompt.name} is a {prompt.kind} judge, not a pairwise one")
-    for case in cases:
-        prompt.check_case(case)
-    params = {**config.parameters(), "both_orders": both_orders}
-    digest = params_hash(params)
-    positions = POSITIONS if both_orders else POSITIONS[:1]
-    jobs: list[Job] = []
-    for case in cases:
-        for r in range(repeats):
-            for position in positions:
-                jobs.append(
-                    PairwiseJob(
-                        kind="pairwise",
-                        probe=prompt.id,
-                        version=prompt.version,
-                        probe_hash=prompt.content_hash,
-                        case_id=case["id"],
-                        parameters=params,
-                        params_hash=digest,
-                        repeat=r,
-                        gold=case.get("gold"),
-                        system_a=str(case.get("system_a") or "A"),
-                        system_b=str(case.get("system_b") or "B"),
-                        position=position,
-                        prompt=prompt,
-                        case=case,
-                        config=config,
-                        seeded=seed is not None and config.method == "sampling",
-                        seed=None
-                        if seed is None
-                        else request_seed(seed, r * config.n_samples, case["id"], position),
-                    )
-                )
-    return jobs
-
-
 def cases_from_runs(
-    run_a: str | pd.DataFrame | RunResult,
-    run_b: str | pd.DataFrame | RunResult,
+    run_a: str | pd.DataFrame | RowsResult,
+    run_b: str | pd.DataFrame | RowsResult,
     inputs: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Pairwise cases from the outputs of two runs (results paths, frames, or what
@@ -190,7 +97,7 @@ def cases_from_runs(
     """
     frames = [
         r.rows
-        if isinstance(r, RunResult)
+        if isinstance(r, RowsResult)
         else (r if isinstance(r, pd.DataFrame) else read_results(r))
         for r in (run_a, run_b)
     ]

@@ -18,6 +18,9 @@ from typing import Any
 
 from ..scorers import Score, levenshtein_similarity
 
+TOOL_CALL_EVALUATOR = "tool_call_accuracy"
+TOOL_CALL_LEVELS = ("mismatch", "match")
+
 
 def _calls(value: Any) -> list[dict[str, Any]]:
     """A list of tool calls; anything that is not a call object becomes a call with no name."""

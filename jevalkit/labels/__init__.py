@@ -16,7 +16,9 @@ Example:
 """
 
 from ._cascade import Cascade, calibrate_cascade, load_cascade
+from ._cascade_design import CascadeDecisions, CascadeDesign
 from ._corrected import corrected_difference, corrected_mean, label_budget
+from ._judge_rows import CascadeStage, item_systems, item_verdicts, judge_names, route
 from ._labels import (
     append_label,
     judged_items,
@@ -29,11 +31,17 @@ from ._level_sets import ItemLevelSets, judged_level_sets
 
 __all__ = [
     "Cascade",
+    "CascadeDecisions",
+    "CascadeDesign",
+    "CascadeStage",
     "ItemLevelSets",
     "append_label",
     "calibrate_cascade",
     "corrected_difference",
     "corrected_mean",
+    "item_systems",
+    "item_verdicts",
+    "judge_names",
     "judged_items",
     "judged_level_sets",
     "label_agreement",
@@ -42,4 +50,5 @@ __all__ = [
     "label_sample",
     "load_cascade",
     "read_labels",
+    "route",
 ]

@@ -31,23 +31,21 @@ import pandas as pd
 
 from ..contract import Result, estimator, not_a_statistic
 from ..errors import JevalkitError, StatsError
-from ..judges import (
-    CascadeRun,
+from ..judges import JudgeConfig, load_cases, load_judge_prompt
+from ..stats import agreement_curve, selective_threshold
+from ._cascade_design import CascadeDesign
+from ._judge_rows import (
+    ITEM,
+    NO_SYSTEM,
+    PERSON,
     CascadeStage,
-    JudgeConfig,
     item_systems,
     item_verdicts,
-    judge_cascade,
     judge_names,
-    load_cases,
-    load_judge_prompt,
     route,
 )
-from ..stats import agreement_curve, selective_threshold
-from ._people import NO_SYSTEM, check_like_the_judged, judge_levels, person_levels, with_people
+from ._people import check_like_the_judged, judge_levels, person_levels, with_people
 
-PERSON = "person"
-ITEM = ["system", "case_id"]
 CASCADE_FORMAT = "jevalkit-cascade/1"
 
 
@@ -384,14 +382,24 @@ class Cascade(Result):
             )
         return plan.merge(texts, on="case_id", how="left")
 
-    def judge(self, data: Any, **options: Any) -> CascadeRun:
-        """Run the cascade lazily on new cases (:func:`jevalkit.judges.judge_cascade`): each
-        judge is sent only the cases the judges before it were not confident about; the rows
-        of each judge go to its own results file (``out`` with ``__<judge>``).
+    def design(self, *, source: str = "caller") -> CascadeDesign:
+        """The cascade as a design to run lazily on new cases
+        (``jevalkit.runner.judge(cascade.evaluator, cases, design=cascade.design())``): each
+        judge is sent only the cases the judges before it were not confident about, its rows
+        in its own results file (``out`` with ``__<judge>``). ``source``: where the cascade
+        was read from (its file's path; an endpoint named only there is sent no key unless
+        the user confirms it).
 
         Raises:
             StatsError: the cascade does not name its judge prompt, or the prompt changed
                 since calibration.
+
+        Example:
+            >>> cascade, _ = _example()
+            >>> cascade.design()
+            Traceback (most recent call last):
+            ...
+            jevalkit.errors.StatsError: this cascade was calibrated on rows that name no judge prompt: apply it to judged rows (Cascade.apply) instead of running it
         """
         if self.evaluator is None:
             raise StatsError(
@@ -405,12 +413,42 @@ class Cascade(Result):
                 f"(content hash {prompt.content_hash[:12]}, calibrated {self.prompt_hash[:12]}): "
                 "calibrate again"
             )
-        return judge_cascade(self.evaluator, data, self.steps, **options)
+        if prompt.kind == "pairwise":
+            raise StatsError(
+                f"{self.evaluator}: a cascade decides single items; a pairwise judge plays "
+                "games in both orders (not supported)"
+            )
+        return CascadeDesign(
+            stages=self.steps,
+            levels=self.levels,
+            evaluator=self.evaluator,
+            confidence_column=self.confidence_column,
+            source=source,
+            digest=self.digest,
+        )
+
+    @property
+    def digest(self) -> str:
+        """The digest of what the guarantee rests on (as the cascade file records it)."""
+        return _digest(self._record())
 
     def save(self, path: str | Path) -> Path:
         """Write the cascade as JSON (for ``jevalkit judge ... --cascade FILE``), with a digest
         of what its guarantee rests on, so that a file edited by hand is refused when read."""
-        record: dict[str, Any] = {
+        record = self._record()
+        record["digest"] = _digest(record)
+        out = Path(path)
+        try:
+            out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise StatsError(
+                f"{out}: cannot write the cascade ({exc.strerror}); pass --out a writable file"
+            ) from None
+        return out
+
+    def _record(self) -> dict[str, Any]:
+        """The cascade file's record, without its digest."""
+        return {
             "format": CASCADE_FORMAT,
             "guarantee": self.guarantee,
             "evaluator": self.evaluator,
@@ -427,15 +465,6 @@ class Cascade(Result):
             "stages": json.loads(self.stages.to_json(orient="records", double_precision=15)),
             "curves": json.loads(self.curves.to_json(orient="records", double_precision=15)),
         }
-        record["digest"] = _digest(record)
-        out = Path(path)
-        try:
-            out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise StatsError(
-                f"{out}: cannot write the cascade ({exc.strerror}); pass --out a writable file"
-            ) from None
-        return out
 
 
 def _case_texts(cases: Any) -> pd.DataFrame:
@@ -690,7 +719,7 @@ def calibrate_cascade(
 
     Returns:
         :class:`Cascade`: ``thresholds``, ``stages``, ``curves``, ``guarantee``; ``.apply()``,
-        ``.summary()``, ``.for_people()`` (the Labeler's queue), ``.judge()`` (run it lazily),
+        ``.summary()``, ``.for_people()`` (the Labeler's queue), ``.design()`` (run it lazily),
         ``.save()``. A judge that cannot certify any threshold gets ``inf`` (it decides
         nothing), with the reason in its stage's ``method``; when none can, every item goes to
         people and ``guarantee`` says so.

@@ -11,9 +11,7 @@ from scipy.stats import mannwhitneyu
 
 from ..errors import JevalkitError, StatsError
 from ..judges import load_judge_prompt
-
-ITEM = ["system", "case_id"]
-NO_SYSTEM = "all"  # the labels file's name for "no system named"
+from ._judge_rows import ITEM, NO_SYSTEM
 
 
 def person_levels(labels: pd.DataFrame) -> tuple[pd.DataFrame, int]:

@@ -52,11 +52,12 @@ import httpx
 
 from ..client import default_cache_dir
 from ..errors import LocalModelError
+from ..providers import EMBEDDED_MODEL
 from ._build import installed_server_path
 from ._capacity import MAX_SLOTS, MAX_THREADS, capacity
 
 LOCAL_ALIASES = ("local", "local/gemma-3-270m")
-MODEL_NAME = "gemma-3-270m-q4_k_m"
+MODEL_NAME = EMBEDDED_MODEL
 DEFAULT_PORT = 8917
 DEFAULT_SLOTS = MAX_SLOTS
 DEFAULT_THREADS = MAX_THREADS

@@ -30,6 +30,20 @@ from ._columns import (
     shard_of,
 )
 from ._config import RunConfig, check_one_run, config_path
+from ._design import (
+    CANDIDATE_COLUMNS,
+    ROW_POSITION,
+    Arm,
+    Design,
+    Replayed,
+    Stop,
+    Wave,
+    check_candidates,
+    check_wave,
+    design_names,
+    replay,
+    weighted_rows,
+)
 from ._frame import read_results, results_frame, rows_frame, system_of
 from ._json import finite, json_ready, json_row
 from ._lock import locked
@@ -41,18 +55,28 @@ from ._validate import validate_row
 from ._write import ResultsWriter, repair_torn_tail, rewrite_without, write_rows
 
 __all__ = [
+    "CANDIDATE_COLUMNS",
     "COLUMNS",
     "DTYPES",
     "KEY_COLUMNS",
     "MERGE_COLUMNS",
+    "ROW_POSITION",
+    "Arm",
+    "Design",
     "LatestRows",
     "PartsReader",
+    "Replayed",
     "ResultRow",
     "ResultsWriter",
     "RunConfig",
+    "Stop",
+    "Wave",
+    "check_candidates",
     "check_one_run",
     "check_results_path",
+    "check_wave",
     "config_path",
+    "design_names",
     "finite",
     "iter_lines",
     "iter_rows",
@@ -71,6 +95,7 @@ __all__ = [
     "parts_dir",
     "read_results",
     "repair_torn_tail",
+    "replay",
     "results_frame",
     "rewrite_without",
     "row_key",
@@ -79,5 +104,6 @@ __all__ = [
     "system_of",
     "torn_bytes",
     "validate_row",
+    "weighted_rows",
     "write_rows",
 ]

@@ -47,13 +47,19 @@ finished_at            ISO 8601 UTC
 jevalkit_version       version that wrote the row
 system_a, system_b     the two systems a pairwise game compares (pairwise rows; part of the key)
 position               which was shown first: ``a_first`` or ``b_first`` (pairwise; part of the key)
-round                  the round of adaptive repeats that sent the row (0 for fixed repeats)
+round                  the wave of a design that sent the row (adaptive repeats' round, an active
+                       plan's wave, a cascade's stage); 0 for a run without a design
 cost_usd               the request's cost when its model's price is known, else null
 source                 the source's own fields, for rows imported from another tool (a dict)
 variant                the probe's wording: ``base`` or a declared variant's id when the run
                        asked for variants; null otherwise (part of the key)
 subset                 how the run chose its cases when not all of them (``cases 1-50 of 300``,
                        ``random sample of 20 of 300 cases, seed 3``); null for all cases
+design                 the design that drew the row (:class:`jevalkit.results.Design`): ``name``
+                       (the design, its settings and the hash of what it was built from),
+                       ``weighted`` (drawn with a probability that differs between rows: read
+                       only through the design's estimate) and what it noted of the draw; null
+                       for a run without a design
 =====================  =========================================================================
 """
 
@@ -126,6 +132,7 @@ class ResultRow:
     source: dict[str, Any] | None = None
     variant: str | None = None
     subset: str | None = None
+    design: dict[str, Any] | None = None
 
     def key(self) -> tuple:
         """The identity of a row: a results file holds at most one row per key."""

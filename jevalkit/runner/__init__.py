@@ -2,8 +2,10 @@
 and keeps every answer in append-only, resumable results.
 
 Probes and judges plan :class:`Job` objects; :func:`execute` is the one execution path for both.
-A run returns a :class:`RunResult`: its rows and the facts of the run (why it stopped, the
-adaptive repeats' interval, an active plan's estimate), which every statistic takes as rows.
+Everything that decides what to send next from the answers so far is a design
+(:class:`jevalkit.results.Design`); :func:`run_design` is the one loop that runs any of them.
+A run returns a :class:`RunResult`: its rows and the facts of the run (why it stopped, a
+design's outcome), which every statistic takes as rows.
 
 The results file it writes is the results layer's (:mod:`jevalkit.results`).
 
@@ -13,33 +15,38 @@ Example:
     8
 """
 
-from ._active_cases import ACTIVE_COLUMNS
-from ._adaptive import ADAPTIVE_COLUMNS, AdaptiveRepeats
 from ._dask import DaskExecutor, dask_shards
+from ._design_run import Source, candidates_of, run_design
 from ._drift import model_drift
 from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import Executor, execute
 from ._executors import open_executor
 from ._job import JOB_FIELDS, Job, Send
+from ._judge import ajudge, judge, judge_models, results_path_for
+from ._judge_ask import judge_case, judge_request
+from ._judge_jobs import (
+    JudgeJob,
+    PairwiseJob,
+    ToolCallJob,
+    plan_judge_jobs,
+    plan_pairwise_jobs,
+)
 from ._options import RUN_OPTIONS, Option, ProbeOptions, RunOptions, RunSettings, option
 from ._plan import ProbeChoices, default_results_path, jobs_of, probes_of
-from ._rounds import run_adaptive
 from ._run import arun, run
-from ._run_result import ActiveRun, RunResult
+from ._run_result import RunResult
 from ._shards import ShardExecutor, guided_shards, shard_of
 
 __all__ = [
-    "ACTIVE_COLUMNS",
-    "ADAPTIVE_COLUMNS",
     "JOB_FIELDS",
     "PLAN_COLUMNS",
     "RUN_OPTIONS",
-    "ActiveRun",
-    "AdaptiveRepeats",
     "DaskExecutor",
     "Executor",
     "Job",
+    "JudgeJob",
     "Option",
+    "PairwiseJob",
     "ProbeChoices",
     "ProbeOptions",
     "RunOptions",
@@ -47,18 +54,29 @@ __all__ = [
     "RunSettings",
     "Send",
     "ShardExecutor",
+    "Source",
+    "ToolCallJob",
+    "ajudge",
     "arun",
+    "candidates_of",
     "dask_shards",
     "default_results_path",
     "execute",
     "guided_shards",
     "jobs_of",
+    "judge",
+    "judge_case",
+    "judge_models",
+    "judge_request",
     "model_drift",
     "open_executor",
     "option",
     "plan",
+    "plan_judge_jobs",
+    "plan_pairwise_jobs",
     "probes_of",
+    "results_path_for",
     "run",
-    "run_adaptive",
+    "run_design",
     "shard_of",
 ]

@@ -27,9 +27,9 @@ from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 from ..probes import Probe
 from ..results import check_results_path, params_hash, read_results
-from ._adaptive import check_reachable
+from ._design_run import Source, candidates_of
 from ._options import ProbeOptions
-from ._plan import probe_parameters
+from ._plan import jobs_of, probe_parameters
 from ._run import ProbeRun
 from ._target import endpoint_identity
 
@@ -130,8 +130,8 @@ def plan(
     in :func:`jevalkit.run`; each is sent ``repeats`` times.
 
     Returns:
-        One row per probe and a ``total`` row: ``probe``, ``requests`` (to send; fewest with
-        ``repeats="auto"``), ``requests_max``, ``already_done`` (rows in ``out`` that resuming
+        One row per probe and a ``total`` row: ``probe``, ``requests`` (to send; the fewest a
+        ``design`` may send, such as adaptive repeats), ``requests_max``, ``already_done`` (rows in ``out`` that resuming
         skips), ``prompt_tokens`` (for the requests to send), ``prompt_tokens_method``
         (``exact: ...`` or ``estimate: ...``), ``completion_tokens_low`` /
         ``_expected`` / ``_high`` and ``completion_tokens_method``, ``cost_low`` /
@@ -152,19 +152,26 @@ def plan(
         True
     """
     r = ProbeRun.of(probes, model, dict(options))
-    if r.active is not None:
-        raise UsageError(
-            f"--dry-run cannot list an active plan's cases: they are drawn from the model's "
-            f"answers; --sample {r.active.k} costs the same number of requests"
-        )
     probe_list, settings, overrides = r.probes, r.settings, r.overrides
     base_url, label, repeats = settings.base_url, settings.label, settings.repeats
     selection, constrained = r.choices.selection, r.choices.constrained
     units = [selection.units(p)[0] for p in probe_list]
-    adaptive = settings.adaptive_plan()
-    auto = adaptive is not None
-    if adaptive is not None:
-        check_reachable(adaptive, sum(len(u) for u in units))
+    design = settings.design
+    if design is not None and design.bounds(1) is None:
+        raise UsageError(
+            f"--dry-run cannot list what {design.name} sends: it draws its cases from the "
+            "model's answers; a fixed run of as many cases costs the same number of requests"
+        )
+    if design is not None:
+        jobs = jobs_of(
+            probe_list,
+            settings.planned_repeats(),
+            overrides,
+            constrained=constrained,
+            selection=selection,
+        )
+        candidates, _ = candidates_of([Source(model, jobs, model, r.path, settings)])
+        design.start(candidates, in_flight=settings.concurrency)  # refuses what the run would
     path = r.path
     # refuse what the run would refuse before sending, so a plan that prints is a run that starts
     check_results_path(path, writing=True)
@@ -198,9 +205,12 @@ def plan(
         digest = params_hash(q)
         n_units = len(chosen)
         keys = [(None if c is None else c.id, v) for c, v in chosen]
-        done = 0 if auto else _already_done(path, probe, digest, model, label, keys, int(repeats))
-        low_n = n_units * adaptive.min_repeats if auto else max(0, n_units * int(repeats) - done)
-        high_n = n_units * adaptive.max_repeats if auto else low_n
+        if design is not None:
+            low_n, high_n = design.bounds(n_units)
+            done = 0
+        else:
+            done = _already_done(path, probe, digest, model, label, keys, int(repeats))
+            low_n = high_n = max(0, n_units * int(repeats) - done)
         prompt_tokens = sweep_tokens / n_units
         limit = q.get("max_tokens")
         seen = _earlier_completions(path, probe, digest, model)

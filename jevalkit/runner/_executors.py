@@ -36,10 +36,10 @@ async def open_executor(settings: RunSettings | None = None) -> AsyncIterator[Ex
             "and let Dask shard the run"
         )
     if s.shard is not None:
-        if s.repeats == "auto" or s.adaptive is not None:
+        if s.design is not None:
             raise UsageError(
-                "--repeats auto decides each round on all of its rows: run it on Dask "
-                "(--scheduler or --workers), not as --shard"
+                f"{s.design.name}: a design decides each wave from all of its rows; run it in "
+                "one process or on Dask (--scheduler or --workers), not as --shard"
             )
         yield ShardExecutor(*parse_shard(s.shard))
         return

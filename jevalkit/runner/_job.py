@@ -62,7 +62,9 @@ class Job(ABC):
             embedded model such jobs run one at a time: batching changes the numerics).
         system_a, system_b, position: the systems a pairwise game compares and which was shown
             first (``a_first`` / ``b_first``); None for other jobs.
-        round: the round of adaptive repeats that planned the job (0 for fixed repeats).
+        round: the wave of the design that sent the job (0 for a run without a design).
+        design: the ``design`` column of its row (:meth:`jevalkit.results.Design.row_design`),
+            when a design sent it.
     """
 
     kind: str
@@ -82,6 +84,7 @@ class Job(ABC):
     system_b: str | None = None
     position: str | None = None
     round: int = 0
+    design: dict[str, Any] | None = None
 
     def key(self, model: str, label: str | None) -> tuple:
         """The row key this job fills (see :data:`jevalkit.results.KEY_COLUMNS`).

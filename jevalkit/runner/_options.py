@@ -18,7 +18,6 @@ and test it. ``run``, ``judge``, their async forms, ``plan`` and the CLI take it
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -28,7 +27,7 @@ from typing import Any, TypedDict
 from ..client import DEFAULT_MAX_RESPONSE_BYTES, GenerationOptions, RetryPolicy, default_cache_dir
 from ..costs import Budget, Price, price_for
 from ..errors import UsageError
-from ._adaptive import ADAPTIVE_METRICS, AdaptiveRepeats
+from ..results import Design
 from ._plan import ProbeChoices, check_repeats
 
 DEFAULT_CONCURRENCY = 8
@@ -96,23 +95,6 @@ def option(
     return field(default=default, metadata={"option": spec})
 
 
-def repeats_value(text: str) -> int | str:
-    """``--repeats``: a whole number, or ``auto``.
-
-    Example:
-        >>> repeats_value("5"), repeats_value("auto")
-        (5, 'auto')
-    """
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number or 'auto', got {text!r}"
-        ) from None
-
-
 @dataclass(frozen=True, kw_only=True)
 class RunSettings:
     """How one run sends its requests: a frozen, validated field per run option, for probes and
@@ -139,25 +121,13 @@ class RunSettings:
         None, "the results JSONL (default runs/<name>__<model>[__<host>].jsonl)", metavar="PATH"
     )
     label: str | None = option(None, "a name for this configuration (a 'system' in comparisons)")
-    repeats: int | str = option(
-        1,
-        "runs per item, or 'auto': rounds until the interval is narrow",
-        metavar="K",
-        parse=repeats_value,
-    )
-    target_half_width: float | None = option(
+    repeats: int = option(1, "runs per item", metavar="K", parse=int)
+    design: Design | None = option(
         None,
-        "stop once the anytime-valid interval is +/-H: with repeats 'auto' (default 0.03), or "
-        "with --cases active:K (default: run all K)",
-        metavar="H",
-        parse=float,
-    )
-    min_repeats: int = option(
-        2, "with repeats 'auto': repeats of every item first", metavar="K", parse=int
-    )
-    max_repeats: int = option(20, "with repeats 'auto': no item gets more", metavar="K", parse=int)
-    adaptive: AdaptiveRepeats | None = option(
-        None, "every option of adaptive repeats (implies repeats 'auto')", flag=None
+        "what to send next from the answers so far (jevalkit.results.Design: "
+        "stats.AdaptiveRepeats, items.ActiveCases, metrics.Race; on the command line "
+        "--repeats auto, --cases active:K)",
+        flag=None,
     )
     concurrency: int = option(DEFAULT_CONCURRENCY, "requests in flight", metavar="N", parse=int)
     timeout: float = option(
@@ -230,10 +200,17 @@ class RunSettings:
         t = self.timeout
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise UsageError(f"timeout must be a positive number of seconds, got {t!r}")
-        if self.repeats != "auto":
-            check_repeats(self.repeats)
-        if self.adaptive is not None and not isinstance(self.adaptive, AdaptiveRepeats):
-            raise UsageError(f"adaptive must be an AdaptiveRepeats, got {self.adaptive!r}")
+        if self.repeats == "auto":
+            raise UsageError(
+                "repeats='auto' is the command line's way to ask for adaptive repeats; in Python "
+                "give design=jevalkit.stats.AdaptiveRepeats(target_half_width=...)"
+            )
+        check_repeats(self.repeats)
+        if self.design is not None and not isinstance(self.design, Design):
+            raise UsageError(
+                f"design must be a jevalkit.results.Design (stats.AdaptiveRepeats, "
+                f"items.ActiveCases, ...), got {type(self.design).__name__}"
+            )
         RetryPolicy(max_retries=self.max_retries)  # validates it
         self.new_budget()  # validates the limits
         price_for("", price_in=self.price_in, price_out=self.price_out)  # validates the prices
@@ -260,44 +237,16 @@ class RunSettings:
         """Where responses are cached."""
         return Path(self.cache_dir) if self.cache_dir else default_cache_dir() / "responses"
 
-    def adaptive_plan(self, metric: str = "pass_rate") -> AdaptiveRepeats | None:
-        """The adaptive-repeats plan of this run: ``adaptive`` when given, else one from
-        ``target_half_width``, ``min_repeats``, ``max_repeats`` and ``metric`` when ``repeats``
-        is ``"auto"``, else None (fixed repeats)."""
-        if self.adaptive is not None:
-            return self.adaptive
-        if self.repeats != "auto":
-            return None
-        if metric not in ADAPTIVE_METRICS:
-            raise UsageError(f"metric must be one of {', '.join(ADAPTIVE_METRICS)}, got {metric!r}")
-        target = self.target_half_width
-        return AdaptiveRepeats(
-            **({} if target is None else {"target_half_width": target}),
-            min_repeats=self.min_repeats,
-            max_repeats=self.max_repeats,
-            metric=metric,
-        )
-
-    def check_target(self, *, active: bool = False) -> None:
-        """Refuse a ``target_half_width`` that no stop of this run reads: fixed repeats send
-        every case whatever the interval, so it would be ignored in silence (``active``: the
-        run is an active plan, whose stop reads it).
+    def planned_repeats(self) -> int:
+        """The repeats of every case the run plans: the design's when it sets them, else
+        ``repeats``.
 
         Example:
-            >>> RunSettings(target_half_width=0.05).check_target()
-            Traceback (most recent call last):
-            ...
-            jevalkit.errors.UsageError: --target-half-width stops --repeats auto (adaptive repeats) or an active plan (--cases active:K); this run sends fixed repeats of every case, so nothing would stop at 0.05: drop it, or add --repeats auto
+            >>> RunSettings(repeats=3).planned_repeats()
+            3
         """
-        if self.target_half_width is None or active:
-            return
-        if self.repeats == "auto" or self.adaptive is not None:
-            return
-        raise UsageError(
-            "--target-half-width stops --repeats auto (adaptive repeats) or an active plan "
-            "(--cases active:K); this run sends fixed repeats of every case, so nothing would "
-            f"stop at {self.target_half_width!r}: drop it, or add --repeats auto"
-        )
+        wanted = getattr(self.design, "planned_repeats", None)
+        return self.repeats if wanted is None else int(wanted)
 
     @classmethod
     def of(cls, options: dict[str, Any], *, others: Sequence[str] = ()) -> RunSettings:
@@ -339,11 +288,8 @@ class RunOptions(TypedDict, total=False):
     api_key_env: str | None
     out: str | Path | None
     label: str | None
-    repeats: int | str
-    target_half_width: float | None
-    min_repeats: int
-    max_repeats: int
-    adaptive: AdaptiveRepeats | None
+    repeats: int
+    design: Design | None
     concurrency: int
     timeout: float
     max_retries: int

@@ -113,10 +113,8 @@ class ProbeChoices(TypedDict, total=False):
 
     Attributes:
         cases, sample, sample_seed, variants: as :class:`Selection` (``sample_seed`` defaults
-            to the run's ``seed``); ``cases="active:K"`` runs an active plan of K cases instead
-            (with ``prior``; its draws seeded by ``sample_seed``).
-        prior: for ``cases="active:K"``: the item model fitted on past systems
-            (:func:`jevalkit.items.fit_irt`, or the path of one saved by ``IrtFit.save``).
+            to the run's ``seed``). An active plan (the command line's ``--cases active:K``)
+            is a design: ``design=jevalkit.items.ActiveCases(...)``.
         extra_params: more body fields (e.g. ``response_format``).
         constrained: send each probe's schema as ``response_format`` (constrained decoding).
     """
@@ -125,7 +123,6 @@ class ProbeChoices(TypedDict, total=False):
     sample: int | None
     sample_seed: int | None
     variants: str | Sequence[str] | None
-    prior: Any
     extra_params: dict[str, Any] | None
     constrained: bool
 
@@ -137,7 +134,6 @@ class Choices:
     selection: Selection
     extra_params: dict[str, Any]
     constrained: bool
-    prior: Any = None
 
     @classmethod
     def take(cls, options: dict[str, Any], seed: int | None) -> Choices:
@@ -152,6 +148,12 @@ class Choices:
             name: options.pop(name) for name in ProbeChoices.__annotations__ if name in options
         }
         sample_seed = taken.get("sample_seed")
+        cases = taken.get("cases")
+        if isinstance(cases, str) and cases.startswith("active:"):
+            raise UsageError(
+                f"cases={cases!r} is the command line's way to ask for an active plan; in "
+                "Python give design=jevalkit.items.ActiveCases(k=..., prior=fit)"
+            )
         selection = Selection(
             cases=taken.get("cases"),
             sample=taken.get("sample"),
@@ -162,7 +164,6 @@ class Choices:
             selection=selection,
             extra_params=dict(taken.get("extra_params") or {}),
             constrained=bool(taken.get("constrained", False)),
-            prior=taken.get("prior"),
         )
 
 

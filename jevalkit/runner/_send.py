@@ -251,6 +251,7 @@ def build_row(
         system_b=job.system_b,
         position=job.position,
         round=job.round,
+        design=job.design,
         **where,
         **provenance,
         **produced,

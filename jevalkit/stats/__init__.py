@@ -6,6 +6,7 @@ Example:
     [0.0, 0.434]
 """
 
+from ._adaptive import AdaptiveEstimate, AdaptiveRepeats, adaptive_estimate
 from ._agreement import fleiss_kappa, krippendorff_alpha
 from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
@@ -27,6 +28,8 @@ from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence, normal_mixture_radius
 
 __all__ = [
+    "AdaptiveEstimate",
+    "AdaptiveRepeats",
     "BootstrapResult",
     "GStudy",
     "LevelSets",
@@ -35,6 +38,7 @@ __all__ = [
     "RoganGladen",
     "SelectiveThreshold",
     "SweepSequence",
+    "adaptive_estimate",
     "agreement_curve",
     "bimodality",
     "bimodality_groups",

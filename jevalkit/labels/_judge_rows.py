@@ -1,10 +1,9 @@
-"""How a cascade of judges decides, and running one lazily: the first judge judges every item,
-each next judge only the items the judges before it were not confident enough about, and people
-the rest (Jung, Brahman & Choi, "Trust or Escalate", ICLR 2025).
-
-This module holds the mechanics (which judge a row belongs to, an item's verdict and confidence,
-the routing by thresholds, the lazy run); the thresholds are calibrated on human labels
-downstream, by :func:`jevalkit.labels.calibrate_cascade`, which writes the cascade file.
+"""Judge rows read as a cascade reads them: which judge a row belongs to, an item's verdict and
+confidence from its judgments, and the routing by thresholds (the first judge decides the items
+it is sure of, each next judge the ones left, people the rest: Jung, Brahman & Choi, "Trust or
+Escalate", ICLR 2025). The thresholds are calibrated on human labels by
+:func:`jevalkit.labels.calibrate_cascade`; :class:`jevalkit.labels.CascadeDesign` runs a
+cascade lazily.
 
 An *item* is a judged output: ``system`` (the row's ``label``, the name of the judged system;
 ``all`` when the rows name none, as in a labels file) and ``case_id``. A judge is a ``model``
@@ -17,22 +16,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..contract import Result
 from ..costs import price_for
-from ..errors import JudgeError, UsageError
-from ..runner import default_results_path
-from ._evaluate import JudgeConfig
-from ._jobs import TOOL_CALL_EVALUATOR
-from ._prompts import load_judge_prompt
-from ._run import _cases, judge
-from ._several import results_path_for
+from ..errors import JudgeError
+from ..judges import JudgeConfig
 
 PERSON = "person"
 PENDING = "pending: "
@@ -353,213 +345,3 @@ class CascadeStage:
         if self.params_hash is not None and "params_hash" in rows.columns:
             mine &= rows["params_hash"].astype(str) == self.params_hash
         return rows[mine]
-
-
-@dataclass(frozen=True)
-class CascadeRun(Result):
-    """A cascade run lazily (:func:`judge_cascade`).
-
-    Attributes:
-        decisions: one row per case: ``system``, ``case_id``, ``verdict``, ``decided_by`` (a
-            judge, ``person``, or ``pending: <judge>`` when a budget stopped the run before that
-            judge), ``confidence``.
-        rows: every judge's results rows (each judge's also in its own results file), with
-            ``cascade_judge``, the judge's name in the cascade.
-        stages: one row per judge: ``judge``, ``threshold``, ``n_sent`` (cases sent to it),
-            ``n_errors`` (of those, without a judgment), ``n_decided``, ``out`` (its results
-            file).
-        n_items, n_people: cases, and those left for people.
-        stopped: why the run stopped early (a budget), else None.
-        method: what was run.
-    """
-
-    decisions: pd.DataFrame = field(repr=False)
-    rows: pd.DataFrame = field(repr=False)
-    stages: pd.DataFrame = field(repr=False)
-    n_items: int
-    n_people: int
-    stopped: str | None
-    method: str
-
-    def table(self) -> pd.DataFrame:
-        """The stages (one row per judge)."""
-        return self.stages.copy()
-
-    def sent(self, judge_name: str) -> list[str]:
-        """The case ids sent to ``judge_name``, sorted."""
-        if judge_name not in set(self.stages["judge"]):
-            raise UsageError(
-                f"no judge {judge_name!r} in this cascade: {list(self.stages['judge'])}"
-            )
-        rows = self.rows[self.rows["cascade_judge"] == judge_name] if len(self.rows) else self.rows
-        return sorted(set(rows["case_id"].astype(str))) if len(rows) else []
-
-
-def _check_stages(stages: Sequence[CascadeStage]) -> list[CascadeStage]:
-    stages = list(stages)
-    if not stages:
-        raise UsageError("a cascade needs at least one judge")
-    names = [s.name for s in stages]
-    if len(set(names)) != len(names):
-        raise UsageError(f"a cascade names each judge once, got {names}")
-    for s in stages:
-        if s.config is None:
-            raise UsageError(
-                f"judge {s.name!r}: the cascade does not say how to ask it (its calibration rows "
-                "recorded no judge parameters), so it cannot be run; apply it to judged rows "
-                "instead (Cascade.apply)"
-            )
-        if isinstance(s.repeats, bool) or not isinstance(s.repeats, int) or s.repeats < 1:
-            raise UsageError(f"judge {s.name!r}: repeats must be a whole number >= 1")
-        if not (math.isinf(s.threshold) or 0 <= s.threshold <= 1):
-            raise UsageError(f"judge {s.name!r}: threshold {s.threshold} is not a probability")
-    return stages
-
-
-def judge_cascade(
-    evaluator: str,
-    data: str | Path | list[dict[str, Any]],
-    stages: Sequence[CascadeStage],
-    *,
-    out: str | Path | None = None,
-    criteria: str | None = None,
-    seed: int | None = None,
-    **options: Any,
-) -> CascadeRun:
-    """Judge every case with the first judge of ``stages``, send to each next judge only the
-    cases the judges before it were not confident enough about (confidence below their
-    threshold, or no judgment), and leave the rest for people. A judge certified for nothing
-    (threshold inf) is not asked.
-
-    Each judge's rows are written as :func:`judge` writes them, to its own results file:
-    ``out`` with ``__<judge>`` before the suffix (default: ``runs/judge__<evaluator>__<judge>``),
-    so running again resumes every judge where it stopped.
-
-    Args:
-        evaluator: the judge prompt (``security``, ``faithfulness@1``, ...); not ``pairwise`` or
-            ``tool_call_accuracy``.
-        data: the case file (or a list of case dicts).
-        stages: the judges in order, cheapest first, each with its threshold and how to ask it
-            (:class:`CascadeStage`; a calibrated cascade's ``stages_to_run``).
-        out: where the rows go (one file per judge, named from it).
-        criteria, seed: as for :func:`judge`.
-        **options: run options as for :func:`judge` (``label``, ``concurrency``, ``timeout``,
-            ``budget_usd``, ...), for every judge; ``base_url`` replaces every judge's own
-            endpoint; ``repeats`` is each judge's own (as calibrated) and cannot be given. A
-            budget is spent across the judges: each gets what the ones before it left.
-
-    Returns:
-        :class:`CascadeRun`: ``decisions``, ``rows``, ``stages``, ``n_people``, ``sent(judge)``.
-
-    Example:
-        >>> judge_cascade("security", "security", [])
-        Traceback (most recent call last):
-        ...
-        jevalkit.errors.UsageError: a cascade needs at least one judge
-    """
-    stages = _check_stages(stages)
-    if "repeats" in options or "adaptive" in options:
-        raise UsageError(
-            "repeats: each judge of a cascade is asked as often per item as in its calibration "
-            "(its confidence is the average over those repeats); do not give repeats"
-        )
-    if evaluator == TOOL_CALL_EVALUATOR:
-        raise UsageError(f"{evaluator} is deterministic: it needs no cascade")
-    prompt = load_judge_prompt(evaluator)
-    if prompt.kind == "pairwise":
-        raise UsageError(
-            f"{evaluator}: a cascade decides single items; a pairwise judge plays games in both "
-            "orders (not supported)"
-        )
-    cases = _cases(evaluator, data, criteria)
-    levels = prompt.labels
-    system = options.get("label") or NO_SYSTEM
-    items = pd.DataFrame({"system": system, "case_id": [str(c["id"]) for c in cases]})
-    by_id = {str(c["id"]): c for c in cases}
-    base_url = options.pop("base_url", None)
-    budget_usd, budget_requests = options.get("budget_usd"), options.get("budget_requests")
-    frames, tables, summary, stopped = [], [], [], None
-    for i, stage in enumerate(stages):
-        decided = route(items, tables, stages[:i])
-        pending = decided.loc[decided["decided_by"] == PERSON, "case_id"].tolist()
-        path = (
-            results_path_for(out, stage.name)
-            if out is not None
-            else default_results_path(f"judge__{prompt.id}", stage.name, base_url)
-        )
-        if stopped is None and (budget_usd == 0 or budget_requests == 0):
-            stopped = f"the budget was spent before judge {stage.name!r}"
-        if stopped is not None or not pending or math.isinf(stage.threshold):
-            # a judge certified for nothing is not asked: it would decide nothing
-            tables.append(item_verdicts(pd.DataFrame(), levels))
-            summary.append(_stage_row(stage, 0, 0, 0, path))
-            continue
-        judged = judge(
-            evaluator,
-            [by_id[c] for c in pending],
-            stage.model,
-            config=stage.config,
-            seed=seed,
-            out=path,
-            repeats=stage.repeats,
-            **{
-                **options,
-                "base_url": base_url or stage.base_url,
-                "budget_usd": budget_usd,
-                "budget_requests": budget_requests,
-            },
-        )
-        stopped = judged.stopped or None
-        rows = judged.rows
-        budget_usd, budget_requests = _left(rows, budget_usd, budget_requests)
-        rows = rows.assign(cascade_judge=stage.name)
-        frames.append(rows)
-        table = item_verdicts(rows, levels, judge_name=stage.name)
-        tables.append(table)
-        sure = table["confidence"].to_numpy(dtype=float) >= stage.threshold
-        summary.append(
-            _stage_row(
-                stage, len(pending), int(table["verdict"].isna().sum()), int(sure.sum()), path
-            )
-        )
-    decisions = route(items, tables, stages)
-    all_rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    n_people = int((decisions["decided_by"] == PERSON).sum())
-    return CascadeRun(
-        decisions=decisions,
-        rows=all_rows,
-        stages=pd.DataFrame(summary),
-        n_items=len(items),
-        n_people=n_people,
-        stopped=stopped,
-        method=(
-            f"cascade of {len(stages)} judge(s) over {len(items)} case(s) of {prompt.name}, "
-            "each judge sent only the cases the judges before it were not confident about"
-        ),
-    )
-
-
-def _stage_row(stage: CascadeStage, sent: int, errors: int, decided: int, path: Path) -> dict:
-    return {
-        "judge": stage.name,
-        "threshold": stage.threshold,
-        "n_sent": sent,
-        "n_errors": errors,
-        "n_decided": decided,
-        "out": str(path),
-    }
-
-
-def _left(
-    rows: pd.DataFrame, budget_usd: float | None, budget_requests: int | None
-) -> tuple[float | None, int | None]:
-    """What a budget leaves after one judge's rows (cached rows cost nothing)."""
-    fresh = rows[~rows["cached"].fillna(False).astype(bool)] if "cached" in rows else rows
-    if budget_usd is not None:
-        spent = pd.to_numeric(fresh.get("cost_usd"), errors="coerce")
-        budget_usd = max(0.0, budget_usd - (float(np.nansum(spent)) if spent is not None else 0.0))
-    if budget_requests is not None:
-        attempts = pd.to_numeric(fresh.get("attempts"), errors="coerce")
-        used = int(np.nansum(attempts)) if attempts is not None else len(fresh)
-        budget_requests = max(0, budget_requests - used)
-    return budget_usd, budget_requests

@@ -1,44 +1,30 @@
-"""Judge jobs: one per (case, repeat), executed by the runner like any probe request."""
+"""Judge jobs, one per (case, repeat) (a pairwise comparison: one per order too), executed by
+the runner like any probe request: what a judge is (its prompt, levels and config) comes from
+:mod:`jevalkit.judges`; asking is :func:`judge_case`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ..client import request_seed
 from ..errors import JudgeError, UsageError
+from ..generation import request_seed
+from ..judges import (
+    POSITIONS,
+    TOOL_CALL_EVALUATOR,
+    TOOL_CALL_LEVELS,
+    JudgeConfig,
+    JudgePrompt,
+    free_text_pairs,
+    judgment_fields,
+    load_judge_prompt,
+    style_features,
+    to_systems,
+    tool_call_accuracy,
+)
 from ..results import params_hash
-from ..runner import Job, Send
-from ._evaluate import JudgeConfig, judge_case
-from ._judgment import Judgment
-from ._prompts import JudgePrompt, load_judge_prompt
-from ._tool_calls import free_text_pairs, tool_call_accuracy
-
-TOOL_CALL_EVALUATOR = "tool_call_accuracy"
-TOOL_CALL_LEVELS = ("mismatch", "match")
-
-
-def judgment_fields(judgment: Judgment) -> dict[str, Any]:
-    """Row fields of a :class:`Judgment`.
-
-    Example:
-        >>> j = Judgment.from_probs(["no", "yes"], [0.2, 0.8], coverage=0.9, method="logprobs")
-        >>> judgment_fields(j)["verdict"], judgment_fields(j)["passed"]
-        ('yes', True)
-    """
-    return {
-        "probs": list(judgment.probs),
-        "expected_level": judgment.expected_level,
-        "verdict": judgment.verdict,
-        "coverage": judgment.coverage,
-        "method": judgment.method,
-        "score": judgment.score,
-        "passed": judgment.score >= 0.5,
-        "explanation": judgment.explanation,
-        "output": judgment.verdict
-        if judgment.method == "logprobs"
-        else " | ".join(judgment.raw or ()),
-    }
+from ._job import Job, Send
+from ._judge_ask import judge_case
 
 
 def error_fields(exc: JudgeError) -> dict[str, Any]:
@@ -176,3 +162,91 @@ def plan_judge_jobs(
         for c in cases
         for r in range(repeats)
     ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairwiseJob(Job):
+    """One game: the case's two answers in one order, judged, mapped back to the systems."""
+
+    prompt: JudgePrompt
+    case: dict[str, Any]
+    config: JudgeConfig
+    seed: int | None = None
+
+    async def perform(self, send: Send) -> dict[str, Any]:
+        """Ask for the verdict on the answers in this job's order."""
+        first, second = (
+            ("output_a", "output_b") if self.position == "a_first" else ("output_b", "output_a")
+        )
+        shown = {**self.case, "output_a": self.case[first], "output_b": self.case[second]}
+        shown.setdefault("criteria", "(none given)")
+        shown.setdefault("expected", "(none)")
+        try:
+            judgment = await judge_case(
+                self.prompt, shown, send, self.config, repeat=self.repeat, seed=self.seed
+            )
+        except JudgeError as exc:
+            return error_fields(exc)
+        return {**to_systems(judgment, self.position), "source": self.style}
+
+    @property
+    def style(self) -> dict[str, Any]:
+        """Style features of both answers (for length bias and style control)."""
+        return {
+            "a": style_features(self.case["output_a"]),
+            "b": style_features(self.case["output_b"]),
+        }
+
+
+def plan_pairwise_jobs(
+    cases: list[dict[str, Any]],
+    *,
+    repeats: int,
+    config: JudgeConfig,
+    seed: int | None = None,
+    both_orders: bool = True,
+    evaluator: str = "pairwise",
+) -> list[Job]:
+    """Two games per (case, repeat): one in each order (``both_orders=False``: ``a_first`` only).
+
+    Example:
+        >>> cases = [{"id": "c", "input": "q", "output_a": "x", "output_b": "y"}]
+        >>> [j.position for j in plan_pairwise_jobs(cases, repeats=1, config=JudgeConfig())]
+        ['a_first', 'b_first']
+    """
+    prompt = load_judge_prompt(evaluator)
+    if prompt.kind != "pairwise":
+        raise UsageError(f"{prompt.name} is a {prompt.kind} judge, not a pairwise one")
+    for case in cases:
+        prompt.check_case(case)
+    params = {**config.parameters(), "both_orders": both_orders}
+    digest = params_hash(params)
+    positions = POSITIONS if both_orders else POSITIONS[:1]
+    jobs: list[Job] = []
+    for case in cases:
+        for r in range(repeats):
+            for position in positions:
+                jobs.append(
+                    PairwiseJob(
+                        kind="pairwise",
+                        probe=prompt.id,
+                        version=prompt.version,
+                        probe_hash=prompt.content_hash,
+                        case_id=case["id"],
+                        parameters=params,
+                        params_hash=digest,
+                        repeat=r,
+                        gold=case.get("gold"),
+                        system_a=str(case.get("system_a") or "A"),
+                        system_b=str(case.get("system_b") or "B"),
+                        position=position,
+                        prompt=prompt,
+                        case=case,
+                        config=config,
+                        seeded=seed is not None and config.method == "sampling",
+                        seed=None
+                        if seed is None
+                        else request_seed(seed, r * config.n_samples, case["id"], position),
+                    )
+                )
+    return jobs

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
-from ..errors import UsageError
+from .errors import UsageError
 
 
 @dataclass(frozen=True)
