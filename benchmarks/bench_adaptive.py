@@ -24,8 +24,7 @@ import time
 
 import numpy as np
 
-from jevalkit.runner import AdaptiveRepeats
-from jevalkit.stats import SweepSequence
+from jevalkit.stats import AdaptiveRepeats, SweepSequence
 
 RUNS, CASES, TARGET, MAX_REPEATS = 2000, 20, 0.05, 200
 

@@ -11,6 +11,8 @@ import inspect
 import json
 import pkgutil
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,12 +159,14 @@ def test_the_import_graph_of_the_packages_has_no_circle():
     assert {"judges", "metrics", "labels"} <= set(order)
 
 
-# judges plan jobs and ask for judgments; the analyses of judged results (metrics: quality, bias,
-# rankings; labels: human labels and corrected means) come after them, never before.
+# judges define what a judge is (prompts, levels, parsing); the runner asks them; the analyses
+# of judged results (metrics: quality, bias, rankings; labels: human labels, corrected means,
+# cascades) come after them, never before. The runner (the execution wing) stands beside the
+# statistics packages (the analysis wing), not on them: a design it runs reaches it as an object.
 DOWNSTREAM_OF = {
-    "stats": {"results", "runner", "judges", "metrics", "labels", "reports", "widgets", "cli"},
-    "runner": {"judges", "metrics", "labels", "reports", "widgets", "cli"},
-    "judges": {"metrics", "labels", "reports", "widgets", "cli"},
+    "stats": {"runner", "judges", "metrics", "labels", "reports", "widgets", "cli"},
+    "runner": {"items", "stats", "metrics", "labels", "io", "reports", "widgets", "cli"},
+    "judges": {"runner", "client", "local", "metrics", "labels", "reports", "widgets", "cli"},
     "metrics": {"labels", "reports", "widgets", "cli"},
     "labels": {"reports", "widgets", "cli"},
 }
@@ -174,10 +178,76 @@ def test_a_package_never_imports_what_comes_after_it(package):
     assert imported & DOWNSTREAM_OF[package] == set(), f"{package} imports downstream"
 
 
+# The two wings (issue 50): the analysis wing reads results and never loads what sends requests.
+ANALYSIS_WING = ("results", "contract", "stats", "metrics", "items", "labels", "judges", "io",
+                 "reports", "widgets")  # fmt: skip
+EXECUTION_WING = ("runner", "client", "local")
+
+
+@pytest.mark.parametrize("package", ANALYSIS_WING)
+def test_no_arrow_runs_from_the_analysis_wing_to_the_execution_wing(package):
+    assert package_graph()[package] & set(EXECUTION_WING) == set()
+
+
+@pytest.mark.parametrize(
+    "package", ["metrics", "stats", "items", "labels", "io", "reports", "widgets", "judges"]
+)
+def test_importing_an_analysis_package_loads_no_http_stack(package):
+    # a researcher who only analyses a results file pays for no HTTP client on import
+    code = (
+        f"import sys, jevalkit.{package}; "
+        "print(sorted(m for m in ('jevalkit.runner', 'jevalkit.client', 'jevalkit.local', "
+        "'httpx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def floors(graph: dict[str, set[str]]) -> int:
+    """How many floors the package graph has: the longest chain of imports, plus one."""
+    level: dict[str, int] = {}
+    for name in graphlib.TopologicalSorter(graph).static_order():
+        level[name] = 1 + max((level[d] for d in graph.get(name, ()) if d in level), default=0)
+    return max(level.values())
+
+
+def test_the_package_graph_has_fewer_floors_than_before_the_designs():
+    assert floors(package_graph()) <= 9  # 11 before issue 50
+
+
+def _loops_calling(path: Path, name: str) -> list[int]:
+    """Lines of ``path`` where a loop's body calls ``name`` (awaited or not)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and ast.unparse(inner.func) == name:
+                    found.append(inner.lineno)
+    return found
+
+
+def test_one_loop_sends_what_a_design_names():
+    # everything that decides what to send next is a Design; only the runner's run_design
+    # loops over waves of execute(); no package outside the execution wing talks HTTP
+    loops = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in modules()
+        if _loops_calling(path, "execute")
+    }
+    assert loops == {"runner/_design_run.py"}
+    senders = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in modules()
+        for module, _ in imported_modules(path)
+        if module == "httpx"
+    }
+    assert {s.split("/")[0] for s in senders} <= set(EXECUTION_WING)
+
+
 # The results layer (issue 35): the results file and frame every analysis stands on. It lies
 # under everything that writes or reads results and imports nothing above it; the packages that
-# read results read them through it and never import the runner, which sends requests (judges
-# and the CLI may: judges plan jobs for it, the CLI runs it).
+# read results read them through it and never import the runner, which sends requests (the CLI
+# may: it runs it).
 RESULTS_MAY_IMPORT = {"errors", "datafiles"}
 READ_RESULTS_ONLY = ("io", "metrics", "labels", "items", "reports", "widgets")
 
@@ -351,12 +421,13 @@ def test_every_public_statistic_carries_its_contract_or_says_why_not(module_name
     # their statistic's answer. tests/contract/test_contract.py runs the declared checks.
     # Every public module's __all__ counts, not only the package's (jevalkit.metrics.rows).
     from jevalkit.contract import Result
+    from jevalkit.results import Design
 
     module = importlib.import_module(module_name)
     bare = []
     for name in module.__all__:
         obj = getattr(module, name)
-        if inspect.isclass(obj) and issubclass(obj, Result):
+        if inspect.isclass(obj) and issubclass(obj, Result | Design):  # answers, designs
             continue
         if not (inspect.isfunction(obj) or inspect.isclass(obj)):
             continue

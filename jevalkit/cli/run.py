@@ -13,6 +13,7 @@ from ..errors import UsageError
 from ..items import ActiveCases
 from ..local import is_local_model
 from ..metrics import run_summary
+from ..results import weighted_rows
 from ..runner import RunResult, plan, run
 from ._args import (
     add_generation_arguments,
@@ -208,7 +209,8 @@ def _run(args: argparse.Namespace) -> int:
         **_case_options(args, active),
         **options,
     )
-    if len(result.rows):
+    if len(result.rows) and not weighted_rows(result.rows).any():
+        # a weighted design's rows are no simple sample: its own estimate is printed below
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(result.rows).drop(columns=["method"]).to_string(index=False))
     _print_stop(result)

@@ -52,6 +52,7 @@ from ._prepare import (
     check_scale,
     prepare,
     refuse_duplicates,
+    refuse_weighted,
     scored_mask,
 )
 from ._result import Result, RowsResult, as_table, rows_of
@@ -84,6 +85,7 @@ __all__ = [
     "prepare",
     "public_name",
     "refuse_duplicates",
+    "refuse_weighted",
     "require",
     "require_connected",
     "require_systems",

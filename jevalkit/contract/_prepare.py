@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
+from ..results import design_names, weighted_rows
 from ._columns import CaseSpec, columns_of, group_codes, require
 from ._result import RowsResult, rows_of
 
@@ -137,6 +138,7 @@ def prepare(
         case_cols, unit, label, system = ["_case"], "value", "value", None
     else:
         frame = data
+        refuse_weighted(frame)
         require(frame, value, keyword, "the values to summarise")
         case_cols = columns_of(case)
         for column in case_cols:
@@ -185,6 +187,30 @@ def prepare(
         names,
         cases,
     )
+
+
+def refuse_weighted(frame: pd.DataFrame) -> None:
+    """The design rule: rows a weighted design drew (their ``design`` says ``weighted``: an
+    active plan's, drawn with probabilities that differ between rows) are not a simple sample;
+    a statistic that would read them as one refuses, naming the design and its own estimate.
+
+    Example:
+        >>> rows = pd.DataFrame({"score": [1.0], "design": [{"name": "active:2 of 9", "weighted": True}]})
+        >>> refuse_weighted(rows)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.StatsError: 1 row(s) were drawn by the design 'active:2 of 9' with probabilities that differ between rows: they are not a simple sample, and a plain mean of them is biased; read them through the design's estimate (a run's result.design; for an active plan jevalkit.items.estimate(fit, plan, rows), or the run's own summary)
+    """
+    weighted = weighted_rows(frame)
+    if weighted.any():
+        names = design_names(frame[weighted])
+        raise StatsError(
+            f"{int(weighted.sum())} row(s) were drawn by the design {names[0]!r} with "
+            "probabilities that differ between rows: they are not a simple sample, and a plain "
+            "mean of them is biased; read them through the design's estimate (a run's "
+            "result.design; for an active plan jevalkit.items.estimate(fit, plan, rows), or "
+            "the run's own summary)"
+        )
 
 
 def scored_mask(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:

@@ -144,8 +144,8 @@ class ActiveCases(Design):
         k = self.k
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 2 <= k < n:
             raise UsageError(
-                f"--cases active:{k}: K must be a whole number from 2 to {n - 1} (the cases of "
-                "the benchmark the prior was fitted on)"
+                f"--cases active:{k}: K must be from 2 to {n - 1} (a whole number: the cases "
+                "of the benchmark the prior was fitted on)"
             )
         seed = self.seed
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..contract import Result
 from ..errors import UsageError
+from ..judges import load_judge_prompt
 from ..results import ROW_POSITION, Arm, Design, Stop, Wave
 from ._judge_rows import NO_SYSTEM, PERSON, CascadeStage, item_systems, item_verdicts, route
 
@@ -86,6 +87,11 @@ class CascadeDesign(Design):
 
     def __post_init__(self) -> None:
         self.stages = tuple(self.stages)
+        if load_judge_prompt(self.evaluator).kind == "pairwise":
+            raise UsageError(
+                f"{self.evaluator}: a cascade decides single items; a pairwise judge plays "
+                "games in both orders (not supported)"
+            )
         if not self.stages:
             raise UsageError("a cascade needs at least one judge")
         names = [s.name for s in self.stages]

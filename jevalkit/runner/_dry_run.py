@@ -160,7 +160,8 @@ def plan(
     if design is not None and design.bounds(1) is None:
         raise UsageError(
             f"--dry-run cannot list what {design.name} sends: it draws its cases from the "
-            "model's answers; a fixed run of as many cases costs the same number of requests"
+            "model's answers; a fixed run of as many cases (--sample K) costs the same number of "
+            "requests"
         )
     if design is not None:
         jobs = jobs_of(

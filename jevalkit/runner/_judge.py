@@ -147,10 +147,15 @@ async def ajudge(
                 f"{design.name} names its own judges ({', '.join(a.name for a in arms)}): "
                 "do not give a model"
             )
+        if settings.repeats != 1:
+            raise UsageError(
+                f"{design.name} asks each of its judges as often per item as it says (a "
+                "cascade: as in its calibration); do not give repeats"
+            )
         sources = [
             _arm_source(
                 a, evaluator, cases, settings, config=config, seed=seed, both_orders=both_orders
-            )  # fmt: skip
+            )
             for a in arms
         ]
         async with open_executor(settings) as executor:  # here, or on Dask

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from jevalkit.errors import UsageError
-from jevalkit.judges import judge
-from jevalkit.runner import AdaptiveRepeats
+from jevalkit.runner import judge
+from jevalkit.stats import AdaptiveRepeats
 
 
 def chat_logprobs(pairs):
@@ -35,11 +35,9 @@ def test_a_judge_run_with_repeats_auto_stops_when_the_interval_is_narrow(openai_
         base_url=openai_server.base_url,
         out=tmp_path / "j.jsonl",
         progress=False,
-        repeats="auto",
-        target_half_width=0.3,
-        max_repeats=40,
+        design=AdaptiveRepeats(target_half_width=0.3, max_repeats=40, metric="mean_score"),
     )
-    df, row = result.rows, result.adaptive.iloc[0]
+    df, row = result.rows, result.design.table().iloc[0]
     assert row["metric"] == "mean_score" and row["n_cases"] == 6
     assert row["stop_reason"] == "target met" and row["half_width"] <= 0.3
     # each case's judgment is the same every repeat: the interval covers the mean judge score
@@ -55,12 +53,10 @@ def test_a_judge_run_with_repeats_auto_stops_when_the_interval_is_narrow(openai_
         base_url=openai_server.base_url,
         out=tmp_path / "j.jsonl",
         progress=False,
-        repeats="auto",
-        target_half_width=0.3,
-        max_repeats=40,
+        design=AdaptiveRepeats(target_half_width=0.3, max_repeats=40, metric="mean_score"),
     )
     assert len(openai_server.requests) == len(df)
-    assert again.adaptive.iloc[0]["value"] == pytest.approx(row["value"])
+    assert again.design.table().iloc[0]["value"] == pytest.approx(row["value"])
 
 
 def test_pairwise_repeats_auto_keeps_both_orders_of_a_case_together(openai_server, tmp_path):
@@ -72,11 +68,9 @@ def test_pairwise_repeats_auto_keeps_both_orders_of_a_case_together(openai_serve
         base_url=openai_server.base_url,
         out=tmp_path / "p.jsonl",
         progress=False,
-        repeats="auto",
-        target_half_width=0.45,
-        max_repeats=30,
+        design=AdaptiveRepeats(target_half_width=0.45, max_repeats=30, metric="mean_score"),
     )
-    df, row = result.rows, result.adaptive.iloc[0]
+    df, row = result.rows, result.design.table().iloc[0]
     games = df.groupby(["case_id", "repeat"])["position"].agg(sorted)
     assert all(g == ["a_first", "b_first"] for g in games)  # never one order without the other
     assert row["n"] == len(games) and row["stop_reason"] == "target met"
@@ -91,7 +85,7 @@ def test_pairwise_repeats_auto_keeps_both_orders_of_a_case_together(openai_serve
             base_url=openai_server.base_url,
             out=tmp_path / "p2.jsonl",
             progress=False,
-            adaptive=AdaptiveRepeats(metric="pass_rate", target_half_width=0.45, max_repeats=30),
+            design=AdaptiveRepeats(metric="pass_rate", target_half_width=0.45, max_repeats=30),
         )
 
 
@@ -107,12 +101,15 @@ def test_fixed_repeats_are_unchanged_and_bad_repeats_are_one_line(openai_server,
         repeats=2,
     )
     df = result.rows
-    assert len(df) == 12 and result.adaptive is None and set(df["round"]) == {0}
+    assert len(df) == 12 and result.design is None and set(df["round"]) == {0}
     assert np.isfinite(df["score"]).all()
     with pytest.raises(UsageError, match="repeats must be a whole number of at least 1 or 'auto'"):
         judge("faithfulness", "faithfulness", "m", repeats=0, out=tmp_path / "x.jsonl")
-    with pytest.raises(UsageError, match="--target-half-width stops --repeats auto"):
+    # a target is a design's setting (AdaptiveRepeats), not a run option
+    with pytest.raises(TypeError, match="unexpected keyword argument 'target_half_width'"):
         judge("faithfulness", "faithfulness", "m", target_half_width=0.1, out=tmp_path / "x.jsonl")
+    with pytest.raises(UsageError, match=r"in Python give design=jevalkit.stats.AdaptiveRepeats"):
+        judge("faithfulness", "faithfulness", "m", repeats="auto", out=tmp_path / "x.jsonl")
     assert len(openai_server.requests) == 12  # the refused call sent nothing
 
 

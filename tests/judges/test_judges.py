@@ -12,11 +12,11 @@ from jevalkit.judges import (
     JudgeError,
     Judgment,
     equivalent,
-    judge,
     load_cases,
     load_judge_prompt,
     tool_call_accuracy,
 )
+from jevalkit.runner import judge
 
 
 def chat_logprobs(pairs):
@@ -320,7 +320,7 @@ def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, t
     )
     df = result.rows
     assert sorted(df["model"].unique()) == ["m1", "m2"] and len(df) == 24
-    assert result.stopped is None and not result.budget_overrun and result.adaptive is None
+    assert result.stopped is None and not result.budget_overrun and result.design is None
     assert (tmp_path / "j__m1.jsonl").exists() and (tmp_path / "j__m2.jsonl").exists()
     vc = stats.variance_components(result, facets=["case", "model"]).table()  # takes the rows
     shares = vc.set_index("component")["share"]

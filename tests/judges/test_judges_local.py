@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from jevalkit.judges import JudgeConfig, judge, load_cases
+from jevalkit.judges import JudgeConfig, load_cases
+from jevalkit.runner import judge
 
 pytestmark = pytest.mark.local_model
 

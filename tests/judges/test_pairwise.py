@@ -13,9 +13,9 @@ from jevalkit import io
 from jevalkit._paths import data_dir
 from jevalkit.errors import StatsError
 from jevalkit.judges import JudgeConfig, load_cases
-from jevalkit.judges import judge as run_judge
 from jevalkit.metrics import baseline_win_rates, pairwise_preferences, position_bias, rank
 from jevalkit.results import read_results
+from jevalkit.runner import judge as run_judge
 from jevalkit.runner import run
 
 EXAMPLE = data_dir() / "examples" / "pairwise.jsonl"

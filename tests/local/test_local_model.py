@@ -18,6 +18,7 @@ from jevalkit.client import CHAT, ChatClient, Endpoint, Request, RetryPolicy
 from jevalkit.errors import LocalModelError
 from jevalkit.results import read_results
 from jevalkit.runner import run
+from jevalkit.stats import AdaptiveRepeats
 
 pytestmark = pytest.mark.local_model
 
@@ -366,16 +367,14 @@ def test_adaptive_repeats_and_the_exact_dry_run_on_the_embedded_model(server, tm
     result = run(
         "schema-ten-records",
         "local",
-        repeats="auto",
-        target_half_width=0.25,
-        max_repeats=30,
+        design=AdaptiveRepeats(target_half_width=0.25, max_repeats=30),
         max_tokens=12,
         temperature=1.0,
         seed=3,
         out=out,
         progress=False,
     )
-    df, summary = result.rows, result.adaptive.iloc[0]
+    df, summary = result.rows, result.design.table().iloc[0]
     # 12 tokens never hold ten records: every repeat fails, so the interval narrows steadily
     assert summary["stop_reason"] == "target met" and summary["value"] == 0.0
     assert summary["half_width"] <= 0.25 and len(df) == summary["n"] < 30

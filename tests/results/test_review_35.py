@@ -142,7 +142,7 @@ def test_an_empty_or_blank_label_is_refused_in_one_line(openai_server, tmp_path,
     with pytest.raises(UsageError, match="label must name the configuration"):
         RunSettings(label=label)
     with pytest.raises(UsageError, match="label must name the configuration"):
-        jevalkit.judges.judge(
+        jevalkit.runner.judge(
             "factuality", tmp_path / "nothing.jsonl", "m", out=tmp_path / "j.jsonl", label=label
         )
 

@@ -17,8 +17,8 @@ from jevalkit.costs import price_for
 from jevalkit.errors import UsageError
 from jevalkit.metrics import cost
 from jevalkit.results import read_results
-from jevalkit.runner import AdaptiveRepeats, plan
-from jevalkit.stats import confidence_sequence
+from jevalkit.runner import plan
+from jevalkit.stats import AdaptiveRepeats, confidence_sequence
 
 GOOD = [{"id": i, "name": f"User {i}", "active": i % 2 == 0} for i in range(1, 11)]
 BAD = [*GOOD[:9], {"id": "10", "name": "User 10", "active": True}]
@@ -66,8 +66,8 @@ def adaptive(server, out, **options):
 
 def test_adaptive_run_stops_at_the_target_and_spends_repeats_where_answers_vary(server, tmp_path):
     plan_ = AdaptiveRepeats(target_half_width=0.1, max_repeats=200)
-    result = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
-    df, summary = result.rows, result.adaptive.iloc[0]
+    result = adaptive(server, tmp_path / "r.jsonl", design=plan_)
+    df, summary = result.rows, result.design.table().iloc[0]
     assert summary["stop_reason"] == "target met"
     assert summary["half_width"] <= 0.1
     assert summary["ci_low"] <= np.mean(PASS_PROBABILITY) <= summary["ci_high"]
@@ -80,19 +80,19 @@ def test_adaptive_run_stops_at_the_target_and_spends_repeats_where_answers_vary(
     assert df["round"].max() == summary["rounds"] - 1 and (df["round"] == 0).sum() == 12
     assert len(server.requests) == len(df)
     # resuming replays the same draws: nothing new is sent and the answer is the same
-    again = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
+    again = adaptive(server, tmp_path / "r.jsonl", design=plan_)
     assert len(server.requests) == len(df)
-    pd.testing.assert_frame_equal(again.adaptive, result.adaptive)
+    pd.testing.assert_frame_equal(again.design.table(), result.design.table())
 
 
 def test_the_interval_matches_the_confidence_sequence_of_the_rows_when_nothing_is_skipped(
     server, tmp_path
 ):
     plan_ = AdaptiveRepeats(target_half_width=0.2, max_repeats=60, settled_probability=1.0)
-    result = adaptive(server, tmp_path / "r.jsonl", adaptive=plan_)
+    result = adaptive(server, tmp_path / "r.jsonl", design=plan_)
     wide = result.rows.pivot(index="repeat", columns="probe", values="passed").astype(float)
     expected = confidence_sequence(wide.to_numpy())
-    got = result.adaptive.iloc[0]
+    got = result.design.table().iloc[0]
     # the run tunes its bets to the target; the plain sequence uses the anytime schedule, so
     # the estimate agrees exactly and both intervals hold the same estimate
     assert got["value"] == pytest.approx(float(expected["estimate"].iloc[0]))
@@ -103,7 +103,7 @@ def test_a_target_no_run_could_meet_is_refused_naming_the_repeats_it_needs(serve
     with pytest.raises(
         UsageError, match=r"cannot be met within max_repeats=20 over 6 case\(s\).*at least \d+"
     ):
-        adaptive(server, tmp_path / "r.jsonl", repeats="auto", target_half_width=0.01)
+        adaptive(server, tmp_path / "r.jsonl", design=AdaptiveRepeats(target_half_width=0.01))
     assert server.requests == []
     with pytest.raises(UsageError, match="min_repeats"):
         AdaptiveRepeats(min_repeats=5, max_repeats=3)
@@ -114,13 +114,13 @@ def test_a_target_no_run_could_meet_is_refused_naming_the_repeats_it_needs(serve
 def test_a_request_budget_stops_cleanly_and_the_run_resumes(server, tmp_path):
     out = tmp_path / "r.jsonl"
     plan_ = AdaptiveRepeats(target_half_width=0.1, max_repeats=200)
-    stopped = adaptive(server, out, adaptive=plan_, budget_requests=15)
-    assert stopped.adaptive.iloc[0]["stop_reason"] == "budget"
+    stopped = adaptive(server, out, design=plan_, budget_requests=15)
+    assert stopped.design.table().iloc[0]["stop_reason"] == "budget"
     assert "15 requests" in stopped.stopped
     assert len(server.requests) == 15 and len(read_results(out)) == 15
-    finished = adaptive(server, out, adaptive=plan_)
-    whole = adaptive(server, tmp_path / "fresh.jsonl", adaptive=plan_)
-    pd.testing.assert_frame_equal(finished.adaptive, whole.adaptive)
+    finished = adaptive(server, out, design=plan_)
+    whole = adaptive(server, tmp_path / "fresh.jsonl", design=plan_)
+    pd.testing.assert_frame_equal(finished.design.table(), whole.design.table())
     rows = read_results(out)
     assert not rows.duplicated(["probe", "repeat"]).any()
 

@@ -30,7 +30,6 @@ import jevalkit
 from jevalkit.cli import main
 from jevalkit.cluster import dask_client
 from jevalkit.errors import ClusterError, ResultsError, UsageError
-from jevalkit.judges import judge
 from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
@@ -50,6 +49,7 @@ from jevalkit.runner import (
     dask_shards,
     execute,
     guided_shards,
+    judge,
     open_executor,
     shard_of,
 )
@@ -370,8 +370,8 @@ def test_adaptive_repeats_run_in_waves_and_stop_like_a_single_process(
     dask = run(openai_server, tmp_path / "d.jsonl", scheduler=cluster.address, **options)
     assert by_key(dask.rows) == by_key(one.rows)
     columns = ["n", "sweeps", "rounds", "value", "ci_low", "ci_high", "stop_reason"]
-    assert dask.adaptive[columns].equals(one.adaptive[columns])
-    assert one.adaptive["rounds"].iloc[0] >= 2  # more than one wave
+    assert dask.design.table()[columns].equals(one.design.table()[columns])
+    assert one.design.table()["rounds"].iloc[0] >= 2  # more than one wave
 
 
 def test_an_active_plan_on_dask_sends_the_same_draws_and_estimate_as_one_process(

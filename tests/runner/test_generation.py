@@ -18,8 +18,9 @@ import jevalkit
 from jevalkit.cli import build_parser, main
 from jevalkit.client import GENERATION, ChatClient, Endpoint, check_generation
 from jevalkit.errors import UsageError
-from jevalkit.judges import JudgeConfig, judge
+from jevalkit.judges import JudgeConfig
 from jevalkit.results import read_results
+from jevalkit.runner import judge
 
 REPO = Path(__file__).resolve().parents[2]
 VALID = {

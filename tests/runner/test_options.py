@@ -14,14 +14,15 @@ import pytest
 import jevalkit
 from jevalkit.cli import build_parser
 from jevalkit.client import GENERATION, GenerationOptions
-from jevalkit.judges import ajudge, judge
 from jevalkit.runner import (
     RUN_OPTIONS,
     ProbeChoices,
     ProbeOptions,
     RunOptions,
     RunSettings,
+    ajudge,
     arun,
+    judge,
     plan,
     run,
 )

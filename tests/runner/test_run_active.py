@@ -1,4 +1,4 @@
-"""``run(..., cases="active:K", prior=fit)`` and ``jevalkit run --cases active:K --prior
+"""``run(..., design=ActiveCases(k=K, prior=fit))`` and ``jevalkit run --cases active:K --prior
 fit.json`` against the loopback server: the run sends exactly the plan's cases, wave by wave,
 its rows say how each case was drawn, a re-run after kill -9 sends the rest of the same plan,
 and its estimate is the library's on the same rows."""
@@ -15,7 +15,7 @@ from killed_run import kill_after
 
 import jevalkit
 from jevalkit.cli import main
-from jevalkit.items import estimate, select
+from jevalkit.items import ActiveCases, estimate, prior_digest, select
 from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,11 +38,12 @@ def options(server, out, **more):
     }
 
 
-def active_run(benchmark, server, out, cases=f"active:{K}", **more):
+def active_run(benchmark, server, out, k=K, *, seed=0, target_half_width=None, **more):
     """The new model (answerer) run on an active plan of the benchmark's saved prior."""
     _, path, gold, params = benchmark
     server.reply = answerer(gold, params)
-    return jevalkit.run(PROBE, "new", cases=cases, prior=path, **options(server, out, **more))
+    design = ActiveCases(k=k, prior=path, seed=seed, target_half_width=target_half_width)
+    return jevalkit.run(PROBE, "new", design=design, **options(server, out, **more))
 
 
 def library_estimate(fit, rows):
@@ -61,12 +62,12 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
     openai_server.reply = answerer(gold, params)
     out = tmp_path / "r.jsonl"
     result = jevalkit.run(
-        PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out)
+        PROBE, "new", design=ActiveCases(k=K, prior=path), **options(openai_server, out)
     )
     df = result.rows
     assert len(openai_server.requests) == K == len(df) == df["case_id"].nunique()
     assert 0 < df["score"].mean() < 1  # the new model passes some cases and fails others
-    summary = result.active.estimate.iloc[0]
+    summary = result.design.table().iloc[0]
     assert summary["stop_reason"] == "complete" and summary["n_answered"] == K
     assert summary["waves"] == 8 and summary["n_cases"] == 40
     rows = read_results(out)
@@ -77,21 +78,20 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
     assert summary["ci_low"] == pytest.approx(row["ci_low"], abs=1e-12)
     # each row names the plan and its case's probability when drawn
     drawn = dict(zip(ids, plan.table()["probability"], strict=True))
+    name = f"active:{K} of 40 cases (prior {prior_digest(fit)}, seed 0, 8 waves)"
     for r in rows.itertuples():
-        assert r.subset.startswith(f"active:{K} of 40 cases (prior fit.json, seed 0, 8 waves)")
-        assert float(r.subset.rsplit("probability ", 1)[1]) == drawn[r.case_id]
+        assert r.subset == f"active plan of {K} of 40 cases" and r.design["name"] == name
+        assert r.design["weighted"] is True and r.design["probability"] == drawn[r.case_id]
     # the same command again sends nothing: every drawn case is done
     again = jevalkit.run(
-        PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out)
+        PROBE, "new", design=ActiveCases(k=K, prior=path), **options(openai_server, out)
     )
     assert len(openai_server.requests) == K and sorted(again.rows["case_id"]) == sorted(ids)
     # another seed draws another plan
     other = jevalkit.run(
         PROBE,
         "new",
-        cases=f"active:{K}",
-        prior=fit,
-        sample_seed=3,
+        design=ActiveCases(k=K, prior=fit, seed=3),
         **options(openai_server, tmp_path / "s3.jsonl"),
     )
     assert sorted(other.rows["case_id"]) != sorted(ids)
@@ -99,7 +99,8 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
 
 KILLED = """
 import sys, jevalkit
-jevalkit.run("unit-conversion@1", "new", cases="active:12", prior=sys.argv[3],
+from jevalkit.items import ActiveCases
+jevalkit.run("unit-conversion@1", "new", design=ActiveCases(k=12, prior=sys.argv[3]),
              base_url=sys.argv[1], out=sys.argv[2], progress=False, cache=False, concurrency=1)
 """
 
@@ -132,7 +133,9 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
     assert len(openai_server.requests) - sent_before == K - first  # only the rest was sent
     rows = read_results(out)
     straight = tmp_path / "straight.jsonl"
-    jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, straight))
+    jevalkit.run(
+        PROBE, "new", design=ActiveCases(k=K, prior=path), **options(openai_server, straight)
+    )
     assert sorted(rows["case_id"]) == sorted(read_results(straight)["case_id"])
     plan, _ = library_estimate(fit, rows)
     assert sorted(c for _, _, c in plan.cases) == sorted(rows["case_id"])
@@ -157,7 +160,7 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
             ["--cases", f"active:{K}", "--prior", "PRIOR", "--target-half-width", "nan"],
             "--target-half-width must be a number in (0, 0.5]",
         ),
-        (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "--sample 12 costs"),
+        (["--cases", f"active:{K}", "--prior", "PRIOR", "--dry-run"], "costs the same number"),
         # a negative seed reached numpy: a traceback ("expected non-negative integer"), exit 1
         (
             ["--cases", f"active:{K}", "--prior", "PRIOR", "--sample-seed", "-1"],
@@ -197,7 +200,7 @@ def test_an_active_plans_seed_is_a_whole_number_from_0(benchmark, openai_server,
     """A float seed was truncated (1.5 ran the plan of seed 1 and named it so), a string
     read as a number, and a negative one raised numpy's ValueError."""
     with pytest.raises(jevalkit.errors.UsageError, match="--sample-seed must be a whole number"):
-        active_run(benchmark, openai_server, tmp_path / "r.jsonl", sample_seed=seed)
+        active_run(benchmark, openai_server, tmp_path / "r.jsonl", seed=seed)
     assert openai_server.requests == []
 
 
@@ -207,8 +210,7 @@ def test_a_prior_of_other_cases_is_refused(benchmark, openai_server, tmp_path):
         jevalkit.run(
             "unit-conversion@2",
             "new",
-            cases=f"active:{K}",
-            prior=fit,
+            design=ActiveCases(k=K, prior=fit),
             **options(openai_server, tmp_path / "r.jsonl"),
         )
     assert openai_server.requests == []
@@ -220,9 +222,13 @@ def test_error_rows_stop_the_plan_and_say_so(benchmark, openai_server, tmp_path)
     openai_server.faults["new"] = ["500"] * 100
     out = tmp_path / "r.jsonl"
     result = jevalkit.run(
-        PROBE, "new", cases=f"active:{K}", prior=path, max_retries=0, **options(openai_server, out)
+        PROBE,
+        "new",
+        design=ActiveCases(k=K, prior=path),
+        max_retries=0,
+        **options(openai_server, out),
     )
-    df, summary = result.rows, result.active.estimate.iloc[0]
+    df, summary = result.rows, result.design.table().iloc[0]
     # the first wave (2 of the 12 cases in 8 waves) answered by errors: no next wave is drawn
     assert len(openai_server.requests) == 2 == len(df) and df["error"].notna().all()
     assert summary["stop_reason"] == "errors" and np.isnan(summary["value"])
@@ -235,10 +241,10 @@ def test_a_budget_stops_the_plan_and_the_estimate_uses_the_draws_answered_in_ord
     fit = benchmark[0]
     out = tmp_path / "r.jsonl"
     result = active_run(benchmark, openai_server, out, budget_requests=5, concurrency=1)
-    summary = result.active.estimate.iloc[0]
+    summary = result.design.table().iloc[0]
     assert summary["stop_reason"] == "budget" and result.stopped
     assert len(openai_server.requests) == 5 == summary["n_answered"]
-    plan = result.active.plan
+    plan = result.design.plan
     smaller = select(fit, K, method="active", seed=0, new_results=read_results(out))
     assert smaller.cases[:5] == plan.cases[:5]
     assert "stopped by the budget" in summary["method"]
@@ -252,23 +258,19 @@ def test_a_file_holding_another_plans_rows_is_refused(benchmark, openai_server, 
     _, path, gold, params = benchmark
     openai_server.reply = answerer(gold, params)
     out = tmp_path / "r.jsonl"
-    jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out))
+    jevalkit.run(PROBE, "new", design=ActiveCases(k=K, prior=path), **options(openai_server, out))
     sent = len(openai_server.requests)
-    for other in ({"sample_seed": 3}, {"cases": f"active:{K + 8}"}):
-        chosen = {"cases": f"active:{K}", **other}
-        with pytest.raises(
-            jevalkit.errors.UsageError, match="of these cases drawn by another plan"
-        ):
-            jevalkit.run(PROBE, "new", prior=path, **chosen, **options(openai_server, out))
+    for other in ({"seed": 3}, {"k": K + 8}):
+        chosen = ActiveCases(**{"k": K, "prior": path, **other})
+        with pytest.raises(jevalkit.errors.UsageError, match="of these cases drawn by the design"):
+            jevalkit.run(PROBE, "new", design=chosen, **options(openai_server, out))
     assert len(openai_server.requests) == sent
     # the same plan again resumes (nothing to send), another model's plan in the file is apart
-    jevalkit.run(PROBE, "new", cases=f"active:{K}", prior=path, **options(openai_server, out))
+    jevalkit.run(PROBE, "new", design=ActiveCases(k=K, prior=path), **options(openai_server, out))
     jevalkit.run(
         PROBE,
         "other",
-        cases=f"active:{K}",
-        prior=path,
-        sample_seed=3,
+        design=ActiveCases(k=K, prior=path, seed=3),
         **options(openai_server, out),
     )
     assert len(openai_server.requests) == sent + K
@@ -284,8 +286,8 @@ def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_inte
     fit = benchmark[0]
     out = tmp_path / "r.jsonl"
     k, target = 32, 0.2
-    result = active_run(benchmark, openai_server, out, f"active:{k}", target_half_width=target)
-    summary = result.active.estimate.iloc[0]
+    result = active_run(benchmark, openai_server, out, k, target_half_width=target)
+    summary = result.design.table().iloc[0]
     sent = len(openai_server.requests)
     assert summary["stop_reason"] == "target" and sent < k
     assert summary["n_answered"] == sent == len(result.rows)
@@ -306,9 +308,9 @@ def test_a_target_half_width_stops_the_plan_at_the_first_wave_whose_anytime_inte
         fit, dataclasses.replace(plan, draws=plan.draws.iloc[:before]), rows, anytime=True
     ).iloc[0]
     assert (earlier["ci_high"] - earlier["ci_low"]) / 2 > target
-    again = active_run(benchmark, openai_server, out, f"active:{k}", target_half_width=target)
+    again = active_run(benchmark, openai_server, out, k, target_half_width=target)
     assert len(openai_server.requests) == sent
-    assert again.active.estimate.iloc[0]["n_answered"] == sent
+    assert again.design.table().iloc[0]["n_answered"] == sent
 
 
 def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
@@ -317,7 +319,7 @@ def test_a_target_not_reached_runs_every_draw_and_reports_the_anytime_interval(
     fit = benchmark[0]
     out = tmp_path / "r.jsonl"
     result = active_run(benchmark, openai_server, out, target_half_width=0.001)
-    summary = result.active.estimate.iloc[0]
+    summary = result.design.table().iloc[0]
     assert len(openai_server.requests) == K == summary["n_answered"]
     assert summary["stop_reason"] == "complete"
     assert "the target half-width 0.001 was not reached in 12 draws" in summary["method"]
@@ -339,13 +341,11 @@ def test_a_system_failing_or_passing_every_drawn_case_gets_an_interval_not_a_cra
     result = jevalkit.run(
         PROBE,
         "new",
-        cases=f"active:{K}",
-        prior=path,
-        sample_seed=3,
+        design=ActiveCases(k=K, prior=path, seed=3),
         budget_requests=4,
         **options(openai_server, tmp_path / "wrong.jsonl", concurrency=1),
     )
-    row = result.active.estimate.iloc[0]
+    row = result.design.table().iloc[0]
     assert row["stop_reason"] == "budget" and row["n_answered"] == 4
     assert row["value"] == 0 == row["ci_low"] < row["ci_high"]
     assert "lies outside [0, 1]" in row["method"]

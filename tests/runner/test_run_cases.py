@@ -11,6 +11,7 @@ from probe_folders import write_probe
 import jevalkit
 from jevalkit.errors import UsageError
 from jevalkit.results import read_results, row_key
+from jevalkit.stats import AdaptiveRepeats
 
 
 def doubling_reply(body):
@@ -123,14 +124,11 @@ def test_adaptive_repeats_sweep_over_cases(openai_server, tmp_path, probes):
         tmp_path,
         probes,
         cases="1-8",
-        repeats="auto",
+        design=AdaptiveRepeats(target_half_width=0.45, min_repeats=2, max_repeats=6),
         temperature=1.0,
         seed=1,
-        target_half_width=0.45,
-        min_repeats=2,
-        max_repeats=6,
     )
-    summary, df = result.adaptive.iloc[0], result.rows
+    summary, df = result.design.table().iloc[0], result.rows
     assert summary["n_cases"] == 8
     counts = df.groupby("case_id").size()
     assert len(counts) == 8 and (counts >= 2).all() and (counts <= 6).all()

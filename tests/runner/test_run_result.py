@@ -7,11 +7,27 @@ import pandas as pd
 import pytest
 
 import jevalkit
-from jevalkit.judges import judge
 from jevalkit.metrics import mean_score, pass_rate
 from jevalkit.results import COLUMNS, read_results
-from jevalkit.runner import ADAPTIVE_COLUMNS, RunResult
+from jevalkit.runner import RunResult, judge
+from jevalkit.stats import AdaptiveEstimate, AdaptiveRepeats
 from jevalkit.widgets import CompareView, ResultsBrowser
+
+ADAPTIVE_COLUMNS = [
+    "metric",
+    "n_cases",
+    "n",
+    "sweeps",
+    "rounds",
+    "value",
+    "ci_low",
+    "ci_high",
+    "half_width",
+    "target_half_width",
+    "stop_reason",
+    "dropped_sweeps",
+    "method",
+]
 
 
 def run_here(server, out, **options):
@@ -32,7 +48,7 @@ def test_a_budget_stopped_run_says_why_and_keeps_its_rows(openai_server, tmp_pat
     result = run_here(openai_server, out, repeats=6, budget_requests=4)
     assert isinstance(result, RunResult)
     assert "4 requests" in result.stopped and result.budget_overrun is False
-    assert result.adaptive is None and result.active is None and result.dashboard is None
+    assert result.design is None and result.dashboard is None
     assert len(result.rows) == 4 == len(openai_server.requests)
     assert list(result.rows.columns) == [*COLUMNS, "system"] and result.rows.attrs == {}
     # the rows are the file's: nothing written was lost, nothing returned was made up
@@ -51,18 +67,17 @@ def test_an_adaptive_run_carries_its_interval(openai_server, tmp_path):
     result = run_here(
         openai_server,
         tmp_path / "r.jsonl",
-        repeats="auto",
-        target_half_width=0.4,
-        max_repeats=60,
+        design=AdaptiveRepeats(target_half_width=0.4, max_repeats=60),
         temperature=1.0,
         seed=1,
     )
-    summary = result.adaptive
+    assert isinstance(result.design, AdaptiveEstimate)
+    summary = result.design.table()
     assert list(summary.columns) == ADAPTIVE_COLUMNS and len(summary) == 1
     row = summary.iloc[0]
     assert row["n"] == len(result.rows) and row["rounds"] == result.rows["round"].max() + 1
     assert row["ci_low"] <= row["value"] <= row["ci_high"] and result.stopped is None
-    assert "adaptive" in result._repr_html_()  # shown beside the rows in Jupyter
+    assert "design" in result._repr_html_() and "sweeps" in result._repr_html_()  # in Jupyter
 
 
 def test_a_run_result_is_not_a_frame_and_says_where_the_rows_are(openai_server, tmp_path):
@@ -79,8 +94,7 @@ def test_a_run_result_is_not_a_frame_and_says_where_the_rows_are(openai_server, 
     assert result.table() is result.rows and result.scalars() == {
         "stopped": None,
         "budget_overrun": False,
-        "adaptive": None,
-        "active": None,
+        "design": None,
         "dashboard": None,
     }
 

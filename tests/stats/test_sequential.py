@@ -8,8 +8,12 @@ import pytest
 from scipy import stats
 
 from jevalkit.errors import StatsError
-from jevalkit.runner import AdaptiveRepeats
-from jevalkit.stats import SweepSequence, confidence_sequence, normal_mixture_radius
+from jevalkit.stats import (
+    AdaptiveRepeats,
+    SweepSequence,
+    confidence_sequence,
+    normal_mixture_radius,
+)
 
 
 def simulate(p, plan, rng):

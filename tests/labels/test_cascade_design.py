@@ -1,5 +1,6 @@
-"""judges.judge_cascade, the lazy run, against the loopback server: two judge models with
-different logprobs; which cases each is sent, error rows, budgets, names of judges."""
+"""A cascade run lazily as a design (labels.CascadeDesign through runner.judge) against the
+loopback server: two judge models with different logprobs; which cases each is sent, error
+rows, budgets, names of judges."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import pandas as pd
 import pytest
 
 from jevalkit.errors import JudgeError, UsageError
-from jevalkit.judges import (
+from jevalkit.judges import JudgeConfig, load_judge_prompt
+from jevalkit.labels import (
+    CascadeDecisions,
+    CascadeDesign,
     CascadeStage,
-    JudgeConfig,
     item_verdicts,
-    judge_cascade,
     judge_names,
 )
+from jevalkit.runner import judge
 
 TAG = re.compile(r"(small|big)=([0-9.]+)/(Yes|No|Hmm)")
 
@@ -50,6 +53,15 @@ def stages(base_url):
     ]
 
 
+def judge_cascade(evaluator, data, stages, **options):
+    """The cascade of ``stages`` run lazily on ``data``: the run's result and its decisions."""
+    prompt = load_judge_prompt(evaluator)
+    design = CascadeDesign(stages=stages, levels=prompt.labels, evaluator=prompt.name)
+    result = judge(evaluator, data, design=design, **options)
+    assert isinstance(result.design, CascadeDecisions)
+    return result, result.design
+
+
 def sent(server, model):
     found = re.findall(r"answer (c\d)", json.dumps([r["body"] for r in server.requests
                                                     if r["body"]["model"] == model]))  # fmt: skip
@@ -58,7 +70,7 @@ def sent(server, model):
 
 def test_each_judge_is_sent_what_the_judges_before_it_were_not_sure_of(openai_server, tmp_path):
     openai_server.logprobs = logprobs_for
-    run = judge_cascade(
+    result, run = judge_cascade(
         "security", cases(), stages(openai_server.base_url), out=tmp_path / "r.jsonl",
         progress=False,
     )  # fmt: skip
@@ -68,10 +80,22 @@ def test_each_judge_is_sent_what_the_judges_before_it_were_not_sure_of(openai_se
     assert decided == {**{f"c{i}": "small" for i in range(4)}, "c4": "big", "c5": "big",
                        "c6": "big", "c7": "person"}  # fmt: skip
     assert run.decisions.set_index("case_id").loc["c4", "verdict"] == "unsafe"
-    assert run.n_people == 1 and run.stopped is None
+    assert run.n_people == 1 and result.stopped is None
     assert run.table()["n_sent"].tolist() == [8, 4] and run.table()["n_errors"].tolist() == [1, 0]
-    assert run.sent("big") == ["c4", "c5", "c6", "c7"]
+    big = result.rows[result.rows["model"] == "big"]
+    assert sorted(big["case_id"]) == ["c4", "c5", "c6", "c7"]
     assert (tmp_path / "r__small.jsonl").is_file() and (tmp_path / "r__big.jsonl").is_file()
+    # every row says which design drew it, and at which stage
+    assert {d["name"] for d in result.rows["design"]} == {result.rows["design"][0]["name"]}
+    assert sorted({d["stage"] for d in big["design"]}) == [1]
+    # run again: nothing is sent, the same decisions
+    sent_before = len(openai_server.requests)
+    _, again = judge_cascade(
+        "security", cases(), stages(openai_server.base_url), out=tmp_path / "r.jsonl",
+        progress=False,
+    )  # fmt: skip
+    assert len(openai_server.requests) == sent_before
+    pd.testing.assert_frame_equal(again.decisions, run.decisions)
 
 
 def test_a_judge_certified_for_nothing_is_not_asked(openai_server, tmp_path):
@@ -81,7 +105,7 @@ def test_a_judge_certified_for_nothing_is_not_asked(openai_server, tmp_path):
     small, big = stages(openai_server.base_url)
     lazy = [CascadeStage(name="small", model="small", threshold=math.inf, config=small.config,
                          base_url=small.base_url), big]  # fmt: skip
-    run = judge_cascade("security", cases(), lazy, out=tmp_path / "r.jsonl", progress=False)
+    _, run = judge_cascade("security", cases(), lazy, out=tmp_path / "r.jsonl", progress=False)
     assert sent(openai_server, "small") == []
     assert sent(openai_server, "big") == [f"c{i}" for i in range(8)]
     decided = run.decisions["decided_by"]
@@ -90,25 +114,26 @@ def test_a_judge_certified_for_nothing_is_not_asked(openai_server, tmp_path):
 
 def test_a_budget_is_spent_across_the_judges(openai_server, tmp_path):
     openai_server.logprobs = logprobs_for
-    run = judge_cascade(
+    result, run = judge_cascade(
         "security", cases(), stages(openai_server.base_url), out=tmp_path / "r.jsonl",
         progress=False, budget_requests=8, concurrency=1,
     )  # fmt: skip
     assert sent(openai_server, "big") == []  # the small judge spent all 8 requests
-    assert run.stopped and run.decisions["decided_by"].str.startswith("pending: big").sum() == 4
+    assert result.stopped and run.decisions["decided_by"].str.startswith("pending: big").sum() == 4
 
 
 def test_what_a_cascade_cannot_run_is_refused(openai_server, tmp_path):
     good = stages(openai_server.base_url)
     with pytest.raises(UsageError, match="do not give repeats"):
-        judge_cascade("security", cases(), good, repeats=3)
+        judge_cascade("security", cases(), good, repeats=3, out=tmp_path / "r.jsonl")
     with pytest.raises(UsageError, match="pairwise judge"):
-        judge_cascade("pairwise", cases(), good)
+        judge_cascade("pairwise", cases(), good, out=tmp_path / "r.jsonl")
     with pytest.raises(UsageError, match="names each judge once"):
-        judge_cascade("security", cases(), [good[0], good[0]])
+        judge_cascade("security", cases(), [good[0], good[0]], out=tmp_path / "r.jsonl")
     blind = CascadeStage(name="x", model="x", threshold=0.9)
     with pytest.raises(UsageError, match="cannot be run"):
-        judge_cascade("security", cases(), [blind])
+        judge_cascade("security", cases(), [blind], out=tmp_path / "r.jsonl")
+    assert openai_server.requests == []
 
 
 def test_one_model_asked_two_ways_is_two_judges():
