@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .metrics import choose_design
     from .probes import Probe, check_probes, list_probes, load_probe
     from .results import COLUMNS, read_results
-    from .runner import arun, plan, run
+    from .runner import arun, judge, plan, run
     from .scorers import Score
 
 _LAZY = {
@@ -41,6 +41,7 @@ _LAZY = {
     "COLUMNS": "results",
     "arun": "runner",
     "choose_design": "metrics",
+    "judge": "runner",
     "plan": "runner",
     "read_results": "results",
     "run": "runner",
@@ -62,6 +63,7 @@ __all__ = [
     "arun",
     "check_probes",
     "choose_design",
+    "judge",
     "list_probes",
     "load_probe",
     "plan",

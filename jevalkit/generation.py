@@ -23,6 +23,15 @@ from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 
 from .errors import UsageError
 
+__all__ = [
+    "GENERATION",
+    "GenerationOptions",
+    "Sampling",
+    "check_generation",
+    "request_seed",
+    "take_generation",
+]
+
 
 @dataclass(frozen=True)
 class Sampling:

@@ -155,25 +155,31 @@ def adaptive_design(
 
 
 def run_options(
-    args: argparse.Namespace, *, metric: str = "pass_rate", design: Any = None
+    args: argparse.Namespace,
+    *,
+    metric: str = "pass_rate",
+    decide_at: float | None = None,
+    design: Any = None,
 ) -> dict[str, Any]:
     """The run options (keywords of :func:`jevalkit.run` / :func:`jevalkit.runner.judge`) the
     command line set: ``design`` when given (an active plan, a cascade), else adaptive repeats
-    on ``metric`` when ``--repeats auto``; a ``--target-half-width`` that nothing would read
-    is refused."""
+    on ``metric`` (stopping at ``decide_at`` either way, for a gate) when ``--repeats auto``;
+    a ``--target-half-width`` that nothing would read is refused."""
     options = {name: getattr(args, name) for name in RUN_OPTIONS if hasattr(args, name)}
-    adaptive = adaptive_design(args, metric=metric)
-    if adaptive is not None and design is not None:
+    auto = getattr(args, "repeats", None) == "auto"
+    if auto and design is not None:
         what = "--cases active:K" if design.kind == "active" else f"a {design.kind}"
         raise UsageError(f"{what} runs fixed repeats of each drawn case: drop --repeats auto")
     target = getattr(args, "target_half_width", None)
-    if target is not None and adaptive is None and getattr(design, "kind", None) != "active":
+    if target is not None and not auto and getattr(design, "kind", None) != "active":
         raise UsageError(
             "--target-half-width stops --repeats auto (adaptive repeats) or an active plan "
             "(--cases active:K); this run sends fixed repeats of every case, so nothing would "
             f"stop at {target!r}: drop it, or add --repeats auto"
         )
-    chosen = design if design is not None else adaptive
+    chosen = (
+        design if design is not None else adaptive_design(args, metric=metric, decide_at=decide_at)
+    )
     if chosen is not None:
         options["design"] = chosen
         if options.get("repeats") == "auto":

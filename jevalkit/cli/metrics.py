@@ -21,7 +21,6 @@ from ..metrics import (
 from ..metrics.rows import combine_runs, kept_apart
 from ..runner import run
 from ._args import (
-    adaptive_design,
     add_generation_arguments,
     add_run_arguments,
     generation_options,
@@ -98,8 +97,10 @@ def _adaptive_gate(args: argparse.Namespace) -> int:
         )
     if args.metric != "pass_rate" and args.metric != "mean_score":
         raise StatsError(f"an adaptive gate works on pass_rate or mean_score, not {args.metric}")
-    plan = adaptive_design(args, metric=args.metric, decide_at=args.minimum)
-    options = {**run_options(args, design=plan), "out": args.results}
+    options = {
+        **run_options(args, metric=args.metric, decide_at=args.minimum),
+        "out": args.results,
+    }
     result = run(args.probe, args.source_model, **generation_options(args), **options)
     row = result.design.table().iloc[0]
     decision = gate_decision(row["ci_low"], row["ci_high"], args.minimum)

@@ -85,20 +85,20 @@ def _variants_value(text: str) -> str | list[str]:
     return "all" if ids == ["all"] else ids
 
 
-ACTIVE = "active:"
+_ACTIVE = "active:"
 
 
 def _active_design(args: argparse.Namespace) -> ActiveCases | None:
     """The active plan ``--cases active:K --prior FIT.json`` asks for (seeded by
     ``--sample-seed``, else ``--seed``), else None."""
     cases = args.cases
-    if not (isinstance(cases, str) and cases.startswith(ACTIVE)):
+    if not (isinstance(cases, str) and cases.startswith(_ACTIVE)):
         if args.prior is not None:
             raise UsageError(
                 "--prior is for --cases active:K (an active plan); drop it or give active:K"
             )
         return None
-    text = cases[len(ACTIVE) :]
+    text = cases[len(_ACTIVE) :]
     if not text.isdigit() or int(text) < 2 or text.startswith("0"):
         raise UsageError(
             f"--cases {cases}: give active:K with K a whole number of cases from 2 up, e.g. "

@@ -9,7 +9,7 @@ Example:
 """
 
 from ._active import ActivePlan, waves_for
-from ._active_cases import ActiveCases, ActiveEstimate, prior_digest
+from ._active_cases import ActiveCases, ActiveEstimate
 from ._analysis import CronbachAlpha, ItemAnalysis, analysis, cronbach_alpha
 from ._estimate import estimate
 from ._irt import IrtFit, Simulated2PL, fit_irt, load_fit, simulate_2pl
@@ -30,7 +30,6 @@ __all__ = [
     "fit_irt",
     "leave_systems_out",
     "load_fit",
-    "prior_digest",
     "select",
     "simulate_2pl",
     "waves_for",

@@ -18,7 +18,7 @@ Example:
 from ._cascade import Cascade, calibrate_cascade, load_cascade
 from ._cascade_design import CascadeDecisions, CascadeDesign
 from ._corrected import corrected_difference, corrected_mean, label_budget
-from ._judge_rows import CascadeStage, item_systems, item_verdicts, judge_names, route
+from ._judge_rows import CascadeStage, item_verdicts, judge_names
 from ._labels import (
     append_label,
     judged_items,
@@ -39,7 +39,6 @@ __all__ = [
     "calibrate_cascade",
     "corrected_difference",
     "corrected_mean",
-    "item_systems",
     "item_verdicts",
     "judge_names",
     "judged_items",
@@ -50,5 +49,4 @@ __all__ = [
     "label_sample",
     "load_cascade",
     "read_labels",
-    "route",
 ]

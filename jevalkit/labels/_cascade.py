@@ -107,7 +107,7 @@ def _by_cost(judged: pd.DataFrame) -> list[str]:
 
 
 def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """Each named judge's rows; a name is a :func:`jevalkit.judges.judge_names` name (a model,
+    """Each named judge's rows; a name is a :func:`jevalkit.labels.judge_names` name (a model,
     or a model with the parameters that tell its judges apart)."""
     if "model" not in judged.columns:
         raise StatsError("no 'model' column: the judge rows must say which judge judged them")
@@ -161,7 +161,7 @@ class Cascade(Result):
     """A calibrated cascade of judges (see :func:`calibrate_cascade`).
 
     Attributes:
-        judges: the judges, cheapest first (:func:`jevalkit.judges.judge_names` names).
+        judges: the judges, cheapest first (:func:`jevalkit.labels.judge_names` names).
         thresholds: each judge's certified confidence threshold (inf: it decides nothing).
         stages: one row per judge: ``judge``, ``threshold``, ``n_reaching`` (calibration items
             that reached it), ``n_judged`` (of those, with a judgment), ``n_decided``,
@@ -171,7 +171,7 @@ class Cascade(Result):
         curves: agreement against coverage of each judge alone over every calibration item:
             ``judge``, ``threshold``, ``n``, ``agreement``, ``coverage``
             (:func:`jevalkit.stats.agreement_curve`), ``chosen`` (the judge's threshold).
-        steps: how to run each judge (:class:`jevalkit.judges.CascadeStage`: model, judge
+        steps: how to run each judge (:class:`jevalkit.labels.CascadeStage`: model, judge
             parameters, endpoint, repeats, threshold).
         levels: the judge's levels, lowest first.
         target_agreement, confidence_level: the guarantee asked for.
@@ -699,14 +699,14 @@ def calibrate_cascade(
 
     Args:
         judged: judge rows of every judge over the same outputs (e.g. from
-            :func:`jevalkit.judges.judge_models`, or several ``jevalkit judge`` runs read
+            :func:`jevalkit.runner.judge_models`, or several ``jevalkit judge`` runs read
             together): ``model`` (the judge; with its ``parameters``/``params_hash`` when one
             model judged in two ways), ``label`` (the judged system's name; or a ``system``
             column, when there is no ``label``), ``case_id``, ``probs`` (or the
             ``confidence_column`` and ``verdict``), optionally ``cost_usd``; error rows count as
             judgments the judge was not confident about.
         labels: a labels file's rows (:func:`read_labels`): a uniform random sample of items.
-        judges: the judges, cheapest first, by their :func:`jevalkit.judges.judge_names` name
+        judges: the judges, cheapest first, by their :func:`jevalkit.labels.judge_names` name
             (the ``model``, or ``model[param=value]`` when one model judged in two ways);
             None: every judge in the rows, by their mean ``cost_usd`` per item (refused when a
             judge's cost is unknown or two cost the same).

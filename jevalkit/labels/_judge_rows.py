@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..contract import not_a_statistic
 from ..costs import price_for
 from ..errors import JudgeError
 from ..judges import JudgeConfig
@@ -62,6 +63,7 @@ def _param_sets(rows: pd.DataFrame) -> pd.Series:
     )
 
 
+@not_a_statistic("names the judge of each row: a label, not an estimate")
 def judge_names(rows: pd.DataFrame) -> pd.Series:
     """The judge of each judge row: its ``model``, or, when a model appears with several sets of
     judge parameters (two prompt styles, two temperatures), the model and the parameters that
@@ -103,6 +105,7 @@ def judge_names(rows: pd.DataFrame) -> pd.Series:
     return names
 
 
+@not_a_statistic("names the judged system of each row: a label, not an estimate")
 def item_systems(rows: pd.DataFrame) -> pd.Series:
     """The judged system of each judge row: its ``label`` (the name the run gave the outputs'
     system), else a ``system`` column of rows that have no ``label`` column, else ``all``; never
@@ -158,6 +161,7 @@ def _row_costs(frame: pd.DataFrame) -> np.ndarray:
     return cost
 
 
+@not_a_statistic("one judge's verdict and confidence per item, read off its rows: no interval")
 def item_verdicts(
     rows: pd.DataFrame,
     levels: Sequence[str],
@@ -272,6 +276,7 @@ def item_verdicts(
     return out.astype({"confidence": float, "cost_usd": float, "n_repeats": int, "n_errors": int})
 
 
+@not_a_statistic("routes items through a cascade's thresholds: a decision rule, not an estimate")
 def route(
     items: pd.DataFrame, verdicts: Sequence[pd.DataFrame], judges: Sequence[CascadeStage]
 ) -> pd.DataFrame:
@@ -314,6 +319,7 @@ def route(
     return out
 
 
+@not_a_statistic("one judge of a cascade and its threshold: a setting")
 @dataclass(frozen=True, kw_only=True)
 class CascadeStage:
     """One judge of a cascade and its threshold.

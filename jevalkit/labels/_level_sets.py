@@ -93,7 +93,7 @@ def judged_level_sets(
         judged: judge rows (``model``, ``label`` or ``system``, ``case_id``, ``probs``).
         labels: a labels file's rows (:func:`read_labels`): people's levels of a uniform random
             sample of the items (any labelled item the judge judged calibrates).
-        judge: the judge (a :func:`jevalkit.judges.judge_names` name); default: the only one.
+        judge: the judge (a :func:`jevalkit.labels.judge_names` name); default: the only one.
         coverage: the marginal coverage of the sets.
         levels: the judge's levels, lowest first (default: from its prompt file).
 

@@ -1,5 +1,5 @@
 """The run options, defined once: every keyword that :func:`jevalkit.run`, :func:`jevalkit.arun`,
-:func:`jevalkit.runner.plan`, :func:`jevalkit.judges.judge` and :func:`jevalkit.judges.ajudge`
+:func:`jevalkit.runner.plan`, :func:`jevalkit.runner.judge` and :func:`jevalkit.runner.ajudge`
 share, with its type, default and help: how a run sends its requests (what it sends, the
 generation parameters, is :class:`jevalkit.client.GenerationOptions`).
 

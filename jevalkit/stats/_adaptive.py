@@ -390,7 +390,7 @@ def adaptive_estimate(
         >>> seq.add_sweep([1.0, 0.0])
         >>> row = adaptive_estimate(seq, metric="pass_rate", rounds=1, dropped=0,
         ...                         target_half_width=0.1, stop_reason="max_repeats").table().iloc[0]
-        >>> row["value"], row["n"], row["stop_reason"]
+        >>> float(row["value"]), int(row["n"]), row["stop_reason"]
         (0.5, 2, 'max_repeats')
     """
     if stop_reason not in STOP_REASONS:
@@ -446,7 +446,7 @@ def check_reachable(plan: AdaptiveRepeats, n_cases: int) -> None:
         >>> check_reachable(AdaptiveRepeats(target_half_width=0.01, max_repeats=5), 1)
         Traceback (most recent call last):
         ...
-        jevalkit.errors.UsageError: target half-width 0.01 cannot be met within max_repeats=5 over 1 case(s): even if every repeat agreed, the interval would be +/-0.435; raise --max-repeats to at least 10240 or widen --target-half-width
+        jevalkit.errors.UsageError: target half-width 0.01 cannot be met within max_repeats=5 over 1 case(s): even if every repeat agreed, the interval would be +/-0.500; raise --max-repeats to at least 640 or widen --target-half-width
     """
     if plan.decide_at is not None:
         return

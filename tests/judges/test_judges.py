@@ -304,7 +304,7 @@ def test_free_text_tool_arguments_go_to_a_model_judge(openai_server, tmp_path):
 def test_several_judge_models_over_the_same_outputs_are_a_facet(openai_server, tmp_path):
     from jevalkit import stats
     from jevalkit.errors import UsageError
-    from jevalkit.judges import judge_models
+    from jevalkit.runner import judge_models
 
     openai_server.logprobs = lambda body: chat_logprobs(
         [("4", 0.7), ("3", 0.3)] if body["model"] == "m1" else [("2", 0.6), ("3", 0.4)]

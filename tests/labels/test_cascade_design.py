@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from killed_run import kill_after
 
 from jevalkit.errors import JudgeError, UsageError
 from jevalkit.judges import JudgeConfig, load_judge_prompt
@@ -195,3 +196,32 @@ def test_rows_without_cost_are_priced_from_their_tokens_by_the_price_table():
     mini = item_verdicts(rows.iloc[:2], ["no", "yes"])
     assert mini["cost_usd"].tolist() == pytest.approx([price.cost(1000, 1), 0.5])
     assert np.isnan(item_verdicts(rows.iloc[[2]], ["no", "yes"])["cost_usd"].iloc[0])
+
+
+KILLED = """
+import json, sys
+from jevalkit.judges import JudgeConfig
+from jevalkit.labels import CascadeDesign, CascadeStage
+from jevalkit.runner import judge
+stages = [CascadeStage(name=n, model=n, threshold=0.95, config=JudgeConfig()) for n in ("small", "big")]
+design = CascadeDesign(stages=stages, levels=("safe", "unsafe"), evaluator="security@1")
+judge("security", json.loads(sys.argv[3]), design=design, base_url=sys.argv[1],
+      out=sys.argv[2].replace("__small", ""), progress=False, cache=False, concurrency=1)
+"""
+
+
+def test_a_killed_cascade_resumes_where_it_stopped(openai_server, tmp_path):
+    """kill -9 while the first judge is half done: the same run again sends the first judge only
+    the cases it had not answered, then the second judge its open cases, once each."""
+    openai_server.logprobs = logprobs_for
+    small = tmp_path / "r__small.jsonl"
+    kill_after(openai_server, lambda body: "No", 5, KILLED, small, json.dumps(cases()))
+    assert small.read_bytes().count(b"\n") == 5
+    before = len(openai_server.requests)
+    result, run = judge_cascade(
+        "security", cases(), stages(None), out=tmp_path / "r.jsonl", progress=False,
+        base_url=openai_server.base_url, cache=False,
+    )  # fmt: skip
+    asked = [r["body"]["model"] for r in openai_server.requests[before:]]
+    assert asked.count("small") == 3 and asked.count("big") == 4  # the rest, then the open cases
+    assert run.n_people == 1 and result.stopped is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import os
 import random
 import re
@@ -30,6 +31,9 @@ import jevalkit
 from jevalkit.cli import main
 from jevalkit.cluster import dask_client
 from jevalkit.errors import ClusterError, ResultsError, UsageError
+from jevalkit.items import ActiveCases
+from jevalkit.judges import JudgeConfig, load_judge_prompt
+from jevalkit.labels import CascadeDesign, CascadeStage
 from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
@@ -53,6 +57,7 @@ from jevalkit.runner import (
     open_executor,
     shard_of,
 )
+from jevalkit.stats import AdaptiveRepeats
 
 REPO = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
@@ -365,9 +370,12 @@ def test_workers_read_the_key_from_their_own_environment(cluster, openai_server,
 def test_adaptive_repeats_run_in_waves_and_stop_like_a_single_process(
     cluster, openai_server, tmp_path
 ):
-    options = dict(repeats="auto", target_half_width=0.45, min_repeats=2, max_repeats=6)
-    one = run(openai_server, tmp_path / "a.jsonl", **options)
-    dask = run(openai_server, tmp_path / "d.jsonl", scheduler=cluster.address, **options)
+    plan = dict(target_half_width=0.45, min_repeats=2, max_repeats=6)
+    one = run(openai_server, tmp_path / "a.jsonl", design=AdaptiveRepeats(**plan))
+    dask = run(
+        openai_server, tmp_path / "d.jsonl", scheduler=cluster.address,
+        design=AdaptiveRepeats(**plan),
+    )  # fmt: skip
     assert by_key(dask.rows) == by_key(one.rows)
     columns = ["n", "sweeps", "rounds", "value", "ci_low", "ci_high", "stop_reason"]
     assert dask.design.table()[columns].equals(one.design.table()[columns])
@@ -383,27 +391,61 @@ def test_an_active_plan_on_dask_sends_the_same_draws_and_estimate_as_one_process
     openai_server.reply = answerer(gold, params)
     columns = ["n_answered", "waves", "value", "ci_low", "ci_high", "stop_reason"]
     for name, more in (("fixed", {}), ("target", {"target_half_width": 0.2})):
-        options = dict(
-            cases="active:32",
-            prior=path,
-            sample_seed=1,
-            base_url=openai_server.base_url,
-            progress=False,
-            cache=False,
-            **more,
-        )
-        one = jevalkit.run(ACTIVE_PROBE, "new", out=tmp_path / f"{name}-1.jsonl", **options)
+        options = dict(base_url=openai_server.base_url, progress=False, cache=False)
+        one = jevalkit.run(
+            ACTIVE_PROBE, "new", out=tmp_path / f"{name}-1.jsonl",
+            design=ActiveCases(k=32, prior=path, seed=1, **more), **options,
+        )  # fmt: skip
         dask = jevalkit.run(
             ACTIVE_PROBE,
             "new",
             out=tmp_path / f"{name}-dask.jsonl",
             scheduler=cluster.address,
+            design=ActiveCases(k=32, prior=path, seed=1, **more),
             **options,
         )
         assert by_key(dask.rows) == by_key(one.rows)
-        assert dask.active.estimate[columns].equals(one.active.estimate[columns])
-        assert dask.active.plan.cases == one.active.plan.cases
-    assert one.active.estimate["stop_reason"].iloc[0] == "target"
+        assert dask.design.table()[columns].equals(one.design.table()[columns])
+        assert dask.design.plan.cases == one.design.plan.cases
+    assert one.design.table()["stop_reason"].iloc[0] == "target"
+
+
+def test_a_cascade_on_dask_asks_each_judge_what_one_process_asks(cluster, openai_server, tmp_path):
+    """A cascade's judges are the arms of one design: each wave (a judge's open cases) runs on
+    the cluster, and the decisions and rows equal one process's."""
+    openai_server.logprobs = cascade_logprobs
+    prompt = load_judge_prompt("security")
+    stages = [
+        CascadeStage(name=name, model=name, threshold=0.95, config=JudgeConfig())
+        for name in ("small", "big")
+    ]
+    results = {}
+    for where, more in (("one", {}), ("dask", {"scheduler": cluster.address})):
+        design = CascadeDesign(stages=stages, levels=prompt.labels, evaluator=prompt.name)
+        results[where] = judge(
+            "security", cascade_cases(), design=design, base_url=openai_server.base_url,
+            out=tmp_path / f"{where}.jsonl", progress=False, cache=False, **more,
+        )  # fmt: skip
+    one, dask = results["one"], results["dask"]
+    assert by_key(dask.rows) == by_key(one.rows)
+    pd.testing.assert_frame_equal(dask.design.decisions, one.design.decisions)
+    assert set(one.design.decisions["decided_by"]) == {"small", "big", "person"}
+
+
+def cascade_cases():
+    # c0-c3: the small judge is sure; c4-c5: only the big one; c6-c7: neither
+    sure = [("0.99", "0.9")] * 4 + [("0.6", "0.99")] * 2 + [("0.6", "0.6")] * 2
+    return [
+        {"id": f"c{i}", "output": f"answer c{i}: small={s} big={b}"}
+        for i, (s, b) in enumerate(sure)
+    ]
+
+
+def cascade_logprobs(body):
+    text = json.dumps(body.get("messages"))
+    p = float(re.search(rf"{body['model']}=([0-9.]+)", text).group(1))
+    alts = [{"token": "No", "logprob": math.log(p)}, {"token": "Yes", "logprob": math.log(1 - p)}]
+    return {"content": [{"token": "No", "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
 
 
 def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():

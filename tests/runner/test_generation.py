@@ -1,4 +1,4 @@
-"""Generation parameters are defined once (issue 35.4): :class:`jevalkit.client.GenerationOptions`.
+"""Generation parameters are defined once (issue 35.4): :class:`jevalkit.generation.GenerationOptions`.
 The keywords of a probe run, the command line's flags, the request body (and so the cache key),
 the dry run, a probe's parameters and a sampling judge's requests all follow it."""
 
@@ -80,7 +80,7 @@ def test_adding_a_parameter_is_one_line(openai_server, tmp_path):
     shutil.copy(REPO / "pyproject.toml", src / "pyproject.toml")
     for folder in ("data", "notebooks"):
         (src / folder).symlink_to(REPO / folder)
-    definition = src / "jevalkit" / "client" / "_generation.py"
+    definition = src / "jevalkit" / "generation.py"
     lines = definition.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith("    temperature: Annotated["))
     definition.write_text("".join([*lines[:at], ADDED, *lines[at:]]))

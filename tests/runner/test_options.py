@@ -114,6 +114,6 @@ def test_a_keyword_that_is_not_an_option_is_refused_naming_the_options(tmp_path)
 
 def test_python_only_options_have_no_flag_and_booleans_that_default_on_turn_off():
     assert RUN_OPTIONS["progress"].cli_flag("progress") is None
-    assert RUN_OPTIONS["adaptive"].cli_flag("adaptive") is None
+    assert RUN_OPTIONS["design"].cli_flag("design") is None
     assert RUN_OPTIONS["cache"].cli_flag("cache") == "--no-cache"
     assert RUN_OPTIONS["retry_errors"].cli_flag("retry_errors") == "--retry-errors"

@@ -15,7 +15,7 @@ from killed_run import kill_after
 
 import jevalkit
 from jevalkit.cli import main
-from jevalkit.items import ActiveCases, estimate, prior_digest, select
+from jevalkit.items import ActiveCases, estimate, select
 from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,7 +78,8 @@ def test_an_active_run_sends_the_plan_and_estimates_as_the_library(
     assert summary["ci_low"] == pytest.approx(row["ci_low"], abs=1e-12)
     # each row names the plan and its case's probability when drawn
     drawn = dict(zip(ids, plan.table()["probability"], strict=True))
-    name = f"active:{K} of 40 cases (prior {prior_digest(fit)}, seed 0, 8 waves)"
+    name = ActiveCases(k=K, prior=fit).name
+    assert name.startswith(f"active:{K} of 40 cases (prior ") and name.endswith("seed 0, 8 waves)")
     for r in rows.itertuples():
         assert r.subset == f"active plan of {K} of 40 cases" and r.design["name"] == name
         assert r.design["weighted"] is True and r.design["probability"] == drawn[r.case_id]
