@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from ._result import rows_of
+from ..results import rows_of
 
 DATA_KINDS = ("results", "two_runs", "games", "labels", "arrays")
 CHECKS = (

@@ -24,10 +24,10 @@ import pandas as pd
 
 from .._version import __version__
 from ..client import PROVIDERS
-from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
 from ..local import MODEL_NAME
 from ..metrics import mean_score, pass_rate
+from ..results import RowsResult, rows_of
 from ._read import read
 from ._write import combine_imports
 

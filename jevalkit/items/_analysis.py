@@ -28,9 +28,9 @@ from ..contract import (
     require_connected,
     require_systems,
     score_matrix,
-    table_html,
 )
 from ..errors import StatsError
+from ..results import table_html
 
 _COLUMNS = [
     "n_systems",

@@ -51,10 +51,10 @@ from ..contract import (
     require_connected,
     require_systems,
     score_matrix,
-    table_html,
 )
 from ..datafiles import json_line, schema_validator, validate_data
 from ..errors import StatsError
+from ..results import table_html
 
 NODES = np.linspace(-5.0, 5.0, 41)
 PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish
+from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish
 from ..errors import StatsError
+from ..results import has_repeats, truncated
 from ._agreement import consistency
 from ._scores import mean_score, pass_rate
-from .rows import has_repeats, kept_apart_by, truncated
 
 SUMMARY_COLUMNS = ["metric", "n", "value", "ci_low", "ci_high", "method"]
 RUN_COLUMNS = [
@@ -53,35 +53,32 @@ def summarize(
 
     Runs of a probe at two versions (``trivia@1`` and ``trivia@2``), or with two generation
     settings (``params_hash``: T = 0 and T = 1), are different runs, never pooled silently:
-    when they differ within a ``by`` group, ``probe``, ``version`` and ``params_hash`` (those
-    that differ, :func:`jevalkit.metrics.rows.kept_apart`) join the grouping, as columns after
-    the ``by`` columns. ``pool=True`` pools them on purpose.
+    when they differ within a ``by`` group of one system, ``probe``, ``version`` and
+    ``params_hash`` (those that differ: the settings rule of :func:`jevalkit.contract.prepare`)
+    join the grouping, as columns after the ``by`` columns. ``pool=True`` pools them on
+    purpose.
 
     Example:
         >>> df = pd.DataFrame({"case_id": ["a", "b"], "score": [1.0, 0.0], "passed": [True, False]})
         >>> summarize(df, case="case_id", system=None)["metric"].tolist()
         ['pass_rate', 'mean_score']
     """
-    cols = columns_of(kept_apart_by(results, by, pool=pool))
-    by = cols or None
     parts = []
+    kept = {"by": by, "case": case, "system": system, "pool": pool}
     if passed in results.columns and results[passed].notna().any():
-        parts.append(
-            # by is kept apart above: the statistics pool nothing more
-            pass_rate(results, by=by, passed=passed, case=case, pool=True).assign(
-                metric="pass_rate"
-            )
-        )
+        parts.append(pass_rate(results, passed=passed, **kept).assign(metric="pass_rate"))
     if score in results.columns and results[score].notna().any():
-        table = mean_score(results, by=by, score=score, case=case, bimodality=False, pool=True)
+        table = mean_score(results, score=score, bimodality=False, **kept)
         parts.append(table.assign(metric="mean_score"))
     if not parts:
         raise StatsError(f"no {passed!r} or {score!r} column to summarise; pass passed= or score=")
+    # the grouping the statistics kept (the by columns, then the settings kept apart)
+    cols = list(parts[0].columns[: list(parts[0].columns).index("n")])
     if passed in results.columns and has_repeats(results, case=case, system=system):
         try:
             level = "expected_level" if "expected_level" in results.columns else None
             agreement = consistency(
-                results, by=by, passed=passed, case=case, level=level, n_resamples=n_resamples
+                results, passed=passed, level=level, n_resamples=n_resamples, **kept
             )
             parts.append(agreement.rename(columns={"n_cases": "n"}).assign(metric="consistency"))
         except StatsError:

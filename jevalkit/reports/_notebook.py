@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir, runs_dir
-from ..contract import table_html
 from ..io import read_source
+from ..results import table_html
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..metrics import consistency, pass_rate
-from ..metrics.rows import has_repeats
+from ..results import has_repeats
 from ._notebook import escape_markdown
 
 

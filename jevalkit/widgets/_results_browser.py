@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..contract import CASE_COLUMNS, RowsResult, rows_of
 from ..errors import StatsError
 from ..metrics import compare, pass_rate
+from ..results import CASE_COLUMNS, RowsResult, rows_of
 
 
 def _e(value: object) -> str:
