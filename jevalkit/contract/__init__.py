@@ -34,6 +34,7 @@ from ._columns import (
     require,
 )
 from ._declare import (
+    BASIC_CHECKS,
     CHECKS,
     DATA_KINDS,
     REGISTRY,
@@ -53,6 +54,7 @@ from ._matrix import (
 from ._prepare import Prepared, prepare
 
 __all__ = [
+    "BASIC_CHECKS",
     "CASE_COLUMNS",
     "CHECKS",
     "COLUMN_DEFAULTS",

@@ -302,7 +302,8 @@ def _keep_settings_apart(
     models as a facet (``facets``) is read on purpose, not pooled."""
     if pool:
         return by
-    within = list(dict.fromkeys([*by, *([system] if system is not None else []), *facets]))
+    modelled = [c for c in facets if c in SETTING_COLUMNS]  # read on purpose, as a facet
+    within = list(dict.fromkeys([*by, *([system] if system is not None else []), *modelled]))
     extra = [c for c in _settings_apart(frame, within) if c not in by]
     if not extra:
         return by

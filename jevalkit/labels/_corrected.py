@@ -278,7 +278,7 @@ def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str,
     estimand="mean human score (PPI, PPI++, Rogan-Gladen; Hajek form when weighted)",
     interval="t with a small-sample floor; delta method",
     data="labels",
-    checks=("order", "rename", "method", "scale", "one_case"),
+    checks=("order", "rename", "method", "scale", "one_case", "settings"),
     call={"levels": ["fail", "pass"]},
     calibration="corrected_mean",
 )
@@ -348,7 +348,7 @@ def corrected_mean(
     estimand="paired difference in mean human score",
     interval="t with a small-sample floor",
     data="labels",
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "scale", "settings"),
     call={"baseline": "A", "candidate": "B", "levels": ["fail", "pass"]},
     calibration="corrected_mean",
 )
@@ -446,7 +446,7 @@ _BUDGET_COLUMNS = [
     estimand="labels needed for a target half-width",
     interval="none (a planning number)",
     data="labels",
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "scale", "settings"),
     call={"target_half_width": 0.1, "levels": ["fail", "pass"]},
 )
 def label_budget(

@@ -147,7 +147,7 @@ def _judged_rows(df: pd.DataFrame, columns: JudgedColumns) -> Prepared:
     unit="item",
     estimand="each judged item's mean judge score over its repeats, and the judge's uncertainty",
     interval="none (a per-item table)",
-    checks=("order", "rename", "scale", "keys", "duplicates"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "settings"),
     note="the items corrected_mean and label_sample read",
 )
 def judged_items(df: pd.DataFrame, **columns: Unpack[JudgedColumns]) -> pd.DataFrame:
@@ -237,7 +237,7 @@ def _entropy(probs: Any) -> float:
     unit="case",
     estimand="a probability sample of judged items to label, with each case's probability",
     interval="none (a sampling design: the corrected means' intervals rest on it)",
-    checks=("order", "rename", "scale", "keys", "duplicates"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "settings"),
     call={"n": 5},
     note="unbiasedness of the corrected means under each strategy in tests/labels",
 )

@@ -27,7 +27,7 @@ CONSISTENCY_COLUMNS = [
     unit="case",
     estimand="modal verdict share per case, averaged",
     interval="percentile bootstrap over cases; Wilson floor",
-    checks=("order", "rename", "method", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "duplicates", "one_case", "no_spread", "settings"),
     call={"by": "system", "case": "case_id", "level": None},
     calibration="consistency",
 )
@@ -105,9 +105,16 @@ def consistency(
     def compute(group: pd.DataFrame, n_missing: int) -> dict:
         sizes = group.groupby("_case", sort=True).size()
         if len(sizes) == 0 or sizes.max() < 2:
+            apart = (
+                f" within each {'/'.join(p.apart)} kept apart (two versions or settings are "
+                "not repeats of a case; pool=True pools them)"
+                if p.apart
+                else ""
+            )
             raise StatsError(
                 "consistency needs k >= 2 runs per case; this data has "
-                f"{int(sizes.max()) if len(sizes) else 0} (re-run with --repeats 2 or more)"
+                f"{int(sizes.max()) if len(sizes) else 0}{apart} (re-run with --repeats 2 or "
+                "more)"
             )
         repeated = sizes[sizes >= 2].index
         kept = group[group["_case"].isin(repeated)]
@@ -191,7 +198,7 @@ WIN_COLUMNS = [
     unit="case",
     estimand="(wins + ties / 2) / paired cases",
     interval="percentile bootstrap over cases; Wilson floor",
-    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread", "settings"),
     call={"baseline": "A", "case": "case_id"},
     calibration="win_rate",
 )

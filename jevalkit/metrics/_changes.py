@@ -82,7 +82,7 @@ def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> p
     unit="case",
     estimand="cases whose modal verdict changed",
     interval="none (a list of cases)",
-    checks=("order", "rename", "keys", "duplicates"),
+    checks=("order", "rename", "keys", "duplicates", "settings"),
     call={"a": "A", "b": "B", "case": "case_id"},
 )
 def case_changes(

@@ -119,7 +119,17 @@ def _groups(rows: pd.DataFrame, by: list[str]):
     unit="case",
     estimand="paired difference of case means (system - baseline)",
     interval="Newcombe paired (0/1) or BCa over paired cases",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"baseline": "A", "case": "case_id"},
     calibration="compare",
 )

@@ -29,7 +29,7 @@ COLUMNS = [
     unit="case",
     estimand="tokens and dollars per group, and dollars per point of the headline metric",
     interval="the headline metric's (pass_rate or mean_score)",
-    checks=("order", "rename", "method", "scale"),
+    checks=("order", "rename", "method", "scale", "settings"),
     adapter=lambda frame: cost(
         frame.assign(prompt_tokens=100, completion_tokens=50, cost_usd=0.001),
         by="system",

@@ -86,7 +86,17 @@ def _coefficients(
     unit="design",
     estimand="G and Phi coefficients of a design",
     interval="none (D-study coefficients)",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     adapter=lambda frame: reliability(pilot_of(frame), object="system"),
     note="pinned to Brennan (2001) in tests/metrics/test_dstudy.py",
 )
@@ -168,7 +178,7 @@ class MeanError(Result):
     unit="design",
     estimand="smallest difference of two single runs beyond their joint noise",
     interval="none (a threshold from the components)",
-    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
     adapter=lambda frame: run_noise_floor(pilot_of(frame)),
     note="pinned in tests/metrics/test_dstudy.py",
 )
@@ -225,7 +235,7 @@ def run_noise_floor(
     unit="design",
     estimand="predicted standard error of the grand mean of a design",
     interval="t at the Satterthwaite df (a predicted half-width)",
-    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
     adapter=lambda frame: mean_error(pilot_of(frame), generalize=[CASE_FACET]),
     note="the prediction checked by simulation in tests/metrics/test_facets.py and "
     "benchmarks/bench_total_error.py",

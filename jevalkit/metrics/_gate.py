@@ -266,7 +266,7 @@ RELEASE_COLUMNS = [
     estimand="non-inferiority of the candidate (drop < max_drop)",
     interval="that of compare",
     data="two_runs",
-    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate", "settings"),
     call={"max_drop": 0.1, "case": "case_id"},
 )
 def release_gate(

@@ -56,7 +56,7 @@ LENGTH_COLUMNS = [
     interval="Wilson; paired t for the level shift",
     data="games",
     call={"case": "case_id"},
-    checks=("order", "rename", "method", "one_order"),
+    checks=("order", "rename", "method", "one_order", "settings"),
     calibration="position_bias",
 )
 def position_bias(
@@ -228,7 +228,7 @@ def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     interval="Wilson; logistic-model Wald interval",
     data="games",
     call={"case": "case_id"},
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "settings"),
     note="needs recorded lengths: the games frame carries them",
 )
 def length_bias(
@@ -309,7 +309,7 @@ def _direction(verdict: Any) -> int:
     interval="none (a per-case table)",
     data="games",
     call={"case": "case_id"},
-    checks=("order", "rename"),
+    checks=("order", "rename", "settings"),
     note="a per-case table, no estimate across cases",
 )
 def pairwise_preferences(

@@ -128,7 +128,7 @@ def _probability_frame(frame: pd.DataFrame) -> pd.DataFrame:
     unit="judged row",
     estimand="observed rate per bin of predicted probability",
     interval="none (a calibration table)",
-    checks=("order", "rename", "keys", "duplicates"),
+    checks=("order", "rename", "keys", "duplicates", "settings"),
     adapter=lambda frame: reliability_curve(_probability_frame(frame), case="case_id"),
     note="pinned in tests/metrics/test_judge_quality.py",
 )
@@ -217,7 +217,7 @@ def _rubric_frame(frame: pd.DataFrame) -> pd.DataFrame:
     unit="judged row",
     estimand="a judge's agreement with gold labels",
     interval="BCa bootstrap for the MAE and Brier score; percentile bootstrap for rank correlations",
-    checks=("order", "rename", "keys", "duplicates"),
+    checks=("order", "rename", "keys", "duplicates", "settings"),
     adapter=lambda frame: quality(_rubric_frame(frame), case="case_id"),
     note="pinned to scipy in tests/metrics/test_judge_quality.py",
 )

@@ -313,7 +313,17 @@ def _paired_se(counts: np.ndarray, d: np.ndarray, both: np.ndarray) -> np.ndarra
     unit="case",
     estimand="mean case score per system; its rank among all systems",
     interval="mean_score's; simultaneous rank intervals (max-t bootstrap over pairs, step-down)",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"case": "case_id", "n_resamples": 200},
     note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards) and benchmarks/bench_rank_sets.py (small tied boards, judges); kind='pairwise' goes through rank (graph checks there)",
 )
@@ -551,5 +561,5 @@ def _pairwise(
             + (f"; {n_out} system(s) not placed (unbounded strength): every rank" if n_out else ""),
         }
     )
-    sets = {**sets, "rank_low": rank_low, "rank_high": rank_high, "better": better}
+    sets = RankSets(rank_low, rank_high, better, sets.critical)
     return _board(out, sets, confidence, ranking.n_cases, "pairwise")

@@ -102,10 +102,16 @@ def _estimate(
     short = n < max(ks)
     if short.any():
         first = counts.loc[short, case_cols].iloc[0].to_dict()
+        apart = (
+            f" within each {'/'.join(p.apart)} kept apart (two versions or settings are not "
+            "repeats of a case; pool=True pools them)"
+            if p.apart
+            else ""
+        )
         raise StatsError(
-            f"{int(short.sum())} case(s) have fewer than k = {max(ks)} scored repeats (e.g. "
-            f"{first}: {int(n[short][0])}); {kind} from n repeats needs n >= k: run more repeats "
-            "or lower k"
+            f"{int(short.sum())} case(s) have fewer than k = {max(ks)} scored repeats{apart} "
+            f"(e.g. {first}: {int(n[short][0])}); {kind} from n repeats needs n >= k: run more "
+            "repeats or lower k"
         )
     keys = counts[by_cols] if by_cols else pd.DataFrame(index=range(len(counts)))
     group = (
@@ -191,7 +197,16 @@ def _interval(
     interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
     "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, no spread, or 0/1 "
     "per-case estimates (k = n)",
-    checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
+    checks=(
+        "order",
+        "rename",
+        "scale",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "method",
+        "settings",
+    ),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
 )
@@ -253,7 +268,16 @@ def pass_at_k(
     interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
     "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, no spread, or 0/1 "
     "per-case estimates (k = n)",
-    checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
+    checks=(
+        "order",
+        "rename",
+        "scale",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "method",
+        "settings",
+    ),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
 )

@@ -20,7 +20,7 @@ COLUMNS = [
     unit="case",
     estimand="each case's pass rate and mean score over its repeats",
     interval="none (a per-case description)",
-    checks=("order", "rename", "scale", "duplicates"),
+    checks=("order", "rename", "scale", "duplicates", "settings"),
     call={"by": "system", "case": "case_id"},
     note="describes cases, estimates nothing across them",
 )

@@ -217,7 +217,7 @@ def _ranking(table, draws, n_cases, coefficients, anchor) -> Ranking:
     estimand="Bradley-Terry strengths (verdicts counted, or preference strength)",
     interval="percentile bootstrap over cases",
     data="games",
-    checks=("order", "rename", "method", "graph"),
+    checks=("order", "rename", "method", "graph", "settings"),
     call={"anchor": "A", "n_resamples": 200, "case": "case_id"},
     calibration="rank",
 )
@@ -484,7 +484,7 @@ BASELINE_COLUMNS = [
     estimand="win rate against the baseline (verdicts or preference)",
     interval="t with a case-clustered SE (or percentile bootstrap); Wilson floor",
     data="games",
-    checks=("order", "rename", "method", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "one_case", "no_spread", "settings"),
     call={"baseline": "A", "n_resamples": 500, "case": "case_id"},
     calibration="baseline_win_rates",
 )

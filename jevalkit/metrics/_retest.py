@@ -26,7 +26,7 @@ COLUMNS = [
     unit="case",
     estimand="ICC of a judge's repeated judgments (absolute agreement, consistency)",
     interval="none (point coefficients)",
-    checks=("order", "rename", "method", "keys", "duplicates", "one_case"),
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "settings"),
     call={"case": "case_id"},
     note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py",
 )

@@ -91,13 +91,15 @@ def summarize(
     unit="case",
     estimand="pass rate per probe version and system, with the run's errors and truncations",
     interval="that of pass_rate (Wilson, case-clustered)",
-    checks=("order", "rename", "method", "scale", "no_spread"),
+    checks=("order", "rename", "method", "scale", "no_spread", "settings"),
 )
-def run_summary(results: pd.DataFrame) -> pd.DataFrame:
+def run_summary(results: pd.DataFrame, *, pool: bool = False) -> pd.DataFrame:
     """What ``jevalkit run`` prints: per probe version and system, the pass rate with its
     case-clustered Wilson interval (the same numbers as :func:`pass_rate`), the requests that
     ended in an error, the answers cut off at ``max_tokens`` (``truncated``: they are scored,
-    as the incomplete output they are) and the cases behind them.
+    as the incomplete output they are) and the cases behind them. Two generation settings
+    (``params_hash``) of a probe version and system get a row each (the column after
+    ``system``); ``pool=True`` pools them.
 
     Example:
         >>> df = pd.DataFrame({"probe": ["p"] * 3, "version": [1] * 3, "case_id": [None] * 3,
@@ -111,22 +113,30 @@ def run_summary(results: pd.DataFrame) -> pd.DataFrame:
         _probe=results["probe"] + "@" + results["version"].astype(str),
         _truncated=truncated(results).astype(int),
     )
-    table = pass_rate(frame, by=["_probe", "system"])
-    cut = frame.groupby(["_probe", "system"], sort=False, dropna=False)["_truncated"].sum()
-    keys = pd.MultiIndex.from_arrays([table["_probe"], table["system"]])
+    table = pass_rate(frame, by=["_probe", "system"], pool=pool)
+    # the settings kept apart within a probe version and system (its generation settings)
+    apart = [
+        c
+        for c in table.columns[: list(table.columns).index("n")]
+        if c not in ("_probe", "system", "probe", "version")
+    ]
+    keys = ["_probe", "system", *apart]
+    cut = frame.groupby(keys, sort=False, dropna=False)["_truncated"].sum()
+    at = pd.MultiIndex.from_frame(table[keys])
     return finish(
         {
             "probe": table["_probe"],
             "system": table["system"],
+            **{c: table[c] for c in apart},
             "n": table["n"],
             "n_cases": table["n_cases"],
             "passed": table["passed"],
             "errors": table["n_missing"],
-            "truncated": cut.reindex(keys).fillna(0).astype(int).to_numpy(),
+            "truncated": cut.reindex(at).fillna(0).astype(int).to_numpy(),
             "pass_rate": table["value"],
             "ci_low": table["ci_low"],
             "ci_high": table["ci_high"],
             "method": table["method"],
         },
-        order=RUN_COLUMNS,
+        order=[*RUN_COLUMNS[:2], *apart, *RUN_COLUMNS[2:]],
     )

@@ -128,7 +128,7 @@ def _paired_arrays(
     unit="pair",
     estimand="a paired mean difference",
     interval="t over pairs",
-    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread", "method"),
+    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread", "method", "settings"),
     adapter=lambda frame: paired_difference(
         frame, systems=tuple(sorted(frame["system"].unique())[1::-1]), case="case_id"
     ),

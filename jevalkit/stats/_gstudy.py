@@ -237,7 +237,17 @@ class GStudy(Result):
     unit="facet level",
     estimand="variance of the score over random facets (a G-study)",
     interval="Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"facets": ("case", "system"), "case": "case_id"},
     note="pinned to Brennan (2001) and statsmodels MixedLM in tests/stats/test_gstudy.py",
 )
@@ -305,8 +315,8 @@ def variance_components(
         >>> rng = np.random.default_rng(1)
         >>> d = pd.DataFrame([(c, v, r) for c in range(40) for v in range(3) for r in range(4)],
         ...                  columns=["case_id", "variant", "repeat"])
-        >>> d["score"] = (rng.normal(0, 0.3, 40)[d["case_id"]] + rng.normal(0, 0.2, 3)[d["variant"]]
-        ...               + rng.normal(0, 0.1, len(d)))
+        >>> d["score"] = (0.5 + rng.normal(0, 0.1, 40)[d["case_id"]]
+        ...               + rng.normal(0, 0.05, 3)[d["variant"]] + rng.normal(0, 0.03, len(d)))
         >>> study = variance_components(d, facets=["case", "variant"], case="case_id", system=None)
         >>> study.table()["component"].tolist()
         ['case', 'variant', 'case x variant', 'residual']

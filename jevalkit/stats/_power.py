@@ -222,7 +222,7 @@ def margin_of_error_n(
     unit="case",
     estimand="paired cases to detect a difference with a given power",
     interval="none (a planning number)",
-    checks=("order", "rename"),
+    checks=("order", "rename", "one_case", "no_spread"),
     adapter=lambda frame: sample_size(0.1, _pilot_difference_variance(frame)),
     note="Miller (2024) eq. 10; pinned to his worked example in tests/stats",
 )
@@ -253,8 +253,11 @@ def sample_size(
         if between_var is None or within_var is None:
             raise StatsError("give omega2, or both between_var and within_var")
         omega2 = between_var + within_var / repeats
-    if omega2 < 0:
-        raise StatsError(f"omega2 must be non-negative, got {omega2}")
+    if not omega2 >= 0:  # negative, or NaN: the variance of one case's difference
+        raise StatsError(
+            f"omega2 must be a non-negative variance, got {omega2} (a pilot of one case has "
+            "none: pilot two or more cases)"
+        )
     if omega2 == 0:
         raise _no_variance("the variance of the differences (omega2)")
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
@@ -270,6 +273,9 @@ def sample_size(
         frame["case_id"].nunique(), _pilot_difference_variance(frame)
     ),
     note="Miller (2024) eq. 10 inverted; pinned in tests/stats",
+    unchecked="a number from two numbers (n, a variance): no frame of its own (scale, keys, "
+    "duplicates, settings: the caller's input step) and no interval; a variance of 0 or NaN "
+    "(no spread, one case) gives NaN, never an effect of 0, in tests/stats",
 )
 def minimum_detectable_effect(
     n: int | float, omega2: float, *, alpha: float = 0.05, power: float = 0.8

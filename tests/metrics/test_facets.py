@@ -343,7 +343,7 @@ def test_metrics_take_nested_facets_and_unbalanced_nesting_uses_the_harmonic_mea
     study = variance_components(d, facets=["case", "variant"], nested={"variant": "case"})
     assert study.levels["variant"] == pytest.approx(2.4)  # harmonic mean of 15 x 2, 15 x 3
     assert metrics.reliability(study)["g"].between(0, 1).all()
-    assert np.isfinite(metrics.mean_error(study, generalize=["case", "variant"])["se"])
+    assert np.isfinite(metrics.mean_error(study, generalize=["case", "variant"]).se)
     with pytest.raises(StatsError, match="nested"):
         metrics.mean_score(d, nested={"variant": "case"})
 
@@ -382,7 +382,7 @@ def test_planner_searches_a_half_width_that_is_not_monotone_in_cases():
     """The report said 'Current design: half-width 0.156' and then 'the narrowest is 0.1962
     (case=10000, ...)': bisection assumed more cases always narrow the interval."""
     study = _variant_dominated()
-    current = metrics.mean_error(study, generalize=["case", "variant"])["half_width"]
+    current = metrics.mean_error(study, generalize=["case", "variant"]).half_width
     assert _direct(study, {"case": 40, "variant": 3, "repeats": 4}) == pytest.approx(current)
     assert _direct(study, {"case": 10000, "variant": 3, "repeats": 20}) > current  # not monotone
     with pytest.raises(StatsError, match=r"the narrowest is (\S+) \(case=(\d+), variant=3") as e:

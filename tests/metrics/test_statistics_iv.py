@@ -193,8 +193,8 @@ def test_a_pairwise_leaderboard_from_one_case_gives_no_exact_ranks():
 def test_rank_sets_never_separate_on_draws_that_never_vary():
     value = np.array([0.5, 0.1, -0.4])
     out = rank_sets(value, np.tile(value, (300, 1)), np.full((3, 3), np.inf))
-    assert out["rank_low"].tolist() == [1, 1, 1] and out["rank_high"].tolist() == [3, 3, 3]
-    assert not out["better"].any()
+    assert out.rank_low.tolist() == [1, 1, 1] and out.rank_high.tolist() == [3, 3, 3]
+    assert not out.better.any()
 
 
 # ---- item 1: a probe without cases is gated over its repeats -------------------------------

@@ -194,8 +194,8 @@ def test_noise_floor_counts_only_what_a_new_run_redraws():
     study = GStudy.of(t, levels={"case": 100, "judge": 2}, repeats=2)
     alone = run_noise_floor(study)
     with_judge = run_noise_floor(study, redrawn=["judge"])
-    assert alone["sd_difference"] == pytest.approx(np.sqrt(2 * 0.04 / 400))
-    assert with_judge["noise_floor"] > alone["noise_floor"]
+    assert alone.sd_difference == pytest.approx(np.sqrt(2 * 0.04 / 400))
+    assert with_judge.noise_floor > alone.noise_floor
 
 
 def test_a_missing_facet_value_is_a_level_and_single_cells_fold_the_residual():
