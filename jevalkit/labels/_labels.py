@@ -49,7 +49,7 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 import pandas as pd
 
-from ..contract import Prepared, estimator, not_a_statistic, prepare
+from ..contract import Prepared, estimator, not_a_statistic, prepare, require
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..results import repair_torn_tail
@@ -120,6 +120,8 @@ def _judged_rows(df: pd.DataFrame, columns: JudgedColumns) -> Prepared:
             f"{', '.join(_JUDGED_DEFAULTS)}"
         )
     spec = {**_JUDGED_DEFAULTS, **columns}
+    for keyword in ("score", "system", "case_id"):  # named by the labels' keywords
+        require(df, spec[keyword], keyword, "a column of judged results")
     rows = prepare(
         df,
         spec["score"],
