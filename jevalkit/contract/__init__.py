@@ -41,7 +41,6 @@ from ._declare import (
     Contract,
     estimator,
     not_a_statistic,
-    public_name,
 )
 from ._finish import finish, interval_pairs
 from ._matrix import (
@@ -77,7 +76,6 @@ __all__ = [
     "interval_pairs",
     "not_a_statistic",
     "prepare",
-    "public_name",
     "require",
     "require_connected",
     "require_systems",

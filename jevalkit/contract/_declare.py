@@ -21,7 +21,7 @@ declared check on adversarial data; ``benchmarks/calibration.py`` simulates each
 A statistic joins by carrying the decorator; there is no list to keep beside the code. The
 decorator also makes every statistic take a results object that carries rows (a run's
 :class:`~jevalkit.runner.RunResult`) wherever it takes a results frame: each argument passes
-through :func:`~jevalkit.contract.rows_of`.
+through :func:`~jevalkit.results.rows_of`.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def estimator(
 ) -> Callable[[F], F]:
     """Declare a public statistic's contract on the function itself (``fn.contract``); the
     function returned takes a results object with rows wherever ``fn`` takes a frame
-    (:func:`~jevalkit.contract.rows_of`), and is ``fn`` otherwise (its name, signature and
+    (:func:`~jevalkit.results.rows_of`), and is ``fn`` otherwise (its name, signature and
     docstring; ``__wrapped__`` is ``fn``).
 
     Example:

@@ -1,5 +1,5 @@
 """Results objects render in a notebook as the reports render their tables (issue 38, item 5):
-one function, jevalkit.contract.table_html, serves both."""
+one function, jevalkit.results.table_html, serves both."""
 
 from __future__ import annotations
 
