@@ -98,7 +98,6 @@ def krippendorff_alpha(
             case=unit,
             system=rater,
             keyword="value",
-            need_repeat=True,
             pool=pool,
             apart=False,
         )

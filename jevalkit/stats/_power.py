@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-from ..contract import Result, estimator
+from ..contract import Result, estimator, prepare
 from ..errors import StatsError
 from ._dstudy import RESIDUAL
 from ._gstudy import variance_components
@@ -73,7 +73,7 @@ def _curve_of_results(frame: pd.DataFrame) -> RepeatsCurve:
     estimand="standard error of the mean against repeats per case",
     interval="none (a planning curve)",
     data="results",
-    checks=("order", "rename", "one_case"),
+    checks=("order", "rename", "one_case", "scale"),
     adapter=_curve_of_results,
     note="a planning curve from the one-facet G-study; pinned in tests/stats",
 )
@@ -85,6 +85,7 @@ def repeats_needed(
     tolerance: float = 0.1,
     n_cases: int | None = None,
     orders: ArrayLike | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> RepeatsCurve:
     """Standard error of the mean score against the number of repeats K, from pilot data.
 
@@ -103,6 +104,9 @@ def repeats_needed(
             played in both orders, so more repeats do not shrink it): the within-case variance
             is measured between repeats of one case and order, and K counts repeats of each
             order. Without it, the order effect would pass for repeat noise and inflate K.
+        scale: ``(low, high)`` of raw grades, normalised to [0, 1] first (the curve's standard
+            errors are then on [0, 1], as ``mean_score(scale=...)`` reports); without it,
+            scores outside [0, 1] are refused.
 
     Returns:
         A :class:`RepeatsCurve` (``.table()``: one row per K).
@@ -115,6 +119,7 @@ def repeats_needed(
     if max_repeats < 1:
         raise StatsError(f"max_repeats must be at least 1, got {max_repeats}")
     x = as_clean_array(scores, "scores", min_n=2)
+    x = prepare(x, "scores", kind="score", scale=scale).values  # the scale rule, once
     codes = as_labels(case, x.size, "case")
     vc = _between_within(x, codes) if orders is None else _by_order_components(x, codes, orders)
     n = n_cases or vc["n_cases"]
