@@ -311,11 +311,14 @@ def _keep_settings_apart(
         return [*by, *extra]
     shown = [c for c in extra if c != "probe"]
     column = shown[0]
-    values = sorted(map(str, frame[column].dropna().unique()))
+    values = sorted(
+        (v.item() if isinstance(v, np.generic) else v for v in frame[column].dropna().unique()),
+        key=str,
+    )
     who = f" of one system (column {system!r})" if system is not None else ""
     raise StatsError(
-        f"column {column!r} holds {len(values)} values ({', '.join(values[:4])}) within the "
-        f"rows{who}: two probe versions or generation settings are different runs, not "
-        f"repeats of one case; keep one (e.g. rows[rows[{column!r}] == {values[0]!r}]), or "
+        f"column {column!r} holds {len(values)} values ({', '.join(map(str, values[:4]))}) "
+        f"within the rows{who}: two probe versions or generation settings are different runs, "
+        f"not repeats of one case; keep one (e.g. rows[rows[{column!r}] == {values[0]!r}]), or "
         "pass pool=True to pool them on purpose"
     )
