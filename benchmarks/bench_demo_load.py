@@ -31,8 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jevalkit.metrics.rows import scored
-from jevalkit.results import read_results
+from jevalkit.results import read_results, scored
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = 15  # 3 configurations x 5 repeats

@@ -63,7 +63,7 @@ def sim_mean_score(reps: int, seed: int) -> list[dict]:
             p = rng.beta(a, b, n)
             k = rng.binomial(4, p[:, None], (n, 3)) / 4
             frame = pd.DataFrame({"case_id": np.repeat(np.arange(n), 3), "score": k.ravel()})
-            r = mean_score(frame, case="case_id", bimodality=False).iloc[0]
+            r = mean_score(frame, case="case_id", system=None, bimodality=False).iloc[0]
             hits.append(covered(r["ci_low"], r["ci_high"], truth))
         out.append(row(f"mean_score: t over cases (Wilson floor), n={n}, mean {truth:.2f}", hits))
     return out
@@ -82,8 +82,8 @@ def sim_verdicts(reps: int, seed: int) -> list[dict]:
             x = rng.random(case.size) < rng.beta(a, b, n)[case]
             repeat = np.concatenate([np.arange(k) for k in sizes])
             frame = pd.DataFrame({"case_id": case, "repeat": repeat, "passed": x, "score": x * 1.0})
-            m = mean_score(frame, case="case_id", bimodality=False).iloc[0]
-            r = pass_rate(frame, case="case_id").iloc[0]
+            m = mean_score(frame, case="case_id", system=None, bimodality=False).iloc[0]
+            r = pass_rate(frame, case="case_id", system=None).iloc[0]
             hits["mean_score"].append(covered(m["ci_low"], m["ci_high"], truth))
             hits["pass_rate"].append(covered(r["ci_low"], r["ci_high"], truth))
         for name, h in hits.items():
@@ -112,7 +112,7 @@ def sim_pass_rate(reps: int, seed: int) -> list[dict]:
         p = rng.beta(3, 2, 30)
         passed = rng.random((30, 3)) < p[:, None]
         frame = pd.DataFrame({"case_id": np.repeat(np.arange(30), 3), "passed": passed.ravel()})
-        r = pass_rate(frame, case="case_id").iloc[0]
+        r = pass_rate(frame, case="case_id", system=None).iloc[0]
         hits.append(covered(r["ci_low"], r["ci_high"], 0.6))
         one = pass_rate(passed[:, 0]).iloc[0]
         hits_iid.append(covered(one["ci_low"], one["ci_high"], 0.6))
@@ -141,7 +141,10 @@ def sim_win_rate(reps: int, seed: int) -> list[dict]:
             {
                 "case_id": np.tile(np.arange(40), 2),
                 "system": np.repeat(["x", "y"], 40),
-                "score": np.r_[c + 0.3 + rng.normal(0, 1, 40), c + rng.normal(0, 1, 40)],
+                # on [0, 1] through the normal CDF: monotone, so every win is as it was
+                "score": sps.norm.cdf(
+                    np.r_[c + 0.3 + rng.normal(0, 1, 40), c + rng.normal(0, 1, 40)]
+                ),
             }
         )
         r = win_rate(frame, "x", "y", case="case_id", n_resamples=999).iloc[0]
@@ -165,7 +168,7 @@ def sim_consistency(reps: int, seed: int) -> list[dict]:
                 "passed": passed.ravel(),
             }
         )
-        r = consistency(frame, case="case_id", level=None).iloc[0]
+        r = consistency(frame, case="case_id", system=None, level=None).iloc[0]
         hits.append(covered(r["ci_low"], r["ci_high"], truth))
     return [row("consistency: percentile bootstrap over 40 cases", hits)]
 
@@ -430,7 +433,9 @@ def sim_bimodality(reps: int, seed: int) -> list[dict]:
             np.round(6.5 + 1.3 * (quality[:, None] + rng.normal(0, 0.7, (150, 2)))), 1, 10
         )
         frame = pd.DataFrame({"q": np.repeat(np.arange(150), 2), "g": grades.ravel()})
-        averaged.append(bool(mean_score(frame, score="g", case="q", scale=(1, 10))["bimodal"][0]))
+        averaged.append(
+            bool(mean_score(frame, score="g", case="q", system=None, scale=(1, 10))["bimodal"][0])
+        )
         single.append(bool(bimodality(grades[:, 0], levels=range(1, 11))["bimodal"][0]))
     return [
         row(
@@ -619,7 +624,7 @@ def sim_pass_at_k(reps: int, seed: int) -> list[dict]:
                     }
                 )
                 for kind, fn in (("pass@k", pass_at_k), ("pass^k", pass_hat_k)):
-                    r = fn(frame, k, case="case_id").iloc[0]
+                    r = fn(frame, k, case="case_id", system=None).iloc[0]
                     hits[kind].append(covered(r["ci_low"], r["ci_high"], truths[kind]))
             for kind, h in hits.items():
                 out.append(row(f"{kind}: k={k}, {n_cases} cases x 10 repeats, Beta({a}, {b})", h))

@@ -7,7 +7,7 @@ import sys
 
 import pandas as pd
 
-from ..metrics.rows import error_summary, scored, truncated
+from ..results import error_summary, scored, truncated
 
 NOTHING_SCORED = 1
 

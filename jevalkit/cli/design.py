@@ -15,6 +15,7 @@ from ..stats import variance_components
 from ._args import split_list
 from ._commands import add_command
 from .imports import add_source_options, load_source
+from .items import scale_value
 
 __all__ = ["register"]
 
@@ -33,6 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "RESULTS or with one level are left out and said (default: case,variant,model,base_url)",
     )
     cmd.add_argument("--score", default="score", help="the value column (default: score)")
+    cmd.add_argument(
+        "--scale",
+        type=scale_value,
+        metavar="LOW,HIGH",
+        help="the range of raw grades, e.g. 1,10 (normalised to [0, 1]); scores outside [0, 1] "
+        "are refused without it",
+    )
     cmd.add_argument(
         "--cost-per-request",
         type=float,
@@ -63,7 +71,11 @@ def _limits(items: list[str]) -> dict[str, int]:
 def _design(args: argparse.Namespace) -> int:
     df = load_source(args, args.results)
     study = variance_components(
-        df, facets=split_list(args.facets), score=args.score, only_varying=True
+        df,
+        facets=split_list(args.facets),
+        score=args.score,
+        only_varying=True,
+        scale=args.scale,
     )
     try:
         choice = choose_design(

@@ -16,7 +16,7 @@ from ..judges import (
     read_judge_file,
 )
 from ..metrics import pairwise_preferences, position_bias, quality
-from ..metrics.rows import scored
+from ..results import scored
 from ..runner import judge
 from ._args import add_model_argument, add_run_arguments, run_options
 from ._cascade_run import judge_with_cascade

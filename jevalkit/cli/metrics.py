@@ -18,7 +18,7 @@ from ..metrics import (
     release_gate,
     summarize,
 )
-from ..metrics.rows import combine_runs, kept_apart
+from ..results import combine_runs
 from ..runner import run
 from ._args import (
     add_generation_arguments,
@@ -131,9 +131,9 @@ def _release(args: argparse.Namespace) -> int:
         f"to {row['drop_ci_high']:+.3f}), n = {row['n_paired']}; {row['reason']}"
     )
     if row["decision"] == "fail":
-        both, baseline = combine_runs(base, head)
-        candidate = next(s for s in both["system"].unique() if s != baseline)
-        changes = case_changes(both, baseline, candidate)
+        both = combine_runs(base, head)
+        candidate = next(s for s in both.systems if s != both.baseline)
+        changes = case_changes(both, both.baseline, candidate)
         regressed = changes[changes["status"] == "regressed"]
         print(f"{len(regressed)} regressed case(s):")
         if len(regressed):
@@ -148,11 +148,12 @@ def _release(args: argparse.Namespace) -> int:
 def _metrics(args: argparse.Namespace) -> int:
     results = load_source(args, args.results)
     by = split_list(args.by)
-    apart = [] if args.pool else kept_apart(results, by)
     table = summarize(results, by=by, pool=args.pool)
+    # the groups summarize kept: the --by columns, then a probe's versions or settings apart
+    apart = [c for c in table.columns[: list(table.columns).index("metric")] if c not in by]
     if apart and not args.json:
         print(
-            f"kept apart: {', '.join(apart)} differ within a group (runs of a probe at another "
+            f"kept apart: {', '.join(apart)} differ within a system (runs of a probe at another "
             "version or setting are other runs); pass --pool to pool them"
         )
     if args.json:

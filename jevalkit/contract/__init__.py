@@ -3,13 +3,15 @@
 - **the contract on the function**: :func:`estimator` declares what a statistic promises and
   stores it as ``fn.contract``; :data:`REGISTRY` holds every declaration, and the contract test
   runs each declared check on adversarial data;
-- **one input step**: :func:`prepare` names the columns used and applies the scored-row,
-  duplicate, key-type and scale rules once (:class:`Columns` holds the column keywords and
-  their defaults);
+- **one input step**: :func:`prepare` names the columns used and applies the settings,
+  scored-row, duplicate, key-type and scale rules, each written once and applied nowhere else
+  (:class:`Columns` holds the column keywords and their defaults); :func:`score_matrix` reads
+  its rows through it;
 - **one finishing step**: :func:`finish` makes the tidy table and holds the interval rules;
 - **results objects**: :class:`Result`, for answers that are more than a table;
   :class:`RowsResult`, for rows with facts beside them (a run's result), which every statistic
-  takes where it takes a results frame (:func:`rows_of`).
+  takes where it takes a results frame (both defined in :mod:`jevalkit.results`, the layer
+  under the anatomy, and named here as the answers every statistic gives).
 
 This package is plumbing for the statistics packages; users meet its effects, not its names.
 
@@ -19,6 +21,8 @@ Example:
     'case'
 """
 
+from ..results import Result, RowsResult
+from ._answer import as_table
 from ._columns import (
     CASE_COLUMNS,
     COLUMN_DEFAULTS,
@@ -30,13 +34,13 @@ from ._columns import (
     require,
 )
 from ._declare import (
+    BASIC_CHECKS,
     CHECKS,
     DATA_KINDS,
     REGISTRY,
     Contract,
     estimator,
     not_a_statistic,
-    public_name,
 )
 from ._finish import finish, interval_pairs
 from ._matrix import (
@@ -46,19 +50,10 @@ from ._matrix import (
     require_systems,
     score_matrix,
 )
-from ._prepare import (
-    Prepared,
-    check_key_types,
-    check_scale,
-    prepare,
-    refuse_duplicates,
-    refuse_weighted,
-    scored_mask,
-)
-from ._result import Result, RowsResult, as_table, rows_of
-from ._table_html import table_html
+from ._prepare import Prepared, prepare, refuse_weighted
 
 __all__ = [
+    "BASIC_CHECKS",
     "CASE_COLUMNS",
     "CHECKS",
     "COLUMN_DEFAULTS",
@@ -74,8 +69,6 @@ __all__ = [
     "ScoreColumns",
     "ScoreMatrix",
     "as_table",
-    "check_key_types",
-    "check_scale",
     "columns_of",
     "estimator",
     "finish",
@@ -83,14 +76,9 @@ __all__ = [
     "interval_pairs",
     "not_a_statistic",
     "prepare",
-    "public_name",
-    "refuse_duplicates",
     "refuse_weighted",
     "require",
     "require_connected",
     "require_systems",
-    "rows_of",
     "score_matrix",
-    "scored_mask",
-    "table_html",
 ]

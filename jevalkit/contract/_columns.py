@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
+from ..results import CASE_COLUMNS
 
-CASE_COLUMNS = ("probe", "version", "case_id")
 CaseSpec = str | Sequence[str] | None
 
 
@@ -89,9 +89,16 @@ def require(frame: pd.DataFrame, column: str, keyword: str, purpose: str) -> str
         shown = present if len(present) <= 12 else [*present[:12], "..."]
         raise StatsError(
             f"no {column!r} column ({purpose}); the columns are {shown}: pass {keyword}='<column>'"
-            + (" (or case=None to make every row its own case)" if keyword == "case" else "")
+            + _NONE_SAYS.get(keyword, "")
         )
     return column
+
+
+# what ``None`` means for a column keyword that takes it, said where a default column is absent
+_NONE_SAYS = {
+    "case": " (or case=None to make every row its own case)",
+    "system": " (or system=None when the rows are one system)",
+}
 
 
 def group_codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.DataFrame]:

@@ -21,7 +21,7 @@ declared check on adversarial data; ``benchmarks/calibration.py`` simulates each
 A statistic joins by carrying the decorator; there is no list to keep beside the code. The
 decorator also makes every statistic take a results object that carries rows (a run's
 :class:`~jevalkit.runner.RunResult`) wherever it takes a results frame: each argument passes
-through :func:`~jevalkit.contract.rows_of`.
+through :func:`~jevalkit.results.rows_of`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
-from ._result import rows_of
+from ..results import rows_of
 
 DATA_KINDS = ("results", "two_runs", "games", "labels", "arrays")
 CHECKS = (
@@ -49,6 +49,9 @@ CHECKS = (
     "method",  # ``method`` names the estimand and the interval
     "settings",  # two probe versions / params_hash of one system: kept apart or refused
 )
+# the checks every statistic can take; a contract declares one beyond them, or says why none
+# applies (``unchecked``)
+BASIC_CHECKS = ("order", "rename", "method")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -69,6 +72,8 @@ class Contract:
             array-level code (so the frame checks reach it).
         calibration: the simulation in ``benchmarks/calibration.py`` of its interval.
         note: why a check does not apply, or where the statistic is pinned.
+        unchecked: why no check beyond order, rename and method applies (required when the
+            contract declares none).
     """
 
     name: str
@@ -81,6 +86,7 @@ class Contract:
     adapter: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     calibration: str | None = None
     note: str = ""
+    unchecked: str = ""
 
     def __post_init__(self) -> None:
         if self.data not in DATA_KINDS:
@@ -94,6 +100,11 @@ class Contract:
             )
         if not self.checks and not self.note:
             raise ValueError(f"{self.name}: no check and no note saying why")
+        if not set(self.checks) - set(BASIC_CHECKS) and not self.unchecked:
+            raise ValueError(
+                f"{self.name}: no check beyond {', '.join(BASIC_CHECKS)}: declare one, or say "
+                "why none applies (unchecked=...)"
+            )
 
 
 _REGISTRY: dict[str, Contract] = {}
@@ -123,15 +134,16 @@ def estimator(
     adapter: Callable[..., Any] | None = None,
     calibration: str | None = None,
     note: str = "",
+    unchecked: str = "",
 ) -> Callable[[F], F]:
     """Declare a public statistic's contract on the function itself (``fn.contract``); the
     function returned takes a results object with rows wherever ``fn`` takes a frame
-    (:func:`~jevalkit.contract.rows_of`), and is ``fn`` otherwise (its name, signature and
+    (:func:`~jevalkit.results.rows_of`), and is ``fn`` otherwise (its name, signature and
     docstring; ``__wrapped__`` is ``fn``).
 
     Example:
         >>> @estimator(unit="value", estimand="a mean", interval="none (a point value)",
-        ...            note="an example")
+        ...            note="an example", unchecked="an example on a list")
         ... def example_mean(values):
         ...     return sum(values) / len(values)
         >>> example_mean.contract.unit, example_mean([1, 3])
@@ -155,6 +167,7 @@ def estimator(
             adapter=adapter,
             calibration=calibration,
             note=note,
+            unchecked=unchecked,
         )
         if name in _REGISTRY and _REGISTRY[name] != contract:
             raise ValueError(f"{name} declares its contract twice")

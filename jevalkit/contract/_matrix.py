@@ -1,10 +1,13 @@
 """The system x item matrix every item statistic starts from, and the checks that guard it.
 
-A results frame has one row per system x case x repeat. Repeats of a cell are averaged (the
-cell's score is the share of its repeats that passed, for binary scores); ``weight`` counts
-them. Scores must lie in [0, 1] (pass ``scale=`` for other grades), so difficulty and the IRT
-likelihood mean what they say. Rows with an ``error`` or a missing score are not scores: they
-are counted per system in ``n_missing`` (the leaderboard bounds them), never read as 0.
+A results frame has one row per system x case x repeat, read by the one input step
+(:func:`jevalkit.contract.prepare`): scores lie in [0, 1] (pass ``scale=`` for other grades), so
+difficulty and the IRT likelihood mean what they say; rows with an ``error`` or a missing score
+are counted per system in ``n_missing`` (the leaderboard bounds them), never read as 0; a copied
+row, or rows of one cell that no repeat column tells apart, are refused; a probe's two versions
+or settings are refused unless pooled. Here the rows are only arranged: repeats of a cell are
+averaged (the cell's score is the share of its repeats that passed, for binary scores) and
+``weight`` counts them.
 """
 
 from __future__ import annotations
@@ -18,21 +21,25 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import StatsError
-from ._columns import CASE_COLUMNS, CaseSpec, columns_of, group_codes, require
-from ._prepare import check_key_types
-from ._result import RowsResult, rows_of
+from ..results import RowsResult, rows_of
+from ._columns import CASE_COLUMNS, CaseSpec, columns_of, group_codes
+from ._prepare import prepare
 
 
 class ScoreColumns(TypedDict, total=False):
     """The columns an item statistic reads, defined once (every function that builds a
     :class:`ScoreMatrix` takes them as keywords): ``system`` (default ``system``), ``case``
-    (default probe, version, case_id), ``score`` (default ``score``), ``scale`` ((low, high)
-    of raw grades; default None: scores already in [0, 1])."""
+    (default probe, version, case_id), ``score`` (default ``score``), ``repeat`` (default
+    ``repeat``), ``scale`` ((low, high) of raw grades; default None: scores already in
+    [0, 1]), ``pool`` (a probe's versions or generation settings pooled on purpose; default
+    False: refused)."""
 
     system: str
     case: CaseSpec
     score: str
+    repeat: str | None
     scale: tuple[float, float] | None
+    pool: bool
 
 
 @dataclass(frozen=True)
@@ -83,9 +90,14 @@ def score_matrix(
     system: str = "system",
     case: CaseSpec = CASE_COLUMNS,
     score: str = "score",
+    repeat: str | None = "repeat",
     scale: tuple[float, float] | None = None,
+    pool: bool = False,
+    weighted: bool = False,
 ) -> ScoreMatrix:
-    """Arrange a results frame as a system x item matrix (repeats averaged).
+    """Arrange a results frame as a system x item matrix (repeats averaged). The rows are read
+    by :func:`jevalkit.contract.prepare` (scored rows, numbers, scale, duplicates, key types,
+    settings); this function only arranges them.
 
     Example:
         >>> df = pd.DataFrame({"system": ["a", "a", "b", "b"], "case_id": [1, 1, 1, 2],
@@ -95,71 +107,40 @@ def score_matrix(
         ([[0.5], [1.0]], [[2], [1]], [[True], [False]], [0, 1])
 
     An item with no score at all (case 2 here) is not in the matrix; its row counts in
-    ``n_missing``.
+    ``n_missing``. ``weighted``: the caller is the estimator of the design that drew the rows
+    (an active plan's), so rows drawn with unequal probabilities are read.
     """
     df = rows_of(df)
     if not isinstance(df, pd.DataFrame):
         raise StatsError(
             "item statistics need a results DataFrame (system, case and score columns)"
         )
-    require(df, system, "system", "the system each row belongs to")
-    require(df, score, "score", "the score of each row")
     case_cols = columns_of(case)
     if not case_cols:
         raise StatsError("item statistics need a case column: pass case='<column>'")
-    for column in case_cols:
-        require(df, column, "case", "the item each row scores")
-    check_key_types(df, case_cols, system)
-    missing = df[score].isna().to_numpy().copy()
-    if "error" in df.columns:
-        missing |= df["error"].notna().to_numpy()
-    if df[system].isna().any():
-        raise StatsError(f"column {system!r} has rows without a system; fill or drop them")
-    for column in case_cols:
-        if df[column].isna().any():
-            raise StatsError(
-                f"case column {column!r} has {int(df[column].isna().sum())} rows without a "
-                "case id: they are no one item; fill or drop them"
-            )
-    sys_codes, sys_table = group_codes(df, [system])
-    systems = [str(s) for s in sys_table[system]]
-    if len(set(systems)) < len(systems):
-        clash = sorted({n for n in systems if systems.count(n) > 1})
-        raise StatsError(
-            f"column {system!r} names system(s) {clash} with values of different types (e.g. 1 "
-            "and '1'), which would print as one: give every system one name of one type"
-        )
-    n_missing = np.bincount(sys_codes[missing], minlength=len(systems))
-    usable = df.loc[~missing]
-    try:
-        values = usable[score].to_numpy(dtype=float)
-    except (TypeError, ValueError):
-        raise StatsError(f"column {score!r} holds values that are not numbers") from None
-    if not np.isfinite(values).all():
-        raise StatsError(f"column {score!r} holds infinite values; fix or drop them")
-    if scale is not None:
-        low, high = (float(x) for x in scale)
-        if not high > low:
-            raise StatsError(f"scale must be (low, high) with high > low, got {scale!r}")
-    else:
-        low, high = 0.0, 1.0
-    if values.size and (values.min() < low or values.max() > high):
-        fix = (
-            f"outside scale={scale!r}: give the range the scores are on (or no scale for 0-1 scores)"
-            if scale is not None
-            else "outside [0, 1]: pass scale=(low, high) (e.g. scale=(1, 10) for 1-10 grades)"
-        )
-        raise StatsError(
-            f"column {score!r} ranges from {values.min():g} to {values.max():g}, {fix}"
-        )
-    values = (values - low) / (high - low)
-    _refuse_duplicates(usable, system, case_cols)
-    item_codes, items = group_codes(usable, case_cols)
-    if items.empty or not len(usable):
+    p = prepare(
+        df,
+        score,
+        by=system,
+        case=case_cols,
+        system=system,
+        repeat=repeat,
+        kind="score",
+        scale=scale,
+        keyword="score",
+        need_repeat=True,
+        complete_keys=True,
+        pool=pool,
+        apart=False,
+        weighted=weighted,
+    )
+    systems = [str(s) for s in p.groups[system]]
+    item_codes, items = group_codes(p.frame, case_cols)
+    if items.empty or not p.values.size:
         raise StatsError("no scored rows: every row has an error or a missing score")
-    rows = sys_codes[~missing]
+    values = p.values
     shape = (len(systems), len(items))
-    flat = rows * shape[1] + item_codes
+    flat = p.group * shape[1] + item_codes
     size = np.bincount(flat, minlength=shape[0] * shape[1]).reshape(shape)
     total = np.bincount(flat, weights=values, minlength=size.size).reshape(shape)
     low_v = np.full(size.size, np.inf)
@@ -170,26 +151,15 @@ def score_matrix(
         scores = np.where(size > 0, total / np.maximum(size, 1), np.nan)
     flips = (high_v > low_v).reshape(shape)
     label = "+".join(case_cols)
-    columns = {"system": system, "case": case, "score": score, "scale": scale}
-    return ScoreMatrix(systems, items, scores, size, flips, n_missing, label, columns)
-
-
-def _refuse_duplicates(usable: pd.DataFrame, system: str, case_cols: list[str]) -> None:
-    """Several rows of one system and case are repeats only when a ``repeat`` column tells
-    them apart; otherwise they are copies, or the case columns are too coarse."""
-    keys = [system, *case_cols]
-    if "repeat" in usable.columns:
-        keys.append("repeat")
-    dup = usable.duplicated(keys, keep=False)
-    if dup.any():
-        first = usable.loc[dup, keys].iloc[0].to_dict()
-        why = (
-            "the same repeat twice: drop the copies"
-            if "repeat" in usable.columns
-            else "no 'repeat' column tells them apart: pass case columns that make each row "
-            "one case, or add a repeat column"
-        )
-        raise StatsError(f"{int(dup.sum())} duplicated rows share {first}; {why}")
+    columns = {
+        "system": system,
+        "case": case,
+        "score": score,
+        "repeat": repeat,
+        "scale": scale,
+        "pool": pool,
+    }
+    return ScoreMatrix(systems, items, scores, size, flips, p.n_missing, label, columns)
 
 
 def require_systems(matrix: ScoreMatrix, minimum: int, purpose: str) -> None:

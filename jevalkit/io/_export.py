@@ -23,10 +23,10 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
-from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
 from ..metrics import mean_score, pass_rate
 from ..providers import EMBEDDED_MODEL, PROVIDERS
+from ..results import RowsResult, rows_of
 from ._read import read
 from ._write import combine_imports
 

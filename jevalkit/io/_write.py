@@ -7,9 +7,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError, ResultsError
-from ..results import COLUMNS, KEY_COLUMNS, check_results_path, json_ready, validate_row, write_rows
+from ..results import (
+    COLUMNS,
+    KEY_COLUMNS,
+    RowsResult,
+    check_results_path,
+    json_ready,
+    rows_of,
+    validate_row,
+    write_rows,
+)
 
 
 def write_results(

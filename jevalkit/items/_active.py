@@ -181,7 +181,7 @@ class _Answers:
 def _answers(fit: IrtFit, new_results: pd.DataFrame | None) -> _Answers:
     if new_results is None or len(new_results) == 0:
         return _Answers({}, {})
-    matrix = score_matrix(new_results, **fit.matrix.columns)
+    matrix = score_matrix(new_results, **fit.matrix.columns, weighted=True)
     if len(matrix.systems) != 1:
         raise StatsError(
             f"an active plan scores one new system at a time; the results hold "
@@ -544,7 +544,7 @@ def active_estimate(
         )
     if plan.draws.empty:
         raise StatsError("the plan has drawn no case yet: run its first wave")
-    matrix = score_matrix(new_results, **fit.matrix.columns)
+    matrix = score_matrix(new_results, **fit.matrix.columns, weighted=True)
     if len(matrix.systems) != 1:
         raise StatsError(
             f"an active plan scores one new system at a time; the results hold "

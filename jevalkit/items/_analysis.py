@@ -28,9 +28,9 @@ from ..contract import (
     require_connected,
     require_systems,
     score_matrix,
-    table_html,
 )
 from ..errors import StatsError
+from ..results import table_html
 
 _COLUMNS = [
     "n_systems",
@@ -248,7 +248,17 @@ class ItemAnalysis(Result):
     unit="item",
     estimand="per item: mean score, corrected item-total r; Cronbach's alpha",
     interval="Feldt F interval for alpha (a field); t-test p for r",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"case": "case_id"},
     note="pinned to pingouin.cronbach_alpha and scipy.stats.pearsonr in tests/items",
 )
@@ -261,6 +271,7 @@ def analysis(
     scale: tuple[float, float] | None = None,
     flaky_at: float = 0.2,
     confidence: float = 0.95,
+    pool: bool = False,
 ) -> ItemAnalysis:
     """Item analysis of a benchmark from many systems' results.
 
@@ -271,6 +282,8 @@ def analysis(
         flaky_at: an item is flaky when at least this share of the systems that ran it more
             than once gave it different scores across repeats.
         confidence: of alpha's interval.
+        pool: pool a system's probe versions or generation settings on purpose; by default
+            they are refused, naming the column (the matrix's input step).
 
     Returns:
         An :class:`ItemAnalysis`. Its ``.table()`` has one row per item, sorted by its case
@@ -297,7 +310,7 @@ def analysis(
     """
     if not 0 < flaky_at <= 1:
         raise StatsError(f"flaky_at must be in (0, 1], got {flaky_at!r}")
-    m = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    m = score_matrix(df, system=system, case=case, score=score, scale=scale, pool=pool)
     require_systems(m, 3, "item analysis (a correlation across systems)")
     require_connected(m)
     if m.scores.shape[1] < 2:

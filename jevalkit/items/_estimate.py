@@ -181,7 +181,7 @@ def estimate(
             confidence=confidence,
             anytime=bool(anytime),
         )
-        system = str(score_matrix(new_results, **fit.matrix.columns).systems[0])
+        system = str(score_matrix(new_results, **fit.matrix.columns, weighted=True).systems[0])
         return finish(pd.DataFrame([{"system": system, **row}], columns=_COLUMNS), order=_COLUMNS)
     if anytime:
         raise StatsError(

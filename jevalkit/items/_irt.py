@@ -45,16 +45,17 @@ from ..contract import (
     CaseSpec,
     Result,
     RowsResult,
+    ScoreColumns,
     ScoreMatrix,
     estimator,
     not_a_statistic,
     require_connected,
     require_systems,
     score_matrix,
-    table_html,
 )
 from ..datafiles import json_line, schema_validator, validate_data
 from ..errors import StatsError
+from ..results import table_html
 
 NODES = np.linspace(-5.0, 5.0, 41)
 PRIOR = np.exp(-0.5 * NODES**2) / np.exp(-0.5 * NODES**2).sum()
@@ -367,6 +368,9 @@ def _columns_of(saved: dict, case_columns: list[str]) -> dict:
     scale is two numbers, low below high (else the results of a new system are read with
     them only after a run has sent its first requests)."""
     columns = dict(saved)
+    unknown = sorted(set(columns) - set(ScoreColumns.__annotations__))
+    if unknown:
+        raise ValueError(f"columns name {unknown}, not columns a score matrix reads")
     case = columns["case"]
     if (list(case) if isinstance(case, list) else [case]) != list(case_columns):
         raise ValueError(f"columns.case is {case!r}, the item table's case columns {case_columns}")
@@ -374,6 +378,10 @@ def _columns_of(saved: dict, case_columns: list[str]) -> dict:
         if not isinstance(columns[name], str):
             raise ValueError(f"columns.{name} is {columns[name]!r}, not a column name")
     columns["case"] = tuple(case) if isinstance(case, list) else case
+    if not isinstance(columns.get("repeat", ""), str | None):
+        raise ValueError(f"columns.repeat is {columns['repeat']!r}, not a column name or null")
+    if not isinstance(columns.get("pool", False), bool):
+        raise ValueError(f"columns.pool is {columns['pool']!r}, not true or false")
     scale = columns.get("scale")
     if scale is not None:
         ok = isinstance(scale, list) and len(scale) == 2
@@ -506,6 +514,7 @@ def fit_irt(
     model: Literal["1pl", "2pl"] = "2pl",
     max_iter: int = 500,
     tol: float = 1e-4,
+    pool: bool = False,
 ) -> IrtFit:
     """Fit a 1PL or 2PL item response model to systems' scores (binary or proportions in [0, 1]).
 
@@ -516,6 +525,8 @@ def fit_irt(
         model: ``2pl`` (a difficulty and a discrimination per item) or ``1pl`` (one shared
             discrimination).
         max_iter, tol: EM stops when no parameter moves more than ``tol``.
+        pool: pool a system's probe versions or generation settings on purpose; by default
+            they are refused, naming the column (the matrix's input step).
 
     Returns:
         An :class:`IrtFit`. Refuses (StatsError, one line) with fewer than 5 systems (1PL) or
@@ -529,7 +540,7 @@ def fit_irt(
     """
     if model not in MIN_SYSTEMS:
         raise StatsError(f"model must be '1pl' or '2pl', got {model!r}")
-    matrix = score_matrix(df, system=system, case=case, score=score, scale=scale)
+    matrix = score_matrix(df, system=system, case=case, score=score, scale=scale, pool=pool)
     require_systems(matrix, MIN_SYSTEMS[model], f"a {model.upper()} fit (to calibrate items)")
     require_connected(matrix)
     y_all, w_all = np.nan_to_num(matrix.scores), matrix.weight.astype(float)

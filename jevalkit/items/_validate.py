@@ -40,6 +40,7 @@ def leave_systems_out(
     confidence: float = 0.95,
     max_systems: int | None = None,
     seed: int | None = 0,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Hold out each system in turn (those scored on every item, so their full score is known),
     fit on all the others, choose k anchors, estimate the held-out
@@ -48,7 +49,8 @@ def leave_systems_out(
     Args:
         df: results of many systems, one row per system x case x repeat.
         ks: the anchor counts to try.
-        system, case, score, scale: the columns, as :func:`analysis` reads them.
+        system, case, score, scale, pool: the columns and their reading, as
+            :func:`analysis` reads them.
         methods: :func:`select` methods (``irt`` estimates by the model, ``active`` by the
             active plan's model-assisted estimate, its waves drawn from the held-out system's
             answers to the earlier ones, ``active`` options as :func:`select`'s defaults; the
@@ -68,7 +70,7 @@ def leave_systems_out(
         >>> table[["k", "method", "n_systems"]].values.tolist()
         [[20, 'random', 3]]
     """
-    columns = {"system": system, "case": case, "score": score, "scale": scale}
+    columns = {"system": system, "case": case, "score": score, "scale": scale, "pool": pool}
     full = score_matrix(df, **columns)
     complete = full.observed.all(axis=1)
     if not complete.any():

@@ -24,7 +24,7 @@ used here as an inverse-probability weight.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,7 @@ from ..contract import estimator, finish
 from ..errors import StatsError
 from ..judges import EVALUATORS, Judgment, load_judge_prompt
 from ..stats import no_spread_ci, ppi_interval, rogan_gladen_interval
-from ._labels import _check_sampling_probability, judged_items
+from ._labels import JudgedColumns, _check_sampling_probability, judged_items
 
 _COLUMNS = [
     "estimator",
@@ -179,17 +179,16 @@ def _rows(
             judge_how,
         )
     ]
-    value, low, high, _, classical_var = ppi_interval(
-        y, yhat, yhat_unlabelled, 0.0, weights=weights, confidence=confidence
-    )
+    classical = ppi_interval(y, yhat, yhat_unlabelled, 0.0, weights=weights, confidence=confidence)
+    classical_var = classical.rectifier_variance
     rows.append(
         _row(
             "labels only",
             n,
             big_n + n,
-            value,
-            low,
-            high,
+            classical.estimate,
+            classical.ci_low,
+            classical.ci_high,
             n,
             None,
             "the labelled items alone (PPI with lambda = 0), t interval" + how,
@@ -197,18 +196,17 @@ def _rows(
     )
     for name, tuning in (("PPI", 1.0), ("PPI++", None)):
         ppi = ppi_interval(y, yhat, yhat_unlabelled, tuning, weights=weights, confidence=confidence)
-        value, low, high, judged_var, rect_var = ppi
         lam = ppi.lam
-        total = judged_var + rect_var
+        total = ppi.judged_variance + ppi.rectifier_variance
         effective = n * classical_var / total if total > 0 else math.inf
         rows.append(
             _row(
                 name,
                 n,
                 big_n + n,
-                value,
-                low,
-                high,
+                ppi.estimate,
+                ppi.ci_low,
+                ppi.ci_high,
                 effective,
                 lam,
                 f"prediction-powered mean (ppi-python, lambda = {lam:.3f}); t interval with a "
@@ -280,7 +278,7 @@ def _rogan_gladen(y, yhat, all_judged, w, confidence, classical_se) -> dict[str,
     estimand="mean human score (PPI, PPI++, Rogan-Gladen; Hajek form when weighted)",
     interval="t with a small-sample floor; delta method",
     data="labels",
-    checks=("order", "rename", "method", "scale", "one_case"),
+    checks=("order", "rename", "method", "scale", "one_case", "settings"),
     call={"levels": ["fail", "pass"]},
     calibration="corrected_mean",
 )
@@ -290,8 +288,8 @@ def corrected_mean(
     *,
     levels: list[str] | None = None,
     label_scores: dict[str, float] | None = None,
-    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
+    **columns: Unpack[JudgedColumns],
 ) -> pd.DataFrame:
     """The mean human score of each system's outputs, from the judge's scores on every item and
     human labels on a random slice, with the naive and labels-only estimates beside it.
@@ -303,9 +301,11 @@ def corrected_mean(
             ``sampling_probability``); several labellers of one item are averaged.
         levels: the label levels, lowest first, when ``df`` does not come from a jevalkit judge.
         label_scores: or the score of each level directly.
-        scale: ``(low, high)`` of raw judge grades (e.g. ``(1, 10)``), normalised to [0, 1]
-            as :func:`jevalkit.labels.judged_items` reads them; label scores are on [0, 1].
         confidence: of the intervals.
+        columns: the judged rows' columns and reading (``system=``, ``case_id=``, ``score=``,
+            ``repeat=``, ``scale=``, ``pool=``; :class:`JudgedColumns`), as
+            :func:`jevalkit.labels.judged_items` reads them: ``scale=(low, high)`` of raw judge
+            grades (e.g. ``(1, 10)``) normalises them to [0, 1] (label scores are on [0, 1]).
 
     Returns:
         Per system and estimator (``judge only``, ``labels only``, ``PPI``, ``PPI++``, and for
@@ -329,7 +329,7 @@ def corrected_mean(
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence!r}")
     scores = _label_scores(df, levels, label_scores)
-    items = judged_items(df, scale=scale)
+    items = judged_items(df, **columns)
     labels = _normalised(labels)
     binary = sorted(set(scores.values())) == [0.0, 1.0]
     out = []
@@ -348,7 +348,7 @@ def corrected_mean(
     estimand="paired difference in mean human score",
     interval="t with a small-sample floor",
     data="labels",
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "scale", "settings"),
     call={"baseline": "A", "candidate": "B", "levels": ["fail", "pass"]},
     calibration="corrected_mean",
 )
@@ -360,12 +360,13 @@ def corrected_difference(
     *,
     levels: list[str] | None = None,
     label_scores: dict[str, float] | None = None,
-    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
+    **columns: Unpack[JudgedColumns],
 ) -> pd.DataFrame:
     """``candidate`` minus ``baseline`` in mean human score, paired by case: the prediction-
     powered estimate of the difference (and the naive and labels-only ones), from the cases
-    both systems were judged on and the cases whose outputs from both were labelled.
+    both systems were judged on and the cases whose outputs from both were labelled. The
+    judged rows are read as :func:`corrected_mean` reads them (``columns``).
 
     Returns:
         The columns of :func:`corrected_mean` without Rogan-Gladen, with ``system`` set to
@@ -383,7 +384,7 @@ def corrected_difference(
         'b - a'
     """
     scores = _label_scores(df, levels, label_scores)
-    items = judged_items(df, scale=scale)
+    items = judged_items(df, **columns)
     wide = items.pivot(index="case_id", columns="system", values="judge_score")
     for system in (baseline, candidate):
         if system not in wide.columns:
@@ -445,7 +446,7 @@ _BUDGET_COLUMNS = [
     estimand="labels needed for a target half-width",
     interval="none (a planning number)",
     data="labels",
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "scale", "settings"),
     call={"target_half_width": 0.1, "levels": ["fail", "pass"]},
 )
 def label_budget(
@@ -455,8 +456,8 @@ def label_budget(
     *,
     levels: list[str] | None = None,
     label_scores: dict[str, float] | None = None,
-    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
+    **columns: Unpack[JudgedColumns],
 ) -> pd.DataFrame:
     """How many labels each system needs for a corrected (PPI++) interval of ``+/-
     target_half_width``, from a pilot set of labels.
@@ -466,7 +467,8 @@ def label_budget(
     them) and the N items judged, the labels needed solve t^2 Var(n) = target^2. When the judged items' own term already exceeds the
     target no number of labels reaches it (``labels_needed`` NaN; judge more items). The labels a
     labels-only estimate would need are beside it. Plan with a pilot of 30 or more labels: the
-    answer is only as good as the pilot's variance estimates.
+    answer is only as good as the pilot's variance estimates. The judged rows are read as
+    :func:`corrected_mean` reads them (``columns``).
 
     Returns:
         One row per system: ``system``, ``n_labelled`` (the pilot), ``n_judged``,
@@ -488,7 +490,7 @@ def label_budget(
     if not isinstance(target_half_width, int | float) or not 0 < target_half_width < 1:
         raise StatsError(f"target_half_width must be in (0, 1), got {target_half_width!r}")
     scores = _label_scores(df, levels, label_scores)
-    items = judged_items(df, scale=scale)
+    items = judged_items(df, **columns)
     labels = _normalised(pilot_labels)
     rows = []
     for system, group in items.groupby("system", sort=True):
@@ -497,16 +499,15 @@ def label_budget(
             raise StatsError(f"system {system!r}: a pilot needs at least 2 labels")
         weights = None if np.allclose(w, w[0]) else w
         tuned = ppi_interval(y, yhat, yhat_u, None, weights=weights, confidence=confidence)
-        _, low, high, judged_var, rect_var = tuned
         lam = tuned.lam
-        now = (high - low) / 2
-        per_label = rect_var * y.size  # the rectifier's variance per label
+        now = (tuned.ci_high - tuned.ci_low) / 2
+        per_label = tuned.rectifier_variance * y.size  # the rectifier's variance per label
         q = stats.t.ppf(0.5 + confidence / 2, y.size - 1)
-        room = (target_half_width / q) ** 2 - judged_var
+        room = (target_half_width / q) ** 2 - tuned.judged_variance
         needed = math.ceil(per_label / room) if room > 0 else math.nan
-        _, _, _, _, labels_var = ppi_interval(
+        labels_var = ppi_interval(
             y, yhat, yhat_u, 0.0, weights=weights, confidence=confidence
-        )
+        ).rectifier_variance
         classical = math.ceil(labels_var * y.size * (q / target_half_width) ** 2)
         rows.append(
             {

@@ -37,21 +37,22 @@ for an item counts.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
 
-from ..contract import Prepared, estimator, not_a_statistic, prepare
+from ..contract import Prepared, estimator, not_a_statistic, prepare, require
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
-from ..results import repair_torn_tail, system_of
+from ..results import repair_torn_tail
 from ..stats import capped_inclusion, krippendorff_alpha
 
 LABEL_COLUMNS = [
@@ -77,41 +78,81 @@ STRATEGIES = ("random", "stratified", "uncertain", "active")
 _AGREEMENT_COLUMNS = ["n_items", "n_labellers", "alpha", "method"]
 
 
-def _judged_rows(df: pd.DataFrame, scale: tuple[float, float] | None) -> Prepared:
+class JudgedColumns(TypedDict, total=False):
+    """The columns of judged results every labels statistic reads, defined once (each takes
+    them as keywords): ``system`` (whose output an item is; default ``system``), ``case_id``
+    (the case, as the labels file records it; default ``case_id``), ``score`` (the judge's
+    score; default ``score``), ``repeat`` (default ``repeat``), ``scale`` ((low, high) of raw
+    grades; default None: scores in [0, 1]), ``pool`` (a judge's prompt versions or generation
+    settings pooled on purpose; default False: refused). Labels frames keep the labels file's
+    columns (:func:`read_labels`: ``system``, ``case_id``, ``level``, ...), so an item is the
+    same (``system``, ``case_id``) on both sides."""
+
+    system: str
+    case_id: str
+    score: str
+    repeat: str | None
+    scale: tuple[float, float] | None
+    pool: bool
+
+
+_JUDGED_DEFAULTS: JudgedColumns = {
+    "system": "system",
+    "case_id": "case_id",
+    "score": "score",
+    "repeat": "repeat",
+    "scale": None,
+    "pool": False,
+}
+
+
+def _judged_rows(df: pd.DataFrame, columns: JudgedColumns) -> Prepared:
     """The one input step for judged results (:func:`jevalkit.contract.prepare`): an item is a
-    ``system`` (or the ``model`` it names) and a ``case_id``; rows with an error or no score are
-    not scored; duplicated rows and case ids of two types are refused; scores lie in [0, 1] or
-    are normalised by ``scale``."""
-    for column in ("case_id", "score"):
-        if column not in df.columns:
-            raise StatsError(
-                f"no {column!r} column: these are not judged results (a judge run, or another "
-                "tool's grades read with jevalkit.io)"
-            )
-    frame = df
-    if "system" not in frame.columns:
-        if "model" not in frame.columns:
-            raise StatsError(
-                "no 'system' or 'model' column: say whose outputs these are "
-                "(e.g. df.assign(system='my-model'))"
-            )
-        frame = frame.assign(system=system_of(frame))
+    ``system`` and a ``case_id`` (the columns named by ``columns``, :class:`JudgedColumns`);
+    rows with an error or no score are not scored; duplicated rows, case ids of two types and a
+    judge's two versions or settings (unless pooled) are refused; scores lie in [0, 1] or are
+    normalised by ``scale``. The rows come back with the labels file's names: ``system``,
+    ``case_id``, ``score`` (and ``repeat``)."""
+    unknown = sorted(set(columns) - set(_JUDGED_DEFAULTS))
+    if unknown:
+        raise StatsError(
+            f"unknown keyword(s) {', '.join(unknown)}: judged results' columns are named by "
+            f"{', '.join(_JUDGED_DEFAULTS)}"
+        )
+    spec = {**_JUDGED_DEFAULTS, **columns}
+    for keyword in ("score", "system", "case_id"):  # named by the labels' keywords
+        require(df, spec[keyword], keyword, "a column of judged results")
     rows = prepare(
-        frame, "score", case="case_id", system="system", repeat="repeat", kind="score", scale=scale
+        df,
+        spec["score"],
+        case=spec["case_id"],
+        system=spec["system"],
+        repeat=spec["repeat"],
+        kind="score",
+        scale=spec["scale"],
+        keyword="score",
+        pool=spec["pool"],
+        apart=False,
     )
     if not rows.values.size:
         raise StatsError("no judged rows with a score")
-    return rows
+    named = {spec["system"]: "system", spec["case_id"]: "case_id", spec["score"]: "score"}
+    if spec["repeat"] is not None:
+        named[spec["repeat"]] = "repeat"
+    frame = rows.frame
+    clash = [c for c in named.values() if c in frame.columns and c not in named]
+    frame = frame.drop(columns=clash).rename(columns=named)
+    return dataclasses.replace(rows, frame=frame)
 
 
 @estimator(
     unit="item",
     estimand="each judged item's mean judge score over its repeats, and the judge's uncertainty",
     interval="none (a per-item table)",
-    checks=("order", "rename", "scale", "keys", "duplicates"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "settings"),
     note="the items corrected_mean and label_sample read",
 )
-def judged_items(df: pd.DataFrame, *, scale: tuple[float, float] | None = None) -> pd.DataFrame:
+def judged_items(df: pd.DataFrame, **columns: Unpack[JudgedColumns]) -> pd.DataFrame:
     """One row per judged item (``system``, ``case_id``): the judge's score averaged over
     repeats (``judge_score``), its verdict share (``judge_passed``), how uncertain it was
     (``uncertainty``: the mean entropy of its level distribution, else 4 p (1 - p) of the score),
@@ -119,9 +160,12 @@ def judged_items(df: pd.DataFrame, *, scale: tuple[float, float] | None = None) 
     distribution with the levels spaced evenly on [0, 1], root mean square over repeats, when
     every row has ``probs``; else sqrt(s (1 - s)) of its mean score s over the repeats).
 
-    Rows with an ``error`` or no score are not judged; scores must lie in [0, 1], or give
-    ``scale=(low, high)`` of raw grades (e.g. ``(1, 10)``); duplicated rows (the same repeat
-    twice) and case ids of two types (``1`` and ``"1"``) are refused.
+    The judged rows' columns are keywords (``system=``, ``case_id=``, ``score=``, ``repeat=``;
+    :class:`JudgedColumns`), defaulting to a judge run's; the items keep the labels file's
+    names (``system``, ``case_id``). Rows with an ``error`` or no score are not judged; scores
+    must lie in [0, 1], or give ``scale=(low, high)`` of raw grades (e.g. ``(1, 10)``);
+    duplicated rows (the same repeat twice), case ids of two types (``1`` and ``"1"``) and a
+    judge's two prompt versions or generation settings (unless ``pool=True``) are refused.
 
     Example:
         >>> df = pd.DataFrame({"system": "m", "case_id": ["a", "a", "b"], "score": [1.0, 0.5, 0.0],
@@ -129,7 +173,7 @@ def judged_items(df: pd.DataFrame, *, scale: tuple[float, float] | None = None) 
         >>> judged_items(df)[["case_id", "judge_score", "n_repeats"]].values.tolist()
         [['a', 0.75, 2], ['b', 0.0, 1]]
     """
-    return _items_of(_judged_rows(df, scale))
+    return _items_of(_judged_rows(df, columns))
 
 
 def _items_of(rows: Prepared) -> pd.DataFrame:
@@ -195,7 +239,7 @@ def _entropy(probs: Any) -> float:
     unit="case",
     estimand="a probability sample of judged items to label, with each case's probability",
     interval="none (a sampling design: the corrected means' intervals rest on it)",
-    checks=("order", "rename", "scale", "keys", "duplicates"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "settings"),
     call={"n": 5},
     note="unbiasedness of the corrected means under each strategy in tests/labels",
 )
@@ -206,14 +250,15 @@ def label_sample(
     strategy: str = "random",
     seed: int = 0,
     floor: float = 0.2,
-    scale: tuple[float, float] | None = None,
+    **columns: Unpack[JudgedColumns],
 ) -> pd.DataFrame:
     """Which items to label: ``n`` cases drawn with known probabilities (every system's output
     for a drawn case is an item), in a random presentation order.
 
     Args:
-        df: judged results (``case_id``, ``score``; ``system``, ``probs``, ``passed`` when there;
-            read as :func:`judged_items` reads them, ``scale`` too).
+        df: judged results (``system``, ``case_id``, ``score``; ``probs``, ``passed`` when
+            there; read as :func:`judged_items` reads them, with the same column keywords,
+            ``scale`` and ``pool`` too).
         n: cases to draw (``uncertain`` draws n on average: each case independently).
         strategy: ``random``, ``stratified`` (equal numbers per judge verdict), ``uncertain``
             (probability proportional to the judge's uncertainty, at least ``floor`` times the
@@ -239,7 +284,7 @@ def label_sample(
     """
     if strategy not in STRATEGIES:
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-    rows = _judged_rows(df, scale)
+    rows = _judged_rows(df, columns)
     items = _items_of(rows)
     cases = (
         items.assign(_v=items["predicted_sd"] ** 2)

@@ -74,7 +74,7 @@ def _adapter(frame: pd.DataFrame) -> ItemLevelSets:
     unit="judged item",
     estimand="the levels a person could give each judged item (a set per item)",
     interval="split-conformal sets of contiguous levels, marginal coverage >= coverage",
-    checks=("order", "method"),
+    checks=("order", "method", "scale"),
     adapter=_adapter,
     calibration="level_sets",
 )

@@ -1,5 +1,6 @@
 """Metrics over results: each returns a tidy DataFrame, one row per group, with n and a CI, or
-a small results object (``Ranking``, ``Leaderboard``, ``DesignChoice``) with ``.table()``.
+a small results object (``Ranking``, ``Leaderboard``, ``DesignChoice``, ``RankSets``,
+``NoiseFloor``, ``MeanError``) with ``.table()``.
 
 Every metric names the columns it uses (``case=``, ``system=``, ``score=``, ``repeat=``, ...),
 defaulting to the results columns, and refuses to guess when one is missing; each carries its
@@ -7,8 +8,8 @@ contract (``fn.contract``, :mod:`jevalkit.contract`). Analyses of judged results
 judge's quality against gold, its position and length bias, rankings from pairwise games. What a
 G-study (:func:`jevalkit.stats.variance_components`) implies for a design is here as well
 (``reliability``, ``mean_error``, ``run_noise_floor``, ``choose_design``). Corrections with human
-labels are :mod:`jevalkit.labels`; facts about results rows (scored, truncated, errors) are
-:mod:`jevalkit.metrics.rows`.
+labels are :mod:`jevalkit.labels`; facts about results rows (scored, truncated, errors) are the results layer's
+(:mod:`jevalkit.results`).
 
 Example:
     >>> from jevalkit.metrics import pass_rate
@@ -16,18 +17,17 @@ Example:
     0.301
 """
 
-from . import rows
 from ._agreement import consistency, win_rate
 from ._changes import case_changes
 from ._compare import METRICS as COMPARE_METRICS
 from ._compare import compare
 from ._cost import cost
 from ._design import DesignChoice, choose_design
-from ._dstudy import mean_error, reliability, run_noise_floor
+from ._dstudy import MeanError, NoiseFloor, mean_error, reliability, run_noise_floor
 from ._gate import DEFAULT_MAX_ERROR_RATE, GATE_METRICS, gate, gate_decision, release_gate
 from ._judge_bias import length_bias, pairwise_preferences, position_bias
 from ._judge_quality import quality, reliability_curve
-from ._leaderboard import Leaderboard, leaderboard, rank_sets
+from ._leaderboard import Leaderboard, RankSets, leaderboard, rank_sets
 from ._pass_at_k import pass_at_k, pass_hat_k
 from ._per_case import per_case
 from ._rank import Ranking, baseline_win_rates, rank
@@ -41,6 +41,9 @@ __all__ = [
     "GATE_METRICS",
     "DesignChoice",
     "Leaderboard",
+    "MeanError",
+    "NoiseFloor",
+    "RankSets",
     "Ranking",
     "baseline_win_rates",
     "case_changes",
@@ -68,7 +71,6 @@ __all__ = [
     "release_gate",
     "reliability",
     "reliability_curve",
-    "rows",
     "run_noise_floor",
     "run_summary",
     "summarize",

@@ -27,7 +27,7 @@ CONSISTENCY_COLUMNS = [
     unit="case",
     estimand="modal verdict share per case, averaged",
     interval="percentile bootstrap over cases; Wilson floor",
-    checks=("order", "rename", "method", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "duplicates", "one_case", "no_spread", "settings"),
     call={"by": "system", "case": "case_id", "level": None},
     calibration="consistency",
 )
@@ -38,10 +38,12 @@ def consistency(
     passed: str = "passed",
     level: str | None = "expected_level",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     repeat: str | None = "repeat",
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """How often an evaluator gives the same verdict when asked the same question again.
 
@@ -54,7 +56,11 @@ def consistency(
     or no variation at all). ``repeat=None`` matches runs by their order within a case instead,
     and ``method`` says so.
 
-    Needs k >= 2 runs per case: a case run once cannot disagree with itself.
+    Needs k >= 2 runs per case: a case run once cannot disagree with itself. ``system`` names
+    each row's system (two systems' runs of a case are not copies; ``None``: one system); a
+    probe's versions and generation settings that differ within a ``by`` group of one system
+    are kept apart as extra grouping columns (two settings' runs of a case are not its
+    repeats; ``pool=True`` pools them on purpose).
 
     Returns columns: the ``by`` columns, ``n_cases``, ``k`` (median runs per case), ``n_missing``,
     ``value``, ``ci_low``, ``ci_high``, ``flip_rate``, ``level_sd``, ``alpha``, ``method``.
@@ -62,14 +68,24 @@ def consistency(
     Example:
         >>> df = pd.DataFrame({"case_id": list("aaabbb"), "repeat": [0, 1, 2] * 2,
         ...                    "passed": [True, True, False, True, True, True]})
-        >>> consistency(df, case="case_id", level=None)[["n_cases", "k", "value", "flip_rate"]].round(3).values.tolist()
+        >>> consistency(df, case="case_id", system=None, level=None)[["n_cases", "k", "value", "flip_rate"]].round(3).values.tolist()
         [[2.0, 3.0, 0.833, 0.5]]
     """
     if level is not None:
         require(data, level, "level", "the levels whose spread is reported; level=None skips it")
     if repeat is not None:
         require(data, repeat, "repeat", "which run of a case a row is; repeat=None uses row order")
-    p = prepare(data, passed, by=by, case=case, repeat=repeat, kind="any", keyword="passed")
+    p = prepare(
+        data,
+        passed,
+        by=by,
+        case=case,
+        system=system,
+        repeat=repeat,
+        kind="any",
+        keyword="passed",
+        pool=pool,
+    )
     work = pd.DataFrame(
         {
             "_case": p.case,
@@ -89,9 +105,16 @@ def consistency(
     def compute(group: pd.DataFrame, n_missing: int) -> dict:
         sizes = group.groupby("_case", sort=True).size()
         if len(sizes) == 0 or sizes.max() < 2:
+            apart = (
+                f" within each {'/'.join(p.apart)} kept apart (two versions or settings are "
+                "not repeats of a case; pool=True pools them)"
+                if p.apart
+                else ""
+            )
             raise StatsError(
                 "consistency needs k >= 2 runs per case; this data has "
-                f"{int(sizes.max()) if len(sizes) else 0} (re-run with --repeats 2 or more)"
+                f"{int(sizes.max()) if len(sizes) else 0}{apart} (re-run with --repeats 2 or "
+                "more)"
             )
         repeated = sizes[sizes >= 2].index
         kept = group[group["_case"].isin(repeated)]
@@ -175,7 +198,7 @@ WIN_COLUMNS = [
     unit="case",
     estimand="(wins + ties / 2) / paired cases",
     interval="percentile bootstrap over cases; Wilson floor",
-    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread", "settings"),
     call={"baseline": "A", "case": "case_id"},
     calibration="win_rate",
 )
@@ -189,9 +212,11 @@ def win_rate(
     score: str = "score",
     case: CaseSpec = CASE_COLUMNS,
     repeat: str | None = "repeat",
+    scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """(wins + 0.5 ties) / comparisons of system ``a`` against ``b`` on the cases both ran, or of
     every system against ``baseline`` in one call.
@@ -199,6 +224,10 @@ def win_rate(
     Repeats are averaged within a case before comparing. With a single shared case its repeats
     are paired by the ``repeat`` column instead. The interval is a percentile bootstrap over the
     paired units; cases only one side ran are left out and counted (``n_only_a``, ``n_only_b``).
+    A system's two probe versions or generation settings (``params_hash``) are refused naming
+    the column (their rows are not repeats of one case); ``pool=True`` pools them on purpose.
+    Scores lie in [0, 1]; raw grades need ``scale=(low, high)`` (normalised, which leaves every
+    win as it is).
 
     Returns one row per comparison: ``a``, ``b``, ``n``, ``n_only_a``, ``n_only_b``, ``wins``,
     ``ties``, ``losses``, ``value``, ``ci_low``, ``ci_high``, ``method``.
@@ -211,7 +240,18 @@ def win_rate(
     """
     if (baseline is None) == (a is None or b is None):
         raise StatsError("give two systems a and b, or baseline= (every system against it)")
-    p = prepare(data, score, case=case, system=system, repeat=repeat, keyword="score")
+    p = prepare(
+        data,
+        score,
+        case=case,
+        system=system,
+        repeat=repeat,
+        kind="score",
+        scale=scale,
+        keyword="score",
+        pool=pool,
+        apart=False,
+    )
     frame = pd.DataFrame({"_s": p.system, "_case": p.case, "_v": p.values})
     if repeat is not None and repeat in p.frame.columns:
         frame[repeat] = p.frame[repeat].to_numpy()

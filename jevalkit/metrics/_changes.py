@@ -82,7 +82,7 @@ def _side(frame: pd.DataFrame, codes: np.ndarray, verdict: str, score: str) -> p
     unit="case",
     estimand="cases whose modal verdict changed",
     interval="none (a list of cases)",
-    checks=("order", "rename", "keys", "duplicates"),
+    checks=("order", "rename", "keys", "duplicates", "settings"),
     call={"a": "A", "b": "B", "case": "case_id"},
 )
 def case_changes(
@@ -97,6 +97,7 @@ def case_changes(
     repeat: str | None = "repeat",
     min_agreement: float = 0.8,
     include_unchanged: bool = False,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """The cases whose verdict differs between system ``a`` (the baseline) and ``b``.
 
@@ -116,6 +117,9 @@ def case_changes(
         min_agreement: the share of a case's runs its modal verdict needs on both sides for a
             change to count (else ``unstable``).
         include_unchanged: every case, not only those that changed.
+        pool: pool a system's probe versions or generation settings (``params_hash``) on
+            purpose; by default rows of two versions or settings of one system are refused,
+            naming the column (their runs of a case are not its repeats).
 
     Returns:
         One row per changed case (or every case with ``include_unchanged``): the case columns,
@@ -135,7 +139,17 @@ def case_changes(
         [['x', 'regressed'], ['y', 'unstable']]
     """
     cols = columns_of(case)
-    p = prepare(data, passed, case=case, system=system, repeat=repeat, kind="any", keyword="passed")
+    p = prepare(
+        data,
+        passed,
+        case=case,
+        system=system,
+        repeat=repeat,
+        kind="any",
+        keyword="passed",
+        pool=pool,
+        apart=False,
+    )
     present = sorted(data[system].dropna().astype(str).unique())
     for name in (a, b):
         if name not in present:

@@ -65,10 +65,13 @@ def _scored(
     repeat: str | None,
     scale: tuple[float, float] | None,
     facets: Sequence[str],
-) -> pd.DataFrame:
+    pool: bool,
+) -> tuple[pd.DataFrame, list[str]]:
     """The scored rows of one metric, checked (verdicts 0/1, scores in [0, 1] or ``scale``, case
-    keys of one type, no duplicated row: :func:`jevalkit.contract.prepare`), one per row:
-    the ``by`` columns, the ``facets``, ``_case`` (code), ``_system``, ``_v``."""
+    keys of one type, no duplicated row, a system's settings kept apart:
+    :func:`jevalkit.contract.prepare`), one per row: the grouping columns, the ``facets``,
+    ``_case`` (code), ``_system``, ``_v``; and the grouping columns (``by``, then the settings
+    kept apart)."""
     verdicts = metric == "pass_rate"
     p = prepare(
         data,
@@ -82,16 +85,18 @@ def _scored(
         scale=None if verdicts else scale,
         keyword="passed" if verdicts else "score",
         need_repeat=True,
+        pool=pool,
     )
     frame = p.frame
-    return pd.DataFrame(
+    rows = pd.DataFrame(
         {
-            **{c: frame[c].to_numpy() for c in [*by, *facets]},
+            **{c: frame[c].to_numpy() for c in [*p.by, *facets]},
             "_case": p.case,
             "_system": p.system,
             "_v": p.values,
         }
     )
+    return rows, p.by
 
 
 def _pairs(systems: Sequence[str], baseline: str | None) -> list[tuple[str, str]]:
@@ -114,7 +119,17 @@ def _groups(rows: pd.DataFrame, by: list[str]):
     unit="case",
     estimand="paired difference of case means (system - baseline)",
     interval="Newcombe paired (0/1) or BCa over paired cases",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"baseline": "A", "case": "case_id"},
     calibration="compare",
 )
@@ -137,6 +152,7 @@ def compare(
     seed: int | None = 0,
     generalize: Sequence[str] | None = None,
     nested: Mapping[str, str] | None = None,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Compare systems case by case: every system against ``baseline`` (or, without one, every
     pair), per group and metric, on the cases both ran.
@@ -160,9 +176,13 @@ def compare(
             interval of ``delta`` from the variance components of the differences paired by
             case and the other facets (shared facets cancel; win_rate: not estimable).
         nested: generalised facet -> its parent, e.g. ``{"variant": "case"}``.
+        pool: pool a probe's versions and generation settings (``params_hash``) on purpose;
+            by default those that differ within a system join the ``by`` columns (each
+            version or setting compared on its own).
 
     Returns:
-        One row per (group, system, metric): the ``by`` columns, ``system``, ``baseline``,
+        One row per (group, system, metric): the ``by`` columns (then the settings kept
+        apart), ``system``, ``baseline``,
         ``metric``, ``n_paired`` (cases both ran), ``n_only_system`` and ``n_only_baseline`` (cases
         left out), ``value`` and ``value_baseline`` (over the paired cases), ``delta`` (system -
         baseline; for ``win_rate``, the win rate - 0.5), ``ci_low``, ``ci_high``, ``test``,
@@ -209,7 +229,7 @@ def compare(
     rows = []
     for metric in metrics:
         value = passed if metric == "pass_rate" else score
-        scored = _scored(
+        scored, groups = _scored(
             data,
             value,
             metric=metric,
@@ -219,15 +239,16 @@ def compare(
             repeat=repeat,
             scale=scale,
             facets=facets,
+            pool=pool,
         )
-        for key, long in _groups(scored, by_cols):
+        for key, long in _groups(scored, groups):
             wide = long.groupby(["_case", "_system"], sort=True)["_v"].mean().unstack("_system")
             for left, right in _pairs(systems, baseline):
                 if left not in wide.columns or right not in wide.columns:
                     continue
                 rows.append(
                     {
-                        **dict(zip(by_cols, key, strict=True)),
+                        **dict(zip(groups, key, strict=True)),
                         **_pair(
                             metric,
                             long,
@@ -258,6 +279,7 @@ def compare(
                         )
                     )
     extra = FACET_COLUMNS if generalize is not None else []
+    by_cols = groups  # the by columns, then the settings kept apart (the same for every metric)
     out = pd.DataFrame(rows, columns=[*by_cols, *COLUMNS, *extra])
     ok = out["p_value"].notna().to_numpy()
     out["p_holm"], out["p_bh"] = np.nan, np.nan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, group_codes, require
+from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish, group_codes, require
 from ..errors import StatsError
 from ._scores import mean_score, pass_rate
 
@@ -29,7 +29,7 @@ COLUMNS = [
     unit="case",
     estimand="tokens and dollars per group, and dollars per point of the headline metric",
     interval="the headline metric's (pass_rate or mean_score)",
-    checks=("order", "rename", "method", "scale"),
+    checks=("order", "rename", "method", "scale", "settings"),
     adapter=lambda frame: cost(
         frame.assign(prompt_tokens=100, completion_tokens=50, cost_usd=0.001),
         by="system",
@@ -43,6 +43,8 @@ def cost(
     by: CaseSpec = None,
     metric: str = "pass_rate",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Tokens and cost per group, and the cost of one percentage point of the headline metric.
 
@@ -56,6 +58,9 @@ def cost(
         by: the grouping (e.g. ``system``; default: all rows together).
         metric: ``pass_rate`` or ``mean_score``, the headline the cost is set against.
         case: the unit of analysis of the metric's interval.
+        system: the column naming each row's system (``None``: one system).
+        pool: pool a probe's versions or generation settings on purpose; by default those
+            that differ within a group of one system are kept apart (columns after ``by``).
 
     Returns:
         One row per group: the ``by`` columns, ``n`` (rows), ``n_priced``, ``prompt_tokens``,
@@ -78,8 +83,9 @@ def cost(
     if metric not in ("pass_rate", "mean_score"):
         raise StatsError(f"metric must be 'pass_rate' or 'mean_score', got {metric!r}")
     compute = pass_rate if metric == "pass_rate" else mean_score
-    headline = compute(df, by=by, case=case)
-    keys = columns_of(by)
+    headline = compute(df, by=by, case=case, system=system, pool=pool)
+    # the groups the metric kept: the by columns, then a probe's versions or settings apart
+    keys = list(headline.columns[: list(headline.columns).index("n")])
     codes, groups = group_codes(df, keys)
     spent = pd.to_numeric(df["cost_usd"], errors="coerce").astype(float).to_numpy()
     priced = np.bincount(codes, ~np.isnan(spent), minlength=len(groups)).astype(int)

@@ -59,7 +59,7 @@ class DesignChoice(Result):
     unit="design",
     estimand="the cheapest design reaching a target half-width",
     interval="none (a planning table)",
-    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
     adapter=lambda frame: _planned(pilot_of(frame)),
     note="its predicted half-width simulated in tests/metrics/test_facets.py and "
     "benchmarks/bench_total_error.py",

@@ -5,12 +5,13 @@ Brennan's (2001, ch. 4) rules. The cheapest design for a target is :func:`choose
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..contract import estimator, finish
+from ..contract import Result, estimator, finish
 from ..errors import StatsError
 from ..stats import GStudy, variance_components
 
@@ -85,7 +86,17 @@ def _coefficients(
     unit="design",
     estimand="G and Phi coefficients of a design",
     interval="none (D-study coefficients)",
-    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     adapter=lambda frame: reliability(pilot_of(frame), object="system"),
     note="pinned to Brennan (2001) in tests/metrics/test_dstudy.py",
 )
@@ -126,11 +137,48 @@ def reliability(
     )
 
 
+@dataclass(frozen=True)
+class NoiseFloor(Result):
+    """The noise floor of two runs (:func:`run_noise_floor`).
+
+    Attributes:
+        noise_floor: the smallest difference of two runs' means beyond their joint noise (t
+            quantile x ``sd_difference``); NaN when nothing a new run redraws varied.
+        sd_difference: the standard deviation of the difference of two runs' means.
+        df: its Satterthwaite degrees of freedom.
+        method: what was redrawn, and how the floor was set.
+    """
+
+    noise_floor: float
+    sd_difference: float
+    df: float
+    method: str
+
+
+@dataclass(frozen=True)
+class MeanError(Result):
+    """The predicted error of a design's grand mean (:func:`mean_error`).
+
+    Attributes:
+        se: the predicted standard error.
+        df: its Satterthwaite degrees of freedom.
+        half_width: the predicted half-width of the interval at ``confidence``.
+        confidence: of that interval.
+        method: which facets were counted as random.
+    """
+
+    se: float
+    df: float
+    half_width: float
+    confidence: float
+    method: str
+
+
 @estimator(
     unit="design",
     estimand="smallest difference of two single runs beyond their joint noise",
     interval="none (a threshold from the components)",
-    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
     adapter=lambda frame: run_noise_floor(pilot_of(frame)),
     note="pinned in tests/metrics/test_dstudy.py",
 )
@@ -140,7 +188,7 @@ def run_noise_floor(
     redrawn: Sequence[str] = (),
     design: Mapping[str, int] | None = None,
     confidence: float = 0.95,
-) -> dict[str, float]:
+) -> NoiseFloor:
     """The smallest difference between the means of two runs of one system on the same design
     levels (same cases, same variants) that exceeds their joint noise: the components a new run
     redraws (the residual, and every component of a facet in ``redrawn``, e.g. a judge's
@@ -148,26 +196,26 @@ def run_noise_floor(
     repeats per cell unless ``design`` says otherwise: two single-repeat runs are
     ``design={"repeats": 1}`` (with 4 pilot repeats the floor is twice as large).
 
-    Returns ``noise_floor`` (t quantile x the SD of the difference), ``sd_difference``, ``df``,
-    ``method``. Nothing redrawn varied (every repeat identical): ``noise_floor`` is NaN, "not
-    estimable", never 0.
+    Returns a :class:`NoiseFloor`: ``noise_floor`` (t quantile x the SD of the difference),
+    ``sd_difference``, ``df``, ``method`` (``.table()``: one row). Nothing redrawn varied
+    (every repeat identical): ``noise_floor`` is NaN, "not estimable", never 0.
 
     Example:
         >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
         ...                   "variance": [0.04, 0.2]})
-        >>> round(run_noise_floor(GStudy.of(t, levels={"case": 100}))["noise_floor"], 3)
+        >>> round(run_noise_floor(GStudy.of(t, levels={"case": 100})).noise_floor, 3)
         0.125
     """
     study = study_of(study)
     require_spread(study)
     var, df = study.error_variance(list(redrawn), design=design_of(study, design))
     if not var > 0:
-        return {
-            "noise_floor": np.nan,
-            "sd_difference": np.nan,
-            "df": np.nan,
-            "method": "not estimable: what a new run redraws never varied in the pilot",
-        }
+        return NoiseFloor(
+            noise_floor=np.nan,
+            sd_difference=np.nan,
+            df=np.nan,
+            method="not estimable: what a new run redraws never varied in the pilot",
+        )
     sd = float(np.sqrt(2 * var))
     q = (
         float(sps.t.ppf(0.5 + confidence / 2, df))
@@ -175,19 +223,19 @@ def run_noise_floor(
         else float(sps.norm.ppf(0.5 + confidence / 2))
     )
     redraws = ", ".join(["repeats", *redrawn])
-    return {
-        "noise_floor": q * sd,
-        "sd_difference": sd,
-        "df": df,
-        "method": f"t quantile x SD of the difference of two runs redrawing {redraws}",
-    }
+    return NoiseFloor(
+        noise_floor=q * sd,
+        sd_difference=sd,
+        df=df,
+        method=f"t quantile x SD of the difference of two runs redrawing {redraws}",
+    )
 
 
 @estimator(
     unit="design",
     estimand="predicted standard error of the grand mean of a design",
     interval="t at the Satterthwaite df (a predicted half-width)",
-    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
     adapter=lambda frame: mean_error(pilot_of(frame), generalize=[CASE_FACET]),
     note="the prediction checked by simulation in tests/metrics/test_facets.py and "
     "benchmarks/bench_total_error.py",
@@ -198,19 +246,28 @@ def mean_error(
     generalize: Sequence[str],
     design: Mapping[str, int] | None = None,
     confidence: float = 0.95,
-) -> dict[str, float]:
+) -> MeanError:
     """Predicted standard error, degrees of freedom and half-width of the grand mean of a
-    design (default: the pilot's), counting the facets in ``generalize`` as random.
+    design (default: the pilot's), counting the facets in ``generalize`` as random, as a
+    :class:`MeanError` (``.table()``: one row).
 
     Example:
         >>> t = pd.DataFrame({"component": ["case", "residual"], "facets": [("case",), ()],
         ...                   "variance": [0.04, 0.2]})
         >>> study = GStudy.of(t, levels={"case": 50}, repeats=4)
-        >>> round(mean_error(study, generalize=["case"])["half_width"], 4)
+        >>> round(mean_error(study, generalize=["case"]).half_width, 4)
         0.0853
     """
     study = study_of(study)
     require_spread(study)
-    var, df = study.error_variance(list(generalize), design=design_of(study, design))
+    random = list(generalize)
+    var, df = study.error_variance(random, design=design_of(study, design))
     se = float(np.sqrt(var))
-    return {"se": se, "df": df, "half_width": float(sps.t.ppf(0.5 + confidence / 2, df)) * se}
+    return MeanError(
+        se=se,
+        df=df,
+        half_width=float(sps.t.ppf(0.5 + confidence / 2, df)) * se,
+        confidence=confidence,
+        method=f"Brennan (2001) D-study error of the grand mean; random: {', '.join(random) or 'none'}; "
+        "t at the Satterthwaite df",
+    )

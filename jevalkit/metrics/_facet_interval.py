@@ -104,6 +104,9 @@ def facet_interval(
     if not facets:
         return no_interval("not estimable: no facet varies")
     within = {f: p for f, p in (nested or {}).items() if f in facets and p in facets}
+    # the values lie in ``bounds`` (scores in [0, 1], or paired differences in [-1, 1]): the
+    # G-study reads them on that scale, and its variances come back in the values' own units
+    width = float(bounds[1] - bounds[0])
     try:
         study = variance_components(
             coded,
@@ -115,15 +118,18 @@ def facet_interval(
             confidence=confidence,
             weights="_weight",
             nested=within,
+            scale=bounds,
         )
     except StatsError as exc:
         return no_interval(f"not estimable: {exc}")
     var, df = study.error_variance([f for f in named if f in facets])
+    var *= width**2
     if not var > 0:
         return no_interval("not estimable: no variance in the counted components")
     se = float(np.sqrt(var))
     counted = [f for f in named if f in facets]
     half, exact = study.half_width(counted, confidence)
+    half *= width
     t_half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
     if exact and np.isclose(half, t_half, rtol=1e-9, atol=0):  # one mean square: the t
         half, kind, how = t_half, "t interval", "ANOVA"

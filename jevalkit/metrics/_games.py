@@ -31,7 +31,7 @@ KEYWORDS = tuple(GameColumns.__annotations__)
 
 
 def games_of(
-    df: pd.DataFrame, **columns: Unpack[GameColumns]
+    df: pd.DataFrame, *, pool: bool = False, **columns: Unpack[GameColumns]
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The scored games, one row each, with the columns ``_case`` (the case's code, sorted),
     ``system_a``, ``system_b`` (as text), ``verdict``, ``score`` (float), ``position`` (missing
@@ -40,7 +40,9 @@ def games_of(
 
     Raises:
         StatsError: an unknown column keyword, or a column is missing; no game has a verdict;
-            two rows are the same game (the same case, systems, position and repeat).
+            two rows are the same game (the same case, systems, position and repeat); the
+            games hold two versions or generation settings of the judge (``pool=True`` pools
+            them on purpose).
     """
     unknown = sorted(set(columns) - set(KEYWORDS))
     if unknown:
@@ -68,6 +70,8 @@ def games_of(
         also=[score],
         kind="any",
         keyword="verdict",
+        pool=pool,
+        apart=False,
     )
     if not p.values.size:
         raise StatsError("no pairwise games with a verdict (kind 'pairwise' rows)")

@@ -14,16 +14,15 @@ from ..contract import (
     estimator,
     finish,
     not_a_statistic,
-    refuse_duplicates,
+    prepare,
     require,
-    scored_mask,
 )
 from ..errors import StatsError
+from ..results import error_share, has_repeats
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
 from ._scores import mean_score, pass_rate
-from .rows import error_share, has_repeats, kept_apart_by
 
 GATE_METRICS = ("mean_score", "pass_rate")
 _METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
@@ -103,6 +102,7 @@ def gate(
     system: str | None = "system",
     max_flip_rate: float = 0.1,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Decide whether each system (and each ``by`` group) clears ``minimum`` on ``metric``, by
     :func:`gate_decision`: ``pass`` only when the 95% interval lies at or above it, ``fail`` when
@@ -114,7 +114,8 @@ def gate(
     instead.
 
     Systems are never pooled, nor a probe's versions or generation settings (``params_hash``;
-    :func:`jevalkit.metrics.rows.kept_apart`): each gets its own decision. A file with three
+    the settings rule of :func:`jevalkit.contract.prepare`; ``pool=True`` pools them on
+    purpose): each gets its own decision. A file with three
     systems gets three decisions (pooled, their
     different pass rates on one case look like verdicts that flip, and the gate called the
     evaluator flaky). ``system=None`` says the rows are one system.
@@ -146,16 +147,30 @@ def gate(
         )
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
-    cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
-    cols = columns_of(kept_apart_by(results, cols))  # a probe's versions and settings: apart
-    table = _METRIC_OF[metric](results, by=cols or None, case=case)
+    given = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
+    table = _METRIC_OF[metric](results, by=given or None, case=case, system=system, pool=pool)
+    # the groups the statistic kept: the system and by columns, then the settings kept apart
+    cols = list(table.columns[: list(table.columns).index("n")])
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):
         # rows that repeat a case and repeat index are duplicates (with system=None: rows of
-        # several systems declared one): refused here, not swallowed with the errors below
-        refuse_duplicates(results, [*cols, *columns_of(case)], "repeat", need_repeat=True)
+        # several systems declared one), and so are rows of a case no repeat column tells
+        # apart: refused here (the input step's rule), not swallowed with the errors below
+        prepare(
+            results,
+            "passed",
+            by=cols or None,
+            case=case,
+            system=system,
+            repeat="repeat",
+            kind="any",
+            need_repeat=True,
+            pool=True,  # the groups above keep the settings apart already
+        )
         try:
-            flips = consistency(results, by=cols or None, case=case, level=None)
+            flips = consistency(
+                results, by=cols or None, case=case, system=system, level=None, pool=pool
+            )
         except StatsError:
             flips = None
     rows = []
@@ -251,7 +266,7 @@ RELEASE_COLUMNS = [
     estimand="non-inferiority of the candidate (drop < max_drop)",
     interval="that of compare",
     data="two_runs",
-    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate"),
+    checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "gate", "settings"),
     call={"max_drop": 0.1, "case": "case_id"},
 )
 def release_gate(
@@ -267,6 +282,7 @@ def release_gate(
     n_resamples: int = 2000,
     seed: int | None = 0,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Non-inferiority of a candidate against a baseline, paired by case: ``pass`` only when the
     upper end of the interval for the drop (baseline - candidate) is below ``max_drop``.
@@ -282,7 +298,9 @@ def release_gate(
     repeats: the estimand is that prompt's pass probability (or score), the two sides' repeats
     compared unpaired as :func:`compare` does, and ``reason`` says so; a probe with cases that
     pairs only one of them is refused. A drop from always passing to always failing exits as
-    ``fail``; verdicts that flip between repeats are still refused (``min_consistency``).
+    ``fail``; verdicts that flip between repeats are still refused (``min_consistency``). A side
+    holding two versions of a probe, or two generation settings (``params_hash``), is refused
+    naming the column (one decision cannot be two runs'); ``pool=True`` pools them on purpose.
 
     Returns:
         One row: ``metric``, ``decision``, ``n_paired``, ``value_baseline``,
@@ -313,6 +331,8 @@ def release_gate(
             )
     frames = [baseline.assign(_side="baseline"), candidate.assign(_side="candidate")]
     both = pd.concat(frames, ignore_index=True)
+    # one decision: a side's two versions or settings are refused, not kept apart
+    prepare(both, _VALUE[metric], case=case, system="_side", kind="any", pool=pool, apart=False)
     row = compare(
         both,
         "baseline",
@@ -324,6 +344,7 @@ def release_gate(
         power=power,
         n_resamples=n_resamples,
         seed=seed,
+        pool=pool,
     ).iloc[0]
     drop, low, high = -row["delta"], -row["ci_high"], -row["ci_low"]
     agreement = np.nan
@@ -331,7 +352,8 @@ def release_gate(
         sides = []
         for frame in frames:
             if has_repeats(frame, case=case, system=None):
-                sides.append(float(consistency(frame, case=case, level=None)["value"].iloc[0]))
+                agree = consistency(frame, case=case, system=None, level=None, pool=pool)
+                sides.append(float(agree["value"].iloc[0]))
         agreement = min(sides) if sides else np.nan
     sd = row["sd_diff"]
     n_needed = sample_size(max_drop, sd**2, power=power) if sd == sd and sd > 0 else None
@@ -342,7 +364,10 @@ def release_gate(
     estimand = "this prompt's pass probability" if metric == "pass_rate" else "this prompt's score"
     size = f"n = {n}"
     if one_prompt:
-        runs = [int(scored_mask(f, [_VALUE[metric]]).sum()) for f in (baseline, candidate)]
+        runs = [
+            prepare(f, _VALUE[metric], kind="any", pool=True).values.size
+            for f in (baseline, candidate)
+        ]
         size = f"{runs[0]} and {runs[1]} repeats"
     base = {
         "metric": metric,

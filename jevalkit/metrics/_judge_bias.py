@@ -56,20 +56,22 @@ LENGTH_COLUMNS = [
     interval="Wilson; paired t for the level shift",
     data="games",
     call={"case": "case_id"},
-    checks=("order", "rename", "method", "one_order"),
+    checks=("order", "rename", "method", "one_order", "settings"),
     calibration="position_bias",
 )
 def position_bias(
     df: pd.DataFrame,
     *,
     confidence: float = 0.95,
+    pool: bool = False,
     **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Does the answer shown first win more often than chance?
 
     The games' columns are keywords (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
     ``score=``, ``position=``, ``repeat=``; :class:`GameColumns`), defaulting to the results
-    columns; a copied game row is refused.
+    columns; a copied game row is refused, and so are games of two versions or generation
+    settings of the judge (``pool=True`` pools them on purpose).
 
     Returns one row: over decisive games (not ties), ``first_wins`` and ``first_win_share`` of the
     answer shown first, with a Wilson interval and the two-sided binomial test against 0.5
@@ -91,7 +93,7 @@ def position_bias(
         >>> int(row["first_wins"]), int(row["n_decisive"]), float(row["swap_consistency"])
         (3, 4, 0.5)
     """
-    games, _ = games_of(df, **columns)
+    games, _ = games_of(df, pool=pool, **columns)
     position = games["position"]
     if position.isna().all():
         raise StatsError(
@@ -226,27 +228,29 @@ def _lengths(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     interval="Wilson; logistic-model Wald interval",
     data="games",
     call={"case": "case_id"},
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "settings"),
     note="needs recorded lengths: the games frame carries them",
 )
 def length_bias(
     df: pd.DataFrame,
     *,
     confidence: float = 0.95,
+    pool: bool = False,
     **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Does the longer answer win more often than chance?
 
     The games' columns are keywords (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
     ``score=``, ``position=``, ``repeat=``; :class:`GameColumns`), defaulting to the results
-    columns; a copied game row is refused.
+    columns; a copied game row is refused, and so are games of two versions or generation
+    settings of the judge (``pool=True`` pools them on purpose).
 
     Returns one row: over decisive games between answers of different lengths, ``longer_wins``
     and ``longer_win_share`` with a Wilson interval and the binomial test against 0.5; and the
     coefficient of the length difference (per 100 characters) in a logistic model of system_a
     winning (statsmodels ``Logit``, ties left out), with its interval and p-value.
     """
-    games, _ = games_of(df, **columns)
+    games, _ = games_of(df, pool=pool, **columns)
     len_a, len_b = _lengths(games)
     score = games["score"].astype(float).to_numpy()
     ok = ~np.isnan(len_a) & ~np.isnan(len_b) & (score != 0.5)
@@ -305,16 +309,20 @@ def _direction(verdict: Any) -> int:
     interval="none (a per-case table)",
     data="games",
     call={"case": "case_id"},
-    checks=("order", "rename"),
+    checks=("order", "rename", "settings"),
     note="a per-case table, no estimate across cases",
 )
 def pairwise_preferences(
     df: pd.DataFrame,
+    *,
+    pool: bool = False,
     **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """One preference per case from its games: the mean of the games' scores (the preference for
     ``system_a``), and ``swap_consistent``: whether the two orders agree after mapping back
-    (same direction: both for a, both for b, or both ties).
+    (same direction: both for a, both for b, or both ties). Games of two versions or
+    generation settings of the judge are refused, naming the column (``pool=True`` pools
+    them on purpose).
 
     Returns:
         One row per (case, system_a, system_b, repeat): the case columns, ``system_a``,
@@ -328,7 +336,7 @@ def pairwise_preferences(
         >>> pairwise_preferences(g, case="case_id")[["preference", "swap_consistent"]].values.tolist()
         [[0.5, False]]
     """
-    games, cases = games_of(df, **columns)
+    games, cases = games_of(df, pool=pool, **columns)
     rows = []
     for key, group in games.groupby(
         ["_case", "system_a", "system_b", "repeat"], sort=True, dropna=False

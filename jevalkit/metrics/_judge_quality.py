@@ -33,8 +33,10 @@ def _judged(
     system: str | None,
     repeat: str | None,
     gold: str,
+    pool: bool,
 ) -> tuple[Prepared, pd.DataFrame]:
-    """The judged rows with gold (the input step), in the order of their identity."""
+    """The judged rows with gold (the input step), in the order of their identity; a judge's
+    versions or settings kept apart (with an ``evaluator``), or refused (without one)."""
     p = prepare(
         df,
         value,
@@ -45,6 +47,8 @@ def _judged(
         also=[gold],
         kind="any",
         keyword=value,
+        pool=pool,
+        apart=evaluator is not None,
     )
     keys = {"_g": p.group}
     if p.system is not None:
@@ -124,7 +128,7 @@ def _probability_frame(frame: pd.DataFrame) -> pd.DataFrame:
     unit="judged row",
     estimand="observed rate per bin of predicted probability",
     interval="none (a calibration table)",
-    checks=("order", "rename", "keys", "duplicates"),
+    checks=("order", "rename", "keys", "duplicates", "settings"),
     adapter=lambda frame: reliability_curve(_probability_frame(frame), case="case_id"),
     note="pinned in tests/metrics/test_judge_quality.py",
 )
@@ -137,9 +141,12 @@ def reliability_curve(
     system: str | None = "system",
     repeat: str | None = "repeat",
     gold: str = "gold",
+    pool: bool = False,
 ) -> pd.DataFrame:
     """For a two-level (probability) judge: per bin of predicted p(top level), the mean prediction,
     the observed share of gold top labels, and n. ``top_label`` defaults to the judge's top level.
+    Two versions or generation settings of the judge are refused, naming the column
+    (``pool=True`` pools them on purpose).
 
     Returns:
         One row per bin with rows: ``bin_low``, ``bin_high``, ``n``, ``predicted``, ``observed``.
@@ -150,7 +157,9 @@ def reliability_curve(
         >>> reliability_curve(df, bins=2, case=None, system=None)[["n", "observed"]].values.tolist()
         [[1.0, 0.0], [1.0, 1.0]]
     """
-    _, ok = _judged(df, "probs", evaluator=None, case=case, system=system, repeat=repeat, gold=gold)
+    _, ok = _judged(
+        df, "probs", evaluator=None, case=case, system=system, repeat=repeat, gold=gold, pool=pool
+    )
     if ok.empty:  # no row with gold: an empty table, not an error
         return _curve(np.zeros(0), np.zeros(0), bins)
     top = top_label or load_judge_prompt(str(ok["probe"].iloc[0])).labels[-1]
@@ -208,7 +217,7 @@ def _rubric_frame(frame: pd.DataFrame) -> pd.DataFrame:
     unit="judged row",
     estimand="a judge's agreement with gold labels",
     interval="BCa bootstrap for the MAE and Brier score; percentile bootstrap for rank correlations",
-    checks=("order", "rename", "keys", "duplicates"),
+    checks=("order", "rename", "keys", "duplicates", "settings"),
     adapter=lambda frame: quality(_rubric_frame(frame), case="case_id"),
     note="pinned to scipy in tests/metrics/test_judge_quality.py",
 )
@@ -222,6 +231,7 @@ def quality(
     gold: str = "gold",
     verdict: str = "verdict",
     level: str = "expected_level",
+    pool: bool = False,
 ) -> pd.DataFrame:
     """One row per evaluator: how well its judgments match gold labels.
 
@@ -238,9 +248,13 @@ def quality(
         case, system, repeat: the judged rows' identity (the data contract; ``None`` where a
             frame has no such column: then rows are taken in the order given).
         gold, verdict, level: the gold label, the judge's verdict and its expected level.
+        pool: pool a judge's prompt versions or generation settings (``params_hash``) on
+            purpose; by default those that differ are kept apart (columns after the
+            ``evaluator`` column, one row each).
 
     Returns:
-        One row per evaluator: the ``evaluator`` column, ``kind``, ``n``, ``n_errors``,
+        One row per evaluator (and version or setting kept apart): the ``evaluator`` column,
+        ``kind``, ``n``, ``n_errors``,
         ``exact_agreement``, ``coverage_min``, ``coverage_median``, then (rubric) ``mae``,
         ``mae_ci_low``, ``mae_ci_high``, ``spearman``, ``spearman_ci_low``,
         ``spearman_ci_high``, ``kendall``, ``kendall_ci_low``, ``kendall_ci_high`` or
@@ -254,12 +268,24 @@ def quality(
         0.3
     """
     p, ok = _judged(
-        df, verdict, evaluator=evaluator, case=case, system=system, repeat=repeat, gold=gold
+        df,
+        verdict,
+        evaluator=evaluator,
+        case=case,
+        system=system,
+        repeat=repeat,
+        gold=gold,
+        pool=pool,
     )
     errors = df["error"].notna() if "error" in df else pd.Series(False, index=df.index)
     rows = []
-    for i, name in enumerate(p.groups[evaluator]):
+    for i, key in enumerate(p.groups.to_dict("records")):
+        name = key[evaluator]
         group = ok[ok["_g"] == i]
+        mine = np.ones(len(df), dtype=bool)
+        for column, value in key.items():
+            same = df[column].isna() if pd.isna(value) else df[column] == value
+            mine &= same.to_numpy(dtype=bool)
         kind = _judge_kind(str(name))
         coverage = (
             pd.to_numeric(group["coverage"], errors="coerce").astype(float).dropna()
@@ -270,10 +296,10 @@ def quality(
             (group[verdict].astype(str) == group[gold].astype(str)).mean() if len(group) else np.nan
         )
         row = {
-            evaluator: name,
+            **key,
             "kind": kind,
             "n": len(group),
-            "n_errors": int(errors[df[evaluator] == name].sum()),
+            "n_errors": int(errors[mine].sum()),
             "exact_agreement": float(agree),
             "coverage_min": float(coverage.min()) if len(coverage) else np.nan,
             "coverage_median": float(coverage.median()) if len(coverage) else np.nan,

@@ -41,7 +41,7 @@ case means; the comparison graph must be connected.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Unpack
 
 import numpy as np
@@ -114,6 +114,36 @@ class Leaderboard(Result):
         return self.board.copy()
 
 
+@dataclass(frozen=True, eq=False)
+class RankSets(Result):
+    """Simultaneous rank intervals (:func:`rank_sets`), in the order of the values given.
+
+    Attributes:
+        rank_low, rank_high: each system's rank interval (1 is the best).
+        better: S x S: whether the row's system is surely better than the column's.
+        critical: the max-statistic's critical value (c).
+    """
+
+    _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
+
+    rank_low: np.ndarray
+    rank_high: np.ndarray
+    better: np.ndarray = field(repr=False)
+    critical: float
+
+    def table(self) -> pd.DataFrame:
+        """One row per system, in the order given: ``rank_low``, ``rank_high``,
+        ``n_surely_better_than`` (how many systems it is surely better than), ``critical``."""
+        return pd.DataFrame(
+            {
+                "rank_low": self.rank_low,
+                "rank_high": self.rank_high,
+                "n_surely_better_than": self.better.sum(axis=1),
+                "critical": self.critical,
+            }
+        )
+
+
 def _sets_of(frame: pd.DataFrame) -> pd.DataFrame:
     """The contract test's adapter: the rank intervals of the systems' case means."""
     matrix = score_matrix(frame, case="case_id")
@@ -121,9 +151,7 @@ def _sets_of(frame: pd.DataFrame) -> pd.DataFrame:
     value = np.nanmean(matrix.scores, axis=1)
     draws = _case_draws(matrix, 200, np.random.default_rng(0))
     sets = rank_sets(value, draws, seen @ seen.T)
-    return pd.DataFrame(
-        {"system": matrix.systems, "rank_low": sets["rank_low"], "rank_high": sets["rank_high"]}
-    )
+    return sets.table().assign(system=matrix.systems)
 
 
 @estimator(
@@ -143,7 +171,7 @@ def rank_sets(
     own_se: np.ndarray | None = None,
     *,
     floor: bool = True,
-) -> dict:
+) -> RankSets:
     """Simultaneous rank intervals from point estimates and joint bootstrap draws (higher is
     better; see the module docstring), with the step-down refinement.
 
@@ -163,16 +191,16 @@ def rank_sets(
             only sets the degrees of freedom.
 
     Returns:
-        ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row surely better than
-        column), ``critical`` (c).
+        A :class:`RankSets`: ``rank_low``, ``rank_high`` (arrays), ``better`` (S x S: row
+        surely better than column), ``critical`` (c); ``.table()``: one row per system.
 
     Example:
         >>> rng = np.random.default_rng(0)
         >>> value = np.array([0.9, 0.5, 0.49])
         >>> draws = value + rng.normal(0, 0.02, (500, 3))
         >>> out = rank_sets(value, draws, np.full((3, 3), 100))
-        >>> out["rank_low"].tolist(), out["rank_high"].tolist()
-        ([1, 2, 2], [1, 3, 3])
+        >>> out.table()[["rank_low", "rank_high"]].values.tolist()
+        [[1, 1], [2, 3], [2, 3]]
     """
     s = len(value)
     diff = value[:, None] - value[None, :]
@@ -230,7 +258,7 @@ def rank_sets(
     better[k, j] = diff[k, j] > 0
     rank_low = 1 + better.sum(axis=0)
     rank_high = s - better.sum(axis=1)
-    return {"rank_low": rank_low, "rank_high": rank_high, "better": better, "critical": critical}
+    return RankSets(rank_low, rank_high, better, critical)
 
 
 def _tie_classes(order: np.ndarray, better: np.ndarray) -> np.ndarray:
@@ -285,7 +313,17 @@ def _paired_se(counts: np.ndarray, d: np.ndarray, both: np.ndarray) -> np.ndarra
     unit="case",
     estimand="mean case score per system; its rank among all systems",
     interval="mean_score's; simultaneous rank intervals (max-t bootstrap over pairs, step-down)",
-    checks=("order", "rename", "method", "scale", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"case": "case_id", "n_resamples": 200},
     note="rank coverage simulated in benchmarks/bench_items.py (99.5% of 200 leaderboards) and benchmarks/bench_rank_sets.py (small tied boards, judges); kind='pairwise' goes through rank (graph checks there)",
 )
@@ -361,7 +399,7 @@ def leaderboard(
             )
         # case= names the games' cases (a frame of games without probe / version columns
         # was told to pass case= by the games' reader, then to drop it here)
-        other = sorted(set(columns) - {"case"})
+        other = sorted(set(columns) - {"case", "pool"})
         if other:
             raise StatsError(
                 "pairwise games name their systems in system_a / system_b (case= names their "
@@ -397,6 +435,7 @@ def leaderboard(
         scale=spec["scale"],
         confidence=confidence,
         bimodality=False,
+        pool=spec["pool"],
     ).set_index("_system")
     summary = summary.loc[names]
     value = summary["value"].to_numpy(float)
@@ -456,11 +495,11 @@ def leaderboard(
 
 
 def _board(table, sets, confidence, n_cases, kind) -> Leaderboard:
-    table["rank_low"] = sets["rank_low"].astype(int)
-    table["rank_high"] = sets["rank_high"].astype(int)
+    table["rank_low"] = sets.rank_low.astype(int)
+    table["rank_high"] = sets.rank_high.astype(int)
     table["could_be_first"] = table["rank_low"] == 1
     order = np.lexsort((table["system"].to_numpy(), -table["value"].to_numpy()))
-    table["tie_class"] = _tie_classes(order, sets["better"])
+    table["tie_class"] = _tie_classes(order, sets.better)
     table["rank"] = (
         table["value"].rank(ascending=False, method="min", na_option="bottom").astype(int)
     )
@@ -472,7 +511,7 @@ def _board(table, sets, confidence, n_cases, kind) -> Leaderboard:
     return Leaderboard(
         board=board,
         signal_to_noise=float(spread / noise) if noise > 0 else float("nan"),
-        critical=float(sets["critical"]),
+        critical=float(sets.critical),
         could_be_first=tuple(board.loc[board["could_be_first"], "system"]),
         n_cases=int(n_cases),
         kind=kind,
@@ -501,11 +540,11 @@ def _pairwise(
     )
     size = len(table)
     better = np.zeros((size, size), dtype=bool)
-    better[np.ix_(finite, finite)] = sets["better"]
+    better[np.ix_(finite, finite)] = sets.better
     rank_low = np.ones(size, dtype=int)
     rank_high = np.full(size, size)
-    rank_low[finite] = sets["rank_low"]
-    rank_high[finite] = sets["rank_high"] + n_out
+    rank_low[finite] = sets.rank_low
+    rank_high[finite] = sets.rank_high + n_out
     out = pd.DataFrame(
         {
             "system": table["system"],
@@ -522,5 +561,5 @@ def _pairwise(
             + (f"; {n_out} system(s) not placed (unbounded strength): every rank" if n_out else ""),
         }
     )
-    sets = {**sets, "rank_low": rank_low, "rank_high": rank_high, "better": better}
+    sets = RankSets(rank_low, rank_high, better, sets.critical)
     return _board(out, sets, confidence, ranking.n_cases, "pairwise")

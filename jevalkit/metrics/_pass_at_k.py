@@ -31,7 +31,6 @@ import pandas as pd
 from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, prepare
 from ..errors import StatsError
 from ..stats import bootstrap_ci, wilson_ci
-from .rows import kept_apart_by
 
 KINDS = ("pass@k", "pass^k")
 
@@ -60,6 +59,7 @@ def _estimate(
     by: CaseSpec,
     passed: str,
     case: CaseSpec,
+    system: str | None,
     repeat: str | None,
     confidence: float,
     n_resamples: int,
@@ -68,7 +68,6 @@ def _estimate(
 ) -> pd.DataFrame:
     if kind not in KINDS:
         raise StatsError(f"kind must be one of {KINDS}, got {kind!r}")
-    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
     case_cols = columns_of(case)
     if not case_cols:
         raise StatsError(f"{kind} needs cases with repeats: pass case='<column>'")
@@ -77,17 +76,18 @@ def _estimate(
         passed,
         by=by,
         case=case,
-        system="system" if "system" in getattr(data, "columns", ()) else None,
+        system=system,
         repeat=repeat,
         kind="verdict",
         keyword="passed",
         need_repeat=True,
+        pool=pool,
     )
-    by_cols = columns_of(by)
-    if "system" in p.frame.columns and "system" not in by_cols and p.frame["system"].nunique() > 1:
+    by_cols = p.by
+    if system is not None and system not in by_cols and p.frame[system].nunique() > 1:
         raise StatsError(
             f"{kind} counts the repeats of a case, and these rows hold "
-            f"{p.frame['system'].nunique()} systems: pass by='system' (one estimate each)"
+            f"{p.frame[system].nunique()} systems: pass by={system!r} (one estimate each)"
         )
     frame = p.frame[[*dict.fromkeys([*by_cols, *case_cols])]].copy()
     frame["_pass"] = p.values
@@ -102,10 +102,16 @@ def _estimate(
     short = n < max(ks)
     if short.any():
         first = counts.loc[short, case_cols].iloc[0].to_dict()
+        apart = (
+            f" within each {'/'.join(p.apart)} kept apart (two versions or settings are not "
+            "repeats of a case; pool=True pools them)"
+            if p.apart
+            else ""
+        )
         raise StatsError(
-            f"{int(short.sum())} case(s) have fewer than k = {max(ks)} scored repeats (e.g. "
-            f"{first}: {int(n[short][0])}); {kind} from n repeats needs n >= k: run more repeats "
-            "or lower k"
+            f"{int(short.sum())} case(s) have fewer than k = {max(ks)} scored repeats{apart} "
+            f"(e.g. {first}: {int(n[short][0])}); {kind} from n repeats needs n >= k: run more "
+            "repeats or lower k"
         )
     keys = counts[by_cols] if by_cols else pd.DataFrame(index=range(len(counts)))
     group = (
@@ -191,7 +197,16 @@ def _interval(
     interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
     "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, no spread, or 0/1 "
     "per-case estimates (k = n)",
-    checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
+    checks=(
+        "order",
+        "rename",
+        "scale",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "method",
+        "settings",
+    ),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
 )
@@ -202,6 +217,7 @@ def pass_at_k(
     by: CaseSpec = None,
     passed: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     repeat: str | None = "repeat",
     confidence: float = 0.95,
     n_resamples: int = 2000,
@@ -215,10 +231,11 @@ def pass_at_k(
     Returns:
         One row per group and k: the ``by`` columns, ``k``, ``n`` (cases), ``n_missing``
         (rows with an error or no verdict), ``value``, ``se``, ``ci_low``, ``ci_high``,
-        ``method``, ``n_repeats_min`` (the fewest scored repeats of a case). A probe's
-        versions and generation settings (``params_hash``) that differ within a group are kept
-        apart as extra grouping columns (two settings' rows are not repeats of one case);
-        ``pool=True`` pools them on purpose.
+        ``method``, ``n_repeats_min`` (the fewest scored repeats of a case). ``system`` names
+        each row's system (rows of several systems need ``by`` naming it; ``None``: one
+        system). A probe's versions and generation settings (``params_hash``) that differ
+        within a group of one system are kept apart as extra grouping columns (two settings'
+        rows are not repeats of one case); ``pool=True`` pools them on purpose.
 
     Raises:
         StatsError: a case with fewer than k scored repeats; verdicts that are not 0/1.
@@ -226,7 +243,7 @@ def pass_at_k(
     Example:
         >>> df = pd.DataFrame({"case_id": list("aaabbb"), "repeat": [0, 1, 2] * 2,
         ...                    "passed": [True, False, False, False, False, False]})
-        >>> pass_at_k(df, [1, 2], case="case_id")[["k", "value"]].round(4).values.tolist()
+        >>> pass_at_k(df, [1, 2], case="case_id", system=None)[["k", "value"]].round(4).values.tolist()
         [[1.0, 0.1667], [2.0, 0.3333]]
     """
     return _estimate(
@@ -236,6 +253,7 @@ def pass_at_k(
         by=by,
         passed=passed,
         case=case,
+        system=system,
         repeat=repeat,
         confidence=confidence,
         n_resamples=n_resamples,
@@ -250,7 +268,16 @@ def pass_at_k(
     interval="BCa bootstrap over cases of the unbiased per-case estimates; Wilson at the number "
     "of cases with fewer than 20 cases, a mean within 0.15 of 0 or 1, no spread, or 0/1 "
     "per-case estimates (k = n)",
-    checks=("order", "rename", "scale", "duplicates", "one_case", "no_spread", "method"),
+    checks=(
+        "order",
+        "rename",
+        "scale",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "method",
+        "settings",
+    ),
     call={"k": 2, "case": "case_id", "by": "system"},
     calibration="pass_at_k",
 )
@@ -261,6 +288,7 @@ def pass_hat_k(
     by: CaseSpec = None,
     passed: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     repeat: str | None = "repeat",
     confidence: float = 0.95,
     n_resamples: int = 2000,
@@ -274,7 +302,7 @@ def pass_hat_k(
     Example:
         >>> df = pd.DataFrame({"case_id": list("aaabbb"), "repeat": [0, 1, 2] * 2,
         ...                    "passed": [True, True, False, True, True, True]})
-        >>> pass_hat_k(df, case="case_id")[["k", "value"]].round(4).values.tolist()
+        >>> pass_hat_k(df, case="case_id", system=None)[["k", "value"]].round(4).values.tolist()
         [[1.0, 0.8333], [2.0, 0.6667], [3.0, 0.5]]
     """
     return _estimate(
@@ -284,6 +312,7 @@ def pass_hat_k(
         by=by,
         passed=passed,
         case=case,
+        system=system,
         repeat=repeat,
         confidence=confidence,
         n_resamples=n_resamples,

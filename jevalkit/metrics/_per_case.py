@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..contract import (
-    CASE_COLUMNS,
-    CaseSpec,
-    columns_of,
-    estimator,
-    finish,
-    prepare,
-    require,
-    scored_mask,
-)
+from ..contract import CASE_COLUMNS, CaseSpec, columns_of, estimator, finish, prepare, require
 from ..errors import StatsError
 
 COLUMNS = [
@@ -29,7 +20,7 @@ COLUMNS = [
     unit="case",
     estimand="each case's pass rate and mean score over its repeats",
     interval="none (a per-case description)",
-    checks=("order", "rename", "scale", "duplicates"),
+    checks=("order", "rename", "scale", "duplicates", "settings"),
     call={"by": "system", "case": "case_id"},
     note="describes cases, estimates nothing across them",
 )
@@ -40,12 +31,17 @@ def per_case(
     case: CaseSpec = CASE_COLUMNS,
     passed: str = "passed",
     score: str = "score",
+    system: str | None = "system",
     repeat: str | None = "repeat",
+    pool: bool = False,
 ) -> pd.DataFrame:
     """One row per ``by`` group and case: its repeats summarised, worst first.
 
     This describes each case; it is not an estimate for the probe (use :func:`pass_rate`, whose
     interval is clustered by case). A case with only errors has ``n`` 0 and NaN rates.
+    ``system`` names each row's system (``None``: one system); a system's probe versions and
+    generation settings (``params_hash``) that differ within a ``by`` group are kept apart as
+    grouping columns after the ``by`` columns (``pool=True`` pools them).
 
     Returns:
         The ``by`` and ``case`` columns, then ``n`` (scored rows), ``n_missing`` (rows with an
@@ -60,15 +56,25 @@ def per_case(
         >>> per_case(df)[["case_id", "n", "passed", "pass_rate"]].values.tolist()
         [['b', 2, 1, 0.5], ['a', 2, 2, 1.0]]
     """
-    keys = [*columns_of(by), *columns_of(case)]
     if not columns_of(case):
         raise StatsError("per_case needs cases: pass case='<column>'")
     require(df, score, "score", "the score")
-    prepare(df, passed, by=by, case=case, repeat=repeat, kind="verdict", keyword="passed")
+    p = prepare(
+        df,
+        passed,
+        by=by,
+        case=case,
+        system=system,
+        repeat=repeat,
+        kind="verdict",
+        keyword="passed",
+        pool=pool,
+    )
+    keys = list(dict.fromkeys([*p.by, *columns_of(case)]))
     work = df[keys].copy()
     for column in keys:
         work[column] = work[column].astype(object).where(work[column].notna(), None)
-    ok = scored_mask(df, [passed])
+    ok = p.scored
     work["_ok"] = ok.astype(int)
     work["_missing"] = (~ok).astype(int)
     work["_passed"] = df[passed].where(ok, False).astype(bool).astype(int).to_numpy()

@@ -63,11 +63,15 @@ ESTIMANDS = {
 
 
 def _games(
-    df: pd.DataFrame, strong_weight: float, estimand: str, columns: Mapping[str, object]
+    df: pd.DataFrame,
+    strong_weight: float,
+    estimand: str,
+    columns: Mapping[str, object],
+    pool: bool,
 ) -> pd.DataFrame:
     if estimand not in ESTIMANDS:
         raise StatsError(f"estimand must be one of {sorted(ESTIMANDS)}, got {estimand!r}")
-    games, _ = games_of(df, **columns)
+    games, _ = games_of(df, pool=pool, **columns)
     verdict = games["verdict"].astype(str).str.lower()
     unknown = ~verdict.isin(list(OUTCOMES))
     if unknown.any():
@@ -213,7 +217,7 @@ def _ranking(table, draws, n_cases, coefficients, anchor) -> Ranking:
     estimand="Bradley-Terry strengths (verdicts counted, or preference strength)",
     interval="percentile bootstrap over cases",
     data="games",
-    checks=("order", "rename", "method", "graph"),
+    checks=("order", "rename", "method", "graph", "settings"),
     call={"anchor": "A", "n_resamples": 200, "case": "case_id"},
     calibration="rank",
 )
@@ -228,6 +232,7 @@ def rank(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
+    pool: bool = False,
     **columns: Unpack[GameColumns],
 ) -> Ranking:
     """Bradley-Terry ratings of the systems in pairwise games, with bootstrap intervals.
@@ -244,6 +249,8 @@ def rank(
             names it.
         resample: ``cases`` (all games of a case together; the honest default) or ``games``.
         n_resamples, confidence, seed: of the percentile bootstrap.
+        pool: pool the judge's prompt versions or generation settings on purpose (by default
+            games of two are refused, naming the column).
         columns: the games' columns (``case=``, ``system_a=``, ``system_b=``, ``verdict=``,
             ``score=``, ``position=``, ``repeat=``; the data contract): a copied game is refused.
 
@@ -269,7 +276,7 @@ def rank(
     """
     if resample not in ("cases", "games"):
         raise StatsError(f"resample must be 'cases' or 'games', got {resample!r}")
-    games = _games(df, strong_weight, estimand, columns)
+    games = _games(df, strong_weight, estimand, columns, pool)
     games = games.assign(
         system_a=games["system_a"].astype(str), system_b=games["system_b"].astype(str)
     )
@@ -477,7 +484,7 @@ BASELINE_COLUMNS = [
     estimand="win rate against the baseline (verdicts or preference)",
     interval="t with a case-clustered SE (or percentile bootstrap); Wilson floor",
     data="games",
-    checks=("order", "rename", "method", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "one_case", "no_spread", "settings"),
     call={"baseline": "A", "n_resamples": 500, "case": "case_id"},
     calibration="baseline_win_rates",
 )
@@ -490,6 +497,7 @@ def baseline_win_rates(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     seed: int | None = 0,
+    pool: bool = False,
     **columns: Unpack[GameColumns],
 ) -> pd.DataFrame:
     """Every system's win rate against one baseline in pairwise games, with an interval that
@@ -503,7 +511,8 @@ def baseline_win_rates(
     ``interval="bootstrap"``: the percentile bootstrap over cases (``n_resamples``, ``seed``),
     which covered 92.0% at 30 cases in ``benchmarks/calibration.py`` (the t interval 93.3%).
     A system met on one case only gets no interval (one case cannot show how cases vary); when every case gives the same share, the interval is the Wilson floor over cases
-    (:func:`jevalkit.stats.no_spread_ci`), never a point.
+    (:func:`jevalkit.stats.no_spread_ci`), never a point. Games of two versions or generation
+    settings of the judge are refused, naming the column (``pool=True`` pools them).
 
     Example:
         >>> from jevalkit import io
@@ -514,7 +523,7 @@ def baseline_win_rates(
     """
     if interval not in ("t", "bootstrap"):
         raise StatsError(f"interval must be 't' or 'bootstrap', got {interval!r}")
-    games = _games(df, 1.0, estimand, columns)
+    games = _games(df, 1.0, estimand, columns, pool)
     a, b = games["system_a"].astype(str), games["system_b"].astype(str)
     involved = (a == baseline) | (b == baseline)
     if not involved.any():

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..contract import columns_of, group_codes, scored_mask
+from ..contract import columns_of, group_codes, prepare
 from ..errors import StatsError
 from ._facet_interval import CASE_FACET, other_facets
 
@@ -38,12 +38,13 @@ def facet_draws(
     facets = other_facets(generalize, case, df)
     case_cols = columns_of(case)
     with_case = any(g == CASE_FACET or g in case_cols for g in generalize)
-    rows = df.loc[scored_mask(df, [score, *facets])]
-    values = rows[score].to_numpy(float)
-    if scale is not None:
-        low, high = (float(x) for x in scale)
-        values = (values - low) / (high - low)
-    names = rows[system].astype(str).to_numpy()
+    # the score matrix read these rows already (settings, duplicates): here only the scored
+    # rows with every facet, their scores on [0, 1]
+    p = prepare(
+        df, score, case=case, system=system, also=facets, kind="score", scale=scale, pool=True
+    )
+    rows, values = p.frame, p.values
+    names = p.system
     index = {s: i for i, s in enumerate(systems)}
     sys_code = np.array([index.get(s, -1) for s in names])
     case_code, _ = group_codes(rows, case_cols)

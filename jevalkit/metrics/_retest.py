@@ -26,7 +26,7 @@ COLUMNS = [
     unit="case",
     estimand="ICC of a judge's repeated judgments (absolute agreement, consistency)",
     interval="none (point coefficients)",
-    checks=("order", "rename", "method", "keys", "duplicates", "one_case"),
+    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "settings"),
     call={"case": "case_id"},
     note="pinned to pingouin.intraclass_corr in tests/metrics/test_facets.py",
 )
@@ -37,6 +37,8 @@ def judge_retest(
     case: CaseSpec = CASE_COLUMNS,
     system: str | None = "system",
     occasion: str = "repeat",
+    scale: tuple[float, float] | None = None,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Test-retest agreement of a judge: the same judgments requested again (another day, seed
     or sample; ``occasion`` numbers them) on the same cases (cases missing an occasion are
@@ -52,6 +54,10 @@ def judge_retest(
         system: the column telling systems apart (their rows of a case and occasion are not
             copies); ``None``: the rows are one system.
         occasion: the column numbering the requests of one judgment.
+        scale: ``(low, high)`` of raw grades (normalised to [0, 1]; the coefficients do not
+            depend on it); without it, scores outside [0, 1] are refused.
+        pool: pool a probe's versions or generation settings on purpose; by default rows of
+            two versions or settings of one system are refused, naming the column.
 
     Returns:
         One row per coefficient: ``coefficient``, ``judgments`` (k), ``value``,
@@ -68,7 +74,18 @@ def judge_retest(
         0.9631
     """
     require(data, occasion, "occasion", "which request of the same judgment a row is")
-    p = prepare(data, score, case=case, system=system, repeat=occasion, keyword="score")
+    p = prepare(
+        data,
+        score,
+        case=case,
+        system=system,
+        repeat=occasion,
+        kind="score",
+        scale=scale,
+        keyword="score",
+        pool=pool,
+        apart=False,
+    )
     if p.unit != "case":
         raise StatsError("test-retest needs cases: pass case='<column>'")
     frame = pd.DataFrame({CASE_FACET: p.case, occasion: group_codes(p.frame, [occasion])[0]})

@@ -16,7 +16,6 @@ from ..errors import StatsError
 from ..stats import bimodality_groups, bootstrap_ci
 from ._facet_interval import FACET_COLUMNS, other_facets, with_facets
 from ._proportion import CLUSTERED, NO_SPREAD, ONE_CASE, clustered_wilson, share_method
-from .rows import kept_apart_by
 
 HISTOGRAM_BINS = np.linspace(0.0, 1.0, 11)
 MEAN_COLUMNS = [
@@ -71,15 +70,20 @@ def _units(p: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return values[order], groups[order], n_cases, one_case
 
 
-def _system_column(data: object) -> str | None:
-    return "system" if isinstance(data, pd.DataFrame) and "system" in data.columns else None
-
-
 @estimator(
     unit="case",
     estimand="mean of case means (repeats averaged within a case)",
     interval="t over cases; Wilson floor without spread",
-    checks=("order", "rename", "method", "scale", "one_case", "no_spread", "duplicates"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "one_case",
+        "no_spread",
+        "duplicates",
+        "settings",
+    ),
     call={"by": "system", "case": "case_id"},
     calibration="mean_score",
 )
@@ -89,6 +93,7 @@ def mean_score(
     by: CaseSpec = None,
     score: str = "score",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     scale: tuple[float, float] | None = None,
     confidence: float = 0.95,
     bimodality: bool = True,
@@ -108,6 +113,9 @@ def mean_score(
         score: the score column.
         case: the column(s) naming a case (default: probe, version, case id); ``None`` makes
             every row its own case.
+        system: the column naming each row's system (two systems' rows of a case are not
+            copies, and a system's versions and settings are kept apart); ``None``: the rows
+            are one system.
         scale: ``(low, high)`` of raw grades, normalised as (g - low) / (high - low); without it,
             scores outside [0, 1] are an error naming the range found.
         confidence: of the interval.
@@ -119,9 +127,10 @@ def mean_score(
         nested: generalised facet -> its parent, e.g. ``{"variant": "case"}`` when each case
             has its own paraphrases (unequal numbers per case: their harmonic mean).
         pool: pool a probe's versions and generation settings (``params_hash``) on purpose;
-            by default those that differ within a ``by`` group join the grouping as columns
-            after the ``by`` columns (:func:`jevalkit.metrics.rows.kept_apart`), as
-            :func:`summarize` does: two settings' rows of a case are not its repeats.
+            by default those that differ within a ``by`` group of one system join the
+            grouping as columns after the ``by`` columns (the settings rule of
+            :func:`jevalkit.contract.prepare`): two settings' rows of a case are not its
+            repeats.
 
     Returns:
         Columns: the ``by`` columns, ``n`` (units), ``unit``, ``n_cases``, ``n_samples`` (scored
@@ -167,7 +176,6 @@ def mean_score(
         >>> round(float(row["ci_low"]), 3), row["method"]
         (0.566, 'Wilson interval over values: 0/1 scores')
     """
-    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
     p = prepare(
         data,
         score,
@@ -178,7 +186,8 @@ def mean_score(
         scale=scale,
         keyword="score",
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
-        system=_system_column(data),  # two systems' rows of a case are not copies
+        system=system,
+        pool=pool,
     )
     raw = p.raw
     units, unit_group, n_cases, one_case = _units(p)
@@ -323,7 +332,7 @@ def _bimodality(
     unit="case",
     estimand="share of passing runs",
     interval="Wilson, case-clustered by design effect",
-    checks=("order", "rename", "method", "scale", "no_spread", "duplicates"),
+    checks=("order", "rename", "method", "scale", "no_spread", "duplicates", "settings"),
     call={"by": "system", "case": "case_id"},
     calibration="pass_rate",
     note="one case: the Wilson interval over its repeats, said in method",
@@ -334,6 +343,7 @@ def pass_rate(
     by: CaseSpec = None,
     passed: str = "passed",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     confidence: float = 0.95,
     generalize: Sequence[str] | None = None,
     nested: Mapping[str, str] | None = None,
@@ -344,9 +354,10 @@ def pass_rate(
     ``generalize`` (facet columns, e.g. ``["case", "variant"]``) adds the interval that counts
     each as a random facet (``se_facets``, ``ci_low_facets``, ``ci_high_facets``,
     ``method_facets``; as in :func:`mean_score`, of the mean of the rows); ``nested`` maps a
-    generalised facet to its parent (``{"variant": "case"}``). A probe's versions and
-    generation settings (``params_hash``) that differ within a ``by`` group are kept apart as
-    extra grouping columns, as in :func:`mean_score`; ``pool=True`` pools them on purpose.
+    generalised facet to its parent (``{"variant": "case"}``). ``system`` names each row's
+    system (``None``: the rows are one system); a probe's versions and generation settings
+    (``params_hash``) that differ within a ``by`` group of one system are kept apart as extra
+    grouping columns, as in :func:`mean_score`; ``pool=True`` pools them on purpose.
 
     Clustered: the Wilson interval is computed at the effective sample size N / deff, where the
     design effect deff = (clustered SE / iid SE)^2, the clustered variance the cluster-robust
@@ -369,7 +380,6 @@ def pass_rate(
         >>> pass_rate([True, True, False, True])[["n", "passed", "value"]].to_dict("records")
         [{'n': 4, 'passed': 3, 'value': 0.75}]
     """
-    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
     p = prepare(
         data,
         passed,
@@ -379,7 +389,8 @@ def pass_rate(
         kind="verdict",
         keyword="passed",
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
-        system=_system_column(data),  # two systems' rows of a case are not copies
+        system=system,
+        pool=pool,
     )
     g = len(p.groups)
     share = clustered_wilson(p.values, p.group, p.case, g, confidence=confidence)
@@ -412,7 +423,7 @@ def pass_rate(
     unit="case",
     estimand="mean |prediction - gold| over cases",
     interval="BCa bootstrap over cases; none without spread",
-    checks=("order", "rename", "method", "one_case", "no_spread"),
+    checks=("order", "rename", "method", "one_case", "no_spread", "settings"),
     call={"by": "system", "case": "case_id"},
     calibration="mean_absolute_error",
 )
@@ -424,14 +435,19 @@ def mean_absolute_error(
     level: str = "expected_level",
     gold: str = "gold",
     case: CaseSpec = CASE_COLUMNS,
+    system: str | None = "system",
     confidence: float = 0.95,
     seed: int | None = 0,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Mean ``|predicted - gold|`` with a BCa bootstrap interval over cases.
 
     Give two arrays (predictions, then their gold values), or a DataFrame with the ``level``
     (the predicted value, default the judge's expected level) and ``gold`` columns (rows without
     gold or prediction are not scored, and counted). Repeats of a case are averaged first.
+    ``system`` names each row's system (``None``: one system); a probe's versions and
+    generation settings that differ within a ``by`` group of one system are kept apart as
+    extra grouping columns (``pool=True`` pools them).
 
     Returns:
         Columns: the ``by`` columns, ``n``, ``n_missing``, ``value``, ``ci_low``, ``ci_high``,
@@ -448,7 +464,7 @@ def mean_absolute_error(
         if x.shape != y.shape:
             raise StatsError(f"{x.size} predictions for {y.size} gold values; give one each")
         frame = pd.DataFrame({"_ae": np.abs(x - y), "_case": np.arange(x.size)})
-        by, case = None, "_case"
+        by, case, system = None, "_case", None
     else:
         frame = data.copy()
         require(frame, level, "level", "the predicted values")
@@ -457,7 +473,7 @@ def mean_absolute_error(
         if (frame[gold].notna() & gold_values.isna()).any():
             raise StatsError(f"column {gold!r} holds labels that are not numbers")
         frame["_ae"] = (pd.to_numeric(frame[level], errors="coerce") - gold_values).abs()
-    p = prepare(frame, "_ae", by=by, case=case, keyword="level")
+    p = prepare(frame, "_ae", by=by, case=case, system=system, keyword="level", pool=pool)
     units, unit_group, _, one_case = _units(p)
 
     def compute(i: int) -> dict:

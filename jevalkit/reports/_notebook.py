@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir, runs_dir
-from ..contract import table_html
 from ..io import read_source
+from ..results import table_html
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
 
@@ -74,7 +74,7 @@ def shown_text(text: object, limit: int = 1200) -> str:
 
 
 def tidy_tables() -> None:
-    """Show every DataFrame of this kernel with :func:`jevalkit.contract.table_html` (a report
+    """Show every DataFrame of this kernel with :func:`jevalkit.results.table_html` (a report
     is read, not debugged: 4 significant digits, no index of 0, 1, 2, methods as footnotes).
     Outside IPython it does nothing.
 

@@ -147,7 +147,8 @@ def _variant_results(runs: pd.DataFrame) -> list[str]:
     if runs["variant"].isna().all():
         return []
     rates = pass_rate(runs[runs["variant"].notna()], by=["system", "variant"])
-    shown = rates[["system", "variant", "n", "n_cases", "value", "ci_low", "ci_high"]]
+    keys = list(rates.columns[: list(rates.columns).index("n")])  # with settings kept apart
+    shown = rates[[*keys, "n", "n_cases", "value", "ci_low", "ci_high"]]
     return ["<h3>By prompt variant</h3>", _table(shown.rename(columns={"value": "pass rate"}))]
 
 
@@ -173,10 +174,13 @@ def _case_results(runs: pd.DataFrame, shown: int = 15) -> list[str]:
     if runs["case_id"].isna().all():
         return []
     table = per_case(runs, by="system")
+    # a version or setting kept apart is shown beside the system (its cases are other cases)
+    apart = [c for c in ("version", "params_hash") if c in table and table[c].nunique() > 1]
+    columns = ["system", *apart, "case_id", "n", "n_missing", "passed", "pass_rate"]
     return [
         f"<h3>Per case, worst first</h3><p>{table['case_id'].nunique()} cases; the "
         f"{min(shown, len(table))} with the lowest pass rate over their repeats.</p>",
-        _table(table[["system", "case_id", "n", "n_missing", "passed", "pass_rate"]].head(shown)),
+        _table(table[columns].head(shown)),
     ]
 
 

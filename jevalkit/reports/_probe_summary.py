@@ -8,10 +8,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from ..errors import StatsError
 from ..metrics import consistency, pass_rate
-from ..metrics.rows import has_repeats
+from ..results import has_repeats
 from ._notebook import escape_markdown
 
 
@@ -43,16 +45,20 @@ def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
         >>> headline(df)[0]["pass_rate"], headline(df)[0]["n"]
         (0.5, 2)
     """
-    rates = pass_rate(results, by="system").set_index("system")
-    agree = (
-        consistency(results, by="system", level=None).set_index("system")
-        if has_repeats(results)
-        else None
-    )
+    rates = pass_rate(results, by="system")
+    # the system, then a probe's versions or settings the statistic kept apart (never pooled)
+    keys = list(rates.columns[: list(rates.columns).index("n")])
+    agree = None
+    if has_repeats(results):
+        try:
+            agree = consistency(results, by="system", level=None).set_index(keys)
+        except StatsError:  # no case ran twice within a version or setting: no agreement
+            agree = None
     out = []
-    for system, row in rates.iterrows():
+    for _, row in rates.iterrows():
+        key = tuple(_plain(row[k]) for k in keys)
         item = {
-            "system": system,
+            **dict(zip(keys, key, strict=True)),
             "n": int(row["n"]),
             "passed": int(row["passed"]),
             "errors": int(row["n_missing"]),
@@ -61,11 +67,17 @@ def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
             "ci_high": float(row["ci_high"]),
             "ci_method": row["method"],
         }
-        if agree is not None and system in agree.index:
-            item["verdict_agreement"] = float(agree.loc[system, "value"])
-            item["flip_rate"] = float(agree.loc[system, "flip_rate"])
+        at = key if len(keys) > 1 else key[0]
+        if agree is not None and at in agree.index:
+            item["verdict_agreement"] = float(agree.loc[at, "value"])
+            item["flip_rate"] = float(agree.loc[at, "flip_rate"])
         out.append(item)
     return out
+
+
+def _plain(value: Any) -> Any:
+    """A table's key as JSON takes it (numpy's scalars as Python's)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 FAILED_CHECK_COLUMNS = ["system", "check", "text", "failed", "judged"]

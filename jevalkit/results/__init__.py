@@ -6,10 +6,13 @@ One row per key (:data:`KEY_COLUMNS`), the columns defined once (:class:`ResultR
 :func:`iter_rows`); durable writing (:class:`ResultsWriter` appends from many tasks,
 :func:`write_rows` rewrites atomically) under one writer's lock (:func:`locked`); the part files of
 a sharded run, each with its run's configuration (:class:`RunConfig`), and their checked merge
-(:func:`merge_parts`); and :func:`system_of`, the system a
-row belongs to. The runner writes through this package; io, metrics, labels, items, reports and
-widgets read through it and never import the runner. It imports nothing of jevalkit but
-``errors`` and ``datafiles``.
+(:func:`merge_parts`); :func:`system_of`, the system a row belongs to; facts about rows
+(:func:`scored`, :func:`truncated`, :func:`error_summary`, :func:`error_share`,
+:func:`has_repeats`, :func:`combine_runs`); and results objects (:class:`Result`, the base of
+every answer that is more than a table, and :class:`RowsResult`, rows with facts beside them,
+read as a results frame wherever one is taken: :func:`rows_of`). The runner writes through this
+package; io, metrics, labels, items, reports and widgets read through it and never import the
+runner. It imports nothing of jevalkit but ``errors`` and ``datafiles``.
 
 Example:
     >>> from jevalkit.results import COLUMNS
@@ -18,12 +21,12 @@ Example:
 """
 
 from ._columns import (
+    CASE_COLUMNS,
     COLUMNS,
     DTYPES,
     KEY_COLUMNS,
     ResultRow,
     key_hash,
-    key_order,
     key_text,
     params_hash,
     row_key,
@@ -44,30 +47,45 @@ from ._design import (
     replay,
     weighted_rows,
 )
+from ._facts import (
+    CombinedRuns,
+    ErrorShare,
+    combine_runs,
+    error_share,
+    error_summary,
+    has_repeats,
+    scored,
+    truncated,
+)
 from ._frame import read_results, results_frame, rows_frame, system_of
-from ._json import finite, json_ready, json_row
+from ._json import finite, json_ready
 from ._lock import locked
-from ._merge import MERGE_COLUMNS, merge_parts, merge_rows
+from ._merge import merge_parts, merge_rows
 from ._parts import PartsReader, part_files, part_path, parts_dir
 from ._path import check_results_path
-from ._read import LatestRows, iter_lines, iter_rows, latest_rows, torn_bytes
+from ._read import iter_rows, latest_rows
+from ._result import Result, RowsResult, rows_of
+from ._table_html import table_html
 from ._validate import validate_row
 from ._write import ResultsWriter, repair_torn_tail, rewrite_without, write_rows
 
 __all__ = [
     "CANDIDATE_COLUMNS",
+    "CASE_COLUMNS",
     "COLUMNS",
     "DTYPES",
     "KEY_COLUMNS",
-    "MERGE_COLUMNS",
     "ROW_POSITION",
     "Arm",
+    "CombinedRuns",
     "Design",
-    "LatestRows",
+    "ErrorShare",
     "PartsReader",
     "Replayed",
+    "Result",
     "ResultRow",
     "ResultsWriter",
+    "RowsResult",
     "RunConfig",
     "Stop",
     "Wave",
@@ -75,15 +93,16 @@ __all__ = [
     "check_one_run",
     "check_results_path",
     "check_wave",
+    "combine_runs",
     "config_path",
     "design_names",
+    "error_share",
+    "error_summary",
     "finite",
-    "iter_lines",
+    "has_repeats",
     "iter_rows",
     "json_ready",
-    "json_row",
     "key_hash",
-    "key_order",
     "key_text",
     "latest_rows",
     "locked",
@@ -100,9 +119,12 @@ __all__ = [
     "rewrite_without",
     "row_key",
     "rows_frame",
+    "rows_of",
+    "scored",
     "shard_of",
     "system_of",
-    "torn_bytes",
+    "table_html",
+    "truncated",
     "validate_row",
     "weighted_rows",
     "write_rows",

@@ -160,10 +160,11 @@ class ResultRow:
 
 
 COLUMNS: list[str] = [f.name for f in dataclasses.fields(ResultRow)]
+# what names a case: its probe, the probe's version and the case id (the key's first part, and
+# every statistic's default ``case=``)
+CASE_COLUMNS = ("probe", "version", "case_id")
 KEY_COLUMNS = (
-    "probe",
-    "version",
-    "case_id",
+    *CASE_COLUMNS,
     "variant",
     "model",
     "params_hash",

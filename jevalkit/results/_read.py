@@ -166,9 +166,9 @@ def lines_in(
 class LatestRows:
     """The rows of a results file by key (:func:`latest_rows`). Unpacks as
     ``rows, replaced = latest_rows(path)``; it has no length and no index (a tuple's would
-    count or pick its two fields, not the rows): the rows are ``.rows``. (The results layer
-    imports nothing above it, so this is not a :class:`jevalkit.contract.Result`; it behaves
-    as one that replaced a tuple.)
+    count or pick its two fields, not the rows): the rows are ``.rows``. (It is no
+    :class:`jevalkit.results.Result`, whose unpacking fields give it a length; it behaves as
+    one that replaced a tuple and refuses a length.)
 
     Attributes:
         rows: the valid rows by key, the later row of a key winning.

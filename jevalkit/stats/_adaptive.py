@@ -370,6 +370,8 @@ def case_score(rows: list[dict], metric: str) -> float:
     data="arrays",
     note="a design's outcome from its own sweeps (not a frame statistic); its interval is "
     "SweepSequence's, whose checks run on frames; calibrated by benchmarks/bench_adaptive.py",
+    unchecked="it reads a SweepSequence a design fed, not a frame: the frame checks run on "
+    "SweepSequence itself, and tests/contract/test_designs.py replays the design",
 )
 def adaptive_estimate(
     seq: SweepSequence,

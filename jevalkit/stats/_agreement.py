@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from statsmodels.stats import inter_rater
 
-from ..contract import check_key_types, estimator, scored_mask
+from ..contract import estimator, prepare, require
 from ..errors import StatsError
 
 Measurement = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -52,6 +52,7 @@ def krippendorff_alpha(
     unit: str | None = None,
     rater: str | None = None,
     value: str | None = None,
+    pool: bool = False,
 ) -> float:
     """Krippendorff's alpha; NaN (or a missing pair) marks a missing rating.
 
@@ -60,8 +61,10 @@ def krippendorff_alpha(
     ``"units x raters"``): a matrix cannot say which axis is which, and the transposed reading
     gives a different, wrong alpha. ``measurement`` is the level of measurement (``nominal``,
     ``ordinal``, ``interval``, ``ratio``). In long data a row with an ``error`` or no value is
-    not a rating, a (unit, rater) pair rated twice is refused, and unit keys of different types
-    (``1`` and ``"1"``) are refused rather than read as two units.
+    not a rating, a (unit, rater) pair rated twice is refused, unit keys of different types
+    (``1`` and ``"1"``) are refused rather than read as two units, and a rater's ratings under
+    two probe versions or generation settings (``params_hash``) are refused unless
+    ``pool=True`` (the input step, :func:`jevalkit.contract.prepare`).
 
     Wraps the ``krippendorff`` package. Units rated by fewer than two raters carry no
     information and are ignored. Fewer than two pairable values, or no variation at all, is an
@@ -87,26 +90,25 @@ def krippendorff_alpha(
     if unit is not None or rater is not None or value is not None:
         if not isinstance(data, pd.DataFrame) or None in (unit, rater, value):
             raise StatsError("long data is a DataFrame with unit=, rater= and value= all named")
-        for column in (unit, rater, value):
-            if column not in data.columns:
-                raise StatsError(
-                    f"no {column!r} column; the columns are {sorted(map(str, data.columns))}"
-                )
-        data = data[scored_mask(data, [value])]
-        check_key_types(data, [unit], rater)
-        if data.duplicated([unit, rater]).any():
+        for keyword, column in (("unit", unit), ("rater", rater), ("value", value)):
+            require(data, column, keyword, "a column of long ratings")
+        p = prepare(
+            data,
+            value,
+            case=unit,
+            system=rater,
+            keyword="value",
+            pool=pool,
+            apart=False,
+        )
+        rated = p.frame[[unit, rater]]
+        if rated.duplicated().any():  # one cell of the rater x unit matrix per rating
             raise StatsError(
                 "a rater rated a unit more than once (duplicated rows are not repeats): keep one "
                 "rating per (unit, rater)"
             )
-        values = pd.to_numeric(data[value], errors="coerce")
-        if (data[value].notna() & values.isna()).any():
-            raise StatsError(
-                f"column {value!r} holds ratings that are not numbers; code them first"
-            )
-        matrix = (
-            data.assign(_v=values).pivot(index=rater, columns=unit, values="_v").to_numpy(float)
-        )
+        matrix = rated.assign(_v=p.values).pivot(index=rater, columns=unit, values="_v")
+        matrix = matrix.to_numpy(float)
     else:
         if layout not in ("raters x units", "units x raters"):
             raise StatsError(

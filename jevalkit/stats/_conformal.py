@@ -56,8 +56,13 @@ def _check_probs(probs: ArrayLike, name: str) -> np.ndarray:
     p = np.asarray(probs, dtype=float)
     if p.ndim != 2 or p.shape[1] < 2:
         raise StatsError(f"{name} must be an items x levels array (two or more levels)")
-    if not np.isfinite(p).all() or (p < 0).any():
-        raise StatsError(f"{name} must hold non-negative finite probabilities")
+    if not np.isfinite(p).all():
+        raise StatsError(f"{name} must hold finite probabilities")
+    if (p < 0).any() or (p > 1).any():
+        raise StatsError(
+            f"{name} range from {p.min():g} to {p.max():g}, outside [0, 1]: give each level's "
+            "probability"
+        )
     sums = p.sum(axis=1)
     if (np.abs(sums - 1) > 1e-6).any():
         bad = int(np.flatnonzero(np.abs(sums - 1) > 1e-6)[0])
@@ -104,7 +109,7 @@ class LevelSets(Result):
     unit="judged item",
     estimand="the levels a person could give an item (a set per item)",
     interval="split-conformal sets of contiguous levels, marginal coverage >= coverage",
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "scale"),
     adapter=lambda frame: level_sets(  # fixed items; the frame's rows calibrate
         [[0.9, 0.1], [0.6, 0.4], [0.5, 0.5], [0.2, 0.8]],
         np.c_[1 - frame["score"].astype(float), frame["score"].astype(float)],

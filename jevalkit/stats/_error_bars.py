@@ -73,13 +73,27 @@ def _paired_arrays(
     system: str,
     score: str,
     repeat: str | None,
+    scale: tuple[float, float] | None,
+    pool: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The two score vectors, paired: by index for Series, by case for a long DataFrame (through
-    the one input step), by position for arrays."""
+    the one input step: a system's two versions or settings refused unless pooled), by position
+    for arrays."""
     if isinstance(a, pd.DataFrame):
         if systems is None or len(systems) != 2:
             raise StatsError("for a long DataFrame give systems=(a, b), the two systems compared")
-        p = prepare(a, score, case=case, system=system, repeat=repeat, keyword="score")
+        p = prepare(
+            a,
+            score,
+            case=case,
+            system=system,
+            repeat=repeat,
+            kind="score",
+            scale=scale,
+            keyword="score",
+            pool=pool,
+            apart=False,
+        )
         names = [str(name) for name in systems]
         wide = (
             pd.DataFrame({"case": p.case, "system": p.system, "value": p.values})
@@ -114,7 +128,7 @@ def _paired_arrays(
     unit="pair",
     estimand="a paired mean difference",
     interval="t over pairs",
-    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread", "method"),
+    checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread", "method", "settings"),
     adapter=lambda frame: paired_difference(
         frame, systems=tuple(sorted(frame["system"].unique())[1::-1]), case="case_id"
     ),
@@ -132,6 +146,8 @@ def paired_difference(
     repeat: str | None = "repeat",
     confidence: float = 0.95,
     small_sample_correction: bool = False,
+    scale: tuple[float, float] | None = None,
+    pool: bool = False,
 ) -> pd.DataFrame:
     """Mean difference of two systems scored on the same questions, with its paired SE.
 
@@ -144,9 +160,11 @@ def paired_difference(
             Series gives the same answer; differing or duplicated indexes are an error), or a
             long DataFrame as ``a`` with ``systems=(name_a, name_b)`` and its columns ``case=``,
             ``system=``, ``score=``, ``repeat=`` (results' names by default; read by the one
-            input step: rows with an error or no score are left out, duplicated rows and case
-            keys of two types refused; repeats are averaged within a case; cases only one
-            system ran are left out).
+            input step: rows with an error or no score are left out, duplicated rows, case
+            keys of two types and a system's two probe versions or generation settings refused
+            (``pool=True`` pools those); scores outside [0, 1] refused unless ``scale=(low,
+            high)`` normalises them; repeats are averaged within a case; cases only one system
+            ran are left out).
         cluster: a cluster label per pair (arrays only).
 
     Returns:
@@ -164,7 +182,15 @@ def paired_difference(
         0.0
     """
     left, right = _paired_arrays(
-        a, b, systems=systems, case=case, system=system, score=score, repeat=repeat
+        a,
+        b,
+        systems=systems,
+        case=case,
+        system=system,
+        score=score,
+        repeat=repeat,
+        scale=scale,
+        pool=pool,
     )
     x = as_clean_array(left, "a", min_n=2)
     y = as_clean_array(right, "b", min_n=2)

@@ -237,10 +237,19 @@ class GStudy(Result):
     unit="facet level",
     estimand="variance of the score over random facets (a G-study)",
     interval="Satterthwaite chi-square per component (ANOVA), chi-square on levels (REML)",
-    checks=("order", "rename", "method", "keys", "duplicates", "one_case", "no_spread"),
+    checks=(
+        "order",
+        "rename",
+        "method",
+        "scale",
+        "keys",
+        "duplicates",
+        "one_case",
+        "no_spread",
+        "settings",
+    ),
     call={"facets": ("case", "system"), "case": "case_id"},
-    note="any numeric score (no scale); pinned to Brennan (2001) and statsmodels MixedLM in "
-    "tests/stats/test_gstudy.py",
+    note="pinned to Brennan (2001) and statsmodels MixedLM in tests/stats/test_gstudy.py",
 )
 def variance_components(
     data: pd.DataFrame,
@@ -256,6 +265,7 @@ def variance_components(
     only_varying: bool = False,
     weights: str | None = None,
     scale: tuple[float, float] | None = None,
+    pool: bool = False,
 ) -> GStudy:
     """A G-study: the variance of ``score`` split over random facets.
 
@@ -286,7 +296,12 @@ def variance_components(
             unequal repeats). The components do not depend on it.
         scale: ``(low, high)`` of raw grades: the scores are normalised to [0, 1] first (as
             ``mean_score(scale=...)`` reports), so the components, and every half-width a
-            D-study of them plans (``choose_design``), are on that scale.
+            D-study of them plans (``choose_design``), are on that scale. Without it, scores
+            outside [0, 1] are refused (a 1-10 grade's components are 81 times a 0-1 score's:
+            a plan's half-width would be in grade points, read as a share).
+        pool: pool a probe's versions or generation settings (``params_hash``) on purpose;
+            by default two of one system are refused, naming the column, unless the column is
+            a facet of the study (then it is modelled).
 
     Returns:
         A :class:`GStudy` (``.table()``: one row per component).
@@ -300,8 +315,8 @@ def variance_components(
         >>> rng = np.random.default_rng(1)
         >>> d = pd.DataFrame([(c, v, r) for c in range(40) for v in range(3) for r in range(4)],
         ...                  columns=["case_id", "variant", "repeat"])
-        >>> d["score"] = (rng.normal(0, 0.3, 40)[d["case_id"]] + rng.normal(0, 0.2, 3)[d["variant"]]
-        ...               + rng.normal(0, 0.1, len(d)))
+        >>> d["score"] = (0.5 + rng.normal(0, 0.1, 40)[d["case_id"]]
+        ...               + rng.normal(0, 0.05, 3)[d["variant"]] + rng.normal(0, 0.03, len(d)))
         >>> study = variance_components(d, facets=["case", "variant"], case="case_id", system=None)
         >>> study.table()["component"].tolist()
         ['case', 'variant', 'case x variant', 'residual']
@@ -333,8 +348,11 @@ def variance_components(
         system=system,
         repeat=repeat,
         within=others,
+        kind="score",
+        scale=scale,
         keyword="score",
-        **({"kind": "score", "scale": scale} if scale is not None else {}),
+        pool=pool,
+        apart=False,
     )
     if not p.values.size:
         raise StatsError(f"no rows with a {score!r} value")

@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-from ..contract import Result, estimator
+from ..contract import Result, estimator, prepare
 from ..errors import StatsError
 from ._dstudy import RESIDUAL
 from ._gstudy import variance_components
@@ -73,7 +73,7 @@ def _curve_of_results(frame: pd.DataFrame) -> RepeatsCurve:
     estimand="standard error of the mean against repeats per case",
     interval="none (a planning curve)",
     data="results",
-    checks=("order", "rename", "one_case"),
+    checks=("order", "rename", "one_case", "scale"),
     adapter=_curve_of_results,
     note="a planning curve from the one-facet G-study; pinned in tests/stats",
 )
@@ -85,6 +85,7 @@ def repeats_needed(
     tolerance: float = 0.1,
     n_cases: int | None = None,
     orders: ArrayLike | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> RepeatsCurve:
     """Standard error of the mean score against the number of repeats K, from pilot data.
 
@@ -103,6 +104,9 @@ def repeats_needed(
             played in both orders, so more repeats do not shrink it): the within-case variance
             is measured between repeats of one case and order, and K counts repeats of each
             order. Without it, the order effect would pass for repeat noise and inflate K.
+        scale: ``(low, high)`` of raw grades, normalised to [0, 1] first (the curve's standard
+            errors are then on [0, 1], as ``mean_score(scale=...)`` reports); without it,
+            scores outside [0, 1] are refused.
 
     Returns:
         A :class:`RepeatsCurve` (``.table()``: one row per K).
@@ -115,6 +119,7 @@ def repeats_needed(
     if max_repeats < 1:
         raise StatsError(f"max_repeats must be at least 1, got {max_repeats}")
     x = as_clean_array(scores, "scores", min_n=2)
+    x = prepare(x, "scores", kind="score", scale=scale).values  # the scale rule, once
     codes = as_labels(case, x.size, "case")
     vc = _between_within(x, codes) if orders is None else _by_order_components(x, codes, orders)
     n = n_cases or vc["n_cases"]
@@ -222,7 +227,7 @@ def margin_of_error_n(
     unit="case",
     estimand="paired cases to detect a difference with a given power",
     interval="none (a planning number)",
-    checks=("order", "rename"),
+    checks=("order", "rename", "one_case", "no_spread"),
     adapter=lambda frame: sample_size(0.1, _pilot_difference_variance(frame)),
     note="Miller (2024) eq. 10; pinned to his worked example in tests/stats",
 )
@@ -253,8 +258,11 @@ def sample_size(
         if between_var is None or within_var is None:
             raise StatsError("give omega2, or both between_var and within_var")
         omega2 = between_var + within_var / repeats
-    if omega2 < 0:
-        raise StatsError(f"omega2 must be non-negative, got {omega2}")
+    if not omega2 >= 0:  # negative, or NaN: the variance of one case's difference
+        raise StatsError(
+            f"omega2 must be a non-negative variance, got {omega2} (a pilot of one case has "
+            "none: pilot two or more cases)"
+        )
     if omega2 == 0:
         raise _no_variance("the variance of the differences (omega2)")
     z = sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)
@@ -270,6 +278,9 @@ def sample_size(
         frame["case_id"].nunique(), _pilot_difference_variance(frame)
     ),
     note="Miller (2024) eq. 10 inverted; pinned in tests/stats",
+    unchecked="a number from two numbers (n, a variance): no frame of its own (scale, keys, "
+    "duplicates, settings: the caller's input step) and no interval; a variance of 0 or NaN "
+    "(no spread, one case) gives NaN, never an effect of 0, in tests/stats",
 )
 def minimum_detectable_effect(
     n: int | float, omega2: float, *, alpha: float = 0.05, power: float = 0.8

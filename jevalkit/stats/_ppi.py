@@ -175,8 +175,8 @@ def ppi_interval(
 
     Example:
         >>> y, yhat = np.array([1.0, 0.0, 1.0, 1.0]), np.array([1.0, 1.0, 1.0, 0.0])
-        >>> est, low, high, _, _ = ppi_interval(y, yhat, np.array([1.0, 0.0, 1.0] * 20), 1.0)
-        >>> round(est, 4), bool(low < est < high)
+        >>> r = ppi_interval(y, yhat, np.array([1.0, 0.0, 1.0] * 20), 1.0)
+        >>> round(r.estimate, 4), bool(r.ci_low < r.estimate < r.ci_high)
         (0.6667, True)
     """
     import ppi_py
@@ -326,7 +326,7 @@ class RoganGladen(Result):
     unit="label",
     estimand="a prevalence corrected for Se and Sp",
     interval="delta method",
-    checks=("order", "rename", "method"),
+    checks=("order", "rename", "method", "scale", "no_spread"),
     adapter=lambda frame: rogan_gladen_interval(
         frame["passed"].astype(float).to_numpy(),
         (frame["score"].astype(float) >= 0.5).astype(float).to_numpy(),
@@ -350,8 +350,8 @@ def rogan_gladen_interval(
     Se and Sp propagated, Se and Sp over Kish's effective sizes of the weighted labels).
 
     Raises:
-        StatsError: no labelled passes or no labelled failures; the classifier is no better than
-            chance on the labels (Se + Sp <= 1).
+        StatsError: values outside [0, 1]; no labelled passes or no labelled failures; the
+            classifier is no better than chance on the labels (Se + Sp <= 1).
 
     Example:
         >>> y = np.array([1.0] * 10 + [0.0] * 10)
@@ -360,6 +360,15 @@ def rogan_gladen_interval(
         >>> round(rg.sensitivity, 2), round(rg.specificity, 2), round(rg.estimate, 3)
         (0.9, 0.8, 0.429)
     """
+    for name, values in (("y", y), ("yhat", yhat), ("predicted", predicted)):
+        values = np.asarray(values, dtype=float)
+        if values.size and not (
+            np.isfinite(values).all() and 0 <= values.min() <= values.max() <= 1
+        ):
+            raise StatsError(
+                f"{name} ranges from {np.nanmin(values):g} to {np.nanmax(values):g}, outside "
+                "[0, 1]: give verdicts (0/1) or scores in [0, 1]"
+            )
     positive, called = y >= 0.5, yhat >= 0.5
     weight_pos, weight_neg = weights[positive].sum(), weights[~positive].sum()
     if weight_pos == 0 or weight_neg == 0:

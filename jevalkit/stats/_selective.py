@@ -245,6 +245,10 @@ def selective_threshold(
     adapter=lambda frame: agreement_curve(
         frame["score"].astype(float), frame["score"].astype(float) >= 0.25
     ),
+    unchecked="a descriptive curve of two arrays: no interval to test (one_case, no_spread, "
+    "gate), no frame of its own (keys, duplicates, settings: the caller's input step), a "
+    "confidence on any scale (a logit, a probability); agree must be True/False, refused "
+    "otherwise in tests/stats/test_selective.py",
 )
 def agreement_curve(confidence: ArrayLike, agree: ArrayLike) -> pd.DataFrame:
     """Agreement against coverage: one row per distinct confidence, most confident first, with

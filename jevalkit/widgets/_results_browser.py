@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import traitlets
 
-from ..contract import CASE_COLUMNS, RowsResult, rows_of
 from ..errors import StatsError
 from ..metrics import compare, pass_rate
+from ..results import CASE_COLUMNS, RowsResult, rows_of
 
 
 def _e(value: object) -> str:
@@ -211,15 +211,14 @@ class CompareView(widgets.HTML):
         if names[0] == names[1]:
             raise StatsError(f"CompareView needs two different names, got {names[0]!r} twice")
         df_a, df_b = rows_of(df_a), rows_of(df_b)  # runs' results: their rows
-        rates = [pass_rate(d, case=case).iloc[0] for d in (df_a, df_b)]
+        sides = (df_a.assign(system=names[0]), df_b.assign(system=names[1]))  # each one system
+        rates = [pass_rate(d, case=case).iloc[0] for d in sides]
         rows = "".join(
             f"<tr><td>{_e(n)}</td><td>{r['n']}</td><td>{r['value']:.2f}</td>"
             f"<td>{r['ci_low']:.2f}–{r['ci_high']:.2f}</td></tr>"
             for n, r in zip(names, rates, strict=True)
         )
-        both = pd.concat(
-            [df_a.assign(system=names[0]), df_b.assign(system=names[1])], ignore_index=True
-        )
+        both = pd.concat(sides, ignore_index=True)
         metric = "mean_score" if "score" in both and both["score"].notna().any() else "pass_rate"
         row = compare(both, names[1], by=None, case=case, metrics=[metric]).iloc[0]
         self.difference = float(row["delta"])

@@ -1,5 +1,5 @@
 """Results objects render in a notebook as the reports render their tables (issue 38, item 5):
-one function, jevalkit.contract.table_html, serves both."""
+one function, jevalkit.results.table_html, serves both."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 
 from jevalkit import io, metrics, stats
 from jevalkit._paths import data_dir
-from jevalkit.contract import table_html
 from jevalkit.reports import example_path
+from jevalkit.results import table_html
 
 
 def test_a_ranking_in_a_cell_is_the_report_table():

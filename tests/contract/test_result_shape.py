@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from jevalkit import io, metrics, stats
+from jevalkit import results as rows
 from jevalkit.contract import Result
-from jevalkit.metrics import rows
 from jevalkit.reports import example_path
 from jevalkit.runner import RunResult
 
@@ -80,6 +80,23 @@ def test_the_facts_about_rows_read_a_run_result_as_its_rows():
     assert tuple(rows.error_share(run)) == tuple(rows.error_share(frame)) == (1, 3)
     assert rows.scored(run) == rows.scored(frame) == 2
     assert rows.truncated(run).tolist() == rows.truncated(frame).tolist()
-    assert rows.has_repeats(run) and rows.kept_apart(run) == rows.kept_apart(frame)
+    assert rows.has_repeats(run) and rows.has_repeats(frame)
     assert rows.error_summary(run).equals(rows.error_summary(frame))
-    assert len(rows.combine_runs(run, run)[0]) == 6
+    both = rows.combine_runs(run, run)
+    assert (
+        len(both.rows) == 6
+        and both.baseline == "base: m"
+        and both.systems == ("base: m", "head: m")
+    )
+
+
+def test_combined_runs_are_read_as_their_rows_and_refuse_to_unpack():
+    # combine_runs gave a (frame, name) tuple; its answer is rows with facts beside them, read
+    # by field name, and every statistic takes it as a results frame
+    base = pd.DataFrame({"system": "m", "case_id": list("abcd"), "passed": [1, 1, 0, 1]})
+    both = rows.combine_runs(base, base.assign(passed=[1, 0, 0, 1]))
+    with pytest.raises(TypeError, match=r"its rows are \.rows"):
+        _frame, _name = both
+    table = metrics.pass_rate(both, by="system", case="case_id")
+    assert table["system"].tolist() == ["base: m", "head: m"]
+    assert table["value"].tolist() == [0.75, 0.5]

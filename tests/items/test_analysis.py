@@ -124,12 +124,13 @@ def test_cronbach_alpha_of_items_moving_together_has_no_zero_width_interval():
 
 
 def test_duplicated_rows_are_refused_not_averaged(sim):
+    # the input step's duplicate rule, in its words (the matrix reads its rows through it)
     copied = pd.concat([sim, sim.iloc[:1]])
-    with pytest.raises(StatsError, match=r"2 duplicated rows share .*the same repeat twice"):
+    with pytest.raises(StatsError, match=r"1 row\(s\) repeat a case.*duplicated rows are not"):
         analysis(copied, case="case_id")
     coarse = sim.drop(columns="repeat")
     coarse = pd.concat([coarse, coarse.iloc[:1]])
-    with pytest.raises(StatsError, match="no 'repeat' column tells them apart"):
+    with pytest.raises(StatsError, match="no repeat column to tell repeats from duplicated rows"):
         analysis(coarse, case="case_id")
 
 

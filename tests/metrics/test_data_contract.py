@@ -34,7 +34,7 @@ def test_a_one_peaked_grade_sample_is_not_flagged():
     assert not row["bimodal"] and row["p_value"] > 0.05
     assert row["method"].startswith("discrete")
     table = mean_score(pd.DataFrame({"q": range(grades.size), "g": grades}), score="g", case="q",
-                       scale=(1, 10))  # fmt: skip
+                       system=None, scale=(1, 10))  # fmt: skip
     assert not table.loc[0, "bimodal"]
 
 
@@ -170,8 +170,8 @@ def test_consistency_without_a_repeat_column_raises_or_says_what_it_did():
         {"case_id": list("aabbcc"), "passed": [True, False, True, True, False, False]}
     )
     with pytest.raises(StatsError, match="no 'repeat' column"):
-        consistency(df, case="case_id", level=None)
-    row = consistency(df, case="case_id", level=None, repeat=None).iloc[0]
+        consistency(df, case="case_id", system=None, level=None)
+    row = consistency(df, case="case_id", system=None, level=None, repeat=None).iloc[0]
     assert (
         row["method"].endswith("matches runs by order within a case")
         and row["alpha"] == row["alpha"]
@@ -198,8 +198,8 @@ def test_ordinal_spacing_on_one_to_ten_with_an_unused_level():
 def test_mean_score_needs_the_scale_of_raw_grades():
     df = pd.DataFrame({"q": range(6), "grade": [1, 10, 7, 8, 9, 9]})
     with pytest.raises(StatsError, match="range from 1 to 10, outside \\[0, 1\\]: pass scale="):
-        mean_score(df, score="grade", case="q")
-    row = mean_score(df, score="grade", case="q", scale=(1, 10)).iloc[0]
+        mean_score(df, score="grade", case="q", system=None)
+    row = mean_score(df, score="grade", case="q", system=None, scale=(1, 10)).iloc[0]
     assert row["value"] == pytest.approx(((np.array([1, 10, 7, 8, 9, 9]) - 1) / 9).mean())
 
 
@@ -251,8 +251,8 @@ def all_metrics(df, **names):
     )
     passed = names.get("passed", "passed")
     out = [
-        mean_score(df, by=system, case=case, score=score, bimodality=False),
-        pass_rate(df, by=system, case=case, passed=passed),
+        mean_score(df, by=system, case=case, system=system, score=score, bimodality=False),
+        pass_rate(df, by=system, case=case, system=system, passed=passed),
     ]
     if df[system].nunique() == 2:
         out.append(win_rate(df, "x", "y", case=case, system=system, score=score,

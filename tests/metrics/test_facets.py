@@ -51,8 +51,9 @@ def test_components_recover_known_values_within_monte_carlo_error():
     estimates = []
     for _ in range(40):
         d = simulate(rng, n_cases=30, n_variants=6, repeats=3)
-        vc = variance_components(d, facets=["case", "variant"]).table()
-        estimates.append(vc.set_index("component")["estimate"])
+        # normal draws may leave [0, 1]: read on (-1, 2), the components back in score units
+        vc = variance_components(d, facets=["case", "variant"], scale=(-1, 2)).table()
+        estimates.append(vc.set_index("component")["estimate"] * 9)
     mean = pd.DataFrame(estimates).mean()
     for name, sd in SD.items():
         assert mean[name] == pytest.approx(sd**2, rel=0.35), name
@@ -113,7 +114,8 @@ def test_judge_retest_matches_pingouin_icc():
     truth = rng.normal(size=15)
     d = pd.DataFrame([(c, o) for c in range(15) for o in range(3)], columns=["case_id", "repeat"])
     d["score"] = truth[d["case_id"]] + rng.normal(0, 0.5, 3)[d["repeat"]] + rng.normal(0, 0.4, 45)
-    ours = metrics.judge_retest(d, case="case_id", system=None).set_index(
+    # normal scores read on a scale wide enough for them (the ICCs do not depend on it)
+    ours = metrics.judge_retest(d, case="case_id", system=None, scale=(-10, 10)).set_index(
         ["coefficient", "judgments"]
     )
     icc = pingouin.intraclass_corr(d, targets="case_id", raters="repeat", ratings="score")
@@ -122,7 +124,7 @@ def test_judge_retest_matches_pingouin_icc():
     assert ours.loc[("consistency", 1), "value"] == pytest.approx(icc["ICC(C,1)"])
     assert ours.loc[("absolute agreement", 3), "value"] == pytest.approx(icc["ICC(A,k)"])
     with pytest.raises(StatsError, match="two or more occasions"):
-        metrics.judge_retest(d[d["repeat"] == 0], case="case_id", system=None)
+        metrics.judge_retest(d[d["repeat"] == 0], case="case_id", system=None, scale=(-10, 10))
 
 
 def test_reliability_of_cases_over_variants_and_repeats():
@@ -199,8 +201,10 @@ def test_an_undeclared_nested_or_confounded_facet_is_refused_not_split():
     d = simulate(np.random.default_rng(9), n_cases=10)
     own = d.assign(variant=d["case_id"] * 3 + d["variant"])  # each case its own variants
     with pytest.raises(StatsError, match=r"nested in 'case'.*nested=\{'variant': 'case'\}"):
-        variance_components(own, facets=["case", "variant"])
-    vc = variance_components(own, facets=["case", "variant"], nested={"variant": "case"})
+        variance_components(own, facets=["case", "variant"], scale=(-1, 2))
+    vc = variance_components(
+        own, facets=["case", "variant"], nested={"variant": "case"}, scale=(-1, 2)
+    )
     assert vc.table()["component"].tolist() == ["case", "variant:case", "residual"]
     same = d[d["variant"] == 0].assign(variant=lambda x: x["case_id"])  # variant is the case
     row = metrics.mean_score(
@@ -343,7 +347,7 @@ def test_metrics_take_nested_facets_and_unbalanced_nesting_uses_the_harmonic_mea
     study = variance_components(d, facets=["case", "variant"], nested={"variant": "case"})
     assert study.levels["variant"] == pytest.approx(2.4)  # harmonic mean of 15 x 2, 15 x 3
     assert metrics.reliability(study)["g"].between(0, 1).all()
-    assert np.isfinite(metrics.mean_error(study, generalize=["case", "variant"])["se"])
+    assert np.isfinite(metrics.mean_error(study, generalize=["case", "variant"]).se)
     with pytest.raises(StatsError, match="nested"):
         metrics.mean_score(d, nested={"variant": "case"})
 
@@ -382,7 +386,7 @@ def test_planner_searches_a_half_width_that_is_not_monotone_in_cases():
     """The report said 'Current design: half-width 0.156' and then 'the narrowest is 0.1962
     (case=10000, ...)': bisection assumed more cases always narrow the interval."""
     study = _variant_dominated()
-    current = metrics.mean_error(study, generalize=["case", "variant"])["half_width"]
+    current = metrics.mean_error(study, generalize=["case", "variant"]).half_width
     assert _direct(study, {"case": 40, "variant": 3, "repeats": 4}) == pytest.approx(current)
     assert _direct(study, {"case": 10000, "variant": 3, "repeats": 20}) > current  # not monotone
     with pytest.raises(StatsError, match=r"the narrowest is (\S+) \(case=(\d+), variant=3") as e:

@@ -85,8 +85,8 @@ def test_a_difference_on_three_cases_is_not_certain():
     value = np.array([1.0, 0.0])
     draws = np.tile(value, (200, 1))
     out = rank_sets(value, draws, np.full((2, 2), 3))
-    assert out["rank_high"].tolist() == [2, 2] and out["critical"] == pytest.approx(1.96, abs=0.01)
-    assert rank_sets(value, draws, np.full((2, 2), 50))["rank_high"].tolist() == [1, 2]
+    assert out.rank_high.tolist() == [2, 2] and out.critical == pytest.approx(1.96, abs=0.01)
+    assert rank_sets(value, draws, np.full((2, 2), 50)).rank_high.tolist() == [1, 2]
     df = pd.DataFrame(
         {"system": ["a"] * 3 + ["b"] * 3, "case_id": [1, 2, 3] * 2, "score": [1.0] * 3 + [0.0] * 3}
     )

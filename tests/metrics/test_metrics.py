@@ -75,7 +75,9 @@ def test_mean_score_small_n_and_nan():
     row = mean_score([0.5, np.nan]).iloc[0]
     assert (row["n"], row["n_missing"], row["value"]) == (1, 1, 0.5)
     row = mean_score(
-        pd.DataFrame({"score": [0.5, None, 1.0], "case_id": ["a", "b", "c"]}), case="case_id"
+        pd.DataFrame({"score": [0.5, None, 1.0], "case_id": ["a", "b", "c"]}),
+        case="case_id",
+        system=None,
     ).iloc[0]
     assert (row["n"], row["n_missing"], row["value"]) == (2, 1, 0.75)
 

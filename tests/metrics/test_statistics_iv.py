@@ -44,8 +44,8 @@ def repeated(passed: np.ndarray) -> pd.DataFrame:
 def test_repeats_without_spread_count_cases_not_rows():
     # unit-conversion: 20 cases x 3 repeats, every run failed (temperature 0)
     df = repeated(np.zeros((20, 3)))
-    rate = pass_rate(df, case="case_id").iloc[0]
-    score = mean_score(df, case="case_id").iloc[0]
+    rate = pass_rate(df, case="case_id", system=None).iloc[0]
+    score = mean_score(df, case="case_id", system=None).iloc[0]
     wilson = proportion_confint(0, 20, method="wilson")
     assert rate["ci_high"] == pytest.approx(wilson[1]) == pytest.approx(score["ci_high"])
     assert rate["ci_high"] == pytest.approx(0.161, abs=5e-4)  # was 0.060 (Wilson at n = 60)
@@ -58,8 +58,8 @@ def test_pass_rate_and_mean_score_of_the_same_verdicts_agree():
     rng = np.random.default_rng(3)
     passed = rng.random((10, 3)) < rng.beta(3, 1, 10)[:, None]
     df = repeated(passed)
-    rate = pass_rate(df, case="case_id").iloc[0]
-    score = mean_score(df, case="case_id").iloc[0]
+    rate = pass_rate(df, case="case_id", system=None).iloc[0]
+    score = mean_score(df, case="case_id", system=None).iloc[0]
     assert rate["value"] == pytest.approx(score["value"])
     # CR1 cluster variance = the variance of case means / G (mean_score's), balanced design
     means = passed.mean(axis=1)
@@ -82,8 +82,8 @@ def test_the_two_agree_on_any_balanced_design_and_pin_to_statsmodels(seed):
     n_cases, repeats = rng.integers(2, 40), rng.integers(1, 6)
     passed = rng.random((n_cases, repeats)) < rng.beta(2, 2, n_cases)[:, None]
     df = repeated(passed)
-    rate = pass_rate(df, case="case_id").iloc[0]
-    score = mean_score(df, case="case_id", bimodality=False).iloc[0]
+    rate = pass_rate(df, case="case_id", system=None).iloc[0]
+    score = mean_score(df, case="case_id", system=None, bimodality=False).iloc[0]
     assert rate["value"] == pytest.approx(score["value"])
     assert (score["ci_low"], score["ci_high"]) == pytest.approx((rate["ci_low"], rate["ci_high"]))
     assert rate["design_effect"] >= 1.0  # repeats never count for more than independent rows
@@ -106,8 +106,8 @@ def test_unequal_repeats_keep_each_estimand_with_the_same_clustered_interval():
     x = (rng.random(case.size) < p_case[case]).astype(float)
     df = pd.DataFrame({"case_id": case, "repeat": np.concatenate([np.arange(k) for k in sizes])})
     df = df.assign(passed=x.astype(bool), score=x)
-    rate = pass_rate(df, case="case_id").iloc[0]
-    score = mean_score(df, case="case_id", bimodality=False).iloc[0]
+    rate = pass_rate(df, case="case_id", system=None).iloc[0]
+    score = mean_score(df, case="case_id", system=None, bimodality=False).iloc[0]
     means = np.bincount(case, x) / sizes
     assert rate["value"] == pytest.approx(x.mean()) and score["value"] == pytest.approx(
         means.mean()
@@ -193,8 +193,8 @@ def test_a_pairwise_leaderboard_from_one_case_gives_no_exact_ranks():
 def test_rank_sets_never_separate_on_draws_that_never_vary():
     value = np.array([0.5, 0.1, -0.4])
     out = rank_sets(value, np.tile(value, (300, 1)), np.full((3, 3), np.inf))
-    assert out["rank_low"].tolist() == [1, 1, 1] and out["rank_high"].tolist() == [3, 3, 3]
-    assert not out["better"].any()
+    assert out.rank_low.tolist() == [1, 1, 1] and out.rank_high.tolist() == [3, 3, 3]
+    assert not out.better.any()
 
 
 # ---- item 1: a probe without cases is gated over its repeats -------------------------------

@@ -16,11 +16,20 @@ from jevalkit.stats import GStudy, repeats_needed, variance_components
 
 
 def g_study(data, facets, value, **options):
-    """A G-study of a plain table: its facets are columns ("case" among them), no system."""
+    """A G-study of a plain table: its facets are columns ("case" among them), no system. Raw
+    values are refused without a scale: they are read on the range they span, so the
+    components are in that range's units (``units`` gives them back in the values' own)."""
     case = "case" if "case" in facets else None
+    span = (float(data[value].min()), float(data[value].max()))
+    options = {"scale": span, **options}
     return variance_components(
         data, facets=facets, score=value, case=case, system=None, repeat=None, **options
     )
+
+
+def units(data, value) -> float:
+    """What a component of :func:`g_study` is multiplied by to be in the values' own units."""
+    return (float(data[value].max()) - float(data[value].min())) ** 2
 
 
 # Brennan (2001), Generalizability Theory, synthetic data set No. 3 (p x i x o):
@@ -67,21 +76,31 @@ def _long(wide: dict, names: tuple[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["p", *names, "y"])
 
 
-def _components(study) -> dict:
+def _components(study, frame) -> dict:
     table = study.table()
-    return dict(zip(table["component"], table["variance"].round(4), strict=True))
+    return dict(
+        zip(table["component"], (table["variance"] * units(frame, "y")).round(4), strict=True)
+    )
+
+
+def test_raw_scores_are_refused_without_a_scale():
+    frame = _long(SYNTHETIC_3, ("o", "i"))
+    with pytest.raises(StatsError, match=r"outside \[0, 1\]: pass scale="):
+        variance_components(frame, facets=["p", "i", "o"], score="y", case=None, system=None)
 
 
 def test_anova_matches_brennan_synthetic_3():
-    study = g_study(_long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], "y")
+    frame = _long(SYNTHETIC_3, ("o", "i"))
+    study = g_study(frame, ["p", "i", "o"], "y")
     assert study.balanced
-    assert _components(study) == BRENNAN_3
+    assert _components(study, frame) == BRENNAN_3
     assert "confounded with the residual" in study.table()["method"].iloc[-1]
 
 
 def test_nested_anova_matches_brennan_synthetic_4():
-    study = g_study(_long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], "y", nested={"r": "t"})
-    assert _components(study) == BRENNAN_4
+    frame = _long(SYNTHETIC_4, ("t", "r"))
+    study = g_study(frame, ["p", "t", "r"], "y", nested={"r": "t"})
+    assert _components(study, frame) == BRENNAN_4
 
 
 @pytest.mark.parametrize("data", ["3", "4"])
@@ -90,9 +109,9 @@ def test_reml_equals_anova_on_balanced_data(data):
         frame, facets, nested = _long(SYNTHETIC_3, ("o", "i")), ["p", "i", "o"], None
     else:
         frame, facets, nested = _long(SYNTHETIC_4, ("t", "r")), ["p", "t", "r"], {"r": "t"}
-    anova = g_study(frame, facets, "y", nested=nested).table()["variance"]
+    anova = g_study(frame, facets, "y", nested=nested).table()["variance"] * units(frame, "y")
     reml = g_study(frame, facets, "y", nested=nested, method="reml").table()["variance"]
-    np.testing.assert_allclose(reml, anova, atol=2e-4)
+    np.testing.assert_allclose(reml * units(frame, "y"), anova, atol=2e-4)
 
 
 def test_brennan_g_and_phi_coefficients():
@@ -136,7 +155,8 @@ def test_unbalanced_reml_matches_a_direct_statsmodels_fit():
         warnings.simplefilter("ignore")
         fit = model.fit(reml=True)
     expected = [*np.asarray(fit.vcomp), fit.scale]
-    np.testing.assert_allclose(study.table()["variance"], expected, rtol=1e-3, atol=1e-4)
+    got = study.table()["variance"] * units(d, "y")
+    np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
     assert study.table()["method"].str.startswith("REML").all()
 
 
@@ -177,7 +197,10 @@ def test_the_repeats_curve_comes_from_the_one_facet_g_study():
     rng = np.random.default_rng(2)
     case = np.repeat(np.arange(15), 4)
     x = rng.normal(size=15)[case] + rng.normal(size=case.size)
-    curve = repeats_needed(x, case)
+    span = (float(x.min()), float(x.max()))
+    with pytest.raises(StatsError, match="outside"):
+        repeats_needed(x, case)  # raw scores: refused without a scale
+    curve = repeats_needed(x, case, scale=span)
     study = g_study(pd.DataFrame({"case": case, "y": x}), ["case"], "y")
     assert curve.between == pytest.approx(study.variance("case"))
     assert curve.within == pytest.approx(study.variance("residual"))
@@ -194,8 +217,8 @@ def test_noise_floor_counts_only_what_a_new_run_redraws():
     study = GStudy.of(t, levels={"case": 100, "judge": 2}, repeats=2)
     alone = run_noise_floor(study)
     with_judge = run_noise_floor(study, redrawn=["judge"])
-    assert alone["sd_difference"] == pytest.approx(np.sqrt(2 * 0.04 / 400))
-    assert with_judge["noise_floor"] > alone["noise_floor"]
+    assert alone.sd_difference == pytest.approx(np.sqrt(2 * 0.04 / 400))
+    assert with_judge.noise_floor > alone.noise_floor
 
 
 def test_a_missing_facet_value_is_a_level_and_single_cells_fold_the_residual():
@@ -284,7 +307,7 @@ def test_unbalanced_crossed_reml_reaches_the_maximum_of_the_likelihood():
     cv = pd.factorize(d["case"].astype(str) + "-" + d["variant"].astype(str))[0]
     z = [_dummies(d["case"].to_numpy()), _dummies(d["variant"].to_numpy()), _dummies(cv)]
     llf, expected = _direct_reml(d["y"].to_numpy(), z)
-    got = study.table()["variance"].to_numpy()
+    got = study.table()["variance"].to_numpy() * units(d, "y")
     got_llf = _reml_profile(d["y"].to_numpy(), z, got[:3] / got[3])[0]
     assert got_llf >= llf - 1e-4
     np.testing.assert_allclose(got, expected, rtol=5e-2, atol=1e-3)
@@ -297,7 +320,7 @@ def test_scale_puts_the_components_on_the_unit_scale():
     d["y"] = np.clip(
         np.round(5 + rng.normal(0, 2, 30)[d["case"]] + rng.normal(0, 1, len(d))), 1, 10
     )
-    raw = g_study(d, ["case"], "y").table()["variance"].to_numpy()
+    raw = g_study(d, ["case"], "y").table()["variance"].to_numpy() * units(d, "y")
     unit = variance_components(
         d, facets=["case"], score="y", case="case", system=None, repeat=None, scale=(1, 10)
     )

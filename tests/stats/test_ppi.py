@@ -25,8 +25,10 @@ def test_the_point_is_ppi_pythons_and_lambda_its_closed_form():
     y, yhat, yhat_u = data()
     tuned = ppi_interval(y, yhat, yhat_u, None)  # PPI++: lambda tuned, reported
     lam = tuned.lam
-    est, low, high, judged_var, rect_var = ppi_interval(y, yhat, yhat_u, lam)
-    assert tuple(tuned) == (est, low, high, judged_var, rect_var)
+    fixed = ppi_interval(y, yhat, yhat_u, lam)  # read by field name
+    est, low, high = fixed.estimate, fixed.ci_low, fixed.ci_high
+    judged_var, rect_var = fixed.judged_variance, fixed.rectifier_variance
+    assert tuple(tuned) == (est, low, high, judged_var, rect_var)  # it still unpacks
     point = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam)
     assert est == pytest.approx(float(np.squeeze(point)), abs=1e-12)
     n, big_n = y.size, yhat_u.size
@@ -39,7 +41,8 @@ def test_the_point_is_ppi_pythons_and_lambda_its_closed_form():
 
 def test_with_many_labels_the_interval_is_ppi_pythons():
     y, yhat, yhat_u = data(seed=4, n=5000, big_n=20000)
-    _, low, high, _, _ = ppi_interval(y, yhat, yhat_u, 1.0)
+    ppi = ppi_interval(y, yhat, yhat_u, 1.0)
+    low, high = ppi.ci_low, ppi.ci_high
     ref_low, ref_high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, lam=1.0)
     assert (high - low) / 2 == pytest.approx((float(ref_high[0]) - float(ref_low[0])) / 2, rel=0.01)
 

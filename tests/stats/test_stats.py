@@ -149,13 +149,14 @@ def test_the_repeats_curve_recovers_a_known_split():
     n_cases, k = 2000, 4
     truth = rng.normal(0, np.sqrt(0.04), size=n_cases)  # between-case variance 0.04
     x = np.repeat(truth, k) + rng.normal(0, np.sqrt(0.09), size=n_cases * k)  # within 0.09
-    result = repeats_needed(x, np.repeat(np.arange(n_cases), k), max_repeats=40)
-    assert result.between == pytest.approx(0.04, rel=0.15)
-    assert result.within == pytest.approx(0.09, rel=0.05)
+    # normal scores read on (-2, 2): the components on [0, 1] are the truth over 4^2
+    result = repeats_needed(x, np.repeat(np.arange(n_cases), k), max_repeats=40, scale=(-2, 2))
+    assert result.between * 16 == pytest.approx(0.04, rel=0.15)
+    assert result.within * 16 == pytest.approx(0.09, rel=0.05)
     # within / (0.1 * between) = 0.09 / 0.004 = 22.5
     assert 17 <= result.recommended_repeats <= 30
     curve = result.table()
-    assert curve["se"].iloc[0] == pytest.approx(np.sqrt((0.04 + 0.09) / n_cases), rel=0.1)
+    assert curve["se"].iloc[0] * 4 == pytest.approx(np.sqrt((0.04 + 0.09) / n_cases), rel=0.1)
     assert (curve["se"] >= curve["se_infinite"]).all()
 
 

@@ -1,4 +1,5 @@
-"""Results objects: for answers that are more than one table.
+"""Results objects: for answers that are more than one table (every statistic's, a run's, the
+facts about results rows).
 
 A :class:`Result` is a frozen dataclass with named fields; ``.table()`` (alias
 ``summary_frame()``, as statsmodels' ``PredictionResults.summary_frame``) gives its tidy view,
@@ -233,25 +234,3 @@ def rows_of(data: Any) -> Any:
         (True, True)
     """
     return data.rows if isinstance(data, RowsResult) else data
-
-
-def as_table(answer: Any) -> pd.DataFrame:
-    """Any statistic's answer as a table: a DataFrame as it is, a :class:`Result` by its
-    ``table()``, a mapping as one row, a number as one row with ``value``.
-
-    Example:
-        >>> as_table(0.25).to_dict("records"), as_table({"a": 1}).to_dict("records")
-        ([{'value': 0.25}], [{'a': 1}])
-    """
-    if isinstance(answer, pd.DataFrame):
-        return answer
-    if isinstance(answer, Result):
-        return answer.table()
-    if isinstance(answer, dict):
-        return pd.DataFrame([answer])
-    if isinstance(answer, int | float):
-        return pd.DataFrame({"value": [float(answer)]})
-    table = getattr(answer, "table", None)
-    if callable(table):
-        return table()
-    raise TypeError(f"cannot show a {type(answer).__name__} as a table")
