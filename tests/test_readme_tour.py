@@ -245,7 +245,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run schema-ten-records --model local --variants all --repeats 5 --temperature 1 --seed 1 {base_url}",
             0,
-            "schema-ten-records@3",
+            "schema-ten-records@4",
         ),
     ],
     "jevalkit design runs/x.jsonl --target-half-width 0.05 --facets case,variant": [
@@ -312,7 +312,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --temperature 1 --seed 1 {base_url}",
             0,
-            "schema-ten-records@3",  # no @N: the latest version
+            "schema-ten-records@4",  # no @N: the latest version
         ),
     ],
     "jevalkit run schema-ten-records --model local --max-tokens 240 --constrained": [
@@ -373,7 +373,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run schema-ten-records --model openai/gpt-4o-mini --repeats 20 --budget-usd 0.50 {base_url}",
             0,
-            "schema-ten-records@3",
+            "schema-ten-records@4",
         ),
     ],
     "jevalkit gate runs/x.jsonl --repeats auto --probe schema-ten-records --model local --min 0.8": [
