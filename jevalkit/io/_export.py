@@ -26,7 +26,7 @@ from .._version import __version__
 from ..client import PROVIDERS
 from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
-from ..local import MODEL_NAME
+from ..local import LOCAL_MODELS
 from ..metrics import mean_score, pass_rate
 from ._read import read
 from ._write import combine_imports
@@ -217,8 +217,9 @@ def _identity(model: str, resolved: str | None, base_url: str | None) -> dict[st
         return {"id": model, **({"inference_platform": provider} if routed else {})}
     if "/" in model or resolved is None:
         return {"id": model}
-    embedded = resolved == MODEL_NAME  # Gemma 3 270M: Google's
-    return {"id": resolved, **({"developer": "google"} if embedded else {})}
+    # the embedded models: Gemma 3 270M is Google's, SmolLM2 Hugging Face's
+    developer = {m.served_as: m.developer for m in LOCAL_MODELS.values()}.get(resolved)
+    return {"id": resolved, **({"developer": developer} if developer else {})}
 
 
 def _result(
