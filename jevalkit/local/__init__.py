@@ -33,9 +33,11 @@ from ._server import (
     running_pid,
     serve,
     server_binary,
+    serving,
     state_file,
     status,
     stop,
+    unauthorized_hint,
 )
 
 __all__ = [
@@ -69,7 +71,9 @@ __all__ = [
     "running_pid",
     "serve",
     "server_binary",
+    "serving",
     "state_file",
     "status",
     "stop",
+    "unauthorized_hint",
 ]

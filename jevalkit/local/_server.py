@@ -49,6 +49,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -491,6 +492,60 @@ def how_to_connect(server: LocalServer) -> list[str]:
         f"  for another tool or a Dask worker: `jevalkit local stop`, then `{KEY_VARIABLE}=<a "
         f"key> {serve}` (use --api-key-env {KEY_VARIABLE}), or `{serve} --no-key`",
     ]
+
+
+def serving(base_url: str) -> LocalServer | None:
+    """The running embedded server at ``base_url`` (its loopback port), or None: so that a
+    request it refused for want of its key can say that ``--model local`` (or ``local-chat``)
+    alone, without ``--base-url``, carries the key.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_STATE_DIR": "/nonexistent"}):
+        ...     print(serving("http://127.0.0.1:8917/v1"))
+        None
+    """
+    try:
+        parts = urlsplit(str(base_url))
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1") or port is None:
+        return None
+    for name in MODELS:
+        server = status(name)
+        if server is not None and server.port == port:
+            return server
+    return None
+
+
+def unauthorized_hint(base_url: str) -> str | None:
+    """What to do when ``base_url`` answered HTTP 401 and is one of the embedded servers: None
+    when it is not.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_STATE_DIR": "/nonexistent"}):
+        ...     print(unauthorized_hint("http://127.0.0.1:8917/v1"))
+        None
+    """
+    server = serving(base_url)
+    if server is None:
+        return None
+    if server.key_source == KEY_VARIABLE:
+        how = f"or pass --api-key-env {KEY_VARIABLE} with ${KEY_VARIABLE} set to its key"
+    else:
+        flag = " --chat" if server.model != "local" else ""
+        how = (
+            f"for --base-url, restart it with a key you know (`{KEY_VARIABLE}=<a key> jevalkit "
+            f"local serve{flag}`, then --api-key-env {KEY_VARIABLE}) or `jevalkit local serve"
+            f"{flag} --no-key`"
+        )
+    return (
+        f"{server.base_url} is the embedded model's server (--model {server.model}), which "
+        f"asks for its API key: leave out --base-url, `--model {server.model}` alone carries the "
+        f"key; {how}"
+    )
 
 
 def _last_log_line(model: str = "local") -> str:
