@@ -22,7 +22,9 @@ COMMANDS: dict[str, Command] = {
     "merge": Command(
         "merge", "merge the part files of a sharded run (RESULTS.parts/*.jsonl) into RESULTS"
     ),
-    "local": Command("local", "the embedded models' servers on 127.0.0.1 (Gemma 3 270M; SmolLM2 chat)"),
+    "local": Command(
+        "local", "the embedded models' servers on 127.0.0.1 (Gemma 3 270M; SmolLM2 chat)"
+    ),
     "metrics": Command("metrics", "pass rate, mean score, consistency with n and CI"),
     "gate": Command(
         "metrics",

@@ -51,9 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"key is ${local.KEY_VARIABLE} when set, else a random one",
     )
     serve.set_defaults(handler=_serve)
-    status = cmds.add_parser(
-        "status", help="is each running, where, and how another tool connects"
-    )
+    status = cmds.add_parser("status", help="is each running, where, and how another tool connects")
     status.set_defaults(handler=_status)
     stop = cmds.add_parser("stop", help="stop them (--chat: only the chat model's)")
     _add_chat(stop, "stop only the chat model's server")

@@ -107,9 +107,7 @@ def local_model(model: str) -> LocalModel:
     for spec in MODELS.values():
         if model in spec.aliases:
             return spec
-    raise LocalModelError(
-        f"{model!r} is not an embedded model; choose one of {', '.join(MODELS)}"
-    )
+    raise LocalModelError(f"{model!r} is not an embedded model; choose one of {', '.join(MODELS)}")
 
 
 def is_local_model(model: str) -> bool:

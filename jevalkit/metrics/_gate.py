@@ -147,7 +147,11 @@ def gate(
     if system is not None:
         require(results, system, "system", "each system gets its own decision")
     cols = ([system] if system is not None else []) + [c for c in columns_of(by) if c != system]
-    cols = columns_of(kept_apart_by(results, cols))  # a probe's versions and settings: apart
+    cols = columns_of(
+        kept_apart_by(results, cols)
+    )  # systems, a probe's versions and settings: apart
+    if system is None:  # declared one system: its rows are not told apart by a system column
+        cols = [c for c in cols if c != "system"]
     table = _METRIC_OF[metric](results, by=cols or None, case=case)
     flips = None
     if "passed" in results.columns and has_repeats(results, case=case, system=system):

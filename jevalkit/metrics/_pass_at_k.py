@@ -68,7 +68,7 @@ def _estimate(
 ) -> pd.DataFrame:
     if kind not in KINDS:
         raise StatsError(f"kind must be one of {KINDS}, got {kind!r}")
-    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
+    by = kept_apart_by(data, by, pool=pool)  # systems, a probe's versions and settings: apart
     case_cols = columns_of(case)
     if not case_cols:
         raise StatsError(f"{kind} needs cases with repeats: pass case='<column>'")

@@ -167,7 +167,7 @@ def mean_score(
         >>> round(float(row["ci_low"]), 3), row["method"]
         (0.566, 'Wilson interval over values: 0/1 scores')
     """
-    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
+    by = kept_apart_by(data, by, pool=pool)  # systems, a probe's versions and settings: apart
     p = prepare(
         data,
         score,
@@ -369,7 +369,7 @@ def pass_rate(
         >>> pass_rate([True, True, False, True])[["n", "passed", "value"]].to_dict("records")
         [{'n': 4, 'passed': 3, 'value': 0.75}]
     """
-    by = kept_apart_by(data, by, pool=pool)  # a probe's versions and settings: apart
+    by = kept_apart_by(data, by, pool=pool)  # systems, a probe's versions and settings: apart
     p = prepare(
         data,
         passed,

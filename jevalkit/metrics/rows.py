@@ -42,8 +42,9 @@ __all__ = [
     "scored",
     "truncated",
 ]
-# what makes two runs of a probe different runs: its version and its generation settings
-SETTING_COLUMNS = ("probe", "version", "params_hash")
+# what makes two runs different runs: the system asked (its model, or its --label), and the
+# probe's version and generation settings
+SETTING_COLUMNS = ("system", "probe", "version", "params_hash")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
@@ -201,10 +202,11 @@ def combine_runs(base: pd.DataFrame, head: pd.DataFrame) -> tuple[pd.DataFrame, 
 
 @not_a_statistic("names the setting columns that differ (facts about rows, no estimate)")
 def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
-    """The setting columns (:data:`SETTING_COLUMNS`) that differ within a ``by`` group: a
-    probe's versions, or its generation settings (``params_hash``), which a summary must keep
-    apart rather than pool. ``probe`` comes with ``version`` or ``params_hash`` (a version or a
-    setting means nothing without its probe).
+    """The setting columns (:data:`SETTING_COLUMNS`) that differ within a ``by`` group: the
+    systems (two models, or two ``--label`` names of one model), a probe's versions, or its
+    generation settings (``params_hash``), which a summary must keep apart rather than pool.
+    ``probe`` comes with ``version`` or ``params_hash`` (a version or a setting means nothing
+    without its probe).
 
     Example:
         >>> df = pd.DataFrame({"system": "m", "probe": "trivia", "version": [1, 2],
@@ -215,6 +217,8 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
         ['probe', 'params_hash']
         >>> kept_apart(df.assign(version=1, params_hash="t0"), by="system")
         []
+        >>> kept_apart(df.assign(version=1, params_hash="t0", system=["T=0", "T=1"]))
+        ['system']
     """
     results = rows_of(results)  # a run's result: its rows
     cols = [c for c in columns_of(by) if c in results.columns]
@@ -223,7 +227,8 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
     for column in present:
         if column == "probe":
             continue
-        keys = [*cols, *(["probe"] if "probe" in present else []), *differ]
+        probe = ["probe"] if "probe" in present and column != "system" else []
+        keys = [*cols, *probe, *differ]
         counts = (
             results.groupby(keys, dropna=False, sort=False)[column].nunique()
             if keys
@@ -231,8 +236,9 @@ def kept_apart(results: pd.DataFrame, by: CaseSpec = None) -> list[str]:
         )
         if (counts > 1).any():
             differ.append(column)
-    if differ and "probe" in present:
-        differ.insert(0, "probe")
+    settings = [c for c in differ if c != "system"]
+    if settings and "probe" in present:
+        differ.insert(differ.index(settings[0]), "probe")
     return differ
 
 

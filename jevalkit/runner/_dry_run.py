@@ -54,7 +54,10 @@ PLAN_COLUMNS = [
 
 
 def _local_prompt_tokens(model: str, bodies: list[dict[str, Any]]) -> list[int]:
-    with local_endpoint(model) as server, httpx.Client(timeout=30, headers=server.headers()) as http:
+    with (
+        local_endpoint(model) as server,
+        httpx.Client(timeout=30, headers=server.headers()) as http,
+    ):
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:

@@ -45,7 +45,7 @@ def test_worked_examples_score_as_they_must():
 
 
 def test_version_4_checks_the_id_order_the_prompt_asks_for_and_2_and_3_do_not():
-    """"id: integer, 1 through 10, in order": v2 (as the seeds publish it) and v3 check only
+    """ "id: integer, 1 through 10, in order": v2 (as the seeds publish it) and v3 check only
     that each id is an integer; v4 checks the order too (issue 54.2)."""
     counted_from_1001 = json.dumps(
         [{"id": 1000 + i, "name": f"U{i}", "active": True} for i in range(1, 11)]
