@@ -18,12 +18,9 @@ import shlex
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 from probe_folders import write_placeholders
-from scipy.special import expit
 
-from jevalkit import load_probe
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
 from jevalkit.client import PROVIDERS
@@ -122,7 +119,6 @@ def tour(tmp_path_factory):
             progress=False,
         )
         shutil.copy(root / "a.jsonl", root / "runs" / "schema-ten-records__local.jsonl")
-        write_past_systems(root / "past.jsonl")
         shutil.copy(
             data_dir() / "runs" / "schema-ten-records__local-demo.jsonl", root / "runs/demo.jsonl"
         )
@@ -132,32 +128,6 @@ def tour(tmp_path_factory):
             else security_logprobs(body)
         )
         yield root, server
-
-
-def write_past_systems(path: Path) -> None:
-    """30 past systems' results on unit-conversion's cases (a 2PL): what an item model for
-    ``--cases active:K --prior`` is fitted on."""
-    probe = load_probe("unit-conversion")  # its latest version, as `run unit-conversion`
-    rng = np.random.default_rng(5)
-    n = len(probe.cases)
-    a, b = rng.lognormal(0.5, 0.3, n), rng.normal(0, 1.5, n)
-    y = rng.random((30, n)) < expit(a * (rng.normal(size=30)[:, None] - b))
-    rows = [
-        {
-            "run_id": "past",
-            "kind": "probe",
-            "probe": probe.id,
-            "version": probe.version,
-            "model": f"past{s}",
-            "repeat": 0,
-            "case_id": case.id,
-            "score": float(y[s, j]),
-            "passed": bool(y[s, j]),
-        }
-        for s in range(30)
-        for j, case in enumerate(probe.cases)
-    ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 def security_logprobs(body: dict) -> dict | None:
@@ -294,11 +264,19 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         ("merge runs/big.jsonl", 0, ""),
         ("metrics runs/big.jsonl", 0, " 500 "),
     ],
-    "jevalkit items past.jsonl --irt 2pl --save-fit fit.json": [
-        ("items past.jsonl --irt 2pl --save-fit fit.json", 0, "item model written to fit.json"),
+    "jevalkit items data/examples/unit-conversion-systems.jsonl --irt 2pl --save-fit fit.json": [
+        (  # the bundled past systems' results (issue 54.4: a newcomer made six runs first)
+            "items data/examples/unit-conversion-systems.jsonl --irt 2pl --save-fit fit.json",
+            0,
+            "item model written to fit.json",
+        ),
     ],
     "jevalkit run unit-conversion --model local --cases active:12 --prior fit.json --out runs/new.jsonl": [
-        ("items past.jsonl --irt 2pl --save-fit fit.json", 0, "fit.json"),
+        (
+            "items data/examples/unit-conversion-systems.jsonl --irt 2pl --save-fit fit.json",
+            0,
+            "fit.json",
+        ),
         (
             "run unit-conversion --model local --cases active:12 --prior fit.json --out runs/new.jsonl {base_url}",
             0,

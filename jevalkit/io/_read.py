@@ -116,7 +116,7 @@ def not_results(path: str | Path) -> str | None:
         >>> import tempfile, pathlib
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "queue.jsonl"
         >>> _ = p.write_text('{"system": "m", "case_id": "c1", "sampling_probability": 1.0, '
-        ...                  '"strategy": "cascade", "order": 0, "output": "x"}\n')
+        ...                  '"strategy": "cascade", "order": 0, "output": "x"}\\n')
         >>> not_results(p).split(",")[0]
         'a label plan (the queue `jevalkit judge --cascade ... --for-people` writes'
     """

@@ -47,7 +47,7 @@ def test_new_check_lock_run(tmp_path, openai_server):
     check = jevalkit("probes", "check", "--probes-dir", str(mine))
     assert check.returncode == 1 and "note" not in check.stdout  # the TODOs fail it, not the lock
     # the skeleton's placeholders fail the check and keep it from being published
-    assert f"{probe_file}: still holds the skeleton's TODO placeholder(s) at title," in check.stdout
+    assert f"{probe_file}: still holds the skeleton's TODO placeholder(s) at messages.0" in check.stdout
     refused = jevalkit("probes", "lock", "--probes-dir", str(mine))
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     assert "nothing was published" in refused.stderr and not (mine / "probes.lock").exists()
