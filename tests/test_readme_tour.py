@@ -24,6 +24,9 @@ from probe_folders import write_placeholders
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
 from jevalkit.client import PROVIDERS
+from jevalkit.errors import ImportFormatError
+from jevalkit.io import read_source
+from jevalkit.local import is_local_model
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -31,8 +34,9 @@ GOOD = json.dumps([{"id": i, "name": f"User {i}", "active": i % 2 == 0} for i in
 
 # README line (as written, comment cut) -> why it is not run here
 ELSEWHERE = {
-    "jevalkit local build | serve [--slots 4 --threads 2] | status | stop": (
-        "the embedded server: tests/local/test_local_state.py and test_local_model.py"
+    "jevalkit local build | serve [--chat --slots 4 --threads 2] | status | stop [--chat]": (
+        "the embedded servers: tests/local/test_local_state.py, test_local_model.py and "
+        "test_local_chat.py"
     ),
     "jevalkit report --batch batch.yaml --workers 2": "a Dask cluster: tests/reports/test_batch.py",
     "jevalkit run schema-ten-records --model m --repeats 500 --workers 4": (
@@ -153,6 +157,9 @@ def _check_queue(path: Path) -> None:
     assert {row["strategy"] for row in plan} == {"cascade"}
     assert sorted(row["case_id"] for row in plan) == ["n01", "n10"], plan
     assert "log in" in plan[0]["output"] and "turn it off" in plan[1]["output"]  # to label
+    # read as results, the queue is named as what it is, with how to label it (issue 54.2)
+    with pytest.raises(ImportFormatError, match=r"a label plan \(the queue .*Labeler"):
+        read_source(path)
 
 
 def jevalkit(capsys, *argv: str) -> tuple[int, str, str]:
@@ -185,7 +192,7 @@ def test_a_model_without_a_provider_is_shown_with_its_endpoint():
     for page in pages:
         for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S):
             for model in re.findall(r"--model (\S+)", block):
-                if model.split("/")[0] in PROVIDERS or model == "local" or "$" in model:
+                if model.split("/")[0] in PROVIDERS or is_local_model(model) or "$" in model:
                     continue
                 if "--base-url" not in block and "JEVALKIT_BASE_URL=" not in block:
                     bare.append(f"{page.name}: --model {model}")
@@ -293,15 +300,27 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
             "schema-ten-records@4",  # no @N: the latest version
         ),
     ],
-    "jevalkit run schema-ten-records --model local --max-tokens 240 --constrained": [
+    "jevalkit run schema-ten-records --model local --max-tokens 400 --constrained": [
         (
-            "run schema-ten-records --model local --max-tokens 240 --constrained {base_url}",
+            "run schema-ten-records --model local --max-tokens 400 --constrained {base_url}",
             0,
             "1 answer(s) cut off at max_tokens",  # the test server cuts this one (fault "length")
         ),
     ],
     "jevalkit metrics runs/schema-ten-records__local.jsonl --by system": [
         ("metrics runs/schema-ten-records__local.jsonl --by system", 0, "pass_rate"),
+    ],
+    "jevalkit metrics a.jsonl b.jsonl": [
+        # two files of two systems: read as one, each system its own rows (issue 54.2)
+        ("metrics a.jsonl b.jsonl", 0, "kept apart: system"),
+        ("metrics a.jsonl b.jsonl --pool", 0, "pass_rate"),
+    ],
+    "jevalkit run schema-ten-records@2 --model local-chat --repeats 5 --temperature 1 --seed 1": [
+        (
+            "run schema-ten-records@2 --model local-chat --repeats 5 --temperature 1 --seed 1 {base_url}",
+            0,
+            "schema-ten-records@2 local-chat",
+        ),
     ],
     "jevalkit import logs/*.eval results.json --out imported.jsonl": [
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import re
 from collections import Counter
 from pathlib import Path
@@ -140,7 +141,7 @@ def violations(row: Any) -> list[str]:
     if get("finish_reason") != "length":
         return errors
     tokens = get("completion_tokens")
-    counted = isinstance(tokens, int | float) and tokens == tokens
+    counted = isinstance(tokens, numbers.Real) and not pd.isna(tokens)  # numpy's ints too
     after = f" after {int(tokens)} tokens" if counted else ""
     lead = f"cut off at max_tokens{after} (finish_reason 'length'): raise max_tokens"
     return [
