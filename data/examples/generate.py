@@ -359,9 +359,7 @@ def main() -> None:
     rows = variants(np.random.default_rng(20261203))
     (HERE / "variants.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     rows = unit_conversion_systems(np.random.default_rng(20261205))
-    (HERE / "unit-conversion-systems.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in rows)
-    )
+    (HERE / "unit-conversion-systems.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 if __name__ == "__main__":

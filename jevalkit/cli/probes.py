@@ -130,7 +130,9 @@ def _new(args: argparse.Namespace) -> int:
     )
     where = f" --probes-dir {shlex.quote(str(args.probes_dir))}" if args.probes_dir else ""
     if made.numbered:
-        print(f"{args.cases}: no `id`: the cases are numbered 1, 2, ... in file order (in the copy)")
+        print(
+            f"{args.cases}: no `id`: the cases are numbered 1, 2, ... in file order (in the copy)"
+        )
     if made.expected_column:
         renamed = "" if made.expected_column == "expected" else ", copied as `expected`"
         print(
