@@ -122,8 +122,8 @@ def not_results(path: str | Path) -> str | None:
     """
     try:
         keys = _keys(Path(path)) if Path(path).is_file() else set()
-    except (ImportFormatError, ValueError, OSError):
-        return None
+    except (ImportFormatError, ValueError, TypeError, RecursionError, OSError):
+        return None  # a file it cannot even look at is not one of these
     if {"kind", "probe", "version"} <= keys:
         return None
     return next((what for needs, what in _NOT_RESULTS if needs <= keys), None)
