@@ -51,7 +51,7 @@ COMMANDS: dict[str, Command] = {
         "export", "write results where they are published (Every Eval Ever), with uncertainty"
     ),
     "report": Command("report", "run a parameterised notebook into .ipynb + .html + headline JSON"),
-    "demo": Command("demo", "the main job end to end on the embedded model, with its report"),
+    "demo": Command("demo", "the main job end to end on both embedded models, with its reports"),
 }
 
 
