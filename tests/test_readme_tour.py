@@ -18,15 +18,15 @@ import shlex
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 from probe_folders import write_placeholders
-from scipy.special import expit
 
-from jevalkit import load_probe
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
 from jevalkit.client import PROVIDERS
+from jevalkit.errors import ImportFormatError
+from jevalkit.io import read_source
+from jevalkit.local import is_local_model
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -34,8 +34,9 @@ GOOD = json.dumps([{"id": i, "name": f"User {i}", "active": i % 2 == 0} for i in
 
 # README line (as written, comment cut) -> why it is not run here
 ELSEWHERE = {
-    "jevalkit local build | serve [--slots 4 --threads 2] | status | stop": (
-        "the embedded server: tests/local/test_local_state.py and test_local_model.py"
+    "jevalkit local build | serve [--chat --slots 4 --threads 2] | status | stop [--chat]": (
+        "the embedded servers: tests/local/test_local_state.py, test_local_model.py and "
+        "test_local_chat.py"
     ),
     "jevalkit report --batch batch.yaml --workers 2": "a Dask cluster: tests/reports/test_batch.py",
     "jevalkit run schema-ten-records --model m --repeats 500 --workers 4": (
@@ -122,7 +123,6 @@ def tour(tmp_path_factory):
             progress=False,
         )
         shutil.copy(root / "a.jsonl", root / "runs" / "schema-ten-records__local.jsonl")
-        write_past_systems(root / "past.jsonl")
         shutil.copy(
             data_dir() / "runs" / "schema-ten-records__local-demo.jsonl", root / "runs/demo.jsonl"
         )
@@ -132,32 +132,6 @@ def tour(tmp_path_factory):
             else security_logprobs(body)
         )
         yield root, server
-
-
-def write_past_systems(path: Path) -> None:
-    """30 past systems' results on unit-conversion's cases (a 2PL): what an item model for
-    ``--cases active:K --prior`` is fitted on."""
-    probe = load_probe("unit-conversion")  # its latest version, as `run unit-conversion`
-    rng = np.random.default_rng(5)
-    n = len(probe.cases)
-    a, b = rng.lognormal(0.5, 0.3, n), rng.normal(0, 1.5, n)
-    y = rng.random((30, n)) < expit(a * (rng.normal(size=30)[:, None] - b))
-    rows = [
-        {
-            "run_id": "past",
-            "kind": "probe",
-            "probe": probe.id,
-            "version": probe.version,
-            "model": f"past{s}",
-            "repeat": 0,
-            "case_id": case.id,
-            "score": float(y[s, j]),
-            "passed": bool(y[s, j]),
-        }
-        for s in range(30)
-        for j, case in enumerate(probe.cases)
-    ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 def security_logprobs(body: dict) -> dict | None:
@@ -183,6 +157,9 @@ def _check_queue(path: Path) -> None:
     assert {row["strategy"] for row in plan} == {"cascade"}
     assert sorted(row["case_id"] for row in plan) == ["n01", "n10"], plan
     assert "log in" in plan[0]["output"] and "turn it off" in plan[1]["output"]  # to label
+    # read as results, the queue is named as what it is, with how to label it (issue 54.2)
+    with pytest.raises(ImportFormatError, match=r"a label plan \(the queue .*Labeler"):
+        read_source(path)
 
 
 def jevalkit(capsys, *argv: str) -> tuple[int, str, str]:
@@ -215,7 +192,7 @@ def test_a_model_without_a_provider_is_shown_with_its_endpoint():
     for page in pages:
         for block in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S):
             for model in re.findall(r"--model (\S+)", block):
-                if model.split("/")[0] in PROVIDERS or model == "local" or "$" in model:
+                if model.split("/")[0] in PROVIDERS or is_local_model(model) or "$" in model:
                     continue
                 if "--base-url" not in block and "JEVALKIT_BASE_URL=" not in block:
                     bare.append(f"{page.name}: --model {model}")
@@ -245,7 +222,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run schema-ten-records --model local --variants all --repeats 5 --temperature 1 --seed 1 {base_url}",
             0,
-            "schema-ten-records@3",
+            "schema-ten-records@4",
         ),
     ],
     "jevalkit design runs/x.jsonl --target-half-width 0.05 --facets case,variant": [
@@ -294,11 +271,19 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         ("merge runs/big.jsonl", 0, ""),
         ("metrics runs/big.jsonl", 0, " 500 "),
     ],
-    "jevalkit items past.jsonl --irt 2pl --save-fit fit.json": [
-        ("items past.jsonl --irt 2pl --save-fit fit.json", 0, "item model written to fit.json"),
+    "jevalkit items data/examples/unit-conversion-systems.jsonl --irt 2pl --save-fit fit.json": [
+        (  # the bundled past systems' results (issue 54.4: a newcomer made six runs first)
+            "items data/examples/unit-conversion-systems.jsonl --irt 2pl --save-fit fit.json",
+            0,
+            "item model written to fit.json",
+        ),
     ],
     "jevalkit run unit-conversion --model local --cases active:12 --prior fit.json --out runs/new.jsonl": [
-        ("items past.jsonl --irt 2pl --save-fit fit.json", 0, "fit.json"),
+        (
+            "items data/examples/unit-conversion-systems.jsonl --irt 2pl --save-fit fit.json",
+            0,
+            "fit.json",
+        ),
         (
             "run unit-conversion --model local --cases active:12 --prior fit.json --out runs/new.jsonl {base_url}",
             0,
@@ -312,18 +297,30 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run schema-ten-records --model openai/gpt-4o-mini --repeats 5 --temperature 1 --seed 1 {base_url}",
             0,
-            "schema-ten-records@3",  # no @N: the latest version
+            "schema-ten-records@4",  # no @N: the latest version
         ),
     ],
-    "jevalkit run schema-ten-records --model local --max-tokens 240 --constrained": [
+    "jevalkit run schema-ten-records --model local --max-tokens 400 --constrained": [
         (
-            "run schema-ten-records --model local --max-tokens 240 --constrained {base_url}",
+            "run schema-ten-records --model local --max-tokens 400 --constrained {base_url}",
             0,
             "1 answer(s) cut off at max_tokens",  # the test server cuts this one (fault "length")
         ),
     ],
     "jevalkit metrics runs/schema-ten-records__local.jsonl --by system": [
         ("metrics runs/schema-ten-records__local.jsonl --by system", 0, "pass_rate"),
+    ],
+    "jevalkit metrics a.jsonl b.jsonl": [
+        # two files of two systems: read as one, each system its own rows (issue 54.2)
+        ("metrics a.jsonl b.jsonl", 0, "kept apart: system"),
+        ("metrics a.jsonl b.jsonl --pool", 0, "pass_rate"),
+    ],
+    "jevalkit run schema-ten-records@2 --model local-chat --repeats 5 --temperature 1 --seed 1": [
+        (
+            "run schema-ten-records@2 --model local-chat --repeats 5 --temperature 1 --seed 1 {base_url}",
+            0,
+            "schema-ten-records@2 local-chat",
+        ),
     ],
     "jevalkit import logs/*.eval results.json --out imported.jsonl": [
         (
@@ -373,7 +370,7 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
         (
             "run schema-ten-records --model openai/gpt-4o-mini --repeats 20 --budget-usd 0.50 {base_url}",
             0,
-            "schema-ten-records@3",
+            "schema-ten-records@4",
         ),
     ],
     "jevalkit gate runs/x.jsonl --repeats auto --probe schema-ten-records --model local --min 0.8": [

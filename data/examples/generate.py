@@ -23,6 +23,11 @@ project (no model was run):
   analysis to find: items 70-75 every system passes (dead), items 76-77 mis-keyed (difficulty 0, discrimination
   1.5, the verdict inverted: negative discrimination), items 66-69 a coin flip on every run (flaky), and one
   system (sys-05) whose last 8 items errored (no score: the leaderboard bounds them).
+- unit-conversion-systems.jsonl: jevalkit results rows of 30 simulated systems (``sim-01`` ..
+  ``sim-30``) on the 40 cases of the bundled probe ``unit-conversion@2``, one run each, pass/fail
+  drawn from a 2PL item response model (abilities N(0, 1), difficulties N(0, 1.5),
+  discriminations lognormal(0.5, 0.3)): past systems' results on a real probe, for ``jevalkit
+  items --irt 2pl --save-fit`` and an active plan (``--cases active:K --prior``) of a new system.
 - variants.jsonl: jevalkit results rows of one model on a probe with cases and prompt variants
   (probe ``sim-extraction``: 40 cases x 3 wordings x 4 repeats), each run scored by 4 rubric
   checks (score = share held, passed = all held). Each check holds with probability
@@ -41,6 +46,7 @@ import numpy as np
 
 from jevalkit.judges import JudgeConfig, Judgment, judgment_fields, load_judge_prompt
 from jevalkit.labels import label_record, label_sample
+from jevalkit.probes import load_probe
 from jevalkit.results import ResultRow, params_hash
 
 HERE = Path(__file__).parent
@@ -271,6 +277,33 @@ def benchmark(rng: np.random.Generator) -> list[dict]:
     return rows
 
 
+def unit_conversion_systems(rng: np.random.Generator) -> list[dict]:
+    probe = load_probe("unit-conversion@2")
+    n_systems, n_items = 30, len(probe.cases)
+    theta = rng.normal(size=n_systems)
+    b = rng.normal(0.0, 1.5, size=n_items)
+    a = rng.lognormal(0.5, 0.3, size=n_items)
+    p = 1 / (1 + np.exp(-a * (theta[:, None] - b)))
+    passed = rng.random((n_systems, n_items)) < p
+    rows = []
+    for s in range(n_systems):
+        for j, case in enumerate(probe.cases):
+            row = ResultRow(
+                run_id="example-unit-conversion-systems",
+                kind="probe",
+                probe=probe.id,
+                version=probe.version,
+                probe_hash=probe.content_hash,
+                model=f"sim-{s + 1:02d}",
+                repeat=0,
+                case_id=case.id,
+                score=float(passed[s, j]),
+                passed=bool(passed[s, j]),
+            )
+            rows.append({k: v for k, v in row.__dict__.items() if v not in (None, [], {}, "")})
+    return rows
+
+
 def variants(rng: np.random.Generator) -> list[dict]:
     n_cases, n_repeats = 40, 4
     wordings = {"base": 0.0, "terse": -0.6, "checklist": 0.3}
@@ -325,6 +358,8 @@ def main() -> None:
     (HERE / "benchmark.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     rows = variants(np.random.default_rng(20261203))
     (HERE / "variants.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows = unit_conversion_systems(np.random.default_rng(20261205))
+    (HERE / "unit-conversion-systems.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 if __name__ == "__main__":

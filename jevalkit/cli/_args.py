@@ -34,7 +34,8 @@ def add_model_argument(cmd: argparse.ArgumentParser, *, required: bool = True) -
         "--model",
         required=required,
         help="provider/model: openai/gpt-4o-mini (OpenAI), openrouter/<id> (OpenRouter), "
-        "anthropic/<model>, or local (the embedded model); with --base-url, any name",
+        "anthropic/<model>, local (the embedded base model, Gemma 3 270M) or local-chat (the "
+        "embedded chat model, SmolLM2 135M Instruct); with --base-url, any name",
     )
 
 

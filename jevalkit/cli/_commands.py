@@ -22,7 +22,9 @@ COMMANDS: dict[str, Command] = {
     "merge": Command(
         "merge", "merge the part files of a sharded run (RESULTS.parts/*.jsonl) into RESULTS"
     ),
-    "local": Command("local", "the embedded Gemma 3 270M server on 127.0.0.1"),
+    "local": Command(
+        "local", "the embedded models' servers on 127.0.0.1 (Gemma 3 270M; SmolLM2 chat)"
+    ),
     "metrics": Command("metrics", "pass rate, mean score, consistency with n and CI"),
     "gate": Command(
         "metrics",
@@ -49,7 +51,7 @@ COMMANDS: dict[str, Command] = {
         "export", "write results where they are published (Every Eval Ever), with uncertainty"
     ),
     "report": Command("report", "run a parameterised notebook into .ipynb + .html + headline JSON"),
-    "demo": Command("demo", "the main job end to end on the embedded model, with its report"),
+    "demo": Command("demo", "the main job end to end on both embedded models, with its reports"),
 }
 
 

@@ -7,6 +7,7 @@ import sys
 
 import pandas as pd
 
+from ..local import unauthorized_hint
 from ..results import error_summary, scored, truncated
 
 NOTHING_SCORED = 1
@@ -19,6 +20,8 @@ def report_outcome(df: pd.DataFrame, *, unit: str = "request") -> int:
     for row in error_summary(df).itertuples():
         status = f" {row.status}" if row.status is not None else ""
         print(f"{row.n} {unit}(s) failed with {row.type}{status}: {row.first_message}")
+        if row.status == 401:
+            _unauthorized(df)
     cut = truncated(df)
     if cut.any():
         print(
@@ -29,3 +32,12 @@ def report_outcome(df: pd.DataFrame, *, unit: str = "request") -> int:
         print(f"jevalkit: error: none of {len(df)} {unit}(s) was scored", file=sys.stderr)
         return NOTHING_SCORED
     return 0
+
+
+def _unauthorized(df: pd.DataFrame) -> None:
+    """Say what to do when the endpoint that refused the key is an embedded model's server."""
+    urls = df["base_url"].dropna().astype(str).unique() if "base_url" in df else []
+    for url in urls:
+        hint = unauthorized_hint(url)
+        if hint:
+            print(f"  {hint}")

@@ -1,13 +1,18 @@
 """``jevalkit demo`` (``make demo``, ``python -m jevalkit.demo``): the main job, end to end, on
-the embedded local model (no API key).
+the embedded local models (no API key).
 
-Runs schema-ten-records@2 on Gemma 3 270M served by llama.cpp on 127.0.0.1 in three
-configurations: free decoding at temperature 0 (5 repeats), free decoding at temperature 1 with
-seeds 1..5, and JSON-Schema-constrained decoding at temperature 1 with seeds 1..5. Every sample
-is scored; the results append to ``runs/demo.jsonl`` (re-running resumes, and sends the error rows
-again), and a Markdown summary plus the probe and consistency notebook reports (HTML, with
-headline JSON) are written under ``reports/demo/``. When no sample at all was scored it says what
-failed, writes no report and exits 1.
+Runs the seeds' probe ``schema-ten-records@2`` on both embedded models, Gemma 3 270M (``local``,
+a base model: it continues text) and SmolLM2 135M Instruct (``local-chat``, a chat model), each
+in three configurations: free decoding at temperature 0, free decoding at temperature 1 (each
+repeat its own seed), and JSON-Schema-constrained decoding at temperature 1. Every answer is
+scored by version 2 (as the seeds publish it) and by version 4 (which checks the ids the prompt
+asks for, 1 through 10 in order): version 4 sends the same request, so its free answers are
+version 2's, read back from the response cache (rows marked ``cached``); constrained, its
+schema (and so the grammar) differs, so it is asked again. The results append to
+``runs/demo.jsonl`` (re-running resumes, and sends the error rows again); a Markdown summary
+(one section per version) plus the probe report of each version and the consistency report
+(HTML, with headline JSON) are written under ``reports/demo/``. When no sample at all was
+scored it says what failed, writes no report and exits 1.
 """
 
 from __future__ import annotations
@@ -19,20 +24,19 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import UsageError
-from ..local import check_installed, local_endpoint
+from ..local import check_installed, local_endpoint, local_model
 from ..probes import check_probes
-from ..reports import ReportError, headline, run_report, write_probe_summary
+from ..reports import ReportError, failed_checks, headline, run_report, write_probe_summary
 from ..results import read_results
 from ..runner import run
 from ._commands import add_command
 from ._outcome import report_outcome
 
-__all__ = ["CONFIGS", "MAX_TOKENS", "PROBE", "register"]
+__all__ = ["CONFIGS", "MAX_TOKENS", "MODELS", "PROBES", "register"]
 
-PROBE = "schema-ten-records@2"
-MAX_TOKENS = (
-    400  # this base model echoes the prompt until max_tokens; constrained answers need ~180-330
-)
+PROBES = ("schema-ten-records@2", "schema-ten-records@4")  # as the seeds publish it; ids checked
+MODELS = ("local", "local-chat")
+MAX_TOKENS = 400  # Gemma echoes the prompt until max_tokens; constrained answers need ~180-330
 CONFIGS = [
     {"label": "free, T=0", "temperature": 0.0},
     {"label": "free, T=1", "temperature": 1.0, "seed": 1},
@@ -43,7 +47,7 @@ CONFIGS = [
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``demo`` command."""
     demo = add_command(sub, "demo")
-    demo.add_argument("--repeats", type=int, default=5, help="samples per configuration")
+    demo.add_argument("--repeats", type=int, default=5, help="samples per model and configuration")
     demo.add_argument(
         "--max-tokens", type=int, default=MAX_TOKENS, help="the longest answer, in tokens"
     )
@@ -52,8 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument(
         "--port",
         type=int,
-        help="the embedded model's port when the demo starts it (default 8917, or a free one "
-        "when that is taken); a server already running is used where it is",
+        help="the base model's port when the demo starts it (default 8917, or a free one when "
+        "that is taken; the chat model's is its own); a server already running is used where it "
+        "is",
     )
     demo.set_defaults(handler=_demo)
 
@@ -65,35 +70,43 @@ def _demo(args: argparse.Namespace) -> int:
             raise UsageError(f"{name} must be at least 1, got {value}")
     if args.port is not None and not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be from 1 to 65535, got {args.port}")
-    check = check_probes([PROBE])
+    check = check_probes(list(PROBES))
     print(
-        f"1/3 {PROBE}: {int(check['ok'].sum())} of {len(check)} worked examples score as they must"
+        f"1/3 {', '.join(PROBES)}: {int(check['ok'].sum())} of {len(check)} worked examples "
+        "score as they must"
     )
     if not check["ok"].all():
         print(check.to_string(index=False))
         return 1
-    check_installed()
-    print("2/3 starting the embedded model (Gemma 3 270M, llama.cpp on 127.0.0.1)", flush=True)
+    for model in MODELS:
+        check_installed(model)
     frames = []
-    with local_endpoint(port=args.port) as server:
-        print(
-            f"    {server.base_url}: {server.threads} thread(s), {server.slots} slot(s); model "
-            f"file sha256 {server.model_sha256[:16]}…",
-            flush=True,
-        )
-        for config in CONFIGS:
-            print(f"    {config['label']}: {args.repeats} samples, max_tokens {args.max_tokens}")
-            frames.append(
-                run(
-                    PROBE,
-                    "local",
-                    repeats=args.repeats,
-                    max_tokens=args.max_tokens,
-                    out=args.out,
-                    retry_errors=True,
-                    **config,
-                ).rows
+    for step, model in enumerate(MODELS):
+        spec = local_model(model)
+        print(f"2/3 starting --model {model}: {spec.title}, llama.cpp on 127.0.0.1", flush=True)
+        port = {"port": args.port} if args.port is not None and step == 0 else {}
+        with local_endpoint(model, **port) as server:
+            print(
+                f"    {server.base_url}: {server.threads} thread(s), {server.slots} slot(s); "
+                f"model file sha256 {server.model_sha256[:16]}…",
+                flush=True,
             )
+            for config in CONFIGS:
+                label = f"{model}: {config['label']}"
+                print(f"    {label}: {args.repeats} samples, max_tokens {args.max_tokens}")
+                for probe in PROBES:  # one after the other: free, v4 reads v2's answers back
+                    options = {**config, "label": label}
+                    frames.append(
+                        run(
+                            probe,
+                            model,
+                            repeats=args.repeats,
+                            max_tokens=args.max_tokens,
+                            out=args.out,
+                            retry_errors=True,
+                            **options,
+                        ).rows
+                    )
     code = report_outcome(pd.concat(frames, ignore_index=True), unit="sample")
     if code:
         print(
@@ -102,23 +115,45 @@ def _demo(args: argparse.Namespace) -> int:
         )
         return code
     results = read_results(args.out)
+    results = results[results["probe"] == "schema-ten-records"]
+    folder = Path(args.report_dir)
     report, numbers = write_probe_summary(
-        results, Path(args.report_dir), title=f"{PROBE} on the embedded Gemma 3 270M"
+        results, folder, title="schema-ten-records on the embedded models"
     )
     print(f"3/3 report: {report}  (headline numbers: {numbers})")
-    for notebook in ("probe_report", "consistency"):
+    for notebook, params, out in [
+        *(("probe_report", {"probe": p}, folder / p.replace("@", "-v")) for p in PROBES),
+        ("consistency", {}, folder),
+    ]:
         try:
-            done = run_report(notebook, results=args.out, out=args.report_dir)
-            print(f"    {notebook}: {done.html}")
+            done = run_report(notebook, results=args.out, parameters=params, out=out)
+            print(f"    {notebook} {params.get('probe', '')}: {done.html}")
         except (ReportError, ImportError) as exc:  # papermill comes with the notebooks extra
             print(f"    {notebook}: not written ({exc})")
+    checks = failed_checks(
+        results.assign(
+            system=results["probe"] + "@" + results["version"].astype(str) + " " + results["system"]
+        )
+    )
     for h in headline(results):
+        if h["probe"] not in PROBES:
+            continue
         agreement = (
             f", verdict agreement {h['verdict_agreement']:.2f}" if "verdict_agreement" in h else ""
         )
         print(
-            f"    {h['system']}: pass rate {h['pass_rate']:.2f} "
-            f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f}, n = {h['n']}, errors {h['errors']}){agreement}"
+            f"    {h['probe']} {h['system']}: pass rate {h['pass_rate']:.2f} "
+            f"(95% CI {h['ci_low']:.2f}-{h['ci_high']:.2f}, n = {h['n']}, errors {h['errors']}, "
+            f"cut off {h['truncated']}){agreement}{_failure_mode(checks, h)}"
         )
     print(f"done in {time.monotonic() - started:.0f} s")
     return 0
+
+
+def _failure_mode(checks: pd.DataFrame, h: dict) -> str:
+    """The rubric check most often broken by one system's answers on one version, if any."""
+    mine = checks[(checks["system"] == f"{h['probe']} {h['system']}") & (checks["failed"] > 0)]
+    if mine.empty:
+        return ""
+    worst = mine.sort_values("failed", ascending=False, kind="stable").iloc[0]
+    return f"; most often broken: {worst['text']} ({worst['failed']} of {worst['judged']})"

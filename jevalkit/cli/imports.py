@@ -10,7 +10,13 @@ from .. import io
 from ..errors import ImportFormatError
 from ._commands import add_command
 
-__all__ = ["add_reader_options", "add_source_options", "load_source", "register"]
+__all__ = [
+    "add_reader_options",
+    "add_source_options",
+    "load_source",
+    "load_sources",
+    "register",
+]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,6 +72,19 @@ def load_source(
         path,
         fmt or args.source_format,
         label=label,
+        baseline=args.verdict_baseline,
+        model=args.source_model,
+        task=args.task,
+    )
+
+
+def load_sources(args: argparse.Namespace, paths: list[str]) -> pd.DataFrame:
+    """Several results files (or other tools' logs) as one frame, as :func:`load_source` reads
+    each (:func:`jevalkit.io.read_sources`: a file given twice, or two files holding the same
+    row, is refused)."""
+    return io.read_sources(
+        paths,
+        args.source_format,
         baseline=args.verdict_baseline,
         model=args.source_model,
         task=args.task,

@@ -1,4 +1,6 @@
-"""``jevalkit local build | serve | status | stop``: the embedded model's server."""
+"""``jevalkit local build | serve [--chat] | status | stop [--chat]``: the embedded models'
+servers (``local``, Gemma 3 270M, a base model; ``--chat``: ``local-chat``, SmolLM2 135M
+Instruct, a chat model; each its own server)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--jobs", type=int, help="parallel compile jobs (default: all CPUs)")
     build.set_defaults(handler=_build)
     serve = cmds.add_parser("serve", help="start the server (returns once it is healthy)")
+    _add_chat(serve, "serve the chat model")
     serve.add_argument(
         "--port",
         type=int,
-        help=f"the loopback port (default {local.DEFAULT_PORT}, or a free one when it is taken)",
+        help=f"the loopback port (default {local.DEFAULT_PORT}, with --chat "
+        f"{local.LOCAL_MODELS['local-chat'].default_port}, or a free one when it is taken)",
     )
     serve.add_argument(
         "--slots",
@@ -47,16 +51,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"key is ${local.KEY_VARIABLE} when set, else a random one",
     )
     serve.set_defaults(handler=_serve)
-    cmds.add_parser(
-        "status", help="is it running, where, and how another tool connects"
-    ).set_defaults(handler=_status)
-    cmds.add_parser("stop", help="stop it").set_defaults(handler=_stop)
+    status = cmds.add_parser("status", help="is each running, where, and how another tool connects")
+    status.set_defaults(handler=_status)
+    stop = cmds.add_parser("stop", help="stop them (--chat: only the chat model's)")
+    _add_chat(stop, "stop only the chat model's server")
+    stop.set_defaults(handler=_stop)
+
+
+def _add_chat(cmd: argparse.ArgumentParser, what: str) -> None:
+    cmd.add_argument(
+        "--chat",
+        action="store_true",
+        help=f"{what}: local-chat, {local.LOCAL_MODELS['local-chat'].title} (default: local, "
+        f"{local.LOCAL_MODELS['local'].title})",
+    )
 
 
 def _describe(server: local.LocalServer) -> str:
+    title = local.local_model(server.model).title
     return (
-        f"running: {server.base_url} (pid {server.pid}), model {server.model_name}, "
-        f"{server.slots} slots, {server.threads} threads, sha256 {server.model_sha256[:16]}…"
+        f"running: --model {server.model} ({title}) at {server.base_url} (pid {server.pid}), "
+        f"served as {server.model_name}, {server.slots} slots, {server.threads} threads, "
+        f"sha256 {server.model_sha256[:16]}…"
     )
 
 
@@ -80,22 +96,34 @@ def _build(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     print("starting the embedded model (loading takes a few seconds)…", flush=True)
-    server = local.serve(port=args.port, slots=args.slots, threads=args.threads, no_key=args.no_key)
+    server = local.serve(
+        port=args.port,
+        slots=args.slots,
+        threads=args.threads,
+        no_key=args.no_key,
+        model="local-chat" if args.chat else "local",
+    )
     print(_describe(server))
     print("\n".join(local.how_to_connect(server)))
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
-    server = local.status()
-    if server is None:
-        print("not running (start it with `jevalkit local serve`)")
-        return 1
-    print(_describe(server))
-    print("\n".join(local.how_to_connect(server)))
-    return 0
+    running = 0
+    for name in local.LOCAL_MODELS:
+        server = local.status(name)
+        if server is None:
+            flag = " --chat" if name != "local" else ""
+            print(f"--model {name}: not running (start it with `jevalkit local serve{flag}`)")
+            continue
+        running += 1
+        print(_describe(server))
+        print("\n".join(local.how_to_connect(server)))
+    return 0 if running else 1
 
 
 def _stop(args: argparse.Namespace) -> int:
-    print("stopped" if local.stop() else "not running")
+    names = ["local-chat"] if args.chat else list(local.LOCAL_MODELS)
+    stopped = [name for name in names if local.stop(name)]
+    print(f"stopped {', '.join(stopped)}" if stopped else "not running")
     return 0

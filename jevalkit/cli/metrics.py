@@ -28,7 +28,7 @@ from ._args import (
     split_list,
 )
 from ._commands import add_command
-from .imports import add_source_options, load_source
+from .imports import add_source_options, load_source, load_sources
 
 __all__ = ["EXIT", "register"]
 
@@ -38,15 +38,20 @@ EXIT = {"pass": 0, "fail": 1, "undecided": 2, "refused": 2}
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``metrics`` and ``gate`` commands."""
     cmd = add_command(sub, "metrics")
-    cmd.add_argument("results", metavar="RESULTS", help="a results JSONL file (or see --from)")
+    cmd.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="results JSONL files, read as one (or see --from)",
+    )
     add_source_options(cmd)
     cmd.add_argument("--by", help="comma-separated columns to group by, e.g. model,probe")
     cmd.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     cmd.add_argument(
         "--pool",
         action="store_true",
-        help="pool a probe's versions and generation settings (params_hash) within a group; "
-        "by default they are kept apart",
+        help="pool systems (models, --label names), a probe's versions and generation settings "
+        "(params_hash) within a group; by default they are kept apart",
     )
     cmd.set_defaults(handler=_metrics)
     g = add_command(sub, "gate")
@@ -146,15 +151,15 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> int:
-    results = load_source(args, args.results)
+    results = load_sources(args, args.results)
     by = split_list(args.by)
     table = summarize(results, by=by, pool=args.pool)
     # the groups summarize kept: the --by columns, then a probe's versions or settings apart
     apart = [c for c in table.columns[: list(table.columns).index("metric")] if c not in by]
     if apart and not args.json:
         print(
-            f"kept apart: {', '.join(apart)} differ within a system (runs of a probe at another "
-            "version or setting are other runs); pass --pool to pool them"
+            f"kept apart: {', '.join(apart)} differ within a group (another system, or a probe "
+            "at another version or setting, is another run); pass --pool to pool them"
         )
     if args.json:
         print(json.dumps(table.to_dict("records"), indent=2, default=str))

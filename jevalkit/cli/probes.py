@@ -125,12 +125,31 @@ def _page(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    path = api.new_probe(
+    made = api.new_probe(
         args.id, cases=args.cases, scoring=args.scoring, probes_dir=args.probes_dir
     )
     where = f" --probes-dir {shlex.quote(str(args.probes_dir))}" if args.probes_dir else ""
+    if made.numbered:
+        print(
+            f"{args.cases}: no `id`: the cases are numbered 1, 2, ... in file order (in the copy)"
+        )
+    if made.expected_column:
+        renamed = "" if made.expected_column == "expected" else ", copied as `expected`"
+        print(
+            f"expected answer: the `{made.expected_column}` column{renamed} "
+            "(never put into the prompt)"
+        )
+    elif args.cases and args.scoring not in ("json_schema", "constraints"):
+        print(
+            f"expected answer: none of the columns {', '.join(api.ANSWER_COLUMNS)}: write "
+            "`expected` into scoring (one answer for every case) or add an `expected` column"
+        )
+    if made.left_out:
+        print(f"left out of the prompt as well: {', '.join(made.left_out)} (answer-like columns)")
+    if made.prompt_fields:
+        print(f"the user message shows: {', '.join(made.prompt_fields)}")
     print(
-        f"wrote {path}: edit every TODO, then `jevalkit probes check{where}` and "
-        f"`jevalkit probes lock{where}`"
+        f"wrote {made.path}: edit every TODO ({', '.join(made.todo)}), then `jevalkit probes "
+        f"check{where}` and `jevalkit probes lock{where}`"
     )
     return 0

@@ -10,7 +10,15 @@ import pandas as pd
 
 from .. import io
 from ..errors import ReportError
-from ..reports import run_batch, run_report, write_batch_summary
+from ..reports import (
+    declared_default,
+    declared_parameters,
+    find_notebook,
+    report_probe,
+    run_batch,
+    run_report,
+    write_batch_summary,
+)
 from ._commands import add_command
 
 __all__ = ["register"]
@@ -31,7 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     cmd.add_argument("--force", action="store_true", help="re-run outputs that are up to date")
     cmd.add_argument(
-        "--results", metavar="PATH", help="results JSONL (default: the notebook's own)"
+        "--results",
+        nargs="+",
+        action="extend",
+        metavar="PATH",
+        help="results JSONL (default: the notebook's own); several paths (or --results again) "
+        "are read as one",
     )
     cmd.add_argument(
         "-p",
@@ -39,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar=("NAME", "VALUE"),
-        help="a notebook parameter (VALUE is parsed as a Python literal when it can be)",
+        help="a notebook parameter (VALUE is parsed as a Python literal when it can be, kept "
+        "as text for a parameter whose default is text); a notebook with a `probe` parameter "
+        "reports the probe version the results hold unless -p probe names one",
     )
     cmd.add_argument(
         "--from",
@@ -56,7 +71,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.set_defaults(handler=_report)
 
 
-def _literal(text: str) -> object:
+def _literal(text: str, spec: dict | None) -> object:
+    """VALUE as the notebook gets it: text for a parameter whose default is text, else a
+    Python literal when it parses as one."""
+    if spec is not None and isinstance(declared_default(spec), str):
+        return text
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -68,16 +87,22 @@ def _report(args: argparse.Namespace) -> int:
         return _batch(args)
     if not args.notebook:
         raise ReportError("give a NOTEBOOK, or --batch FILE")
-    params = {name: _literal(value) for name, value in args.p}
+    declared = declared_parameters(find_notebook(args.notebook))
+    params = {name: _literal(value, declared.get(name)) for name, value in args.p}
+    paths = args.results or []
     if args.source_format:
         params["results_format"] = args.source_format
-    elif args.results is not None and io.sniff_format(args.results) not in (None, "jevalkit"):
+    elif any(io.sniff_format(p) not in (None, "jevalkit") for p in paths):
         params["results_format"] = "auto"  # another tool's log: read it as `import` would
-    if args.results is not None:  # refused in one line here, before a kernel starts (seconds)
-        io.read_source(args.results, params.get("results_format"))
+    if paths:  # refused in one line here, before a kernel starts (seconds)
+        frame = io.read_sources(paths, params.get("results_format"))
+        if "probe" in declared:  # the probe version the results hold, or the one named
+            params["probe"] = report_probe(frame, params.get("probe"), required=True)[0]
+    elif params.get("probe") is not None:  # not text: refused here, not in the kernel
+        report_probe(pd.DataFrame(), params["probe"])
     report = run_report(
         args.notebook,
-        results=args.results,
+        results=paths or None,
         parameters=params,
         out=args.out,
         show_code=args.show_code,

@@ -118,6 +118,7 @@ def prepare(
     pool: bool = False,
     apart: bool = True,
     weighted: bool = False,
+    systems_apart: bool = False,
 ) -> Prepared:
     """Check and code a statistic's input (the rules are in the module docstring).
 
@@ -146,6 +147,8 @@ def prepare(
             purpose (the settings rule does not apply).
         apart: settings that differ join the grouping (``by``, then them); ``False``: they
             are refused in one line naming the column (a statistic with no groups).
+        systems_apart: a summary of one system's runs (``mean_score``, ``pass_rate``): two
+            systems in a group are kept apart as settings are (``system`` joins the grouping).
         weighted: the caller is the estimator of the design that drew the rows (an active
             plan's): rows drawn with unequal probabilities are read (else refused in one line:
             no simple sample).
@@ -193,7 +196,9 @@ def prepare(
     for column in given:
         require(frame, column, "by", "a grouping column")
     by_cols = (
-        _keep_settings_apart(frame, given, system, facets=within, pool=pool, apart=apart)
+        _keep_settings_apart(
+            frame, given, system, facets=within, pool=pool, apart=apart, systems=systems_apart
+        )
         if isinstance(data, pd.DataFrame)
         else given
     )

@@ -295,13 +295,25 @@ def _keep_settings_apart(
     facets: Sequence[str] = (),
     pool: bool,
     apart: bool,
+    systems: bool = False,
 ) -> list[str]:
     """The settings rule: ``by`` with the setting columns that differ within a ``by`` group of
     one system joined after it (``apart``), or a refusal naming them (a statistic with no
     groups to keep them in); ``pool=True``: ``by`` as given. A setting column the statistic
-    models as a facet (``facets``) is read on purpose, not pooled."""
+    models as a facet (``facets``) is read on purpose, not pooled. ``systems``: a summary of
+    one system's runs (a mean, a pass rate) keeps two systems apart too (two models, or two
+    ``--label`` names of one model, are two runs): the ``system`` column joins ``by`` first
+    when it differs within a group."""
     if pool:
         return by
+    if systems and system is not None and system in frame.columns and system not in by:
+        counts = (
+            frame.groupby(by, dropna=False, sort=False)[system].nunique()
+            if by
+            else pd.Series([frame[system].nunique()])
+        )
+        if (counts > 1).any():
+            by = [*by, system]
     modelled = [c for c in facets if c in SETTING_COLUMNS]  # read on purpose, as a facet
     within = list(dict.fromkeys([*by, *([system] if system is not None else []), *modelled]))
     extra = [c for c in _settings_apart(frame, within) if c not in by]

@@ -27,7 +27,15 @@ from ._judge_files import (
 )
 from ._lm_eval import read_lm_eval
 from ._promptfoo import read_promptfoo
-from ._read import FORMATS, READER_OPTIONS, detect_format, read, read_source, sniff_format
+from ._read import (
+    FORMATS,
+    READER_OPTIONS,
+    detect_format,
+    read,
+    read_source,
+    read_sources,
+    sniff_format,
+)
 from ._table import from_table, load_table
 from ._write import combine_imports, write_results
 from ._zip import MAX_INFLATED_BYTES, read_zip_member
@@ -56,6 +64,7 @@ __all__ = [
     "read_preferences",
     "read_promptfoo",
     "read_source",
+    "read_sources",
     "read_verdicts",
     "read_zip_member",
     "results_from_columns",

@@ -25,7 +25,7 @@ import pandas as pd
 from .._version import __version__
 from ..errors import ImportFormatError
 from ..metrics import mean_score, pass_rate
-from ..providers import EMBEDDED_MODEL, PROVIDERS
+from ..providers import EMBEDDED_MODELS, PROVIDERS
 from ..results import RowsResult, rows_of
 from ._read import read
 from ._write import combine_imports
@@ -216,8 +216,9 @@ def _identity(model: str, resolved: str | None, base_url: str | None) -> dict[st
         return {"id": model, **({"inference_platform": provider} if routed else {})}
     if "/" in model or resolved is None:
         return {"id": model}
-    embedded = resolved == EMBEDDED_MODEL  # Gemma 3 270M: Google's
-    return {"id": resolved, **({"developer": "google"} if embedded else {})}
+    # the embedded models: Gemma 3 270M is Google's, SmolLM2 Hugging Face's
+    developer = EMBEDDED_MODELS.get(resolved)
+    return {"id": resolved, **({"developer": developer} if developer else {})}
 
 
 def _result(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,45 @@ READER_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Files jevalkit writes that are not results, told by their keys, and what to do with them
+_NOT_RESULTS = (
+    (
+        {"case_id", "sampling_probability", "strategy", "order"},
+        "a label plan (the queue `jevalkit judge --cascade ... --for-people` writes, or "
+        "jevalkit.labels.label_sample's), not results: label it with "
+        "jevalkit.widgets.Labeler(pandas.read_json(path, lines=True), levels=[...], "
+        'out="labels.jsonl"), then read the labels with jevalkit.labels.read_labels',
+    ),
+    (
+        {"case_id", "level", "labeller", "skipped"},
+        "a labels file (what jevalkit.widgets.Labeler writes), not results: read it with "
+        "jevalkit.labels.read_labels, and pass it as labels= (or --labels) beside the judged "
+        "results",
+    ),
+)
+
+
+def not_results(path: str | Path) -> str | None:
+    """What a file jevalkit wrote that is not results is, and how to use it (a label plan, a
+    labels file), told by the keys of its first record; None for anything else.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "queue.jsonl"
+        >>> _ = p.write_text('{"system": "m", "case_id": "c1", "sampling_probability": 1.0, '
+        ...                  '"strategy": "cascade", "order": 0, "output": "x"}\\n')
+        >>> not_results(p).split(",")[0]
+        'a label plan (the queue `jevalkit judge --cascade ... --for-people` writes'
+    """
+    try:
+        keys = _keys(Path(path)) if Path(path).is_file() else set()
+    except (ImportFormatError, ValueError, TypeError, RecursionError, OSError):
+        return None  # a file it cannot even look at is not one of these
+    if {"kind", "probe", "version"} <= keys:
+        return None
+    return next((what for needs, what in _NOT_RESULTS if needs <= keys), None)
+
+
 def _fits(sniff: Callable[[Path], bool], path: Path) -> bool:
     """Whether a sniffer says ``path`` fits; a file it cannot even look at does not fit."""
     try:
@@ -113,6 +152,9 @@ def detect_format(path: str | Path) -> str:
     if not zipfile.is_zipfile(path) and not head_lines(path, 1):
         raise ImportFormatError(f"{path}: empty file")
     fits = [name for name, sniff in SNIFFERS.items() if _fits(sniff, path)]
+    other = not_results(path) if not fits else None
+    if other is not None:
+        raise ImportFormatError(f"{path}: {other}")
     if not fits:
         raise ImportFormatError(
             f"{path}: not a format jevalkit reads ({', '.join(FORMATS)}); for any other table use "
@@ -307,7 +349,12 @@ def read_source(
     """
     fmt = None if format == "auto" else format
     if fmt is None:
-        fmt = sniff_format(path) or "jevalkit"
+        fmt = sniff_format(path)
+    if fmt is None:
+        other = not_results(path)
+        if other is not None:
+            raise ImportFormatError(f"{path}: {other}")
+        fmt = "jevalkit"
     if fmt == "jevalkit" and label is None:
         return _results_file(path)
     takes = READER_OPTIONS.get(fmt, ())
@@ -317,3 +364,39 @@ def read_source(
         label=label,
         **{k: v for k, v in options.items() if k in takes and v is not None},
     )
+
+
+SAME_ROWS = "give each run once (a file and its copy hold one run twice)"
+
+
+def read_sources(
+    paths: Sequence[str | Path], format: str | None = None, **options: Any
+) -> pd.DataFrame:
+    """Several results files (or other tools' logs) as one frame, each read by
+    :func:`read_source` with ``format`` and ``options``; refused in one line when a file is
+    given twice or two files hold the same row key (:data:`jevalkit.results.KEY_COLUMNS`).
+
+    Raises:
+        ImportFormatError: no path, a path given twice, or rows of two files sharing a key.
+
+    Example:
+        >>> from jevalkit.reports import example_path
+        >>> a, b = example_path("cascade_judged.jsonl"), example_path("cascade_new.jsonl")
+        >>> len(read_sources([a])) == len(read_source(a))
+        True
+        >>> read_sources([a, a])
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ImportFormatError: ...cascade_judged.jsonl: given twice; give each results file once
+    """
+    paths = [str(p) for p in paths]
+    if not paths:
+        raise ImportFormatError("no results file given; give one or several")
+    seen: set[Path] = set()
+    for path in paths:
+        key = Path(path).resolve()
+        if key in seen:
+            raise ImportFormatError(f"{path}: given twice; give each results file once")
+        seen.add(key)
+    frames = [read_source(path, format, **options) for path in paths]
+    return frames[0] if len(frames) == 1 else combine_imports(frames, paths, advice=SAME_ROWS)

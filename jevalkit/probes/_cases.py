@@ -65,9 +65,11 @@ class Case:
         return {"id": self.id, **out}
 
 
-def _case(raw: Any, position: int, where: str, seen: set[str]) -> Case:
+def _case(raw: Any, position: int, where: str, seen: set[str], *, number: bool = False) -> Case:
     if not isinstance(raw, dict):
         raise CaseFileError(f"{where}: a case must be an object with an `id`")
+    if number:  # a case file with no ids at all: each case is its position in the file
+        raw = {"id": str(position), **raw}
     if "id" not in raw:
         raise CaseFileError(f"{where}: the case has no `id`; give every case a stable, unique id")
     case_id = raw["id"]
@@ -108,13 +110,17 @@ def cases_from_list(items: Sequence[Any], where: str) -> tuple[Case, ...]:
     return tuple(_case(raw, i, f"{where}: cases[{i - 1}]", seen) for i, raw in enumerate(items, 1))
 
 
-def read_case_file(path: Path, *, folder: Path | None = None) -> tuple[tuple[Case, ...], str]:
+def read_case_file(
+    path: Path, *, folder: Path | None = None, number: bool = False
+) -> tuple[tuple[Case, ...], str]:
     """Read a JSONL or CSV case file; return its cases and the sha256 of its bytes.
 
     Only a regular file is read (a FIFO or a device is refused, never waited on), at most
     64 MB, at most 1,000 fields a case and 131,072 characters a CSV field. With ``folder`` (the
     probe's), a file that resolves outside it (a symbolic link to another place) is refused: a
-    probe's cases are the files beside it.
+    probe's cases are the files beside it. With ``number`` (for ``jevalkit probes new``), a
+    file with no ``id`` at all (no CSV column, no JSONL case holding one) has its cases
+    numbered ``1``, ``2``, ... in file order; a published probe's cases carry their ids.
 
     Raises:
         CaseFileError: one line naming the file, the line and the field.
@@ -140,14 +146,16 @@ def read_case_file(path: Path, *, folder: Path | None = None) -> tuple[tuple[Cas
     seen: set[str] = set()
     cases: list[Case] = []
     if path.suffix == ".jsonl":
-        for lineno, line in enumerate(jsonl_lines(text.removeprefix("\ufeff")), 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            raw = json_line(line, where, CaseFileError)
-            cases.append(_case(raw, len(cases) + 1, where, seen))
+        raws = [
+            (f"{path}:{lineno}", json_line(line, f"{path}:{lineno}", CaseFileError))
+            for lineno, line in enumerate(jsonl_lines(text.removeprefix("\ufeff")), 1)
+            if line.strip()
+        ]
+        numbered = number and not any(isinstance(r, dict) and "id" in r for _, r in raws)
+        for where, raw in raws:
+            cases.append(_case(raw, len(cases) + 1, where, seen, number=numbered))
     elif path.suffix == ".csv":
-        cases = _csv_cases(path, text, seen)
+        cases = _csv_cases(path, text, seen, number=number)
     else:
         raise CaseFileError(f"{path}: a case file ends in .jsonl or .csv")
     if not cases:
@@ -178,15 +186,20 @@ def _read_bounded(path: Path) -> bytes:
     return read_regular_file(path, MAX_CASE_FILE_BYTES, refused, what="case file")
 
 
-def _csv_cases(path: Path, text: str, seen: set[str]) -> list[Case]:
+def _csv_cases(path: Path, text: str, seen: set[str], *, number: bool = False) -> list[Case]:
     cases: list[Case] = []
     reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
     try:
         fieldnames = reader.fieldnames
     except csv.Error as exc:
         raise _csv_error(path, 1, exc) from None
-    if not fieldnames or "id" not in fieldnames:
-        raise CaseFileError(f"{path}:1: the header has no `id` column")
+    if not fieldnames:
+        raise CaseFileError(f"{path}:1: no header; the first line names the columns")
+    numbered = number and "id" not in fieldnames
+    if "id" not in fieldnames and not numbered:
+        raise CaseFileError(
+            f"{path}:1: the header has no `id` column; add one (a stable, unique id per case)"
+        )
     if len(fieldnames) > MAX_CASE_FIELDS:
         raise CaseFileError(
             f"{path}:1: the header has {len(fieldnames):,} columns; a case holds at most "
@@ -211,7 +224,7 @@ def _csv_cases(path: Path, text: str, seen: set[str]) -> list[Case]:
             raise CaseFileError(f"{where}: the row has a different number of cells than the header")
         if "schema" in raw:
             raw["schema"] = json_line(raw["schema"], f"{where}: schema", CaseFileError)
-        cases.append(_case(raw, len(cases) + 1, where, seen))
+        cases.append(_case(raw, len(cases) + 1, where, seen, number=numbered))
 
 
 def _csv_error(path: Path, line: int, exc: csv.Error) -> CaseFileError:

@@ -158,7 +158,7 @@ def load_probe(ref: str, *, root: Path | None = None) -> Probe:
     Example:
         >>> import jevalkit
         >>> jevalkit.load_probe("schema-ten-records").version
-        3
+        4
         >>> jevalkit.load_probe("no-such-probe")
         Traceback (most recent call last):
         ...

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import csv
+import dataclasses
+import io
 import json
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +18,45 @@ import yaml
 
 from .._paths import probes_dir as bundled_probes_dir
 from ..errors import ProbeError, UsageError
-from ._cases import Case, read_case_file
+from ._cases import SCORING_FIELDS, Case, read_case_file
 from ._loader import PROBES_ENV, read_probe_file
 
-__all__ = ["SKELETON_SCORERS", "new_probe", "placeholders", "user_probes_dir"]
+__all__ = [
+    "ANSWER_COLUMNS",
+    "SKELETON_SCORERS",
+    "NewProbe",
+    "new_probe",
+    "placeholders",
+    "user_probes_dir",
+]
 
 SKELETON_SCORERS = ("exact_match", "levenshtein", "json_similarity", "json_schema", "constraints")
+# the columns read as a case's expected answer, in this order of preference (any letter case);
+# none of them ever reaches the prompt
+ANSWER_COLUMNS = ("expected", "answer", "target", "label")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class NewProbe:
+    """What ``jevalkit probes new`` wrote, and what it decided about the case file.
+
+    Attributes:
+        path: the skeleton, ``<folder>/<id>/v1.yaml``.
+        expected_column: the case file's column read as the expected answer (copied as
+            ``expected``), or None.
+        left_out: the other answer-like columns, kept in the cases but out of the prompt.
+        numbered: the case file had no ``id``: its cases are numbered 1, 2, ... in file order.
+        prompt_fields: the case fields the user message shows.
+        todo: the fields still holding a ``TODO`` to write (:func:`placeholders`).
+    """
+
+    path: Path
+    expected_column: str | None = None
+    left_out: tuple[str, ...] = ()
+    numbered: bool = False
+    prompt_fields: tuple[str, ...] = ()
+    todo: tuple[str, ...] = ()
 
 
 def user_probes_dir(probes_dir: str | Path | None = None) -> Path | None:
@@ -91,10 +127,16 @@ def new_probe(
     cases: str | Path | None = None,
     scoring: str = "exact_match",
     probes_dir: str | Path | None = None,
-) -> Path:
+) -> NewProbe:
     """Write ``<probes_dir>/<probe_id>/v1.yaml`` (and a copy of the case file beside it): a
-    probe that loads and checks as it stands, with a template using every case field, for the
-    user to edit and then publish with ``jevalkit probes lock``. Returns the probe file's path.
+    probe that loads and checks as it stands, with a template using every case field but the
+    answers, for the user to edit and then publish with ``jevalkit probes lock``.
+
+    The case file's expected answer is its ``expected`` column, else ``answer``, ``target`` or
+    ``label`` (:data:`ANSWER_COLUMNS`, any letter case; copied as ``expected``); none of them
+    is put into the prompt. A case file with no ``id`` has its cases numbered 1, 2, ... (in the
+    copy). With an expected answer, only the system message is left to write (a ``TODO``):
+    once it is written (or deleted), ``jevalkit probes check`` passes the skeleton.
 
     Raises:
         UsageError: no folder given (never writes into the installed package), a bad id, an
@@ -103,13 +145,14 @@ def new_probe(
     Example:
         >>> import tempfile, pathlib
         >>> root = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (root / "qa.csv").write_text("id,question,expected\\nq1,Capital of France?,Paris\\n")
-        >>> new_probe("capitals", cases=root / "qa.csv", probes_dir=root / "probes").name
-        'v1.yaml'
+        >>> _ = (root / "qa.csv").write_text("question,answer\\nCapital of France?,Paris\\n")
+        >>> made = new_probe("capitals", cases=root / "qa.csv", probes_dir=root / "probes")
+        >>> made.path.name, made.expected_column, made.numbered
+        ('v1.yaml', 'answer', True)
         >>> import jevalkit
-        >>> jevalkit.load_probe("capitals", root=root / "probes").chat_messages(
-        ...     jevalkit.load_probe("capitals", root=root / "probes").cases[0])[-1]["content"]
-        'question: Capital of France?'
+        >>> probe = jevalkit.load_probe("capitals", root=root / "probes")
+        >>> probe.chat_messages(probe.cases[0])[-1]["content"], probe.cases[0].expected
+        ('question: Capital of France?', 'Paris')
     """
     root = user_probes_dir(probes_dir)
     if root is None:
@@ -137,8 +180,8 @@ def new_probe(
     data: dict[str, Any] = {"format": 2, "id": probe_id, "version": 1}
     data["title"] = f"TODO: a one-line title for {probe_id}"
     data["description"] = "TODO: what this probe measures, and why."
-    first = None
-    case_name = None
+    made = NewProbe(folder / "v1.yaml")
+    copy: bytes | None = None
     if cases is not None:
         source = Path(cases)
         if source.suffix not in (".jsonl", ".csv"):
@@ -148,13 +191,21 @@ def new_probe(
                 f"--cases {source}: no such file (looked for {source.absolute()}); give the path "
                 "of your case file: `probes new` copies it beside the new probe"
             )
-        rows, _ = read_case_file(source)
+        rows, _ = read_case_file(source, number=True)
+        made, rows, copy = _answers(made, source, rows)
         first = rows[0]
         case_name = f"cases{source.suffix}"
         data["cases"] = case_name
-        fields = [k for k in first.template_fields() if k != "id"]
-        prompt = "\n".join(f"{k}: {{{{{k}}}}}" for k in fields) or "{{id}}"
+        prompt = "\n".join(f"{k}: {{{{{k}}}}}" for k in made.prompt_fields) or "{{id}}"
+        if first.expected is not None or scoring in ("json_schema", "constraints"):
+            data["title"] = f"{probe_id}: the {len(rows)} cases of {source.name}"
+            data["description"] = (
+                f"The {len(rows)} cases of {source.name}, scored by {scoring}"
+                + (f" against its `{made.expected_column}` column" if made.expected_column else "")
+                + "."
+            )
     else:
+        case_name = None
         prompt = "TODO: the prompt"
         first = Case("-", 0, {})
     data["messages"] = [
@@ -162,13 +213,19 @@ def new_probe(
         {"role": "user", "content": prompt},
     ]
     data["parameters"] = {"max_tokens": 256, "temperature": 0}
-    data["rubric"] = [{"id": "correct", "text": "TODO: what a passing answer does"}]
     spec, good, bad = _scoring(scoring, first)
+    known = cases is not None and "expected" not in spec
+    data["rubric"] = [
+        {"id": "correct", "text": _RUBRIC[scoring] if known else "TODO: what a passing answer does"}
+    ]
     data["scoring"] = spec
     on_case = {"case": first.id} if cases is not None else {}
+    good_label, bad_label = (
+        _EXAMPLES[scoring] if known else ("TODO: a passing answer", "TODO: a failing answer")
+    )
     data["examples"] = [
-        {"label": "TODO: a passing answer", **on_case, "output": good, "expect": "pass"},
-        {"label": "TODO: a failing answer", **on_case, "output": bad, "expect": "fail"},
+        {"label": good_label, **on_case, "output": good, "expect": "pass"},
+        {"label": bad_label, **on_case, "output": bad, "expect": "fail"},
     ]
     data["history"] = [{"version": 1, "note": "Initial version."}]
     header = (
@@ -177,14 +234,98 @@ def new_probe(
         "# --probes-dir DIR`. Once published a version is immutable (its case file too).\n"
     )
     text = header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    return _write_skeleton(root, folder, text, cases, case_name)
+    _write_skeleton(root, folder, text, cases, case_name, copy)
+    return dataclasses.replace(made, todo=tuple(placeholders(data)))
+
+
+_RUBRIC = {
+    "exact_match": "The reply is the case's expected answer (surrounding whitespace ignored)",
+    "levenshtein": "The reply is close to the case's expected answer (normalised Levenshtein)",
+    "json_similarity": "The reply is the case's expected JSON value",
+    "json_schema": "The reply is bare JSON valid against the schema",
+    "constraints": "The reply holds every constraint",
+}
+_EXAMPLES = {
+    "exact_match": ("The first case's expected answer", "The expected answer with more after it"),
+    "levenshtein": ("The first case's expected answer", "The expected answer with more after it"),
+    "json_similarity": ("The first case's expected value", "An empty list"),
+    "json_schema": ("Bare JSON of the schema", "Not JSON"),
+    "constraints": ("A short answer", "Sixty words, over the limit"),
+}
+
+
+def _answers(
+    made: NewProbe, source: Path, rows: tuple[Case, ...]
+) -> tuple[NewProbe, tuple[Case, ...], bytes | None]:
+    """The case file's answer column (copied as ``expected``), the other answer-like columns
+    (kept out of the prompt), the numbering of a file with no ids, and the bytes of the copy
+    when it is not the file itself (None: copied as it is)."""
+    names = list(dict.fromkeys(k for c in rows for k in c.fields))
+    lower = {name.strip().lower(): name for name in reversed(names)}
+    answers = [lower[a] for a in ANSWER_COLUMNS if a in lower]
+    chosen = answers[0] if answers else None
+    numbered = _has_no_ids(source)  # read_case_file numbered them
+    renamed = chosen is not None and chosen != "expected"
+    if renamed:
+        rows = tuple(
+            Case(
+                c.id,
+                c.position,
+                {("expected" if k == chosen else k): v for k, v in c.fields.items()},
+            )
+            for c in rows
+        )
+    left_out = tuple(answers[1:])
+    skip = {"id", *SCORING_FIELDS, *answers}
+    prompt = tuple(k for k in rows[0].template_fields() if k not in skip)
+    made = NewProbe(made.path, chosen, left_out, numbered, prompt)
+    if not (renamed or numbered):
+        return made, rows, None
+    return made, rows, _case_file_bytes(source.suffix, rows)
+
+
+def _has_no_ids(source: Path) -> bool:
+    """Whether the case file names no ``id`` (its header, or its first case)."""
+    text = source.read_text("utf-8").removeprefix("\ufeff")
+    if source.suffix == ".csv":
+        return "id" not in next(csv.reader(io.StringIO(text)), [])
+    first = next((line for line in text.splitlines() if line.strip()), "{}")
+    try:
+        return "id" not in json.loads(first)
+    except ValueError:
+        return False
+
+
+def _case_file_bytes(suffix: str, rows: tuple[Case, ...]) -> bytes:
+    """The cases as a case file of the same kind, with their ids."""
+    records = [{"id": c.id, **c.fields} for c in rows]
+    if suffix == ".jsonl":
+        lines = (json.dumps(r, ensure_ascii=False) for r in records)
+        return "".join(line + "\n" for line in lines).encode("utf-8")
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=list(records[0]), lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow(
+            {
+                k: json.dumps(v) if isinstance(v, dict | list | bool) else v
+                for k, v in record.items()
+            }
+        )
+    return out.getvalue().encode("utf-8")
 
 
 def _write_skeleton(
-    root: Path, folder: Path, text: str, cases: str | Path | None, case_name: str | None
+    root: Path,
+    folder: Path,
+    text: str,
+    cases: str | Path | None,
+    case_name: str | None,
+    copy: bytes | None = None,
 ) -> Path:
-    """Write the skeleton (and its case file) into ``folder`` and check that it loads; on any
-    failure nothing is left behind (the files and the folders it made are removed)."""
+    """Write the skeleton (and its case file: a copy, or ``copy`` when given) into ``folder``
+    and check that it loads; on any failure nothing is left behind (the files and the folders
+    it made are removed)."""
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     path = folder / "v1.yaml"
     written: list[Path] = []
@@ -192,7 +333,10 @@ def _write_skeleton(
         folder.mkdir(parents=True, exist_ok=True)
         if cases is not None and case_name is not None:
             written.append(folder / case_name)
-            shutil.copyfile(cases, folder / case_name)
+            if copy is None:
+                shutil.copyfile(cases, folder / case_name)
+            else:
+                (folder / case_name).write_bytes(copy)
         written.append(path)
         path.write_text(text, "utf-8")
         read_probe_file(path, {})

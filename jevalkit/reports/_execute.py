@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import os
@@ -98,15 +99,53 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
         raise ReportError(f"{notebook}: cannot read its parameters ({exc})") from None
 
 
+def declared_default(spec: dict[str, Any]) -> Any:
+    """The default a notebook declares for a parameter (papermill's ``default`` text read as a
+    Python literal), or None when it is not a literal.
+
+    Example:
+        >>> declared_default({"default": '"probe_report.headline.json"'})
+        'probe_report.headline.json'
+        >>> declared_default({"default": "[10, 20]"}), declared_default({"default": "f(x)"})
+        ([10, 20], None)
+    """
+    try:
+        return ast.literal_eval(str(spec.get("default")))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _kind(value: Any) -> str | None:
+    """The kind of a parameter value a default declares: text, a number, true/false or a list
+    (None: any, for a default of None)."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a dict"
+    return None
+
+
 def check_parameters(notebook: Path, parameters: dict[str, Any]) -> None:
     """Refuse parameter names that are not Python identifiers or not declared by the notebook
-    (papermill pastes names into code: ``x=__import__('os').system(...)#`` would run).
+    (papermill pastes names into code: ``x=__import__('os').system(...)#`` would run), and
+    values of another kind than the declared default (text, a number, true/false, a list):
+    a number where text belongs failed inside the notebook with Python's own words.
 
     Example:
         >>> check_parameters(find_notebook("probe_report"), {"x=1#": 2})
         Traceback (most recent call last):
         ...
         jevalkit.errors.ReportError: probe_report.ipynb: parameter 'x=1#' is not a Python name; this notebook's parameters: headline_path, probe, results, results_format
+        >>> check_parameters(find_notebook("leaderboard"), {"n_resamples": "many"})
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: leaderboard.ipynb: -p n_resamples 'many': expected a number, as its default 2000 is (e.g. -p n_resamples 2000)
     """
     declared = declared_parameters(notebook)
     names = ", ".join(sorted(declared))
@@ -120,6 +159,16 @@ def check_parameters(notebook: Path, parameters: dict[str, Any]) -> None:
             raise ReportError(
                 f"{notebook.name}: no parameter {name!r}; this notebook's parameters: {names}"
             )
+        default = declared_default(declared[name])
+        wanted, given = _kind(default), _kind(parameters[name])
+        if wanted is None or parameters[name] is None or given == wanted:
+            continue
+        if wanted == "a number" and isinstance(parameters[name], int | float):
+            continue
+        raise ReportError(
+            f"{notebook.name}: -p {name} {parameters[name]!r}: expected {wanted}, as its "
+            f"default {declared[name]['default']} is (e.g. -p {name} {declared[name]['default']})"
+        )
 
 
 def save_headline(numbers: Any, path: str | Path) -> None:
@@ -162,15 +211,15 @@ def output_folder(out: str | Path) -> Path:
 def run_report(
     notebook: str | Path,
     *,
-    results: str | Path | None = None,
+    results: str | Path | list[str | Path] | None = None,
     parameters: dict[str, Any] | None = None,
     out: str | Path = "reports",
     metadata: dict[str, Any] | None = None,
     progress: bool = False,
     show_code: bool = False,
 ) -> Report:
-    """Execute ``notebook`` with papermill (its ``parameters`` cell gets ``results``,
-    ``headline_path`` and ``parameters``), write ``<out>/<name>.ipynb``, ``<name>.html`` and
+    """Execute ``notebook`` with papermill (its ``parameters`` cell gets ``results``, a path or
+    a list of paths read as one, ``headline_path`` and ``parameters``), write ``<out>/<name>.ipynb``, ``<name>.html`` and
     ``<name>.headline.json``. The HTML shows the parameters once and hides code cells unless
     ``show_code``; it loads nothing from the network.
 
@@ -186,7 +235,10 @@ def run_report(
 
     source = find_notebook(notebook)
     params = dict(parameters or {})
-    if results is not None:
+    if isinstance(results, list | tuple):
+        paths = [str(Path(p).resolve()) for p in results]
+        params["results"] = paths[0] if len(paths) == 1 else paths
+    elif results is not None:
         params["results"] = str(Path(results).resolve())
     check_parameters(source, params)
     out_dir = output_folder(out)

@@ -16,7 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from .._paths import data_dir, runs_dir
-from ..io import read_source
+from ..datafiles import parse_ref
+from ..errors import ReportError
+from ..io import read_source, read_sources
 from ..results import table_html
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
@@ -28,17 +30,26 @@ def escape_markdown(value: object) -> str:
     Example:
         >>> escape_markdown("<img src=x onerror=alert(1)> *bold*")
         '&lt;img src=x onerror=alert\\\\(1\\\\)&gt; \\\\*bold\\\\*'
+        >>> print(escape_markdown("starts with 'If there' & ends"))
+        starts with 'If there' &amp; ends
     """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=True))
+    # quotes are left as they are (safe in text, never an attribute here): their entity
+    # (``&#x27;``), escaped for Markdown (``&\#x27;``), showed as that text in probe_summary.md
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(value), quote=False))
 
 
 def open_results(
-    results: str | Path | None, *, default: str, format: str | None = None
+    results: str | Path | list[str | Path] | tuple[str | Path, ...] | None,
+    *,
+    default: str,
+    format: str | None = None,
 ) -> tuple[pd.DataFrame, str]:
     """The results a notebook analyses, and their path: ``results`` when given (read by
     :func:`jevalkit.io.read_source`: ``format`` None tells a jevalkit results file or another
-    tool's log by its content), else the bundled file ``default``: a real run of ``data/runs/``
-    by its name, or ``examples/NAME`` for a simulated example of ``data/examples/``.
+    tool's log by its content; several files are read as one frame, refused when two hold the
+    same row key: :func:`jevalkit.io.read_sources`), else the bundled file ``default``: a real run of ``data/runs/`` by its name,
+    or ``examples/NAME`` for a simulated example of ``data/examples/``. Several files' paths
+    are returned joined by ``, ``.
 
     Example:
         >>> df, path = open_results(None, default="schema-ten-records__local-demo.jsonl")
@@ -47,9 +58,100 @@ def open_results(
         >>> open_results(None, default="examples/variants.jsonl")[0]["variant"].nunique()
         3
     """
+    if isinstance(results, list | tuple):
+        paths = [str(p) for p in results]
+        return read_sources(paths, format), ", ".join(paths)
     bundled = data_dir() / default if "/" in default else runs_dir() / default
     path = str(results) if results is not None else str(bundled)
     return read_source(path, format), path
+
+
+def probe_names(results: pd.DataFrame) -> pd.Series:
+    """Each row's probe as ``id@version`` (empty text for rows that name no probe).
+
+    Example:
+        >>> probe_names(pd.DataFrame({"probe": ["p", "p"], "version": [2, 4]})).tolist()
+        ['p@2', 'p@4']
+    """
+    if "probe" not in results or "version" not in results:
+        return pd.Series("", index=results.index, dtype=object)
+    version = results["version"].map(lambda v: "" if pd.isna(v) else f"@{int(v)}")
+    return (results["probe"].fillna("").astype(str) + version).astype(object)
+
+
+def probe_names_held(results: pd.DataFrame) -> dict[str, int]:
+    """The probe versions (``id@N``) the results hold, with their numbers of rows, in order.
+
+    Example:
+        >>> probe_names_held(pd.DataFrame({"probe": ["p", "p", "q"], "version": [2, 2, 1]}))
+        {'p@2': 2, 'q@1': 1}
+    """
+    names = probe_names(results)
+    names = names[names.str.contains("@", regex=False)]
+    return {str(k): int(v) for k, v in names.value_counts(sort=False).items()}
+
+
+def report_probe(
+    results: pd.DataFrame, probe: object = None, *, required: bool = False
+) -> tuple[str, pd.DataFrame]:
+    """The probe version a report is about and its rows: ``probe`` (``id@N``, or ``id`` when the
+    results hold one version of it), else the one version the results hold. With no rows of a
+    named probe, its name and no rows (a report says "not yet run"), or, ``required``, refused.
+
+    Raises:
+        ReportError: ``probe`` is not text naming a probe; the results hold several versions and
+            none was chosen (or ``id`` names several); ``required`` and none of its rows.
+
+    Example:
+        >>> df = pd.DataFrame({"probe": ["p", "p", "q"], "version": [2, 4, 1]})
+        >>> report_probe(df[df["probe"] == "q"])[0]
+        'q@1'
+        >>> report_probe(df, "p@4")[0], len(report_probe(df, "p@4")[1])
+        ('p@4', 1)
+        >>> report_probe(df)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: the results hold 3 probe versions (p@2: 1 row(s), p@4: 1 row(s), q@1: 1 row(s)); choose one: -p probe p@2
+        >>> report_probe(df, 3)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: -p probe 3: name a probe as text, id or id@N (e.g. -p probe p@2)
+    """
+    held = probe_names_held(results)
+    example = next(iter(held), "schema-ten-records@4")
+    if probe is not None and not isinstance(probe, str):
+        raise ReportError(
+            f"-p probe {probe!r}: name a probe as text, id or id@N (e.g. -p probe {example})"
+        )
+    listing = ", ".join(f"{name}: {n} row(s)" for name, n in held.items())
+    if probe is None or not probe.strip():
+        if len(held) == 1:
+            probe = example
+        elif not held:
+            raise ReportError("the results hold no probe rows; give results of a probe run")
+        else:
+            raise ReportError(
+                f"the results hold {len(held)} probe versions ({listing}); choose one: "
+                f"-p probe {example}"
+            )
+    probe_id, version = parse_ref(probe, "probe", ReportError)
+    if version is None:
+        mine = [name for name in held if name.split("@")[0] == probe_id]
+        if len(mine) > 1:
+            raise ReportError(
+                f"-p probe {probe}: the results hold {len(mine)} versions of it "
+                f"({', '.join(mine)}); choose one: -p probe {mine[-1]}"
+            )
+        name = mine[0] if mine else probe_id
+    else:
+        name = f"{probe_id}@{version}"
+    if name in held:
+        keep = (results["probe"] == probe_id) & (results["version"] == int(name.split("@")[1]))
+        return name, results[keep]
+    if required:
+        others = f"they hold {listing}: -p probe {example}" if held else "they hold none"
+        raise ReportError(f"the results hold no rows of {name}; {others}")
+    return name, results.iloc[0:0]
 
 
 def shown_text(text: object, limit: int = 1200) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import re
 from collections import Counter
 from pathlib import Path
@@ -13,8 +14,8 @@ import pandas as pd
 
 from ..errors import StatsError
 from ..metrics import consistency, pass_rate
-from ..results import has_repeats
-from ._notebook import escape_markdown
+from ..results import has_repeats, truncated
+from ._notebook import escape_markdown, probe_names
 
 
 def fenced(text: str, language: str) -> list[str]:
@@ -35,42 +36,47 @@ def _fmt_ci(low: float, high: float) -> str:
 
 
 def headline(results: pd.DataFrame) -> list[dict[str, Any]]:
-    """Headline numbers per system (label, else model): pass rate with n and CI, errors,
-    consistency across repeats. JSON-ready.
+    """Headline numbers per probe version (``probe``, as ``id@version``) and system (label,
+    else model): pass rate with n and CI, errors, answers cut off at ``max_tokens``
+    (``truncated``), consistency across repeats. JSON-ready.
 
     Example:
         >>> df = pd.DataFrame({"system": ["m"] * 2, "probe": ["p"] * 2, "version": [1] * 2,
         ...                    "case_id": [None] * 2, "repeat": [0, 1], "passed": [True, False],
         ...                    "error": [None] * 2})
-        >>> headline(df)[0]["pass_rate"], headline(df)[0]["n"]
-        (0.5, 2)
+        >>> h = headline(df)[0]
+        >>> h["probe"], h["pass_rate"], h["n"], h["truncated"]
+        ('p@1', 0.5, 2, 0)
     """
-    rates = pass_rate(results, by="system")
-    # the system, then a probe's versions or settings the statistic kept apart (never pooled)
+    frame = results.assign(_probe=probe_names(results), _cut=truncated(results).astype(int))
+    rates = pass_rate(frame, by=["_probe", "system"])
+    # the probe version and system, then settings the statistic kept apart (never pooled)
     keys = list(rates.columns[: list(rates.columns).index("n")])
+    cut = frame.groupby(keys, sort=False, dropna=False)["_cut"].sum()
     agree = None
-    if has_repeats(results):
+    if has_repeats(frame):
         try:
-            agree = consistency(results, by="system", level=None).set_index(keys)
+            agree = consistency(frame, by=["_probe", "system"], level=None).set_index(keys)
         except StatsError:  # no case ran twice within a version or setting: no agreement
             agree = None
     out = []
     for _, row in rates.iterrows():
         key = tuple(_plain(row[k]) for k in keys)
         item = {
-            **dict(zip(keys, key, strict=True)),
+            "probe": key[0],
+            **dict(zip(keys[1:], key[1:], strict=True)),
             "n": int(row["n"]),
             "passed": int(row["passed"]),
             "errors": int(row["n_missing"]),
+            "truncated": int(cut.get(key, 0)),
             "pass_rate": float(row["value"]),
             "ci_low": float(row["ci_low"]),
             "ci_high": float(row["ci_high"]),
             "ci_method": row["method"],
         }
-        at = key if len(keys) > 1 else key[0]
-        if agree is not None and at in agree.index:
-            item["verdict_agreement"] = float(agree.loc[at, "value"])
-            item["flip_rate"] = float(agree.loc[at, "flip_rate"])
+        if agree is not None and key in agree.index:
+            item["verdict_agreement"] = float(agree.loc[key, "value"])
+            item["flip_rate"] = float(agree.loc[key, "flip_rate"])
         out.append(item)
     return out
 
@@ -131,6 +137,36 @@ def first_failing_items(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=FIRST_FAILING_COLUMNS)
 
 
+def violations(row: Any) -> list[str]:
+    """What a failing row broke, as a report shows it: the scorer's messages, led by the cut
+    when the answer was cut off at ``max_tokens`` (``finish_reason`` ``length``); a parse
+    failure of a cut answer is said to be the cut's ("not valid JSON" alone would blame the
+    model's format for an answer that was only incomplete).
+
+    Example:
+        >>> violations({"score_errors": ["$: not valid JSON: EOF"], "finish_reason": "length",
+        ...             "completion_tokens": 240})
+        ["cut off at max_tokens after 240 tokens (finish_reason 'length'): raise max_tokens", 'incomplete, so not valid JSON: EOF']
+        >>> violations({"score_errors": ["$[9].id: bad"], "finish_reason": "stop"})
+        ['$[9].id: bad']
+    """
+    get = row.get
+    errors = [str(e) for e in (get("score_errors") if get("score_errors") is not None else [])]
+    if get("finish_reason") != "length":
+        return errors
+    tokens = get("completion_tokens")
+    counted = isinstance(tokens, numbers.Real) and not pd.isna(tokens)  # numpy's ints too
+    after = f" after {int(tokens)} tokens" if counted else ""
+    lead = f"cut off at max_tokens{after} (finish_reason 'length'): raise max_tokens"
+    return [
+        lead,
+        *(
+            f"incomplete, so {e.removeprefix('$: ')}" if e.startswith("$: not valid JSON") else e
+            for e in errors
+        ),
+    ]
+
+
 def failing_outputs(results: pd.DataFrame, *, per_system: int = 1) -> pd.DataFrame:
     """The first ``per_system`` failing scored runs of each system (all their columns).
 
@@ -157,26 +193,65 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
         >>> "| m | 1 | 0 |" in probe_summary_markdown(df, title="t")
         True
     """
-    frame = results.assign(_unscored=results["passed"].isna() | results["error"].notna())
     lines = [f"# {title}", ""]
-    if frame.empty:
+    if results.empty:
         return "\n".join([*lines, "Not yet run: no results, so no numbers.", ""])
+    names = probe_names(results)
+    versions = list(dict.fromkeys(names))
+    if len(versions) == 1:
+        return "\n".join([*lines, *_summary_body(results, "##")]) + "\n"
     lines += [
-        "## Pass rate",
+        "## Pass rate by probe version",
         "",
-        "| system | n | passed | errors | pass rate | 95% CI | interval |",
-        "|---|---|---|---|---|---|---|",
+        "The same systems scored by each version's scorer (one column per version).",
+        "",
+        "| system | " + " | ".join(escape_markdown(v) for v in versions) + " |",
+        "|---|" + "---|" * len(versions),
+    ]
+    rates = {(h["probe"], h["system"]): h for h in headline(results)}
+    for system in dict.fromkeys(results["system"]):
+        cells = [
+            f"{rates[(v, system)]['passed']}/{rates[(v, system)]['n']} "
+            f"({rates[(v, system)]['pass_rate']:.2f})"
+            if (v, system) in rates
+            else "not run"
+            for v in versions
+        ]
+        lines.append(f"| {escape_markdown(system)} | " + " | ".join(cells) + " |")
+    for version in versions:
+        lines += ["", f"## {escape_markdown(version)}", ""]
+        lines += _summary_body(results[names == version], "###")
+    return "\n".join(lines) + "\n"
+
+
+def _summary_body(results: pd.DataFrame, level: str) -> list[str]:
+    """The sections of :func:`probe_summary_markdown` for one probe version's rows, their
+    headings at ``level``."""
+    frame = results.assign(_unscored=results["passed"].isna() | results["error"].notna())
+    lines = [
+        f"{level} Pass rate",
+        "",
+        "| system | n | passed | errors | cut off at max_tokens | pass rate | 95% CI | interval |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     heads = headline(frame)
     for h in heads:
         lines.append(
             f"| {escape_markdown(h['system'])} | {h['n']} | {h['passed']} | {h['errors']} | "
-            f"{h['pass_rate']:.2f} | {_fmt_ci(h['ci_low'], h['ci_high'])} | {h['ci_method']} |"
+            f"{h['truncated']} | {h['pass_rate']:.2f} | {_fmt_ci(h['ci_low'], h['ci_high'])} | "
+            f"{h['ci_method']} |"
         )
+    if any(h["truncated"] for h in heads):
+        lines += [
+            "",
+            "Answers cut off at max_tokens (finish_reason `length`) are incomplete: a cut "
+            "answer fails whatever the model would have written next (a JSON answer cut short "
+            "is never valid JSON); raise max_tokens to judge its format.",
+        ]
     if any("verdict_agreement" in h for h in heads):
         lines += [
             "",
-            "## Agreement across repeats",
+            f"{level} Agreement across repeats",
             "",
             "| system | modal verdict share | cases whose verdict flipped |",
             "|---|---|---|",
@@ -188,7 +263,7 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
                 )
     lines += [
         "",
-        "## Rubric checks that failed",
+        f"{level} Rubric checks that failed",
         "",
         "| system | check | failed | of runs that could be judged |",
         "|---|---|---|---|",
@@ -200,7 +275,7 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
         )
     lines += [
         "",
-        "## Where the list first drifts",
+        f"{level} Where the list first drifts",
         "",
         "0-based index of the first item that breaks the schema (empty when the output did "
         "not parse or no single item broke it).",
@@ -213,21 +288,20 @@ def probe_summary_markdown(results: pd.DataFrame, *, title: str) -> str:
         mine = items[items["system"] == system]
         cells = ", ".join(f"item {r.item}: {r.runs}" for r in mine.itertuples()) or "none"
         lines.append(f"| {escape_markdown(system)} | {cells} |")
-    lines += ["", "## A failing output per system", ""]
+    lines += ["", f"{level} A failing output per system", ""]
     for _, row in failing_outputs(results).iterrows():
         system = row["system"]
-        errors = row["score_errors"] or []
-        violations = "; ".join(escape_markdown(e) for e in errors[:5]) or "none recorded"
+        said = "; ".join(escape_markdown(e) for e in violations(row)[:5]) or "none recorded"
         lines += [
             f"**{escape_markdown(system)}**, repeat {row.get('repeat')}, parameters",
             *fenced(json.dumps(row["parameters"], sort_keys=True), "json"),
             "",
             *fenced(str(row["output"])[:600], "text"),
             "",
-            f"Violations: {violations}",
+            f"Violations: {said}",
             "",
         ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_probe_summary(results: pd.DataFrame, out_dir: Path, *, title: str) -> tuple[Path, Path]:

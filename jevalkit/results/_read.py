@@ -74,7 +74,17 @@ def torn_bytes(path: Path) -> int:
     return len(tail) if tail.strip() and not complete_row(tail) else 0
 
 
-def _parse_line(line: bytes, where: str) -> dict[str, Any]:
+def _parse_line(line: bytes, where: str, *, first: bool = False) -> dict[str, Any]:
+    if first and line.lstrip()[:1] not in (b"{", b"["):
+        # not a row a crash or an edit broke: the file was never results (a CSV, a report)
+        shown = line.decode("utf-8", "replace").strip()
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise ResultsError(
+            f"{where}: not a jevalkit results file (JSON lines, one row per line): its first "
+            f"line is {shown!r}; read a table (CSV) with jevalkit.io.from_table(path, case=..., "
+            "system=..., score=...), another tool's log with `jevalkit import PATH --out "
+            "results.jsonl`"
+        )
     row = json_line(
         line,
         where,
@@ -125,11 +135,11 @@ def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
                 line = raw[3:] if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
                 if not line.endswith(b"\n"):  # the last line, without its newline
                     if line.strip() and complete_row(line):
-                        yield lineno, line, _parse_line(line, f"{path}:{lineno}")
+                        yield lineno, line, _parse_line(line, f"{path}:{lineno}", first=lineno == 1)
                     return
                 line = line[:-1]
                 if line.strip():
-                    yield lineno, line, _parse_line(line, f"{path}:{lineno}")
+                    yield lineno, line, _parse_line(line, f"{path}:{lineno}", first=lineno == 1)
         except OSError as exc:
             raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
 
@@ -156,7 +166,7 @@ def lines_in(
     complete, tail = lines[:-1], lines[-1]
     for lineno, line in enumerate(complete, first):
         if line.strip():
-            yield lineno, line, _parse_line(line, f"{where}:{lineno}")
+            yield lineno, line, _parse_line(line, f"{where}:{lineno}", first=lineno == 1)
     last = first + len(lines) - 1
     if final and tail.strip() and complete_row(tail):
         yield last, tail, _parse_line(tail, f"{where}:{last}")

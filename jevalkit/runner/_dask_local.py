@@ -76,8 +76,8 @@ def dask_local_server(
     # workers with another state folder would each start a server of their own: refused
     # before this one starts anything; then every worker must see the server it runs
     check_workers_see_it(client, model, settings)
-    with local_endpoint() as server:
-        if any(pid != server.pid for pid in client.run(running_pid).values()):
+    with local_endpoint(model) as server:
+        if any(pid != server.pid for pid in client.run(running_pid, model).values()):
             raise UsageError(REMOTE_WORKERS)
         slots = 1 if any(job.seeded for job in jobs) else server.slots
         yield replace(settings, concurrency=min(settings.concurrency, slots))

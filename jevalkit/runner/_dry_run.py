@@ -53,8 +53,11 @@ PLAN_COLUMNS = [
 ]
 
 
-def _local_prompt_tokens(bodies: list[dict[str, Any]]) -> list[int]:
-    with local_endpoint() as server, httpx.Client(timeout=30, headers=server.headers()) as http:
+def _local_prompt_tokens(model: str, bodies: list[dict[str, Any]]) -> list[int]:
+    with (
+        local_endpoint(model) as server,
+        httpx.Client(timeout=30, headers=server.headers()) as http,
+    ):
         root = server.base_url.rsplit("/v1", 1)[0]
         counts = []
         for body in bodies:
@@ -188,7 +191,7 @@ def plan(
         for case, variant in chosen
     ]
     if is_local_model(model) and base_url is None:
-        counts = [float(n) for n in _local_prompt_tokens(bodies)]
+        counts = [float(n) for n in _local_prompt_tokens(model, bodies)]
         prompt_method = "exact: the embedded model's tokenizer (llama-server /tokenize)"
     else:
         counts = [math.ceil(prompt_token_bound(b) / BYTES_PER_TOKEN) for b in bodies]

@@ -94,7 +94,7 @@ class Job(ABC):
             >>> import jevalkit
             >>> job = jevalkit.runner.jobs_of([jevalkit.load_probe("schema-ten-records")], 1, {})[0]
             >>> job.key("m", None)
-            ('schema-ten-records', 3, None, None, 'm', '...', None, None, None, None, 0)
+            ('schema-ten-records', 4, None, None, 'm', '...', None, None, None, None, 0)
         """
         values = {
             "system_a": self.system_a,

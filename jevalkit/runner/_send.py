@@ -208,7 +208,7 @@ def build_row(
         >>> row = build_row(job, {"output": "[]", "score": 0.0, "passed": False}, [], run,
         ...                 "2026-11-30T00:00:00.000+00:00")
         >>> row.key(), row.passed, row.attempts
-        (('schema-ten-records', 3, None, None, 'm', '...', None, None, None, None, 0), False, None)
+        (('schema-ten-records', 4, None, None, 'm', '...', None, None, None, None, 0), False, None)
     """
     unknown = set(produced) - JOB_FIELDS
     if unknown:

@@ -43,7 +43,7 @@ def open_target(
         ('http://127.0.0.1:9/v1', 'm')
     """
     if is_local_model(model) and base_url is None:
-        with local_endpoint() as server:
+        with local_endpoint(model) as server:
             endpoint = Endpoint(server.base_url, server.api_key or None)
             yield Target(endpoint, server.model_name, server.model_sha256, server.slots)
         return

@@ -31,10 +31,10 @@ def test_a_page_of_a_version_the_results_did_not_run_names_the_versions_they_did
     )
     assert code == 0 and out.strip() == str(page)
     html = page.read_text()
-    assert "Not yet run." in html  # the latest version, @3, is not in the demo run...
+    assert "Not yet run." in html  # the latest version, @4, is not in the demo run...
     assert "<code>schema-ten-records@2</code> (15 rows)" in html  # ...which ran @2
     assert err.strip() == (
-        "note: the results hold no rows of schema-ten-records@3, so the page says 'Not yet run'; "
+        "note: the results hold no rows of schema-ten-records@4, so the page says 'Not yet run'; "
         "they hold schema-ten-records@2 (15 rows): jevalkit probes page schema-ten-records@2 "
         "--results ..."
     )

@@ -13,6 +13,8 @@ from pathlib import Path
 import yaml
 from probe_folders import write_placeholders
 
+from jevalkit.probes import load_probe
+
 
 def jevalkit(*args, env=None, cwd=None):
     return subprocess.run(
@@ -47,7 +49,10 @@ def test_new_check_lock_run(tmp_path, openai_server):
     check = jevalkit("probes", "check", "--probes-dir", str(mine))
     assert check.returncode == 1 and "note" not in check.stdout  # the TODOs fail it, not the lock
     # the skeleton's placeholders fail the check and keep it from being published
-    assert f"{probe_file}: still holds the skeleton's TODO placeholder(s) at title," in check.stdout
+    assert (
+        f"{probe_file}: still holds the skeleton's TODO placeholder(s) at messages.0"
+        in check.stdout
+    )
     refused = jevalkit("probes", "lock", "--probes-dir", str(mine))
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     assert "nothing was published" in refused.stderr and not (mine / "probes.lock").exists()
@@ -200,3 +205,87 @@ def test_new_into_a_folder_it_cannot_use_is_one_line_and_writes_nothing(tmp_path
     done = jevalkit("probes", "new", "y", "--cases", str(mixed), "--probes-dir", str(mine))
     assert done.returncode == 2 and "not written" in done.stderr, done.stderr
     assert not (tmp_path / "mine").exists()
+
+
+def write_system_message(probe_file: Path, text: str = "Answer with the answer only.") -> None:
+    """What a user writes after `probes new`: the system message (the prompt's instructions)."""
+    data = yaml.safe_load(probe_file.read_text())
+    data["messages"][0]["content"] = text
+    probe_file.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_a_gold_column_never_reaches_the_prompt_and_only_the_prompt_is_left_to_write(tmp_path):
+    """issue 54.2: `id,question,answer` put `answer: {{answer}}` into the user prompt (the gold
+    answer sent to the model) and left `expected: TODO`."""
+    cases = tmp_path / "qa.csv"
+    cases.write_text("id,question,answer,label\nq1,Capital of France?,Paris,geo\nq2,2+2?,4,math\n")
+    mine = tmp_path / "mine"
+    made = jevalkit("probes", "new", "qa", "--cases", str(cases), "--probes-dir", str(mine))
+    assert made.returncode == 0, made.stderr
+    assert "expected answer: the `answer` column, copied as `expected`" in made.stdout
+    assert "left out of the prompt as well: label" in made.stdout
+    probe_file = mine / "qa" / "v1.yaml"
+    data = yaml.safe_load(probe_file.read_text())
+    assert data["messages"][1]["content"] == "question: {{question}}"
+    assert data["scoring"] == {"type": "exact_match", "strip": True}  # no `expected: TODO`
+    assert (mine / "qa" / "cases.csv").read_text() == (
+        "id,question,expected,label\nq1,Capital of France?,Paris,geo\nq2,2+2?,4,math\n"
+    )
+    assert "edit every TODO (messages.0.content)" in made.stdout
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert check.returncode == 1 and "placeholder(s) at messages.0.content;" in check.stdout
+    write_system_message(probe_file)
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert check.returncode == 0, check.stdout
+    assert check.stdout.splitlines()[-1] == "2 ok, 0 failed, 1 note(s)"
+    probe = load_probe("qa", root=mine)
+    for case in probe.cases:  # what is sent holds the question, never the answer
+        sent = json.dumps(probe.chat_messages(case))
+        assert case.fields["question"] in sent and case.expected not in sent
+        assert case.fields["label"] not in sent
+    assert probe.score("Paris", "q1").passed and not probe.score("Rome", "q1").passed
+
+
+def test_a_case_file_without_ids_is_numbered_and_says_so(tmp_path):
+    """issue 54.2: a CSV without an `id` column was refused instead of numbered."""
+    cases = tmp_path / "qa.csv"
+    cases.write_text("Question,Target\nCapital of Italy?,Rome\nCapital of Spain?,Madrid\n")
+    mine = tmp_path / "mine"
+    made = jevalkit("probes", "new", "caps", "--cases", str(cases), "--probes-dir", str(mine))
+    assert made.returncode == 0, made.stderr
+    assert "no `id`: the cases are numbered 1, 2, ... in file order" in made.stdout
+    assert "expected answer: the `Target` column, copied as `expected`" in made.stdout
+    write_system_message(mine / "caps" / "v1.yaml")
+    assert jevalkit("probes", "check", "--probes-dir", str(mine)).returncode == 0
+    probe = load_probe("caps", root=mine)
+    assert [(c.id, c.expected) for c in probe.cases] == [("1", "Rome"), ("2", "Madrid")]
+    assert probe.chat_messages(probe.cases[0])[-1]["content"] == "Question: Capital of Italy?"
+    # JSON lines without ids, the answer under `label`: the same
+    lines = tmp_path / "sentiment.jsonl"
+    lines.write_text(
+        '{"text": "great", "label": "positive"}\n{"text": "bad", "label": "negative"}\n'
+    )
+    made = jevalkit("probes", "new", "senti", "--cases", str(lines), "--probes-dir", str(mine))
+    assert made.returncode == 0, made.stderr
+    assert "no `id`" in made.stdout and "the `label` column" in made.stdout
+    rows = [json.loads(x) for x in (mine / "senti" / "cases.jsonl").read_text().splitlines()]
+    assert rows == [
+        {"id": "1", "text": "great", "expected": "positive"},
+        {"id": "2", "text": "bad", "expected": "negative"},
+    ]
+    # some cases with an id and others without: refused as before, naming the line
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"id": "a", "text": "x"}\n{"text": "y"}\n')
+    done = jevalkit("probes", "new", "mixed", "--cases", str(mixed), "--probes-dir", str(mine))
+    assert done.returncode == 2 and f"{mixed}:2: the case has no `id`" in done.stderr
+
+
+def test_without_an_answer_column_the_skeleton_says_what_to_write(tmp_path):
+    cases = tmp_path / "q.csv"
+    cases.write_text("id,question\nq1,Why?\n")
+    mine = tmp_path / "mine"
+    made = jevalkit("probes", "new", "why", "--cases", str(cases), "--probes-dir", str(mine))
+    assert made.returncode == 0, made.stderr
+    assert "none of the columns expected, answer, target, label" in made.stdout
+    data = yaml.safe_load((mine / "why" / "v1.yaml").read_text())
+    assert data["scoring"]["expected"] == "TODO"

@@ -44,7 +44,7 @@ def test_run_prints_a_summary_with_n(openai_server, tmp_path):
     assert lines[0].split() == [*header, "ci_low", "ci_high"]
     # one probe is one case: four repeats of it, all passing
     assert lines[1].split()[:8] == [
-        "schema-ten-records@3",
+        "schema-ten-records@4",
         "test/m",
         "4",
         "1",

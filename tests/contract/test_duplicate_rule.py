@@ -31,5 +31,7 @@ def test_a_copied_row_is_not_a_repeat(statistic):
 
 def test_two_systems_rows_of_one_case_are_not_copies():
     both = pd.concat([BASE, BASE.assign(system="b")], ignore_index=True)
-    pooled = metrics.pass_rate(both)  # all rows together: six rows over three cases
+    pooled = metrics.pass_rate(both, pool=True)  # all rows together: six rows over three cases
     assert pooled["n"].tolist() == [6] and pooled["value"].tolist() == [pytest.approx(2 / 3)]
+    apart = metrics.pass_rate(both)  # by default two systems are two estimates (issue 54.2)
+    assert apart["system"].tolist() == ["a", "b"] and apart["n"].tolist() == [3, 3]

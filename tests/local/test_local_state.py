@@ -86,3 +86,12 @@ def test_a_busy_machine_gets_one_thread_and_one_slot():
         for hog in hogs:
             hog.kill()
             hog.wait()
+
+
+def test_the_providers_table_names_every_embedded_model_and_its_developer():
+    # io's export reads the developer of an embedded model's rows from jevalkit.providers
+    # (plain data: the analysis wing never loads jevalkit.local); the two tables agree
+    from jevalkit.local import LOCAL_MODELS
+    from jevalkit.providers import EMBEDDED_MODELS
+
+    assert {m.served_as: m.developer for m in LOCAL_MODELS.values()} == EMBEDDED_MODELS

@@ -24,7 +24,8 @@ def test_group_keys_come_first(results):
     assert list(metrics.pass_rate(results, by=by).columns[:3]) == [*by, "n"]
     assert list(metrics.mean_score(results, by=by).columns[:3]) == [*by, "n"]
     assert list(metrics.consistency(results, by=by, level=None).columns[:3]) == [*by, "n_cases"]
-    assert list(metrics.summarize(results, by="probe").columns[:2]) == ["probe", "metric"]
+    # the two systems are kept apart, after the by columns
+    assert list(metrics.summarize(results, by="probe").columns[:3]) == ["probe", "system", "metric"]
     assert list(metrics.compare(results, "A", by="probe").columns[:3]) == [
         "probe",
         "system",

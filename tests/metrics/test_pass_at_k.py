@@ -71,8 +71,14 @@ def test_refusals_in_one_line():
     df = repeats(n_repeats=3)
     with pytest.raises(StatsError, match=r"fewer than k = 5 scored repeats .* run more repeats"):
         pass_at_k(df, 5, case="case_id")
+    # two systems are kept apart (one estimate each); pooled on purpose, their repeats of a
+    # case are not one system's attempts: refused
+    assert pass_at_k(repeats(systems=("a", "b")), 2, case="case_id")["system"].tolist() == [
+        "a",
+        "b",
+    ]
     with pytest.raises(StatsError, match="by='system'"):
-        pass_at_k(repeats(systems=("a", "b")), 2, case="case_id")
+        pass_at_k(repeats(systems=("a", "b")), 2, case="case_id", pool=True)
     doubled = pd.concat([df, df.iloc[:1]], ignore_index=True)
     with pytest.raises(StatsError, match="duplicated rows are not repeats"):
         pass_hat_k(doubled, 2, case="case_id")

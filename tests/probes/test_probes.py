@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -39,16 +40,51 @@ def test_messages_and_rubric_are_verbatim_from_the_reference():
 
 def test_worked_examples_score_as_they_must():
     results = jevalkit.load_probe("schema-ten-records").check_examples()
-    assert [r.score.value for r in results] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [r.score.value for r in results] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     assert all(r.ok for r in results)
 
 
+def test_version_4_checks_the_id_order_the_prompt_asks_for_and_2_and_3_do_not():
+    """ "id: integer, 1 through 10, in order": v2 (as the seeds publish it) and v3 check only
+    that each id is an integer; v4 checks the order too (issue 54.2)."""
+    counted_from_1001 = json.dumps(
+        [{"id": 1000 + i, "name": f"U{i}", "active": True} for i in range(1, 11)]
+    )
+    swapped = json.loads(counted_from_1001)
+    for i, item in enumerate(swapped):
+        item["id"] = [1, 2, 3, 4, 5, 6, 7, 9, 8, 10][i]
+    for version in (2, 3):
+        probe = load_probe(f"schema-ten-records@{version}")
+        assert probe.score(counted_from_1001).passed and probe.score(json.dumps(swapped)).passed
+    v4 = load_probe("schema-ten-records@4")
+    score = v4.score(counted_from_1001)
+    assert not score.passed and score.first_failing_item == 0
+    assert {c.id: c.passed for c in score.checks} == {
+        "bare_json": True,
+        "ten_objects": True,
+        "exact_keys": True,
+        "integer_ids": True,
+        "ids_in_order": False,
+        "boolean_active": True,
+        "no_nulls": True,
+    }
+    score = v4.score(json.dumps(swapped))
+    assert not score.passed and score.first_failing_item == 7
+    assert score.errors == ("$[7].id: 8 was expected", "$[8].id: 9 was expected")
+    good = json.dumps([{"id": i, "name": f"U{i}", "active": False} for i in range(1, 11)])
+    assert v4.score(good).passed
+    # the rest is version 3's: messages, variants, parameters
+    v3 = load_probe("schema-ten-records@3")
+    assert v4.chat_messages() == v3.chat_messages() and v4.variant_ids == v3.variant_ids
+    assert dict(v4.parameters) == dict(v3.parameters)
+
+
 def test_latest_version_is_the_default():
-    assert load_probe("schema-ten-records").name == "schema-ten-records@3"
+    assert load_probe("schema-ten-records").name == "schema-ten-records@4"
 
 
 def test_unknown_version_names_what_exists():
-    with pytest.raises(ProbeError, match="has no version 7; published: @2, @3"):
+    with pytest.raises(ProbeError, match="has no version 7; published: @2, @3, @4"):
         load_probe("schema-ten-records@7")
 
 
@@ -61,7 +97,7 @@ def test_list_probes_is_a_dataframe():
     table = jevalkit.list_probes()
     row = table.set_index("probe").loc["schema-ten-records@2"]
     assert row["published"] and not row["latest"] and row["n_examples"] == 5
-    assert table.set_index("probe").loc["schema-ten-records@3", "latest"]
+    assert table.set_index("probe").loc["schema-ten-records@4", "latest"]
 
 
 def test_tampered_probe_is_refused(probes_copy):

@@ -74,7 +74,7 @@ def test_shards_run_at_two_temperatures_are_refused_naming_the_part_and_params_h
     for name in ("1.jsonl", "1.run.json"):
         (parts_dir(other) / name).rename(parts_dir(out) / name)
     err = refused_merge(capsys, out, "1.jsonl is not a shard of the run of", "params_hash of")
-    assert "schema-ten-records@3" in err and "in 0.jsonl" in err
+    assert "schema-ten-records@4" in err and "in 0.jsonl" in err
 
 
 @pytest.mark.parametrize(

@@ -146,7 +146,7 @@ def test_every_parameter_is_a_flag_of_run_and_gate_and_shows_in_the_dry_run(name
 def test_a_probe_whose_parameters_break_the_definition_is_refused_naming_it(tmp_path):
     probe = jevalkit.load_probe("schema-ten-records")
     bad = dataclasses.replace(probe, parameters={**probe.parameters, "stop": [""]})
-    with pytest.raises(UsageError, match=r"schema-ten-records@3: parameters: stop must be a text"):
+    with pytest.raises(UsageError, match=r"schema-ten-records@4: parameters: stop must be a text"):
         jevalkit.plan(bad, "m", base_url="http://127.0.0.1:9/v1", out=tmp_path / "r.jsonl")
 
 

@@ -98,7 +98,7 @@ def test_bad_subsets_are_refused_before_sending(openai_server, tmp_path, probes,
 
 
 def test_a_subset_of_a_probe_without_cases_is_refused(openai_server, tmp_path):
-    with pytest.raises(UsageError, match="schema-ten-records@3 has no cases"):
+    with pytest.raises(UsageError, match="schema-ten-records@4 has no cases"):
         jevalkit.run(
             "schema-ten-records",
             "m",
