@@ -18,7 +18,7 @@ from sizes import size
 from jevalkit._paths import data_dir
 from jevalkit.reports import find_notebook, run_batch
 
-N = size(16, 2)
+N = size(16, 1)
 DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
 
 
