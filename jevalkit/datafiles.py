@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import jiter
 import jsonschema_rs
 import yaml
 
@@ -267,29 +266,6 @@ _STRICT = json.JSONDecoder(
     parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_names
 )
 _LENIENT = json.JSONDecoder()
-# where a number no float holds may be written (1e400, or 300 digits before a point): jiter reads
-# it as infinity, the strict decoder refuses it; a line holding one goes to the strict decoder
-_MAYBE_HUGE = re.compile(rb"[eE]\+?\d{3}|(?<!\d)\d{300}")
-
-
-def _fast_strict(line: str | bytes) -> Any:
-    """The strict reading of ``line`` by jiter (pydantic's Rust parser: NaN, Infinity and a
-    name given twice refused, UTF-8 checked), about three times as fast as the standard
-    library's decoder with the hooks above; :data:`_UNDECIDED` for whatever jiter refuses or
-    may read otherwise, which the strict decoder then reads or words the refusal of, so a line
-    reads as the same value either way (``tests/test_datafiles.py`` checks it)."""
-    try:
-        data = line if isinstance(line, bytes) else line.encode("utf-8")
-        if _MAYBE_HUGE.search(data):
-            return _UNDECIDED
-        return jiter.from_json(
-            data, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="keys"
-        )
-    except ValueError:  # refused (a UnicodeEncodeError is one too): the strict decoder says why
-        return _UNDECIDED
-
-
-_UNDECIDED = object()
 
 
 def json_line(
@@ -320,10 +296,6 @@ def json_line(
         ...
         ValueError: r.jsonl:3: not a row (Expecting ',' delimiter); remove it
     """
-    if strict:
-        value = _fast_strict(line)
-        if value is not _UNDECIDED:
-            return value
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8")

@@ -9,7 +9,6 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from json_texts import texts
 
 from jevalkit.errors import StrictJSONError
 from jevalkit.scorers import parse_strict_json
@@ -49,6 +48,31 @@ def ours(text: str) -> str | None:
         return json.dumps(parse_strict_json(text))
     except StrictJSONError:
         return None
+
+
+keys = st.sampled_from(["a", "b", "id", "\\u0061", "\\ud800", "é"]) | st.text(max_size=4)
+scalars = st.sampled_from(
+    ["0", "-0", "-0.0", "1e400", "1E-400", "2.5e-324", "9007199254740993", "1.", "01", ".5", "-",
+     "true", "false", "null", "NaN", "Infinity", "-Infinity", '"\\ud83d\\ude00"', '"\\udc00"',
+     '"\\t"', '"\x01"', '"\u2028"', "1" * 30]
+) | st.integers().map(str) | st.floats(allow_nan=False).map(json.dumps) | st.text().map(json.dumps)  # fmt: skip
+space = st.sampled_from(["", " ", "\n", "\t", "\r\n", "\x0c", "\xa0"])
+
+
+@st.composite
+def texts(draw, depth=0):
+    """JSON-like text: objects whose keys repeat, the constants JSON lacks, odd numbers and
+    escapes, whitespace JSON does and does not allow."""
+    kind = draw(st.sampled_from(["scalar", "array", "object"] if depth < 4 else ["scalar"]))
+    if kind == "scalar":
+        body = draw(scalars)
+    elif kind == "array":
+        items = draw(st.lists(texts(depth + 1), max_size=4))
+        body = "[" + draw(space) + ",".join(items) + "]"
+    else:
+        pairs = draw(st.lists(st.tuples(keys, texts(depth + 1)), max_size=4))
+        body = "{" + ",".join(f'"{k}"{draw(space)}:{v}' for k, v in pairs) + "}"
+    return draw(space) + body + draw(space)
 
 
 @settings(max_examples=1500, deadline=None)
