@@ -37,7 +37,14 @@ _KERNELS = Path(tempfile.mkdtemp(prefix="jevalkit-docs-kernels-"))
             ],
             "display_name": "Python 3",
             "language": "python",
-            "env": {"MPLBACKEND": "module://matplotlib_inline.backend_inline"},
+            "env": {
+                "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+                # the tutorials run this checkout's jevalkit, as autodoc reads it (above), not
+                # whichever one is installed
+                "PYTHONPATH": os.pathsep.join(
+                    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+                ),
+            },
         }
     )
 )
