@@ -13,7 +13,7 @@ MAKEFLAGS += --jobs=3
 PROMPTFOO_VERSION := 0.121.20
 PROMPTFOO := $(VENV)/promptfoo/node_modules/.bin/promptfoo
 
-.PHONY: install test lint demo docs bench clean
+.PHONY: install test lint demo docs bench bench-smoke clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,14 +64,23 @@ demo: install
 
 # The documentation site (docs/_build/html/index.html): Sphinx, the tutorials executed by myst-nb,
 # the PyData theme, the API reference from the docstrings; built offline, it loads nothing from
-# the network when opened.
+# the network when opened. Built from scratch with warnings as errors (a page in no table of
+# contents is one), then checked: every executed tutorial shows the figures it draws
+# (docs/check_build.py).
 docs: install
-	$(BIN)/python -m sphinx -b html -q docs docs/_build/html
+	rm -rf docs/_build
+	$(BIN)/python -m sphinx -b html -q -W --keep-going docs docs/_build/html
+	$(BIN)/python docs/check_build.py docs/_build/html
 	@echo "docs: open docs/_build/html/index.html"
 
+# Every benchmark at its full size (hours; llama-cpp-python, the bench extra, compiles for minutes).
 bench: install
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
-	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+	$(BIN)/python benchmarks/run.py
+
+# Every benchmark at its smoke size (a minute or two): that each still runs, not its numbers.
+bench-smoke: install
+	$(BIN)/python benchmarks/run.py --smoke
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache docs/_build

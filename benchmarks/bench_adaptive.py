@@ -14,7 +14,7 @@ Printed:
   that reaches the target in 95% of runs, (b) the fixed k a fixed-sample Wald interval needs
   with the true probabilities known in advance (the most optimistic fixed design).
 
-Run: ``.venv/bin/python benchmarks/bench_adaptive.py``
+Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--smoke]``
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ import math
 import time
 
 import numpy as np
+from sizes import size
 
 from jevalkit.stats import AdaptiveRepeats, SweepSequence
 
-RUNS, CASES, TARGET, MAX_REPEATS = 2000, 20, 0.05, 200
+RUNS, CASES, TARGET, MAX_REPEATS = size(2000, 20), 20, 0.05, 200
+FIXED_RUNS = size(100, 10)  # runs per fixed k
 
 
 def true_probabilities() -> np.ndarray:
@@ -79,13 +81,13 @@ def fixed_k_same_interval(p: np.ndarray, rng: np.random.Generator, plan: Adaptiv
     """The smallest fixed k whose anytime-valid interval reaches the target in 95% of runs."""
     for k in range(5, MAX_REPEATS + 1, 5):
         hits = 0
-        for _ in range(100):
+        for _ in range(FIXED_RUNS):
             seq = SweepSequence(CASES, confidence=plan.confidence, horizon=k)
             for _ in range(k):
                 seq.add_sweep((rng.random(CASES) < p).astype(float))
             low, high = seq.interval()
             hits += (high - low) / 2 <= TARGET
-        if hits >= 95:
+        if hits >= 0.95 * FIXED_RUNS:
             return k
     return MAX_REPEATS
 

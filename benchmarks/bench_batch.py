@@ -2,21 +2,23 @@
 calls (the baseline) against one batch on a 2-worker Dask LocalCluster, in the same run.
 
 Prints the speed-up (2 cores: expect close to 2x) and the per-report overhead of jevalkit's batch
-over a bare papermill call. Run: ``.venv/bin/python benchmarks/bench_batch.py``
+over a bare papermill call. Run: ``.venv/bin/python benchmarks/bench_batch.py [--smoke]``
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import papermill
+from sizes import size
 
 from jevalkit._paths import data_dir
 from jevalkit.reports import find_notebook, run_batch
 
-N = 16
+N = size(16, 1)
 DEMO = data_dir() / "runs" / "schema-ten-records__local-demo.jsonl"
 
 
@@ -34,10 +36,14 @@ def main() -> None:
                 progress_bar=False,
             )
         sequential = time.perf_counter() - started
+        # N copies of the run, one report each (a batch runs only parameters its notebook has)
+        copies = [tmp / f"run{i}.jsonl" for i in range(N)]
+        for copy in copies:
+            shutil.copyfile(DEMO, copy)
         batch = tmp / "batch.yaml"
         batch.write_text(
-            f"notebook: probe_report\ngrid:\n  results: [{DEMO}]\n  copy: {list(range(N))}\n"
-            "out: out/{copy}\n"
+            f"notebook: probe_report\ngrid:\n  results: [{', '.join(map(str, copies))}]\n"
+            "out: out/{results_stem}\n"
         )
         started = time.perf_counter()
         status = run_batch(batch, workers=2, progress=False)

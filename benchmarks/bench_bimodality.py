@@ -8,17 +8,17 @@ two-peaked samples (40% on the bottom level, 40% on the top).
 
 Targets (issue 11): false-positive rate at most 0.06 on every unimodal configuration; power at
 least 0.8 on the two-peaked ones with n >= 60. Run: ``.venv/bin/python benchmarks/bench_bimodality.py``
-(about 10 minutes on 2 cores; ``--quick`` for 300 samples per configuration).
+(about 10 minutes on 2 cores; ``--quick`` for 300 samples per configuration, ``--smoke`` for 10).
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import diptest
 import numpy as np
 from scipy import stats as sps
+from sizes import parser
 
 from jevalkit.stats import bimodality_groups
 
@@ -54,10 +54,10 @@ def dip_pvalues(counts: np.ndarray) -> np.ndarray:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    reps, b = (300, 199) if args.quick else (2000, 199)
+    options = parser(__doc__)
+    options.add_argument("--quick", action="store_true")
+    args = options.parse_args()
+    reps, b = (10, 19) if args.smoke else (300, 199) if args.quick else (2000, 199)
     rng = np.random.default_rng(2026)
     started = time.perf_counter()
     worst, weakest = 0.0, 1.0

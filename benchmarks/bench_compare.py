@@ -8,7 +8,8 @@ It also checks the paired pass-rate interval's coverage by simulation (2,000 dat
 against the percentile bootstrap of the differences; and with 5 cases, the paired t interval
 compare() uses below 30 cases against the BCa bootstrap.
 
-Target (issue 13): within 3x of the loop. Run: ``.venv/bin/python benchmarks/bench_compare.py``
+Target (issue 13): within 3x of the loop. Run: ``.venv/bin/python benchmarks/bench_compare.py
+[--smoke]``
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import time
 import numpy as np
 import pandas as pd
 from scipy import stats
+from sizes import size
 from statsmodels.stats.multitest import multipletests
 
 from jevalkit.metrics import compare
 from jevalkit.stats import bootstrap_ci, paired_proportion_ci
 
-SYSTEMS, CASES, REPEATS, RESAMPLES = 20, 2000, 5, 2000
+SYSTEMS, CASES, REPEATS, RESAMPLES = size((20, 2000, 5, 2000), (4, 60, 2, 200))
+SIMS = size(2000, 50)  # simulated data sets per coverage
 
 
 def frame() -> pd.DataFrame:
@@ -82,7 +85,7 @@ def loop(df: pd.DataFrame, base: str) -> pd.DataFrame:
     return out
 
 
-def coverage(sims: int = 2000, n: int = 30) -> tuple[float, float]:
+def coverage(sims: int = SIMS, n: int = 30) -> tuple[float, float]:
     rng = np.random.default_rng(1)
     p_x, p_y, rho_share = 0.75, 0.6, 0.5
     truth = p_x - p_y
@@ -109,14 +112,17 @@ def coverage(sims: int = 2000, n: int = 30) -> tuple[float, float]:
     return hits_newcombe / sims, hits_boot / sims
 
 
-def few_case_coverage(sims: int = 2000, n: int = 5) -> tuple[float, float]:
+def few_case_coverage(sims: int = SIMS, n: int = 5) -> tuple[float, float]:
     """Coverage of the interval compare() gives with few paired cases (the paired t interval)
-    against the BCa bootstrap it replaced there, on normal case differences."""
+    against the BCa bootstrap it replaced there, on normal case differences (SD 0.2 about the
+    true 0.1) cut at two SDs on either side: symmetric, so their mean stays the truth, and the
+    new system's scores, 0.5 plus a difference, stay on the [0, 1] scale (0.2 to 1.0), where
+    compare() refuses anything else."""
     rng = np.random.default_rng(2)
-    truth = 0.1
+    truth, sd = 0.1, 0.2
     hits_t = hits_bca = 0
     for _ in range(sims):
-        diffs = rng.normal(truth, 0.2, n)
+        diffs = stats.truncnorm.rvs(-2, 2, loc=truth, scale=sd, size=n, random_state=rng)
         df = pd.DataFrame(
             {
                 "case_id": np.tile(np.arange(n), 2),
@@ -153,12 +159,12 @@ def main() -> None:
     )
     newcombe, boot = coverage()
     print(
-        f"paired pass-rate interval coverage, 30 cases, 2,000 data sets (nominal 0.95): Newcombe "
+        f"paired pass-rate interval coverage, 30 cases, {SIMS:,} data sets (nominal 0.95): Newcombe "
         f"{newcombe:.3f}, percentile bootstrap {boot:.3f}"
     )
     t_cover, bca_cover = few_case_coverage()
     print(
-        f"paired score interval coverage, 5 cases, 2,000 data sets (nominal 0.95): the paired t "
+        f"paired score interval coverage, 5 cases, {SIMS:,} data sets (nominal 0.95): the paired t "
         f"interval compare() uses below 30 cases {t_cover:.3f}, BCa bootstrap {bca_cover:.3f}"
     )
 

@@ -18,12 +18,12 @@ samples; the pass rate is the model's business) at 4x and 8x, within the bound.
 
 Run: ``.venv/bin/python benchmarks/bench_demo_load.py [--levels 0 4 8] [--limit-min 40]
 [--old-settings]`` (about 30 minutes on 2 CPUs; it loads every CPU: run it on a machine you
-may slow down).
+may slow down). ``--smoke``: one demo on the idle machine, 2 samples per configuration of at
+most 8 tokens (every answer cut off, and scored all the same), bounded at 2 minutes.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -31,10 +31,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from sizes import parser, size
+
 from jevalkit.results import read_results, scored
 
 REPO = Path(__file__).resolve().parents[1]
-ROWS = 15  # 3 configurations x 5 repeats
+REPEATS = size(5, 2)  # samples per configuration
+ROWS = 3 * REPEATS  # 3 configurations
+# the demo's own settings; at the smoke size the shortest answers that still run every step
+DEMO_OPTIONS = size([], ["--repeats", str(REPEATS), "--max-tokens", "8"])
 
 
 def cpus() -> int:
@@ -64,6 +69,7 @@ def demo(level: int, limit_s: float, *, old_settings: bool = False) -> dict:
             subprocess.run(serve, env=env, check=True, capture_output=True, timeout=600)
         out = work / "demo.jsonl"
         argv = [*cli, "demo", "--out", str(out), "--report-dir", str(work / "reports")]
+        argv += DEMO_OPTIONS
         started = time.monotonic()
         with (work / "demo.log").open("w") as log:
             proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work)
@@ -101,11 +107,11 @@ def show(name: str, r: dict, baseline: dict | None) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--levels", type=int, nargs="+", default=[0, 4, 8])
-    parser.add_argument("--limit-min", type=float, default=40.0)
-    parser.add_argument("--old-settings", action="store_true")
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--levels", type=int, nargs="+", default=size([0, 4, 8], [0]))
+    options.add_argument("--limit-min", type=float, default=size(40.0, 2.0))
+    options.add_argument("--old-settings", action="store_true")
+    args = options.parse_args()
     print(f"{cpus()} CPUs; busy processes per CPU: {args.levels}", flush=True)
     baseline, results = None, {}
     for level in args.levels:

@@ -23,12 +23,11 @@
    (each round's ratio is printed too).
 
 Run: ``.venv/bin/python benchmarks/bench_distributed.py [--requests 4000] [--cpu-requests 5000]
-[--rounds 3]``.
+[--rounds 3]`` (``--smoke``: 64 and 40 requests, one round).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import statistics
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+from sizes import parser, size
 
 from jevalkit.cluster import dask_client
 from jevalkit.runner import run
@@ -143,11 +143,11 @@ def rounds(client, workers: list[int], n: int, count: int, *server_args) -> list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=4000)
-    parser.add_argument("--cpu-requests", type=int, default=5000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--requests", type=int, default=size(4000, 64))
+    options.add_argument("--cpu-requests", type=int, default=size(5000, 40))
+    options.add_argument("--rounds", type=int, default=size(3, 1))
+    args = options.parse_args()
     started = time.perf_counter()
     with dask_client(workers=2) as client:
         client.run(importlib.import_module, "jevalkit.runner")  # workers import jevalkit once

@@ -13,15 +13,14 @@ out, case pass probabilities from a Beta. Measured (200 simulations, 2 Dec 2026)
 Beta(4, 4) mean_score 95.5% [91.7, 97.6], pass_rate 94.5% [90.4, 96.9]; Beta(8, 2) mean_score
 94.5% [90.4, 96.9], pass_rate 91.5% [86.8, 94.6] (short: the facet interval of a pass rate near
 0.8 on this design); Beta(40, 40) (case variance 0.003) 96.5% [93.0, 98.3] both.
-Run: ``.venv/bin/python benchmarks/bench_facets.py [simulations]``
+Run: ``.venv/bin/python benchmarks/bench_facets.py [simulations]`` (``--smoke``: 1 simulation).
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pandas as pd
+from sizes import parser, size
 from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.metrics import mean_score, pass_rate
@@ -115,7 +114,9 @@ def reml_coverage(label: str, sims: int, alpha: float, beta: float) -> None:
 
 
 def main() -> None:
-    sims = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    options = parser(__doc__)
+    options.add_argument("sims", type=int, nargs="?", default=size(300, 1), help="per design")
+    sims = options.parse_args().sims
     print(f"{sims} simulations per design; Wilson 95% Monte Carlo interval in brackets")
     reml_coverage("40 cases x 1|8 repeats, 0/1, p ~ Beta(4, 4)", sims, 4.0, 4.0)
     reml_coverage("40 cases x 1|8 repeats, 0/1, p ~ Beta(8, 2)", sims, 8.0, 2.0)

@@ -10,7 +10,8 @@ same run.
   DataFrame's ``memory_usage(deep=True)``.
 
 Targets (issue 12): within 3x of pandas; peak memory within 2x of the result.
-Run: ``.venv/bin/python benchmarks/bench_import.py`` (about 2 minutes).
+Run: ``.venv/bin/python benchmarks/bench_import.py`` (about 2 minutes; ``--smoke``: 2,000 lines and
+500 samples).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sizes import size
 
-GRADES, SAMPLES = 1_000_000, 100_000
+GRADES, SAMPLES = size((1_000_000, 100_000), (2_000, 500))
 
 MEASURE = """
 import resource, sys, time, json

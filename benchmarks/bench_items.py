@@ -106,6 +106,8 @@ with k items the error is bounded by what k Bernoulli outcomes say about a syste
    when no rare surprise has been drawn yet.
 
 Run: ``.venv/bin/python benchmarks/bench_items.py [--quick] [--active [HELD REPS]] [--anchors [HELD DRAWS]] [--anytime [HELD REPS]]``
+(``--smoke``: every part, the active-coverage and anytime ones too, once on 12 systems x 80
+items, one held-out system and one draw, k = 10 and 20).
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ import pandas as pd
 import pingouin
 from scipy import stats as sps
 from scipy.special import expit
+from sizes import SMOKE, size
 from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.items import (
@@ -134,8 +137,12 @@ from jevalkit.items import (
 from jevalkit.metrics import leaderboard
 
 QUICK = "--quick" in sys.argv
-SYSTEMS, ITEMS = (20, 200) if QUICK else (60, 1000)
-BASELINE_ITEMS = 50 if QUICK else 100
+SYSTEMS, ITEMS = size((20, 200) if QUICK else (60, 1000), (12, 80))
+BASELINE_ITEMS = size(50 if QUICK else 100, 10)
+# the benchmarks of the anchor and active parts, and the anchor counts they are drawn at
+BIG, SKEWED = size((60, 1000), (12, 80)), size((60, 800), (12, 80))
+KS = size((25, 50, 100), (10, 20))
+RECOVERY_SYSTEMS = size(2000, 200)
 
 
 def baseline_analysis(df: pd.DataFrame) -> None:
@@ -172,7 +179,7 @@ def speed(df: pd.DataFrame) -> None:
 
 
 def validation(df: pd.DataFrame) -> None:
-    ks = [25, 50] if QUICK else [25, 50, 100]
+    ks = size([25, 50] if QUICK else [25, 50, 100], [10, 20])
     start = time.perf_counter()
     table = leave_systems_out(df, ks, case="case_id", seed=0)
     print(
@@ -203,11 +210,11 @@ def rank_coverage(n_sims: int) -> None:
 
 
 def recovery() -> None:
-    sim = simulate_2pl(n_systems=2000, n_items=30, seed=5)
+    sim = simulate_2pl(n_systems=RECOVERY_SYSTEMS, n_items=30, seed=5)
     fit = fit_irt(sim, case="case_id")
     a, b = sim.items["discrimination"].to_numpy(), sim.items["difficulty"].to_numpy()
     print(
-        f"2PL recovery, 2,000 systems x 30 items: RMSE discrimination "
+        f"2PL recovery, {RECOVERY_SYSTEMS:,} systems x 30 items: RMSE discrimination "
         f"{np.sqrt(np.mean((fit.items['discrimination'] - a) ** 2)):.3f}, difficulty "
         f"{np.sqrt(np.mean((fit.items['difficulty'] - b) ** 2)):.3f}"
     )
@@ -235,17 +242,16 @@ def drawn_2pl(
     return df
 
 
-def allocation_bound(df: pd.DataFrame) -> float:
+def allocation_bound(a, b, theta) -> float:
     """The most any choice of inclusion probabilities can gain over uniform (or difficulty-
     stratified) draws for a model-assisted estimate, with the model exactly right: the true
     item parameters and the system's true ability known. The residual y - p of a case has SD
     sd = sqrt(p (1 - p)); uniform draws give an SE proportional to sqrt(mean sd^2), the Neyman
     allocation (probability proportional to sd) one proportional to mean sd. Returns their
     ratio averaged over the systems: the error ratio no active plan can beat on this benchmark.
+    ``a``, ``b``: the items' true discriminations and difficulties; ``theta``: the abilities.
     """
-    a = np.asarray(df.attrs["discrimination"])
-    b = np.asarray(df.attrs["difficulty"])
-    theta = np.asarray(df.attrs["ability"])
+    a, b, theta = (np.asarray(x, dtype=float) for x in (a, b, theta))
     p = expit(a * (theta[:, None] - b))
     sd = np.sqrt(p * (1 - p))
     return float(np.mean(sd.mean(axis=1) / np.sqrt((sd**2).mean(axis=1))))
@@ -356,12 +362,16 @@ def anchor_coverage(df: pd.DataFrame, n_held: int, draws: int, ks) -> pd.DataFra
 def anchors(n_held: int, draws: int) -> None:
     for name, data, ks in (
         (
-            "simulate_2pl (60 systems x 1,000 items)",
-            simulate_2pl(n_systems=60, n_items=1000, seed=0).rows,
-            (25, 50, 100),
+            f"simulate_2pl ({BIG[0]} systems x {BIG[1]:,} items)",
+            simulate_2pl(n_systems=BIG[0], n_items=BIG[1], seed=0).rows,
+            KS,
         ),
-        ("skewed 2PL, AlpacaEval-like (60 x 800)", skewed_2pl(60, 800, seed=3), (25, 50, 100)),
-        ("data/examples/benchmark.jsonl (24 x 80)", benchmark_file(), (20, 40)),
+        (
+            f"skewed 2PL, AlpacaEval-like ({SKEWED[0]} x {SKEWED[1]})",
+            skewed_2pl(*SKEWED, seed=3),
+            KS,
+        ),
+        ("data/examples/benchmark.jsonl (24 x 80)", benchmark_file(), size((20, 40), (20,))),
     ):
         start = time.perf_counter()
         table = anchor_coverage(data, n_held, draws, ks)
@@ -467,13 +477,19 @@ def requests_saved(table: pd.DataFrame, arm: str, base: str) -> pd.DataFrame:
 
 
 def active(n_held: int, reps: int) -> None:
-    ks = [25, 50, 100]
-    for name, data in (
+    ks = list(KS)
+    sim, sharp = simulate_2pl(n_systems=BIG[0], n_items=BIG[1], seed=0), sharp_2pl(*BIG, seed=1)
+    for name, data, truth in (
         (
-            "simulated 2PL (simulate_2pl, 60 systems x 1,000 items)",
-            simulate_2pl(n_systems=60, n_items=1000, seed=0).rows,
+            f"simulated 2PL (simulate_2pl, {BIG[0]} systems x {BIG[1]:,} items)",
+            sim.rows,
+            (sim.items["discrimination"], sim.items["difficulty"], sim.systems["ability"]),
         ),
-        ("sharp 2PL (a ~ 2, b ~ N(0, 2), 60 x 1,000)", sharp_2pl(60, 1000, seed=1)),
+        (
+            f"sharp 2PL (a ~ 2, b ~ N(0, 2), {BIG[0]} x {BIG[1]:,})",
+            sharp,
+            [sharp.attrs[k] for k in ("discrimination", "difficulty", "ability")],
+        ),
     ):
         start = time.perf_counter()
         rows = active_arms(data, n_held, reps, ks)
@@ -484,7 +500,7 @@ def active(n_held: int, reps: int) -> None:
             f"({time.perf_counter() - start:.0f} s); predicted design effect of a one-wave plan "
             + ", ".join(f"{v:.2f} at k={k}" for k, v in deff.items())
             + f"; the best error ratio any inclusion probabilities allow (true parameters and "
-            f"abilities known): {allocation_bound(data):.3f}"
+            f"abilities known): {allocation_bound(*truth):.3f}"
         )
         print(table.to_string(index=False, float_format="{:.3f}".format))
         for arm in ("active, 1 wave", "active, 8 waves"):
@@ -510,11 +526,11 @@ def active_coverage(n_held: int, reps: int, arms=SEQUENTIAL_ARMS) -> None:
     Poisson design with ``--poisson``), enough intervals per cell to tell its coverage from
     95% to within about +-2%."""
     for name, data in (
-        ("simulated 2PL", simulate_2pl(n_systems=60, n_items=1000, seed=0).rows),
-        ("sharp 2PL", sharp_2pl(60, 1000, seed=1)),
+        ("simulated 2PL", simulate_2pl(n_systems=BIG[0], n_items=BIG[1], seed=0).rows),
+        ("sharp 2PL", sharp_2pl(*BIG, seed=1)),
     ):
         start = time.perf_counter()
-        rows = active_arms(data, n_held, reps, [25, 50, 100], arms)
+        rows = active_arms(data, n_held, reps, list(KS), arms)
         out = []
         for (k, arm), g in rows.groupby(["k", "arm"], sort=False):
             low, high = proportion_confint(int(g["covered"].sum()), len(g), method="wilson")
@@ -537,6 +553,7 @@ def active_coverage(n_held: int, reps: int, arms=SEQUENTIAL_ARMS) -> None:
 
 
 ANYTIME_TARGETS = (0.15, 0.12, 0.10, 0.08, 0.06)
+ANYTIME_KS = size((100, 12), (20, 12))
 
 
 def anytime_rows(df: pd.DataFrame, n_held: int, reps: int, k: int = 100) -> pd.DataFrame:
@@ -611,12 +628,12 @@ def summarise_anytime(rows: pd.DataFrame, k: int = 100) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def anytime(n_held: int, reps: int, ks=(100, 12)) -> None:
+def anytime(n_held: int, reps: int, ks=ANYTIME_KS) -> None:
     """Anytime-valid intervals of active plans (issue 40 item 2), on both benchmarks, at
     k = 100 and at a small k (12, the README's example, where the small-sample guards bind)."""
     for name, data in (
-        ("simulated 2PL", simulate_2pl(n_systems=60, n_items=1000, seed=0).rows),
-        ("sharp 2PL", sharp_2pl(60, 1000, seed=1)),
+        ("simulated 2PL", simulate_2pl(n_systems=BIG[0], n_items=BIG[1], seed=0).rows),
+        ("sharp 2PL", sharp_2pl(*BIG, seed=1)),
     ):
         for k in ks:
             start = time.perf_counter()
@@ -655,7 +672,11 @@ if __name__ == "__main__":
     data = simulate_2pl(n_systems=SYSTEMS, n_items=ITEMS, seed=0).rows
     speed(data)
     recovery()
-    rank_coverage(40 if QUICK else 200)
+    rank_coverage(size(40 if QUICK else 200, 2))
     validation(data)
-    anchors(5 if QUICK else 20, 3 if QUICK else 15)
-    active(6 if QUICK else 20, 2 if QUICK else 3)
+    anchors(*size((5, 3) if QUICK else (20, 15), (1, 1)))
+    active(*size((6, 2) if QUICK else (20, 3), (1, 1)))
+    if SMOKE:  # the parts that run only when asked for, so that they too keep running
+        active_coverage(1, 1)
+        active_coverage(1, 1, POISSON_ARMS)
+        anytime(1, 1)

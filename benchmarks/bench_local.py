@@ -12,7 +12,8 @@ seeded runs on the embedded model are sent one at a time on purpose (batching ch
 
 Targets (issue 16): overhead under 5%; 4 concurrent at least 1.4x one; at least 2.5x the
 llama-cpp-python server at 4; a logprobs judgment at most 0.1 s.
-Run: ``.venv/bin/python benchmarks/bench_local.py``
+Run: ``.venv/bin/python benchmarks/bench_local.py`` (``--smoke``: 4 requests of 8 tokens, 3
+judgments; without llama-cpp-python it says so and measures llama-server alone).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ import time
 from pathlib import Path
 
 import httpx
+from sizes import size
 
 import jevalkit
 from jevalkit import local
 
-REQUESTS, MAX_TOKENS = 8, 96
+REQUESTS, MAX_TOKENS = size((8, 96), (4, 8))
+JUDGMENTS = size(20, 3)  # timed one-token judgments (the median is printed)
 
 
 def body(model: str) -> dict:
@@ -88,7 +91,7 @@ def judgment_seconds(base_url: str, model: str, headers: dict | None = None) -> 
     case = load_cases("faithfulness")[0]
     times = []
     with httpx.Client(timeout=60, headers=headers) as client:
-        for _ in range(20):
+        for _ in range(JUDGMENTS):
             started = time.perf_counter()
             client.post(
                 base_url + "/completions",
@@ -165,7 +168,10 @@ def main() -> None:
             )
         print(f"llama-server, 4 concurrent against 1: {rates[4] / rates[1]:.2f}x (target 1.4x)")
         judged = judgment_seconds(server.base_url, server.model_name, server.headers())
-        print(f"one-token logprobs judgment: {judged * 1000:.0f} ms median of 20 (target 100 ms)")
+        print(
+            f"one-token logprobs judgment: {judged * 1000:.0f} ms median of {JUDGMENTS} "
+            "(target 100 ms)"
+        )
     with llama_cpp_python_server() as old:
         if old is None:
             print(

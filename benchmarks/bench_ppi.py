@@ -30,12 +30,12 @@ for error 1.18 x (before 99.4%, 1.53 x); inverted judge, uncertain 94.7%, active
 (before 94.3%, 95.5%, at half-widths 6-7% wider); tiny stratum of 16 labels 94.0% [92.4, 95.3] (before
 94.5%), of 10 labels 98.0% (99.2%); random labels 95-97% throughout (unchanged).
 
-Run: ``.venv/bin/python benchmarks/bench_ppi.py [--only weighted] [--reps 300]``
+Run: ``.venv/bin/python benchmarks/bench_ppi.py [--only weighted] [--reps 300]`` (``--smoke``: 5 data
+sets, 3 draws per weighted row).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -43,11 +43,13 @@ import numpy as np
 import pandas as pd
 import ppi_py
 from calibration import judge_with_probabilities
+from sizes import parser, size
 
 from jevalkit.labels import corrected_mean, label_sample
 from jevalkit.stats import ppi_interval, wilson_ci
 
-DATASETS, ITEMS, LABELS, TRUE_RATE = 2000, 2000, 100, 0.55
+DATASETS, ITEMS, LABELS, TRUE_RATE = size(2000, 5), 2000, 100, 0.55
+TIMED = size(50, 3)  # calls timed of each
 
 
 def dataset(rng: np.random.Generator) -> tuple[pd.DataFrame, np.ndarray]:
@@ -127,13 +129,13 @@ def binary_section() -> None:
     yhat = judged.loc[labels["case_id"]].to_numpy()
     yhat_u = judged.drop(index=labels["case_id"]).to_numpy()
     t0 = time.perf_counter()
-    for _ in range(50):
+    for _ in range(TIMED):
         ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
-    base = (time.perf_counter() - t0) / 50
+    base = (time.perf_counter() - t0) / TIMED
     t0 = time.perf_counter()
-    for _ in range(50):
+    for _ in range(TIMED):
         corrected_mean(df, labels, levels=["fail", "pass"])
-    ours = (time.perf_counter() - t0) / 50
+    ours = (time.perf_counter() - t0) / TIMED
     print(
         f"  one corrected_mean call (all estimators, from a results frame): {ours * 1e3:.1f} ms, "
         f"{ours / base:.1f}x one ppi_py.ppi_mean_ci call on ready arrays ({base * 1e3:.2f} ms)"
@@ -234,10 +236,10 @@ def weighted_section(reps: int, seed: int = 2026) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--only", nargs="*", choices=("binary", "weighted"), default=None)
-    parser.add_argument("--reps", type=int, default=300, help="draws per weighted row")
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--only", nargs="*", choices=("binary", "weighted"), default=None)
+    options.add_argument("--reps", type=int, default=size(300, 3), help="draws per weighted row")
+    args = options.parse_args()
     if not args.only or "binary" in args.only:
         binary_section()
     if not args.only or "weighted" in args.only:

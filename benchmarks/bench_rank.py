@@ -9,6 +9,7 @@ per-resample cost is multiplied up; the ratio compares per-resample costs. The f
 is also checked against jevalkit's point estimates (to 1e-6), so both compute the same thing.
 
 Target (issue 14): at least 10x faster. Run: ``.venv/bin/python benchmarks/bench_rank.py``
+(``--smoke``: 6 systems, 2,000 games, 50 resamples).
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ import time
 import numpy as np
 import pandas as pd
 import statsmodels.api as sm
+from sizes import size
 
 from jevalkit.metrics import rank
 
-SYSTEMS, GAMES, CASES, RESAMPLES, BASELINE_RESAMPLES = 30, 50_000, 2_000, 1_000, 20
+SYSTEMS, GAMES, CASES, RESAMPLES, BASELINE_RESAMPLES = size(
+    (30, 50_000, 2_000, 1_000, 20), (6, 2_000, 100, 50, 3)
+)
 
 
 def games() -> pd.DataFrame:

@@ -11,7 +11,8 @@ with correlation 0.9, or independent), few systems and cases, 0/1 verdicts, extr
 and boards judged by 2 or 4 judges who each favour some systems (a fresh system x judge effect
 per board), ranked with ``generalize=["case", "judge"]`` or over cases only.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_rank_sets.py [--sims 200]``.
+Run: ``PYTHONPATH=. python benchmarks/bench_rank_sets.py [--sims 200]`` (``--smoke``: 2 boards of each
+design, 100 resamples).
 
 Measured on the busy machine (200 boards each, 500 resamples unless said; the max-t over
 plug-in SEs before issue 36 -> the bootstrap-t after):
@@ -32,12 +33,12 @@ plug-in SEs before issue 36 -> the bootstrap-t after):
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from sizes import parser, size
 from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.metrics import leaderboard
@@ -151,11 +152,11 @@ def facet_coverage(name: str, n_sims: int, n_resamples: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sims", type=int, default=200)
-    parser.add_argument("--resamples", type=int, default=500)
-    parser.add_argument("--only", nargs="*", default=None)
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--sims", type=int, default=size(200, 2))
+    options.add_argument("--resamples", type=int, default=size(500, 100))
+    options.add_argument("--only", nargs="*", default=None)
+    args = options.parse_args()
     rows = []
     designs = [(n, coverage) for n in DESIGNS] + [(n, facet_coverage) for n in FACET_DESIGNS]
     for name, simulate in designs:

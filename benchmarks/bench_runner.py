@@ -9,12 +9,11 @@ same request count of a single-prompt probe (10,000 repeats), both exact_match, 
 no latency, so planning (filling templates, keys) and writing rows dominate. Target: the case
 run's planning and its whole run within 10% of the single-prompt run's.
 Run: ``.venv/bin/python benchmarks/bench_runner.py [--cases-only] [--jobs N]`` (needs the
-`bench` extra for `openai`).
+`bench` extra for `openai`; ``--smoke``: 64 requests, 200 jobs).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import subprocess
@@ -25,12 +24,13 @@ from pathlib import Path
 
 import httpx
 import yaml
+from sizes import parser, size
 
 import jevalkit
 from jevalkit.probes import load_probe, publish_probes
 from jevalkit.runner import jobs_of, run
 
-N, CONCURRENCY, LATENCY = 2000, 32, 0.05
+N, CONCURRENCY, LATENCY = size(2000, 64), 32, 0.05
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "openai_server.py"
 
 
@@ -186,10 +186,10 @@ def bench_cases(jobs: int, repeats: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cases-only", action="store_true")
-    parser.add_argument("--jobs", type=int, default=10_000)
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--cases-only", action="store_true")
+    options.add_argument("--jobs", type=int, default=size(10_000, 200))
+    args = options.parse_args()
     if not args.cases_only:
         main()
     bench_cases(args.jobs)

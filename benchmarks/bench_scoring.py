@@ -2,7 +2,7 @@
 naive per-call ``jsonschema.validate(json.loads(x), schema)`` loop, measured in the same run.
 
 Target: Probe.score within 3x of json.loads, with full error reports for failing outputs.
-Run: ``.venv/bin/python benchmarks/bench_scoring.py``
+Run: ``.venv/bin/python benchmarks/bench_scoring.py`` (``--smoke``: 2,000 outputs).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import random
 import time
 
 import jsonschema
+from sizes import size
 
 import jevalkit
 
-N = 100_000
-NAIVE_SAMPLE = 2_000
+N = size(100_000, 2_000)
+NAIVE_SAMPLE = size(2_000, 200)
 
 
 def outputs(n: int) -> list[str]:

@@ -2,7 +2,8 @@
 resamples, jevalkit.stats.bootstrap_ci against scipy.stats.bootstrap in the same run.
 
 Target: the same endpoints within Monte Carlo error; percentile at most 0.6x and BCa at most
-0.1x scipy's time. Run: ``.venv/bin/python benchmarks/bench_stats.py``
+0.1x scipy's time. Run: ``.venv/bin/python benchmarks/bench_stats.py`` (``--smoke``: n = 2,000,
+200 resamples).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import time
 
 import numpy as np
 from scipy import stats
+from sizes import size
 
 from jevalkit.stats import bootstrap_ci
 
-N, RESAMPLES = 100_000, 10_000
+N, RESAMPLES = size((100_000, 10_000), (2_000, 200))
 
 
 def timed(fn):

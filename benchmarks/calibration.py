@@ -8,18 +8,18 @@ each with loose bounds.
 
 Target: coverage 0.93-0.97 at 95%; false-positive rates near 0.05. Where a method falls outside,
 its docstring says so. Run: ``.venv/bin/python benchmarks/calibration.py [--reps N]`` (default
-400 draws per row; a few minutes on 2 cores).
+400 draws per row; a few minutes on 2 cores; ``--smoke``: 3).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from sizes import parser, size
 
 from jevalkit.errors import StatsError
 from jevalkit.labels import calibrate_cascade, corrected_mean, label_sample
@@ -655,10 +655,10 @@ SIMULATIONS = {
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=400)
-    parser.add_argument("--only", nargs="*", default=None)
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--reps", type=int, default=size(400, 3))
+    options.add_argument("--only", nargs="*", default=None)
+    args = options.parse_args()
     print(f"{args.reps} draws per row; nominal 95% intervals, tests at alpha = 0.05")
     print(f"{'observed':>9} {'nominal':>8}  {'kind':<16} method")
     for name, simulate in SIMULATIONS.items():

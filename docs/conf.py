@@ -13,11 +13,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# this process (autodoc imports jevalkit.plots) draws nothing: no window, whatever the shell says
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 # the tutorials' kernel: this Python, told not to log (a kernel on 127.0.0.1 over TCP warns
 # that it is unencrypted on every start: how every local kernel runs, not news to the reader;
-# the reports silence it the same way)
+# the reports silence it the same way), drawing with the inline backend as in JupyterLab. A kernel
+# inherits this process's environment, and ipykernel picks the inline backend only when
+# MPLBACKEND is unset: with the Agg above every figure was drawn and none was shown, so the site
+# had no figure at all. The kernel's own env wins over the inherited one.
 _KERNELS = Path(tempfile.mkdtemp(prefix="jevalkit-docs-kernels-"))
 (_KERNELS / "kernels" / "python3").mkdir(parents=True)
 (_KERNELS / "kernels" / "python3" / "kernel.json").write_text(
@@ -33,6 +37,14 @@ _KERNELS = Path(tempfile.mkdtemp(prefix="jevalkit-docs-kernels-"))
             ],
             "display_name": "Python 3",
             "language": "python",
+            "env": {
+                "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+                # the tutorials run this checkout's jevalkit, as autodoc reads it (above), not
+                # whichever one is installed
+                "PYTHONPATH": os.pathsep.join(
+                    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+                ),
+            },
         }
     )
 )
@@ -71,11 +83,17 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = True
 napoleon_use_ivar = True  # a results object's Attributes as fields, not a second description
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "smoke.md", "api_smoke.md"]
+exclude_patterns = [
+    "_build",
+    "**.ipynb_checkpoints",
+    "smoke.md",
+    "api_smoke.md",
+    "smoke_figures.md",
+]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
-# `make docs` builds everything; `-t smoke` (the test) the front page, one tutorial and the
-# reference of one package
+# `make docs` builds everything; `-t smoke` (the test) the front page, one tutorial, a page of
+# every plot and the reference of one package
 if tags.has("smoke"):  # type: ignore[name-defined]  # noqa: F821
     exclude_patterns = [
         "_build",

@@ -170,7 +170,7 @@ def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0
         >>> rank_interval_plot(t, title="t").axes[0].get_xlabel()
         'rank (simultaneous 95% interval)'
     """
-    with plt.rc_context(STYLE):
+    with _styled():
         fig, ax = plt.subplots(figsize=(7, 0.6 + 0.32 * len(table)))
         y = np.arange(len(table))[::-1]
         low, high = table["rank_low"].to_numpy(float), table["rank_high"].to_numpy(float)

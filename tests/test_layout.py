@@ -287,6 +287,17 @@ def test_every_name_a_benchmark_imports_from_jevalkit_exists():
     assert missing == []
 
 
+def test_every_benchmark_has_a_smoke_size():
+    # .ci/run runs every benchmark at its smoke size (benchmarks/run.py --smoke): one that does
+    # not read the switch (benchmarks/sizes.py) would run there at its full size, for hours
+    listed = [
+        *sorted((REPO / "benchmarks").glob("bench_*.py")),
+        REPO / "benchmarks" / "calibration.py",
+    ]
+    without = [p.name for p in listed if "sizes" not in {m for m, _ in imported_modules(p)}]
+    assert without == []
+
+
 def test_notebooks_use_only_the_public_api():
     for notebook in sorted((REPO / "notebooks").glob("*.ipynb")):
         code = "\n".join(

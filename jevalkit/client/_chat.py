@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import ssl
 import time
+import urllib.request
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,6 +68,23 @@ class Request:
     def chat(self) -> bool:
         """Whether the response carries ``message.content`` (chat) or ``text`` (completions)."""
         return self.path == CHAT
+
+
+def _tls_context(base_url: str) -> ssl.SSLContext:
+    """The lanes' TLS context. Loading the CA certificates costs 50-70 ms, more than a
+    thousand loopback requests' worth of client time: the verified context is made once per
+    process, and a plain ``http`` endpoint reached without a proxy (the embedded model, a local
+    server), which never shakes hands, gets a context that trusts nothing (no redirect is
+    followed, so no request of its lanes reaches an ``https`` host; one that did would fail,
+    never go unverified)."""
+    if base_url.lower().startswith("https:") or urllib.request.getproxies():
+        return _verified_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+@functools.cache
+def _verified_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
 
 
 class AttemptMeter(Protocol):
@@ -155,7 +175,7 @@ class ChatClient:
 
     async def __aenter__(self) -> ChatClient:
         one = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        tls = httpx.create_ssl_context()  # loading CA certificates costs ~50 ms: do it once
+        tls = _tls_context(self.endpoint.base_url)
         self._lanes = [
             httpx.AsyncClient(
                 limits=one,
@@ -378,6 +398,14 @@ class ChatClient:
         """The answer, waited for ``timeout`` seconds; paced, for as long as tokens or answers
         keep reaching this client (see ``paced``). TimeoutError (its message says why) when the
         wait ends with no answer."""
+        if not self.paced:  # one fixed deadline: awaited in this task (no task, no wait set)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    answer = await self._read(lane, url, body, chat=chat, streamed=streamed)
+            except TimeoutError:
+                raise TimeoutError(self._timeout_message(url, streamed, 0.0)) from None
+            self._progress_at = time.monotonic()
+            return answer
         task = asyncio.ensure_future(self._read(lane, url, body, chat=chat, streamed=streamed))
         started = time.monotonic()
         own = 0.0 if streamed else self.request_deadline(body)

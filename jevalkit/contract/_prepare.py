@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,11 @@ class Prepared:
         unit: ``case``, or ``row`` (``case=None``), or ``value`` (a plain array).
         case_label: what a case is, for ``method`` strings.
         frame: the scored rows (for columns a statistic needs beyond the value).
-        system: the system of each value (as text), when a system column was named.
+        system_column: the system column, when one was named.
         cases: the case columns' values, one row per case code (``unit="case"``).
+        system: the system of each value (as text), when a system column was named (read
+            from ``frame`` when first asked for: most statistics never ask, and the text of
+            every row's system costs as much as the rest of the input step).
         by: the grouping columns: the ``by`` columns, then the setting columns kept apart.
         apart: the setting columns kept apart (joined to ``by``; empty when none differ).
         scored: per row of the input, whether it is scored (the rows of ``frame``).
@@ -78,11 +82,18 @@ class Prepared:
     unit: str
     case_label: str
     frame: pd.DataFrame
-    system: np.ndarray | None = None
+    system_column: str | None = None
     cases: pd.DataFrame | None = None
     by: list[str] = field(default_factory=list)
     apart: list[str] = field(default_factory=list)
     scored: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @cached_property
+    def system(self) -> np.ndarray | None:
+        """The system of each value (as text), or None without a system column."""
+        if self.system_column is None:
+            return None
+        return self.frame[self.system_column].astype(str).to_numpy()
 
     def unit_name(self, one_case: bool = False) -> str:
         """What the interval is over, for ``method`` strings.
@@ -223,7 +234,6 @@ def prepare(
     if kind != "any":
         raw = _floats(raw, value)
     values = _check_scale(raw, kind, scale, value)
-    names = usable[system].astype(str).to_numpy() if system is not None else None
     return Prepared(
         groups,
         codes[~missing],
@@ -234,7 +244,7 @@ def prepare(
         unit,
         label,
         usable,
-        names,
+        system,
         cases,
         by=by_cols,
         apart=by_cols[len(given) :],

@@ -325,9 +325,10 @@ def pairwise_preferences(
     them on purpose).
 
     Returns:
-        One row per (case, system_a, system_b, repeat): the case columns, ``system_a``,
-        ``system_b``, ``repeat``, ``n_games``, ``preference``, ``verdict_a_first``,
-        ``verdict_b_first``, ``swap_consistent`` (None without both orders).
+        A table with one row per case, ``system_a``, ``system_b`` and ``repeat``, and the
+        columns the case columns, ``system_a``, ``system_b``, ``repeat``, ``n_games``,
+        ``preference``, ``verdict_a_first``, ``verdict_b_first``, ``swap_consistent`` (None
+        without both orders).
 
     Example:
         >>> g = pd.DataFrame({"case_id": ["c", "c"], "system_a": "x", "system_b": "y", "repeat": 0,

@@ -296,7 +296,9 @@ def _bimodality(
     are averaged per case on the raw grid (integer sums, so equal means are equal), and tested
     on the lattice of possible case means; other data as they come."""
     n_groups = len(one_case)
-    samples: list[np.ndarray] = [units[unit_group == i] for i in range(n_groups)]
+    # the units come sorted by group (_units): each group's are one stretch
+    ends = np.cumsum(np.bincount(unit_group, minlength=n_groups))
+    samples: list[np.ndarray] = np.split(units, ends[:-1])
     grids: list[np.ndarray | None] = [None] * n_groups
     untested: dict[int, str] = {}
     if scale is not None and raw.size and np.all(np.equal(np.mod(raw, 1), 0)):

@@ -150,9 +150,13 @@ class ResultRow:
             >>> json.loads(line)["latency_s"] is None, json.loads(line)["output"] == "\\ud800"
             (True, True)
         """
-        data = finite(self.__dict__)
+        data = self.__dict__
         try:
             text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # a NaN or an infinity somewhere: null (walking every row for one
+            data = finite(data)  # that seldom comes cost as much as writing it)
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             text = json.dumps(data, separators=(",", ":"), allow_nan=False)
@@ -200,7 +204,11 @@ def row_key(row: dict[str, Any]) -> tuple:
         >>> row_key({"probe": "p", "version": 1, "model": "m", "repeat": 2, "label": float("nan")})[6] is None
         True
     """
-    return tuple(_plain(row.get(c)) for c in KEY_COLUMNS)
+    # text, integers and None, almost every key value, are taken as they are without a call
+    return tuple([v if type(v) in _AS_IS else _plain(v) for v in map(row.get, KEY_COLUMNS)])
+
+
+_AS_IS = frozenset({str, int, bool, type(None)})
 
 
 def params_hash(parameters: dict[str, Any]) -> str:

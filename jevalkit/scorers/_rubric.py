@@ -87,7 +87,8 @@ class RubricCheck:
 
 class CompiledRubric:
     """A rubric ready to evaluate many outputs: which lines a violation breaks is worked out once
-    per distinct (keyword, pointer, null) and remembered, and the :class:`Check` values are shared.
+    per distinct (keyword, pointer, null) and remembered, and so is the tuple of :class:`Check`
+    values for each set of broken lines (the checks are shared: they are frozen).
 
     Example:
         >>> rubric = CompiledRubric([RubricCheck("ids", "Integer ids", (Condition(("type",), "/*/id"),))])
@@ -103,6 +104,7 @@ class CompiledRubric:
         self._broken = tuple(Check(r.id, r.text, False) for r in self.lines)
         self._unknown = tuple(Check(r.id, r.text, None) for r in self.lines)
         self._memo: dict[tuple[str, str, bool], frozenset[int]] = {}
+        self._checks: dict[tuple[frozenset[int], bool], tuple[Check, ...]] = {}
 
     def _lines_broken_by(self, v: Violation) -> frozenset[int]:
         key = (v.keyword, v.pointer, v.instance is None)
@@ -122,13 +124,21 @@ class CompiledRubric:
         """Every rubric line, in order: held, broken, or unknown (``None``) when unparsed or
         when ``violations`` is not the complete list (a line no listed violation breaks may
         still be broken by one that was not listed)."""
-        broken: set[int] = set()
-        for v in violations:
-            broken |= self._lines_broken_by(v)
-        fallback = self._held if parsed and complete else self._unknown
-        return tuple(
-            self._broken[i] if i in broken else fallback[i] for i in range(len(self.lines))
-        )
+        if len(violations) == 1:
+            broken = self._lines_broken_by(violations[0])
+        else:
+            broken = frozenset().union(*map(self._lines_broken_by, violations))
+        known = parsed and complete
+        checks = self._checks.get((broken, known))
+        if checks is None:
+            fallback = self._held if known else self._unknown
+            checks = tuple(
+                self._broken[i] if i in broken else fallback[i] for i in range(len(self.lines))
+            )
+            if len(self._checks) >= self._MEMO_LIMIT:
+                self._checks.clear()
+            self._checks[broken, known] = checks
+        return checks
 
 
 def evaluate_rubric(

@@ -71,21 +71,22 @@ def unimodal_fit(counts: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     k = n.shape[-1]
     up = _increasing_fits(props)  # [..., m, i]: increasing fit of levels 0..m
     down = _increasing_fits(props[..., ::-1])  # [..., m', i']: levels K-1-i' of the last m'+1
-    best_ll = np.full(n.shape[:-1], -np.inf)
-    best = np.zeros_like(props)
+    # every split at once: fits[..., m, i] is the increasing fit of levels 0..m for i <= m, and
+    # for i > m the decreasing fit of levels m+1..K-1 (the increasing fit of their reverse,
+    # reversed: down[..., K-2-m, K-1-i], which is the reversed array's [..., m+1, i])
+    after = np.concatenate([down[..., ::-1, ::-1], np.full_like(down[..., :1, :], np.nan)], -2)
+    level, split = np.arange(k)[None, :], np.arange(k)[:, None]
+    fits = np.where(level <= split, up, after[..., 1:, :])
     with np.errstate(divide="ignore", invalid="ignore"):
-        for m in range(k):
-            fit = props.copy()
-            fit[..., : m + 1] = up[..., m, : m + 1]
-            if m + 1 < k:
-                # decreasing fit of levels m+1..K-1: the increasing fit of their reverse, reversed
-                last = k - 2 - m
-                fit[..., m + 1 :] = down[..., last, : last + 1][..., ::-1]
-            ll = np.sum(np.where(n > 0, n * np.log(np.where(fit > 0, fit, 1e-300)), 0.0), axis=-1)
-            better = ll > best_ll
-            best_ll = np.where(better, ll, best_ll)
-            best = np.where(better[..., None], fit, best)
+        counted = (n > 0)[..., None, :]
+        ll = np.sum(
+            np.where(counted, n[..., None, :] * np.log(np.where(fits > 0, fits, 1e-300)), 0.0),
+            axis=-1,
+        )
         ll_free = np.sum(np.where(n > 0, n * np.log(np.where(props > 0, props, 1.0)), 0.0), axis=-1)
+    best_split = np.argmax(ll, axis=-1)  # the first of equally good splits, as before
+    best = np.take_along_axis(fits, best_split[..., None, None], axis=-2)[..., 0, :]
+    best_ll = np.take_along_axis(ll, best_split[..., None], axis=-1)[..., 0]
     g = np.maximum(0.0, 2.0 * (ll_free - best_ll))
     return best, g
 
@@ -130,7 +131,8 @@ def least_favourable_null(fit: ArrayLike) -> np.ndarray:
         [0.15, 0.15, 0.7]
     """
     q = np.asarray(fit, dtype=float).copy()
-    peak = np.flatnonzero(np.isclose(q, q.max()))
+    top = q.max()
+    peak = np.flatnonzero(np.abs(q - top) <= 1e-8 + 1e-5 * abs(top))  # np.isclose's rule, inline
     for side in (slice(0, peak[0]), slice(peak[-1] + 1, q.size)):
         if side.stop > side.start:
             q[side] = q[side].mean()

@@ -1,10 +1,12 @@
-"""The documentation site builds (a smoke subset: `sphinx -t smoke`, the tour tutorial executed by
-myst-nb and one package's reference), shows what the code printed, and loads nothing from the
-network when opened (checked in the HTML and in Chromium)."""
+"""The documentation site builds (a smoke subset: `sphinx -t smoke`, the tour tutorial and a page
+drawing every plot executed by myst-nb, and one package's reference) with warnings as errors,
+shows what the code printed and the figures it drew, and loads nothing from the network when
+opened (checked in the HTML and in Chromium). `docs/check_build.py` (run by `make docs` on the
+whole site) passes on it and fails on a page whose figures went missing."""
 
 from __future__ import annotations
 
-import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +18,19 @@ from jevalkit import metrics
 from jevalkit.reports import open_results
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+sys.path.insert(0, str(DOCS))
+
+import check_build  # noqa: E402  (docs/check_build.py)
+
+# as `make docs` runs it: warnings are errors, every one of them listed
+SPHINX = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going"]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
     done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-t", "smoke", "-q", str(DOCS), str(out)],
+        [*SPHINX, "-t", "smoke", str(DOCS), str(out)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -46,9 +54,49 @@ def test_the_api_reference_comes_from_the_docstrings(site):
 
 
 def test_no_page_loads_anything_from_the_network(site):
-    remote = re.compile(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=\"(https?:)?//", re.I)
     for html in site.rglob("*.html"):
-        assert not remote.search(html.read_text()), html
+        assert not check_build.REMOTE.search(html.read_text()), html
+
+
+def test_every_figure_a_page_draws_is_shown_and_the_check_passes(site):
+    summary, problems = check_build.check_site(site)
+    assert problems == []
+    # the tour draws nothing; the figures page draws one figure per plot, each in its own cell
+    assert summary == "docs check: 4 pages, 2 executed, 1 of them draw; 6 figures shown"
+    page = (site / "smoke_figures.html").read_text()
+    cells = page.split('<div class="cell docutils container">')[1:]
+    assert len(cells) == len(check_build.PLOT_FUNCTIONS) == 6
+    for cell in cells:  # the first figure switches the inline backend on; none switches it off
+        assert cell.count("<img ") == 1 and 'src="_images/' in cell, cell[:300]
+    for img in (site / "_images").glob("*.png"):
+        assert img.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_check_fails_a_page_whose_figures_are_missing(site, tmp_path):
+    broken = tmp_path / "site"
+    shutil.copytree(site, broken)
+    page = broken / "smoke_figures.html"
+    text = page.read_text()
+    page.write_text(text.replace("<img ", "<span "))  # as a kernel on the Agg backend leaves it
+    _, problems = check_build.check_site(broken)
+    assert len(problems) == 6 and all(
+        p.startswith("smoke_figures.html: code cell ") for p in problems
+    )
+    assert (
+        "'fig = plots.histogram(" in problems[2] and "draws a figure and shows none" in problems[2]
+    )
+    # an image that points nowhere is named
+    page.write_text(text.replace('src="_images/', 'src="_missing/', 1))
+    _, problems = check_build.check_site(broken)
+    assert len(problems) == 1 and "is not in the build" in problems[0], problems
+    # a page marked orphan is refused (Sphinx's own toctree warning would be silenced by it)
+    source = broken / "_sources" / "smoke_figures.md.txt"
+    page.write_text(text)
+    source.write_text(source.read_text().replace("---\n", "---\norphan: true\n", 1))
+    _, problems = check_build.check_site(broken)
+    assert problems == [
+        "smoke_figures.html: its source is marked orphan (put it in a toctree instead)"
+    ]
 
 
 @needs_chromium
