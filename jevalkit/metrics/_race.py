@@ -34,6 +34,8 @@ from ..stats import FINITE_METHODS
 from ._race_standings import RaceOutcome, Standings, parse_target
 
 RACE_METRICS = {"mean_score": "score", "pass_rate": "passed"}
+_SAID = {"mean_score": "mean scores", "pass_rate": "pass rates", "empirical_bernstein":
+         "empirical Bernstein", "hoeffding": "Hoeffding"}  # fmt: skip
 CASE_KEY = ["probe", "version", "case_id", "variant", "system_a", "system_b", "position"]
 
 
@@ -273,7 +275,9 @@ class Race(Design):
         column = RACE_METRICS[self.metric]
         if column not in rows.columns:
             return np.full(len(rows), np.nan)
-        value = pd.to_numeric(rows[column].astype(object), errors="coerce").to_numpy(float)
+        value = pd.to_numeric(rows[column].astype(object), errors="coerce").to_numpy(
+            float, copy=True
+        )
         if "error" in rows.columns:
             value[rows["error"].notna().to_numpy()] = np.nan
         bad = ~np.isnan(value) & ((value < 0) | (value > 1))
@@ -317,8 +321,8 @@ class Race(Design):
             f"race ({self.target}) of {n_systems} systems on {n_cases} cases drawn without "
             f"replacement in a seeded order (seed {self.seed}), each wave sent to the systems "
             f"still in the race: simultaneous anytime-valid {self.confidence:.0%} intervals for "
-            f"every pair's difference of mean {self.metric.replace('_', ' ')} over all {n_cases} "
-            f"cases (confidence sequences without replacement, {self.method.replace('_', ' ')}, "
+            f"every pair's difference of {_SAID[self.metric]} over all {n_cases} "
+            f"cases (confidence sequences without replacement, {_SAID[self.method]}, "
             "union bound over the pairs), certified relations closed by transitivity"
         )
         return standings.outcome(

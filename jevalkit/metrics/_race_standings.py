@@ -356,11 +356,19 @@ class Standings:
                 out.append("open")
         return out
 
+    def _values(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.n_known > 0, self.total / np.maximum(self.n_known, 1), np.nan)
+
+    def _order(self) -> np.ndarray:
+        """The systems by rank interval, then value (best first), then name."""
+        low, high = self.ranks()
+        value = np.nan_to_num(self._values(), nan=-1.0)
+        return np.lexsort((np.asarray(self.systems, dtype=object), -value, high, low))
+
     def table(self) -> pd.DataFrame:
         """The systems' rows of :class:`RaceOutcome`, by rank interval."""
         low, high = self.ranks()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = np.where(self.n_known > 0, self.total / np.maximum(self.n_known, 1), np.nan)
         settled = self.settled_wave >= 0
         table = pd.DataFrame(
             {
@@ -373,12 +381,11 @@ class Standings:
                 "n_cases": self.n_answered,
                 "n_requests": self.n_requests,
                 "n_errors": self.n_errors,
-                "value": value,
+                "value": self._values(),
             }
         )
         table.loc[~settled, ["settled_wave", "settled_cases"]] = pd.NA
-        order = np.lexsort((table["system"], -np.nan_to_num(value, nan=-1.0), high, low))
-        return finish(table.iloc[order], order=SYSTEM_COLUMNS)
+        return finish(table.iloc[self._order()], order=SYSTEM_COLUMNS)
 
     def pairs(self) -> pd.DataFrame:
         """The pairs' rows of :class:`RaceOutcome`."""
@@ -393,12 +400,15 @@ class Standings:
             np.where(self.better[self.jb, self.ja], "b better", "open"),
         )
         names = np.asarray(self.systems, dtype=object)
+        each = 100 * self.seq.confidence
         method = np.where(
             exact,
             f"every one of the {self.n_cases} cases answered by both: the difference is "
             "known exactly (no interval)",
-            f"{self.seq.method} of (d + 1) / 2, d the paired difference; one of "
-            f"{self.n_pairs} pair(s), union bound: simultaneous {self.confidence:.0%}",
+            f"anytime-valid confidence sequence without replacement ({self.seq.kind}, "
+            f"Waudby-Smith & Ramdas 2020) for the difference of mean scores over all "
+            f"{self.n_cases} cases, at {each:.6g}% for each of {self.n_pairs} pair(s): "
+            f"simultaneous {self.confidence:.0%} (union bound)",
         )
         return finish(
             {
@@ -418,10 +428,8 @@ class Standings:
         """The certified answer (empty when not certified)."""
         if not self.certified:
             return ()
-        low, _ = self.ranks()
         chosen = self.accepted if self.k is not None else np.ones(len(self.systems), bool)
-        idx = [j for j in np.argsort(low, kind="stable") if chosen[j]]
-        return tuple(self.systems[j] for j in idx)
+        return tuple(self.systems[j] for j in self._order() if chosen[j])
 
     def outcome(
         self, *, stop_reason: str, n_uniform: int, method: str, note: str = ""

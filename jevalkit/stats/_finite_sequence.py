@@ -205,6 +205,11 @@ class FiniteSequences:
             return np.where(self.t > 0, self.drawn / np.maximum(self.t, 1), np.nan)
 
     @property
+    def kind(self) -> str:
+        """The bound's name (``empirical Bernstein`` or ``Hoeffding``)."""
+        return "empirical Bernstein" if self.method_name == "empirical_bernstein" else "Hoeffding"
+
+    @property
     def method(self) -> str:
         """The ``method`` text of these intervals.
 
@@ -212,9 +217,8 @@ class FiniteSequences:
             >>> FiniteSequences(1, population=9).method[:38]
             'anytime-valid 95% confidence sequence '
         """
-        kind = "empirical Bernstein" if self.method_name == "empirical_bernstein" else "Hoeffding"
         return (
-            f"anytime-valid {100 * self.confidence:.6g}% confidence sequence ({kind}, "
+            f"anytime-valid {100 * self.confidence:.6g}% confidence sequence ({self.kind}, "
             "predictable mixture, without replacement: Waudby-Smith & Ramdas 2020) for the mean "
             f"of all {self.population} value(s)"
         )
