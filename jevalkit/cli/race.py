@@ -88,7 +88,7 @@ def _outcome_path(args: argparse.Namespace) -> Path:
     return Path("runs") / f"{name}__race.json"
 
 
-def print_race(outcome: RaceOutcome) -> None:
+def _print_race(outcome: RaceOutcome) -> None:
     """The systems' table, what is certified, and the requests it took."""
     table = outcome.table().drop(columns=["settled_cases"])
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
@@ -123,7 +123,7 @@ def _race(args: argparse.Namespace) -> int:
     )
     result = run(args.probes, None, **generation_options(args), **run_options(args, design=design))
     outcome = result.design
-    print_race(outcome)
+    _print_race(outcome)
     path = outcome.save(_outcome_path(args))
     print(f"outcome: {path} (jevalkit report leaderboard -p race {path})")
     code = report_outcome(result.rows)
