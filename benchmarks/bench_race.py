@@ -1,0 +1,185 @@
+"""Racing systems until their ranking is certified (``metrics.Race``): how many requests does it
+spend against evaluating every case on every system, and how often does what it certifies
+contradict the truth?
+
+Every race is replayed with :func:`jevalkit.results.replay` (the design's own protocol, answered
+from a table instead of an endpoint), at 95% confidence, for the targets ``best`` and ``top:3``,
+with the empirical-Bernstein sequences (the default) and the Hoeffding race's bound:
+
+(a) simulated leaderboards: 10 to 20 systems with known means on 500 cases, one leaderboard
+    per replay: the means drawn uniformly in [0.2, 0.8] (neighbours a few points apart, some
+    nearly tied), and each system wins exactly round(500 mean) cases, the easiest for it (a
+    case's difficulty plus the system's own noise, so systems agree on easy and hard cases as
+    real ones do). The known means are the systems' means over these 500 cases, the ranking the
+    race certifies (a race certifies the ranking on the benchmark's cases, not on other cases).
+(b) a real systems x cases table: AlpacaEval 2.0, 58 systems x 805 instructions, win =
+    weighted_alpaca_eval_gpt4_turbo preference > 1.5 (against gpt4_1106_preview, which is one of
+    the 58 and wins none), read from ``data/examples/alpaca_eval_wins.csv.gz`` (long: system,
+    case_id, win) or ``--table``; each replay draws the cases in another seeded order. The
+    truth is the full-data ranking (the mean over all 805).
+
+Printed, per setting: the requests used as a share of uniform evaluation (mean, with the
+Monte Carlo 95% interval of the mean), how often the race certified its question, and how often
+anything it certified is contradicted by the truth (a family-wise error: any certified pair in
+the wrong order, a tie counted as wrong either way; Wilson 95% interval over the replays), and
+how often its certified answer is not the truth's. Targets (issue 52): contradictions in at most
+5% of replays; on the real table, at most half of uniform evaluation's requests for ``best`` and
+``top:3``.
+
+Run: ``.venv/bin/python benchmarks/bench_race.py [--reps N] [--real-reps N] [--smoke]``
+(default 100 simulated and 20 real replays per target and method: about 10 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from jevalkit.metrics import Race, RaceOutcome
+from jevalkit.results import replay
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE = REPO / "data" / "examples" / "alpaca_eval_wins.csv.gz"
+TARGETS = ("best", "top:3")
+METHODS = ("empirical_bernstein", "hoeffding")
+N_CASES = 500
+
+
+def as_rows(scores: np.ndarray, systems: list[str]) -> pd.DataFrame:
+    """A systems x cases matrix as the rows a race replays (one candidate per system and
+    case)."""
+    n_systems, n_cases = scores.shape
+    return pd.DataFrame(
+        {
+            "source": np.repeat(systems, n_cases),
+            "probe": "bench",
+            "version": 1,
+            "case_id": np.tile(np.arange(n_cases), n_systems),
+            "repeat": 0,
+            "score": scores.ravel(),
+        }
+    )
+
+
+def simulated(seed: int) -> np.ndarray:
+    """A leaderboard of 10-20 systems on N_CASES cases whose means are known exactly: system j
+    wins its round(N m_j) easiest cases (difficulty shared by all, plus its own noise)."""
+    rng = np.random.default_rng([seed, 52])
+    n_systems = int(rng.integers(10, 21))
+    wins = np.round(N_CASES * rng.uniform(0.2, 0.8, n_systems)).astype(int)
+    hardness = rng.normal(0, 1, N_CASES) + rng.normal(0, 1, (n_systems, N_CASES))
+    rank = hardness.argsort(axis=1).argsort(axis=1)
+    return (rank < wins[:, None]).astype(float)
+
+
+def contradicted(outcome: RaceOutcome, truth: dict[str, float]) -> bool:
+    """Whether any certified pair is in the wrong order (or separates a tie)."""
+    for pair in outcome.pairs.itertuples():
+        a, b = truth[pair.system_a], truth[pair.system_b]
+        if (pair.verdict == "a better" and not a > b) or (pair.verdict == "b better" and not b > a):
+            return True
+    return False
+
+
+def right_answer(target: str, truth: dict[str, float]) -> set[str] | None:
+    """The truth's answer to ``target`` (None when a tie at the boundary leaves it open)."""
+    values = sorted(truth.values(), reverse=True)
+    k = 1 if target == "best" else int(target.split(":")[1])
+    if len(values) > k and values[k - 1] == values[k]:
+        return None
+    return {s for s, v in truth.items() if v >= values[k - 1]}
+
+
+def race(scores: np.ndarray, systems: list[str], target: str, method: str, seed: int):
+    done = replay(
+        Race(models=systems, target=target, method=method, seed=seed), as_rows(scores, systems)
+    )
+    return done.outcome
+
+
+def summarize(label: str, records: list[dict]) -> dict:
+    frame = pd.DataFrame(records)
+    n = len(frame)
+    share = frame["share"].to_numpy()
+    half = sps.t.ppf(0.975, n - 1) * share.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+    bad = int(frame["contradicted"].sum())
+    low, high = proportion_confint(bad, n, method="wilson")
+    wrong = int(frame["wrong_answer"].sum())
+    print(
+        f"{label:<44} {share.mean():6.3f} [{share.mean() - half:.3f}, {share.mean() + half:.3f}]"
+        f"  certified {frame['certified'].mean():5.1%}  contradicted {bad}/{n} = "
+        f"{bad / n:5.1%} [{low:.1%}, {high:.1%}]  wrong answer {wrong}/{n}"
+    )
+    return {"label": label, "share": share.mean(), "contradicted": bad / n}
+
+
+def record(outcome: RaceOutcome, truth: dict[str, float], target: str) -> dict:
+    want = right_answer(target, truth)
+    return {
+        "share": outcome.n_requests / outcome.n_uniform,
+        "certified": outcome.certified,
+        "contradicted": contradicted(outcome, truth),
+        "wrong_answer": outcome.certified and want is not None and set(outcome.answer) != want,
+    }
+
+
+def load_table(path: Path) -> tuple[np.ndarray, list[str]]:
+    """A long table (system, case_id, win or score) as a systems x cases matrix."""
+    long = pd.read_csv(path)
+    value = "win" if "win" in long.columns else "score"
+    case = next(c for c in ("case_id", "instruction", "case") if c in long.columns)
+    wide = long.pivot(index="system", columns=case, values=value)
+    if wide.isna().any().any():
+        raise SystemExit(f"{path}: {int(wide.isna().sum().sum())} cells are missing")
+    return wide.to_numpy(float), [str(s) for s in wide.index]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=100, help="simulated leaderboards")
+    parser.add_argument("--real-reps", type=int, default=20, help="replays of the real table")
+    parser.add_argument("--table", type=Path, default=TABLE, help="the real systems x cases table")
+    parser.add_argument("--smoke", action="store_true", help="a few replays (CI)")
+    args = parser.parse_args()
+    reps, real_reps = (4, 2) if args.smoke else (args.reps, args.real_reps)
+    start = time.perf_counter()
+    print(f"(a) simulated leaderboards: 10-20 systems x {N_CASES} cases, {reps} per row")
+    print(f"{'':<44} requests / uniform [MC 95%]")
+    for target in TARGETS:
+        for method in METHODS:
+            records = []
+            for seed in range(reps):
+                scores = simulated(seed)
+                systems = [f"s{j:02d}" for j in range(len(scores))]
+                outcome = race(scores, systems, target, method, seed)
+                truth = dict(zip(systems, scores.mean(axis=1), strict=True))
+                records.append(record(outcome, truth, target))
+            summarize(f"{target}, {method}", records)
+    if not args.table.exists():
+        print(f"\n(b) real table: {args.table} not found (give --table PATH); skipped")
+    else:
+        scores, systems = load_table(args.table)
+        truth = dict(zip(systems, scores.mean(axis=1), strict=True))
+        print(
+            f"\n(b) real table: {len(systems)} systems x {scores.shape[1]} cases "
+            f"({args.table.name}), {real_reps} seeded orders per row"
+        )
+        for target in TARGETS:
+            for method in METHODS:
+                records = [
+                    record(race(scores, systems, target, method, seed), truth, target)
+                    for seed in range(real_reps)
+                ]
+                summarize(f"{target}, {method}", records)
+        print("targets: contradicted at most 5%; real table: requests / uniform at most 0.50")
+    print(f"({time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
