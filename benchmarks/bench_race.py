@@ -129,15 +129,17 @@ def record(outcome: RaceOutcome, truth: dict[str, float], target: str) -> dict:
     }
 
 
-def load_table(path: Path) -> tuple[np.ndarray, list[str]]:
-    """A long table (system, case_id, win or score) as a systems x cases matrix."""
+def load_table(path: Path) -> tuple[np.ndarray, list[str], int]:
+    """A long table (system, case_id, win) as a systems x cases matrix; a missing cell (an
+    instruction a system has no annotation for) counts as a loss. Also: how many were
+    missing."""
     long = pd.read_csv(path)
-    value = "win" if "win" in long.columns else "score"
-    case = next(c for c in ("case_id", "instruction", "case") if c in long.columns)
-    wide = long.pivot(index="system", columns=case, values=value)
-    if wide.isna().any().any():
-        raise SystemExit(f"{path}: {int(wide.isna().sum().sum())} cells are missing")
-    return wide.to_numpy(float), [str(s) for s in wide.index]
+    missing = {"system", "case_id", "win"} - set(long.columns)
+    if missing:
+        raise SystemExit(f"{path}: lacks the column(s) {sorted(missing)} (system, case_id, win)")
+    wide = long.pivot_table(index="system", columns="case_id", values="win", aggfunc="first")
+    n_missing = int(wide.isna().sum().sum())
+    return wide.fillna(0.0).to_numpy(float), [str(s) for s in wide.index], n_missing
 
 
 def main() -> None:
@@ -164,11 +166,12 @@ def main() -> None:
     if not args.table.exists():
         print(f"\n(b) real table: {args.table} not found (give --table PATH); skipped")
     else:
-        scores, systems = load_table(args.table)
+        scores, systems, n_missing = load_table(args.table)
         truth = dict(zip(systems, scores.mean(axis=1), strict=True))
         print(
             f"\n(b) real table: {len(systems)} systems x {scores.shape[1]} cases "
-            f"({args.table.name}), {real_reps} seeded orders per row"
+            f"({args.table.name}; {n_missing} cells without an annotation, counted as losses), "
+            f"{real_reps} seeded orders per row"
         )
         for target in TARGETS:
             for method in METHODS:

@@ -23,6 +23,7 @@ import dask
 import dask.distributed  # its configuration defaults, before any dask.config.set
 import pandas as pd
 import pytest
+import race_answers
 from active_benchmark import PROBE as ACTIVE_PROBE
 from active_benchmark import active_benchmark, answerer
 
@@ -30,6 +31,7 @@ import jevalkit
 from jevalkit.cli import main
 from jevalkit.cluster import dask_client
 from jevalkit.errors import ClusterError, ResultsError, UsageError
+from jevalkit.metrics import Race
 from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
@@ -404,6 +406,28 @@ def test_an_active_plan_on_dask_sends_the_same_draws_and_estimate_as_one_process
         assert dask.active.estimate[columns].equals(one.active.estimate[columns])
         assert dask.active.plan.cases == one.active.plan.cases
     assert one.active.estimate["stop_reason"].iloc[0] == "target"
+
+
+def test_a_race_on_dask_sends_the_same_waves_and_certifies_as_one_process(
+    cluster, openai_server, tmp_path
+):
+    """Each wave of a race is one execution per system still in it on the cluster: the same
+    cases to the same systems, the same certified ranks as in one process."""
+    openai_server.reply = race_answers.answerer()[0]
+    race = Race(models=["good", "mid", "bad"], target="ranks")
+    options = dict(base_url=openai_server.base_url, progress=False, cache=False, concurrency=2)
+    one = jevalkit.run(race_answers.PROBE, None, design=race, out=tmp_path / "1.jsonl", **options)
+    dask = jevalkit.run(
+        race_answers.PROBE,
+        None,
+        design=race,
+        out=tmp_path / "d.jsonl",
+        scheduler=cluster.address,
+        **options,
+    )
+    assert by_key(dask.rows) == by_key(one.rows)
+    assert dask.design.table().equals(one.design.table()) and one.design.certified
+    assert one.design.waves >= 3
 
 
 def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():

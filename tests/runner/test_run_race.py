@@ -5,38 +5,17 @@ budget stops it with the rank sets certified so far, and hostile races end in on
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import pytest
 from killed_run import kill_after
+from race_answers import PROBE, SKILL, answerer
 
 import jevalkit
 from jevalkit.cli import main
 from jevalkit.errors import UsageError
 from jevalkit.metrics import Race, RaceOutcome
 from jevalkit.results import read_results
-
-PROBE = "unit-conversion@1"  # 40 cases
-SKILL = {"good": 1.0, "mid": 0.6, "twin": 0.6, "bad": 0.0}
-
-
-def answerer():
-    """Each model right on a case with its skill (a fixed draw per model and case; ``twin``
-    answers exactly as ``mid``)."""
-    probe = jevalkit.load_probe(PROBE)
-    gold = {
-        probe.request_input(c, None)["messages"][-1]["content"]: (j, c.fields["expected"])
-        for j, c in enumerate(probe.cases)
-    }
-
-    def reply(body):
-        model = "mid" if body["model"] == "twin" else body["model"]
-        j, answer = gold[body["messages"][-1]["content"]]
-        u = int(hashlib.sha256(f"{model}{j}".encode()).hexdigest()[:8], 16) / 2**32
-        return answer if u < SKILL[model] else "no idea"
-
-    return reply, {j: content for content, (j, _) in gold.items()}
 
 
 def options(server, out, **more):
