@@ -4,7 +4,9 @@ contradict the truth?
 
 Every race is replayed with :func:`jevalkit.results.replay` (the design's own protocol, answered
 from a table instead of an endpoint), at 95% confidence, for the targets ``best`` and ``top:3``,
-with the empirical-Bernstein sequences (the default) and the Hoeffding race's bound:
+with the empirical-Bernstein sequences (the default) and, on a fifth as many replays, the
+Hoeffding race's bound (the baseline); and ``ranks`` (every pair certified that the data allow:
+the strictest test of the family-wise error):
 
 (a) simulated leaderboards: 10 to 20 systems with known means on 500 cases, one leaderboard
     per replay: the means drawn uniformly in [0.2, 0.8] (neighbours a few points apart, some
@@ -27,7 +29,7 @@ how often its certified answer is not the truth's. Targets (issue 52): contradic
 ``top:3``.
 
 Run: ``.venv/bin/python benchmarks/bench_race.py [--reps N] [--real-reps N] [--smoke]``
-(default 100 simulated and 20 real replays per target and method: about 10 minutes on 2 cores).
+(default 100 simulated and 100 real replays per target: about 15 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -88,7 +90,10 @@ def contradicted(outcome: RaceOutcome, truth: dict[str, float]) -> bool:
 
 
 def right_answer(target: str, truth: dict[str, float]) -> set[str] | None:
-    """The truth's answer to ``target`` (None when a tie at the boundary leaves it open)."""
+    """The truth's answer to ``target`` (None when a tie at the boundary leaves it open; for
+    ``ranks``, the pairs check it)."""
+    if target == "ranks":
+        return None
     values = sorted(truth.values(), reverse=True)
     k = 1 if target == "best" else int(target.split(":")[1])
     if len(values) > k and values[k - 1] == values[k]:
@@ -112,9 +117,10 @@ def summarize(label: str, records: list[dict]) -> dict:
     low, high = proportion_confint(bad, n, method="wilson")
     wrong = int(frame["wrong_answer"].sum())
     print(
-        f"{label:<44} {share.mean():6.3f} [{share.mean() - half:.3f}, {share.mean() + half:.3f}]"
+        f"{label:<32} {share.mean():6.3f} [{share.mean() - half:.3f}, {share.mean() + half:.3f}]"
         f"  certified {frame['certified'].mean():5.1%}  contradicted {bad}/{n} = "
-        f"{bad / n:5.1%} [{low:.1%}, {high:.1%}]  wrong answer {wrong}/{n}"
+        f"{bad / n:5.1%} [{low:.1%}, {high:.1%}]  wrong answer {wrong}/{n}  "
+        f"pairs certified {frame['pairs'].mean():.0f}"
     )
     return {"label": label, "share": share.mean(), "contradicted": bad / n}
 
@@ -126,6 +132,7 @@ def record(outcome: RaceOutcome, truth: dict[str, float], target: str) -> dict:
         "certified": outcome.certified,
         "contradicted": contradicted(outcome, truth),
         "wrong_answer": outcome.certified and want is not None and set(outcome.answer) != want,
+        "pairs": int((outcome.pairs["verdict"] != "open").sum()),
     }
 
 
@@ -142,27 +149,34 @@ def load_table(path: Path) -> tuple[np.ndarray, list[str], int]:
     return wide.fillna(0.0).to_numpy(float), [str(s) for s in wide.index], n_missing
 
 
+def rows(reps: int) -> list[tuple[str, str, int]]:
+    """(target, method, replays) of each printed row: the default method on every replay, the
+    Hoeffding baseline and ``ranks`` on a fifth of them."""
+    fewer = max(2, reps // 5)
+    out = [(t, m, reps if m == METHODS[0] else fewer) for t in TARGETS for m in METHODS]
+    return [*out, ("ranks", METHODS[0], fewer)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=100, help="simulated leaderboards")
-    parser.add_argument("--real-reps", type=int, default=20, help="replays of the real table")
+    parser.add_argument("--real-reps", type=int, default=100, help="replays of the real table")
     parser.add_argument("--table", type=Path, default=TABLE, help="the real systems x cases table")
     parser.add_argument("--smoke", action="store_true", help="a few replays (CI)")
     args = parser.parse_args()
     reps, real_reps = (4, 2) if args.smoke else (args.reps, args.real_reps)
     start = time.perf_counter()
     print(f"(a) simulated leaderboards: 10-20 systems x {N_CASES} cases, {reps} per row")
-    print(f"{'':<44} requests / uniform [MC 95%]")
-    for target in TARGETS:
-        for method in METHODS:
-            records = []
-            for seed in range(reps):
-                scores = simulated(seed)
-                systems = [f"s{j:02d}" for j in range(len(scores))]
-                outcome = race(scores, systems, target, method, seed)
-                truth = dict(zip(systems, scores.mean(axis=1), strict=True))
-                records.append(record(outcome, truth, target))
-            summarize(f"{target}, {method}", records)
+    print(f"{'':<32} requests / uniform [MC 95%]")
+    for target, method, n in rows(reps):
+        records = []
+        for seed in range(n):
+            scores = simulated(seed)
+            systems = [f"s{j:02d}" for j in range(len(scores))]
+            outcome = race(scores, systems, target, method, seed)
+            truth = dict(zip(systems, scores.mean(axis=1), strict=True))
+            records.append(record(outcome, truth, target))
+        summarize(f"{target}, {method}", records)
     if not args.table.exists():
         print(f"\n(b) real table: {args.table} not found (give --table PATH); skipped")
     else:
@@ -173,13 +187,12 @@ def main() -> None:
             f"({args.table.name}; {n_missing} cells without an annotation, counted as losses), "
             f"{real_reps} seeded orders per row"
         )
-        for target in TARGETS:
-            for method in METHODS:
-                records = [
-                    record(race(scores, systems, target, method, seed), truth, target)
-                    for seed in range(real_reps)
-                ]
-                summarize(f"{target}, {method}", records)
+        for target, method, n in rows(real_reps):
+            records = [
+                record(race(scores, systems, target, method, seed), truth, target)
+                for seed in range(n)
+            ]
+            summarize(f"{target}, {method}", records)
         print("targets: contradicted at most 5%; real table: requests / uniform at most 0.50")
     print(f"({time.perf_counter() - start:.0f} s)")
 

@@ -141,13 +141,10 @@ class Race(Design):
         if unknown:
             raise UsageError(f"candidates of {unknown[0]!r}, which is no system of this race")
         keys = candidates[CASE_KEY].astype(object).where(candidates[CASE_KEY].notna(), None)
-        key = list(keys.itertuples(index=False, name=None))
-        order: dict[tuple, int] = {}
-        for k in key:
-            order.setdefault(k, len(order))
-        case = np.array([order[k] for k in key], dtype=int)
-        system = np.array([systems[str(s)] for s in candidates["source"]], dtype=int)
-        n_cases, n_systems = len(order), len(self.models)
+        key = pd.Series(list(keys.itertuples(index=False, name=None)), dtype=object)
+        case, uniques = pd.factorize(key, sort=False)  # cases in the order first planned
+        system = candidates["source"].astype(str).map(systems).to_numpy(int)
+        n_cases, n_systems = len(uniques), len(self.models)
         counts = np.zeros((n_systems, n_cases), dtype=int)
         np.add.at(counts, (system, case), 1)
         repeats = int(counts.max()) if counts.size else 0
@@ -165,9 +162,9 @@ class Race(Design):
             )
         if candidates["variant"].notna().any():
             raise UsageError("a race draws cases of one wording: drop --variants")
-        positions: dict[tuple[int, int], list[int]] = {}
-        for p, (s, c) in enumerate(zip(system, case, strict=True)):
-            positions.setdefault((int(s), int(c)), []).append(p)
+        # each system's candidates of each case (its repeats, in planned order)
+        grouped = np.lexsort((np.arange(len(case)), case, system))
+        positions = grouped.reshape(n_systems, n_cases, repeats)
         perm = np.random.default_rng([self.seed, 0x7ACE]).permutation(n_cases)
         self._state.clear()
         self._state.update(
@@ -214,12 +211,9 @@ class Race(Design):
         )
         cases = s["order"][s["drawn"] : s["drawn"] + size]
         wave = standings.waves
-        positions, draws = [], []
-        for c in cases:
-            for j in contenders:
-                found = s["positions"][(int(j), int(c))]
-                positions.extend(found)
-                draws.extend([int(s["draw_of"][c])] * len(found))
+        chosen = s["positions"][np.ix_(contenders, cases)].transpose(1, 0, 2)  # case, system
+        positions = chosen.ravel().tolist()
+        draws = np.repeat(s["draw_of"][cases], chosen[0].size).tolist()
         s["drawn"] += len(cases)
         s["pending"] = (wave, cases, contenders)
         return Wave(
@@ -234,7 +228,8 @@ class Race(Design):
         s = self._state
         _, cases, contenders = s["pending"]
         s["pending"] = None
-        sent = rows[rows[ROW_POSITION].isin(self._positions(cases, contenders))]
+        wanted = s["positions"][np.ix_(contenders, cases)].ravel()
+        sent = rows[np.isin(rows[ROW_POSITION].to_numpy(int), wanted)]
         n_systems, repeats = len(self.models), s["repeats"]
         where = {int(c): i for i, c in enumerate(cases)}
         position = sent[ROW_POSITION].to_numpy(int)
@@ -265,10 +260,6 @@ class Race(Design):
         if silent:
             s["reason"] = "errors"
             s["silent"] = silent
-
-    def _positions(self, cases: np.ndarray, contenders: np.ndarray) -> list[int]:
-        s = self._state
-        return [p for c in cases for j in contenders for p in s["positions"][(int(j), int(c))]]
 
     def _scores(self, rows: pd.DataFrame) -> np.ndarray:
         """Each row's score (NaN: an error or no score); refuse a score outside [0, 1]."""
