@@ -9,6 +9,7 @@ import json
 
 import pytest
 from killed_run import kill_after
+from loopback import options
 from race_answers import PROBE, SKILL, answerer
 
 import jevalkit
@@ -16,17 +17,6 @@ from jevalkit.cli import main
 from jevalkit.errors import UsageError
 from jevalkit.metrics import Race, RaceOutcome
 from jevalkit.results import read_results
-
-
-def options(server, out, **more):
-    return {
-        "base_url": server.base_url,
-        "out": out,
-        "progress": False,
-        "cache": False,
-        "concurrency": 2,
-        **more,
-    }
 
 
 def sent_cases(server):
