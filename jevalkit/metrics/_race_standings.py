@@ -61,6 +61,7 @@ PAIR_COLUMNS = [
     "ci_low",
     "ci_high",
     "verdict",
+    "certified_by",
     "method",
 ]
 STOP_REASONS = ("certified", "complete", "budget", "errors")
@@ -107,7 +108,9 @@ class RaceOutcome(Result):
             answered), ``value`` (mean paired difference a - b), ``ci_low``, ``ci_high``
             (the simultaneous anytime-valid interval of the difference of their means over all
             the benchmark's cases; NaN when known exactly), ``verdict`` (``a better``,
-            ``b better`` or ``open``), ``method``.
+            ``b better`` or ``open``), ``certified_by`` (``interval``: its own interval excludes
+            0; ``transitivity``: a chain of certified pairs orders them; None: open),
+            ``method``.
         target: ``best``, ``top:K`` or ``ranks``.
         certified: whether the question is answered.
         answer: the answer when certified (the best system; the top K; every system in rank
@@ -237,6 +240,7 @@ class Standings:
         self.accepted = np.zeros(s, bool)
         self.rejected = np.zeros(s, bool)
         self.better = np.zeros((s, s), bool)  # closed: row surely better than column
+        self.direct = np.zeros((s, s), bool)  # by the pair's own interval
         self.settled_wave = np.full(s, -1)
         self.settled_cases = np.full(s, -1)
         self.n_answered = np.zeros(s, dtype=int)  # cases drawn while it drew
@@ -292,10 +296,9 @@ class Standings:
     def settle(self) -> None:
         """Certify what the intervals now say, and let the settled systems leave."""
         low, high = self.seq.interval()
-        better = np.zeros_like(self.better)
-        better[self.ja, self.jb] = low > 0.5
-        better[self.jb, self.ja] = high < 0.5
-        better |= self.better  # the running intersection already keeps them; cheap insurance
+        self.direct[self.ja, self.jb] |= low > 0.5
+        self.direct[self.jb, self.ja] |= high < 0.5
+        better = self.direct | self.better
         for m in range(len(self.systems)):  # Warshall: a > m > b certifies a > b
             better |= better[:, m : m + 1] & better[m : m + 1, :]
         self.better = better
@@ -399,6 +402,8 @@ class Standings:
             "a better",
             np.where(self.better[self.jb, self.ja], "b better", "open"),
         )
+        direct = self.direct[self.ja, self.jb] | self.direct[self.jb, self.ja]
+        by = np.where(verdict == "open", None, np.where(direct, "interval", "transitivity"))
         names = np.asarray(self.systems, dtype=object)
         each = 100 * self.seq.confidence
         method = np.where(
@@ -419,6 +424,7 @@ class Standings:
                 "ci_low": np.where(exact, np.nan, 2 * low - 1),
                 "ci_high": np.where(exact, np.nan, 2 * high - 1),
                 "verdict": verdict,
+                "certified_by": by,
                 "method": method,
             },
             order=PAIR_COLUMNS,

@@ -194,7 +194,11 @@ def test_the_outcome_is_a_contract_table_and_saves_and_loads(tmp_path):
     assert set(shown["status"]) <= {"in top 2", "not in top 2", "open"}
     pairs = outcome.pairs.dropna(subset=["ci_low"])
     assert (pairs["ci_low"] < pairs["ci_high"]).all()
-    assert ((pairs["ci_low"] > 0) == (pairs["verdict"] == "a better")).all()
+    assert (pairs.loc[pairs["ci_low"] > 0, "verdict"] == "a better").all()
+    own = pairs[pairs["certified_by"] == "interval"]
+    assert ((own["ci_low"] > 0) | (own["ci_high"] < 0)).all()
+    assert set(outcome.pairs["certified_by"].dropna()) <= {"interval", "transitivity"}
+    assert outcome.pairs["certified_by"].isna().eq(outcome.pairs["verdict"] == "open").all()
     again = RaceOutcome.load(outcome.save(tmp_path / "race.json"))
     pd.testing.assert_frame_equal(again.table(), shown)
     pd.testing.assert_frame_equal(again.pairs, outcome.pairs)
