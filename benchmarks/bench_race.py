@@ -18,7 +18,10 @@ the strictest test of the family-wise error):
     weighted_alpaca_eval_gpt4_turbo preference > 1.5 (against gpt4_1106_preview, which is one of
     the 58 and wins none), read from ``data/examples/alpaca_eval_wins.csv.gz`` (long: system,
     case_id, win) or ``--table``; each replay draws the cases in another seeded order. The
-    truth is the full-data ranking (the mean over all 805).
+    truth is the full-data ranking (the mean over all 805). ``--build-table CLONE OUT`` writes
+    such a table from a clone of github.com/tatsu-lab/alpaca_eval (its
+    ``results/<system>/weighted_alpaca_eval_gpt4_turbo/annotations.json``: the systems whose
+    annotations are in the clone; 58 at commit cd543a1, whose larger files are Git LFS).
 
 Printed, per setting: the requests used as a share of uniform evaluation (mean, with the
 Monte Carlo 95% interval of the mean), how often the race certified its question, and how often
@@ -157,13 +160,45 @@ def rows(reps: int) -> list[tuple[str, str, int]]:
     return [*out, ("ranks", METHODS[0], fewer)]
 
 
+def build_table(clone: Path, out: Path) -> None:
+    """The AlpacaEval wins table from a clone of tatsu-lab/alpaca_eval: one row per system and
+    instruction it was annotated on (``case_id``: the instruction's place in the 805), with
+    ``preference`` and ``win`` (preference > 1.5)."""
+    frames = []
+    for path in sorted(clone.glob("results/*/weighted_alpaca_eval_gpt4_turbo/annotations.json")):
+        try:
+            annotations = pd.read_json(path)
+        except ValueError:  # a Git LFS pointer, not the annotations
+            continue
+        frames.append(annotations.assign(system=path.parts[-3]))
+    if not frames:
+        raise SystemExit(f"{clone}: no results/*/weighted_alpaca_eval_gpt4_turbo/annotations.json")
+    every = pd.concat(frames, ignore_index=True).drop_duplicates(["system", "instruction"])
+    order = {text: i for i, text in enumerate(dict.fromkeys(frames[0]["instruction"]))}
+    every["case_id"] = every["instruction"].map(order)
+    every["win"] = (every["preference"] > 1.5).astype(int)
+    table = every[["system", "case_id", "preference", "win"]].sort_values(["system", "case_id"])
+    table.to_csv(out, index=False)
+    print(f"{out}: {table['system'].nunique()} systems, {len(table)} rows")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=100, help="simulated leaderboards")
     parser.add_argument("--real-reps", type=int, default=100, help="replays of the real table")
     parser.add_argument("--table", type=Path, default=TABLE, help="the real systems x cases table")
     parser.add_argument("--smoke", action="store_true", help="a few replays (CI)")
+    parser.add_argument(
+        "--build-table",
+        nargs=2,
+        type=Path,
+        metavar=("CLONE", "OUT"),
+        help="write the real table from a clone of tatsu-lab/alpaca_eval, then stop",
+    )
     args = parser.parse_args()
+    if args.build_table:
+        build_table(*args.build_table)
+        return
     reps, real_reps = (4, 2) if args.smoke else (args.reps, args.real_reps)
     start = time.perf_counter()
     print(f"(a) simulated leaderboards: 10-20 systems x {N_CASES} cases, {reps} per row")
