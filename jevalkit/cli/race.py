@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import UsageError
 from ..metrics import Race, RaceOutcome
 from ..runner import run
 from ..stats import FINITE_METHODS
@@ -121,10 +122,13 @@ def _race(args: argparse.Namespace) -> int:
         seed=args.sample_seed,
         first_wave=args.first_wave,
     )
+    where = _outcome_path(args)
+    if where.is_dir():
+        raise UsageError(f"--outcome {where} is a folder; give a file name such as race.json")
     result = run(args.probes, None, **generation_options(args), **run_options(args, design=design))
     outcome = result.design
     _print_race(outcome)
-    path = outcome.save(_outcome_path(args))
+    path = outcome.save(where)
     print(f"outcome: {path} (jevalkit report leaderboard -p race {path})")
     code = report_outcome(result.rows)
     if result.stopped:

@@ -164,8 +164,14 @@ class RaceOutcome(Result):
         record["systems"] = json.loads(self.systems.to_json(orient="records"))
         record["pairs"] = json.loads(self.pairs.to_json(orient="records"))
         out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise StatsError(
+                f"{out}: cannot write the race's outcome ({exc.strerror}: {exc.filename}); give another "
+                "path (the race's rows are written: the same command resumes without sending)"
+            ) from None
         return out
 
     @classmethod

@@ -174,6 +174,25 @@ def test_bad_races_are_one_line_and_exit_2(openai_server, tmp_path, capsys, args
     assert not list(tmp_path.iterdir())
 
 
+def test_an_outcome_that_cannot_be_written_is_one_line(openai_server, tmp_path, capsys):
+    reply, _ = answerer()
+    openai_server.reply = reply
+    argv = ["race", PROBE, "--models", "good", "bad", "--base-url", openai_server.base_url,
+            "--out", str(tmp_path / "r.jsonl"), "--no-cache"]  # fmt: skip
+    assert main([*argv, "--outcome", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err and openai_server.requests == []
+    (tmp_path / "file").write_text("")
+    assert main([*argv, "--outcome", str(tmp_path / "file" / "race.json")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]  # after the progress bars: one line
+    assert last.startswith("jevalkit: error: ") and "cannot write the race's outcome" in last
+    # the rows are written: the same command with a good path resumes without sending
+    sent = len(openai_server.requests)
+    assert main([*argv, "--outcome", str(tmp_path / "race.json")]) == 0
+    assert len(openai_server.requests) == sent
+
+
 def test_a_probe_of_one_case_is_refused(openai_server, tmp_path, capsys):
     code = main(
         ["race", "schema-ten-records", "--models", "a", "b", "--base-url",
