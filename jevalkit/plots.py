@@ -16,6 +16,7 @@ __all__ = [
     "interval_plot",
     "item_map",
     "line_plot",
+    "race_plot",
     "rank_interval_plot",
 ]
 
@@ -178,6 +179,37 @@ def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0
         ax.plot(table["rank"].to_numpy(float), y, "o", color="#2c6fbb")
         ax.set_yticks(y, table["system"].astype(str).tolist())
         ax.set_xlabel(f"rank (simultaneous {confidence:.0%} interval)")
+        ax.set_title(f"{title} (n = {len(table)} systems)")
+        fig.tight_layout()
+    return fig
+
+
+def race_plot(table: pd.DataFrame, *, cases_drawn: int, title: str) -> plt.Figure:
+    """A race as bars: the cases each system answered before it was settled (``table``: a
+    race's outcome table, ``system``, ``status``, ``n_cases``), best on top; an open system's bar
+    is hatched.
+
+    Example:
+        >>> t = pd.DataFrame({"system": ["a", "b"], "status": ["best", "open"],
+        ...                   "n_cases": [40, 90]})
+        >>> race_plot(t, cases_drawn=90, title="t").axes[0].get_xlabel()
+        'cases answered (of 90 drawn)'
+    """
+    with _styled():
+        fig, ax = plt.subplots(figsize=(7, 0.6 + 0.32 * len(table)))
+        y = np.arange(len(table))[::-1]
+        open_ = (table["status"] == "open").to_numpy()
+        bars = ax.barh(y, table["n_cases"].to_numpy(float), color="#9bb8d9")
+        for bar, hatched in zip(bars, open_, strict=True):
+            if hatched:
+                bar.set_hatch("//")
+        for yy, (n, status) in zip(
+            y, zip(table["n_cases"], table["status"], strict=True), strict=True
+        ):
+            ax.text(float(n), yy, f" {status}", va="center", fontsize=8)
+        ax.set_yticks(y, table["system"].astype(str).tolist())
+        ax.set_xlim(0, max(cases_drawn, 1) * 1.25)
+        ax.set_xlabel(f"cases answered (of {cases_drawn} drawn)")
         ax.set_title(f"{title} (n = {len(table)} systems)")
         fig.tight_layout()
     return fig

@@ -15,9 +15,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def kill_after(server, answer: Callable, first: int, script: str, out: Path, *args: str) -> None:
+def kill_after(
+    server,
+    answer: Callable,
+    first: int,
+    script: str,
+    out: Path,
+    *args: str,
+    written: Callable[[], int] | None = None,
+) -> None:
     """Run ``script`` (``python -c``, argv: the server's base URL, ``out``, ``args``) against
-    ``server`` answering with ``answer``; SIGKILL it once ``first`` rows are written and a later
+    ``server`` answering with ``answer``; SIGKILL it once ``first`` rows are written (in
+    ``out``, or as ``written`` counts them: a design that writes several files) and a later
     request is held; then let the server answer with ``answer`` again."""
     answered, gate, lock = [0], threading.Event(), threading.Lock()
 
@@ -36,7 +45,10 @@ def kill_after(server, answer: Callable, first: int, script: str, out: Path, *ar
     )
     try:
         for _ in range(2400):
-            rows = out.read_bytes().count(b"\n") if out.exists() else 0
+            if written is not None:
+                rows = written()
+            else:
+                rows = out.read_bytes().count(b"\n") if out.exists() else 0
             if (rows >= first and answered[0] > first) or proc.poll() is not None:
                 break
             time.sleep(0.05)

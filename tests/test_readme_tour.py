@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from probe_folders import write_placeholders
+from race_answers import answerer
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
@@ -447,6 +448,28 @@ COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand 
     "jevalkit report benchmark_health": [
         ("report benchmark_health", 0, "benchmark_health.html"),
     ],
+    "jevalkit race unit-conversion --models openai/gpt-4o openai/gpt-4o-mini openai/gpt-4.1-nano --target best --budget-requests 400": [
+        (
+            "race unit-conversion --models openai/gpt-4o openai/gpt-4o-mini openai/gpt-4.1-nano --target best --budget-requests 400 {base_url}",
+            0,
+            "certified (95%, every statement together): best = openai/gpt-4o",
+        ),
+    ],
+    "jevalkit race unit-conversion --models a b c d --target top:2 --confidence 0.95 --out runs/race.jsonl": [
+        (
+            "race unit-conversion --models a b c d --target top:2 --confidence 0.95 --out runs/race.jsonl {base_url}",
+            0,
+            "top:2 = a, b",
+        ),
+    ],
+    "jevalkit report leaderboard -p race runs/race.race.json": [
+        (
+            "race unit-conversion --models a b c d --target top:2 --confidence 0.95 --out runs/race.jsonl {base_url}",
+            0,
+            "outcome: runs/race.race.json",
+        ),
+        ("report leaderboard -p race runs/race.race.json", 0, "leaderboard.html"),
+    ],
     "jevalkit probes page schema-ten-records --results runs/demo.jsonl --out page.html": [
         (
             "probes page schema-ten-records --results runs/demo.jsonl --out page.html",
@@ -475,12 +498,23 @@ def test_readme_command(line, tour, capsys, monkeypatch):
             run_one(capsys, server, argv, expected_code, needle)
 
 
+# systems of known skill for the races (the test server answers every other command alike)
+RACERS = {"openai/gpt-4o": 1.0, "openai/gpt-4o-mini": 0.6, "openai/gpt-4.1-nano": 0.1,
+          "a": 1.0, "b": 0.9, "c": 0.3, "d": 0.0}  # fmt: skip
+
+
 def run_one(
     capsys, server, argv: list[str], expected_code: int | tuple[int, ...] | None, needle: str
 ) -> None:
     if "--max-tokens" in argv:
         server.faults["local"] = ["length"]
-    code, out, err = jevalkit(capsys, *argv)
+    kept = server.reply
+    if argv[0] == "race":
+        server.reply = answerer("unit-conversion", RACERS)[0]
+    try:
+        code, out, err = jevalkit(capsys, *argv)
+    finally:
+        server.reply = kept
     if expected_code is None:  # a decision: 0 pass, 1 fail, 2 refused or undecided
         assert code in (0, 1, 2), err
         assert out.split(":", 1)[0] in ("PASS", "FAIL", "REFUSED", "UNDECIDED") or (

@@ -41,6 +41,9 @@ COMMANDS: dict[str, Command] = {
         "design", "variance components of a pilot run, and the design that reaches a half-width"
     ),
     "compare": Command("compare", "is B better than A, on which cases, and is it real"),
+    "race": Command(
+        "race", "race systems on shared cases until their ranking is certified (fewest requests)"
+    ),
     "judge": Command("judge", "judge a case set with a model judge (distribution over levels)"),
     "judges": Command("judge", "list and publish judge prompt files"),
     "cascade": Command(

@@ -30,6 +30,8 @@ from ._judge_quality import quality, reliability_curve
 from ._leaderboard import Leaderboard, RankSets, leaderboard, rank_sets
 from ._pass_at_k import pass_at_k, pass_hat_k
 from ._per_case import per_case
+from ._race import Race
+from ._race_standings import RaceOutcome
 from ._rank import Ranking, baseline_win_rates, rank
 from ._retest import judge_retest
 from ._scores import mean_absolute_error, mean_score, pass_rate
@@ -43,6 +45,8 @@ __all__ = [
     "Leaderboard",
     "MeanError",
     "NoiseFloor",
+    "Race",
+    "RaceOutcome",
     "RankSets",
     "Ranking",
     "baseline_win_rates",

@@ -208,6 +208,29 @@ def output_folder(out: str | Path) -> Path:
     return folder
 
 
+def input_paths(notebook: Path, parameters: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` with each input file named relative to here made absolute: the notebook
+    runs in its output folder. An input is a parameter the notebook declares with the default
+    None (``results``, a race's outcome) whose value names an existing file; outputs (a page's
+    name) have defaults and are written beside the report.
+
+    Example:
+        >>> import tempfile
+        >>> f = Path(tempfile.mkdtemp()) / "race.json"
+        >>> _ = f.write_text("{}")
+        >>> got = input_paths(find_notebook("leaderboard"), {"race": str(f), "html_path": "p.html"})
+        >>> got["race"] == str(f.resolve()), got["html_path"]
+        (True, 'p.html')
+    """
+    declared = declared_parameters(notebook)
+    out = dict(parameters)
+    for name, value in parameters.items():
+        given = declared.get(name, {}).get("default")
+        if given == "None" and isinstance(value, str) and value and Path(value).is_file():
+            out[name] = str(Path(value).resolve())
+    return out
+
+
 def run_report(
     notebook: str | Path,
     *,
@@ -241,6 +264,7 @@ def run_report(
     elif results is not None:
         params["results"] = str(Path(results).resolve())
     check_parameters(source, params)
+    params = input_paths(source, params)
     out_dir = output_folder(out)
     executed = out_dir / f"{source.stem}.ipynb"
     html = out_dir / f"{source.stem}.html"

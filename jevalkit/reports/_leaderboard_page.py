@@ -1,5 +1,7 @@
 """A self-contained HTML leaderboard: scores with intervals, and each system's simultaneous rank
-interval drawn as a bar over the ranks, tie classes shaded alike. Every name is escaped."""
+interval drawn as a bar over the ranks, tie classes shaded alike; for a race
+(:class:`jevalkit.metrics.RaceOutcome`), what it certified and when each system was settled.
+Every name is escaped."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ import html
 import math
 from pathlib import Path
 
+import pandas as pd
+
 from ..errors import ReportError
-from ..metrics import Leaderboard
+from ..metrics import Leaderboard, RaceOutcome
 from ._html import interval_svg, write_page
 
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -47,8 +51,79 @@ def rank_svg(low: int, high: int, rank: int, n: int) -> str:
     )
 
 
-def leaderboard_page(board: Leaderboard, *, title: str = "Leaderboard") -> str:
-    """The page for :func:`jevalkit.metrics.leaderboard`'s result.
+def race_svg(answered: int, drawn: int, settled: bool) -> str:
+    """A bar of the cases a system answered out of those the race drew, ending in a dot when
+    it was settled there (a ring: still open).
+
+    Example:
+        >>> race_svg(20, 80, True).count("<circle")
+        1
+    """
+    width, height, pad = 240, 18, 6
+    end = pad + (width - 2 * pad) * (answered / drawn if drawn else 0.0)
+    mark = (
+        f"<circle cx='{end:.1f}' cy='9' r='4' fill='#2c6fbb'/>"
+        if settled
+        else f"<circle cx='{end:.1f}' cy='9' r='4' fill='#fff' stroke='#2c6fbb'/>"
+    )
+    return (
+        f"<svg width='{width}' height='{height}' role='img' aria-label='{answered} of {drawn} "
+        f"cases'><line x1='{pad}' y1='9' x2='{width - pad}' y2='9' stroke='#ddd'/>"
+        f"<line x1='{pad}' y1='9' x2='{end:.1f}' y2='9' stroke='#9bb8d9' stroke-width='6'/>"
+        f"{mark}</svg>"
+    )
+
+
+def _race_page(race: RaceOutcome, title: str) -> str:
+    table = race.table()
+    n = len(table)
+    rows = []
+    for r in table.to_dict("records"):
+        settled = r["settled_wave"] is not None and not pd.isna(r["settled_wave"])
+        when = (
+            f"wave {int(r['settled_wave'])} ({int(r['settled_cases'])} cases)"
+            if settled
+            else "open"
+        )
+        rows.append(
+            f"<tr class='c{int(not settled)}'><td>{_e(r['system'])}</td><td>{_e(r['status'])}</td>"
+            f"<td>{int(r['rank_low'])}-{int(r['rank_high'])}</td>"
+            f"<td>{rank_svg(int(r['rank_low']), int(r['rank_high']), int(r['rank_low']), n)}</td>"
+            f"<td>{when}</td><td>{race_svg(int(r['n_cases']), race.cases_drawn, settled)}</td>"
+            f"<td>{int(r['n_cases'])}</td><td>{int(r['n_errors'])}</td>"
+            f"<td>{_num(r['value'])}</td></tr>"
+        )
+    answer = ", ".join(_e(s) for s in race.answer)
+    said = (
+        f"Certified ({race.confidence:.0%}, every statement together): <b>{_e(race.target)} = "
+        f"{answer}</b>."
+        if race.certified
+        else f"Not certified ({_e(race.stop_reason)}): the open systems are still apart by less "
+        "than the intervals."
+    )
+    share = race.n_requests / race.n_uniform if race.n_uniform else float("nan")
+    parts = [
+        f"<h1>{_e(title)}</h1>",
+        f"<p>A race of {n} systems ({_e(race.target)}). {said} It sent {race.n_requests} "
+        f"requests, {share:.0%} of the {race.n_uniform} that evaluating every case on every "
+        f"system takes; {race.cases_drawn} of {race.n_cases} cases drawn in {race.waves} "
+        "wave(s). Each bar shows the cases a system answered before it was settled (a ring: "
+        "still open when the race stopped).</p>",
+        "<table><tr><th>system</th><th>status</th><th>rank interval</th><th></th>"
+        "<th>settled at</th><th>cases answered</th><th></th><th>errors</th>"
+        "<th>mean score (its cases)</th></tr>",
+        *rows,
+        "</table>",
+        f"<p><small>{_e(race.method)}</small></p>",
+    ]
+    head = f"<meta charset=utf-8><title>{_e(title)}</title><style>{_CSS}</style>"
+    return f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>\n"
+
+
+def leaderboard_page(board: Leaderboard | RaceOutcome, *, title: str = "Leaderboard") -> str:
+    """The page for :func:`jevalkit.metrics.leaderboard`'s result, or for a race's outcome
+    (:class:`jevalkit.metrics.RaceOutcome`: what it certified, and when each system was
+    settled).
 
     Example:
         >>> from jevalkit.items import simulate_2pl
@@ -59,10 +134,12 @@ def leaderboard_page(board: Leaderboard, *, title: str = "Leaderboard") -> str:
         >>> "<script>sys" in page, "&lt;script&gt;sys" in page
         (False, True)
     """
+    if isinstance(board, RaceOutcome):
+        return _race_page(board, title)
     if not isinstance(board, Leaderboard):
         raise ReportError(
-            f"not a leaderboard: give jevalkit.metrics.leaderboard's result, not a "
-            f"{type(board).__name__}"
+            f"not a leaderboard: give jevalkit.metrics.leaderboard's result or a race's "
+            f"outcome, not a {type(board).__name__}"
         )
     table = board.board
     n = len(table)
@@ -113,7 +190,7 @@ def leaderboard_page(board: Leaderboard, *, title: str = "Leaderboard") -> str:
 
 
 def write_leaderboard_page(
-    board: Leaderboard, out: str | Path, *, title: str = "Leaderboard"
+    board: Leaderboard | RaceOutcome, out: str | Path, *, title: str = "Leaderboard"
 ) -> Path:
     """Write :func:`leaderboard_page` to ``out``; return the path.
 

@@ -15,6 +15,7 @@ Example:
     8
 """
 
+from ._arms import results_path_for
 from ._dask import DaskExecutor, dask_shards
 from ._design_run import Source, candidates_of, run_design
 from ._drift import model_drift
@@ -22,7 +23,7 @@ from ._dry_run import PLAN_COLUMNS, plan
 from ._execute import Executor, execute
 from ._executors import open_executor
 from ._job import JOB_FIELDS, Job, Send
-from ._judge import ajudge, judge, judge_models, results_path_for
+from ._judge import ajudge, judge, judge_models
 from ._judge_ask import judge_case, judge_request
 from ._judge_jobs import (
     JudgeJob,

@@ -5,7 +5,6 @@ itself (a cascade: each judge one source of the one design loop)."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -22,6 +21,7 @@ from ..judges import (
     load_judge_prompt,
 )
 from ..results import Arm
+from ._arms import arm_source, results_path_for
 from ._design_run import Source, run_design
 from ._execute import execute
 from ._executors import open_executor
@@ -106,20 +106,12 @@ def _arm_source(
     seed: int | None,
     both_orders: bool,
 ) -> Source:
-    """One judge a design names: its jobs (its repeats and config), its results file beside
-    ``out`` and its endpoint (the caller's ``base_url`` wins over the arm's)."""
+    """One judge a design names: its jobs (its repeats and config) as an arm's source."""
     repeats = arm.repeats if arm.repeats is not None else settings.repeats
     asked = JudgeConfig.from_parameters(arm.parameters) if arm.parameters else config
-    base_url = settings.base_url or arm.base_url
-    out = (
-        results_path_for(settings.out, arm.name)
-        if settings.out is not None
-        else default_results_path(f"judge__{evaluator.split('@')[0]}", arm.name, base_url)
-    )
-    mine = dataclasses.replace(settings, base_url=base_url, out=out)
     jobs = _jobs(evaluator, cases, arm.model, repeats=repeats, config=asked, seed=seed,
                  both_orders=both_orders)  # fmt: skip
-    return Source(arm.name, jobs, arm.model, Path(out), mine)
+    return arm_source(arm, jobs, settings, f"judge__{evaluator.split('@')[0]}")
 
 
 async def ajudge(
@@ -289,16 +281,3 @@ def judge_models(
         budget_overrun=any(r.budget_overrun for r in runs),
         dashboard=runs[-1].dashboard,
     )
-
-
-def results_path_for(out: str | Path, name: str) -> Path:
-    """One judge's results file beside ``out``: ``__<name>`` before the suffix, the name's
-    characters other than letters, digits, ``-``, ``_`` and ``.`` written as ``_``.
-
-    Example:
-        >>> results_path_for("runs/judged.jsonl", "local[prompt_style=chat]").as_posix()
-        'runs/judged__local_prompt_style_chat_.jsonl'
-    """
-    out_path = Path(out)
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    return out_path.with_name(f"{out_path.stem}__{safe}{out_path.suffix or '.jsonl'}")

@@ -9,7 +9,10 @@ from typing import Any, Unpack
 
 from .._sync import run_sync
 from ..client import GENERATION, check_generation, take_generation
+from ..errors import UsageError
 from ..probes import Probe
+from ..results import Arm
+from ._arms import arm_source
 from ._design_run import Source, run_design
 from ._execute import execute
 from ._executors import open_executor
@@ -69,11 +72,22 @@ class ProbeRun:
 
 
 async def arun(
-    probes: str | Probe | Sequence[str | Probe], model: str, **options: Unpack[ProbeOptions]
+    probes: str | Probe | Sequence[str | Probe],
+    model: str | None,
+    **options: Unpack[ProbeOptions],
 ) -> RunResult:
     """Async form of :func:`run` (use it with ``await`` inside a running event loop)."""
-    r = ProbeRun.of(probes, model, dict(options))
+    r = ProbeRun.of(probes, model or "", dict(options))
     settings = r.settings
+    design = settings.design
+    arms = getattr(design, "arms", None)
+    if arms:
+        return await _run_arms(r, model, arms)
+    if not isinstance(model, str) or not model:
+        raise UsageError(
+            f"give the model to run (e.g. local, openai/gpt-4o-mini), got {model!r}; only a "
+            "design that names its own models (metrics.Race) runs without one"
+        )
     jobs = jobs_of(
         r.probes,
         settings.planned_repeats(),
@@ -82,14 +96,46 @@ async def arun(
         selection=r.choices.selection,
     )
     async with open_executor(settings) as executor:  # here, on Dask, or one shard
-        if settings.design is not None:
+        if design is not None:
             source = Source(model, jobs, model, r.path, settings)
-            return await run_design(settings.design, [source], settings=settings, executor=executor)
+            return await run_design(design, [source], settings=settings, executor=executor)
         return await execute(jobs, model=model, out=r.path, settings=settings, executor=executor)
 
 
+async def _run_arms(r: ProbeRun, model: str | None, arms: Sequence[Arm]) -> RunResult:
+    """A design that names its own models (a race's systems): the same jobs for each, each
+    into its own results file (``out`` with ``__<model>`` before the suffix)."""
+    settings, design = r.settings, r.settings.design
+    assert design is not None  # the caller found its arms
+    if model is not None:
+        raise UsageError(
+            f"{design.name} names its own models ({', '.join(a.name for a in arms)}): give "
+            "None as the model"
+        )
+    if settings.label is not None:
+        raise UsageError(
+            f"{design.name}: each system is named by its model; drop label={settings.label!r}"
+        )
+    name = "+".join(sorted({p.id for p in r.probes}))
+    sources = []
+    for arm in arms:
+        repeats = arm.repeats if arm.repeats is not None else settings.planned_repeats()
+        jobs = jobs_of(
+            r.probes,
+            repeats,
+            r.overrides,
+            constrained=r.choices.constrained,
+            selection=r.choices.selection,
+        )
+        sources.append(arm_source(arm, jobs, settings, name))
+    async with open_executor(settings) as executor:  # here, or on Dask
+        return await run_design(design, sources, settings=settings, executor=executor)
+
+
 def run(
-    probes: str | Probe | Sequence[str | Probe], model: str, **options: Unpack[ProbeOptions]
+    probes: str | Probe | Sequence[str | Probe],
+    model: str | None,
+    **options: Unpack[ProbeOptions],
 ) -> RunResult:
     """Run probes against a model and return their results rows with the facts of the run
     (:class:`jevalkit.runner.RunResult`: ``.rows``, ``.stopped``, ``.design``, ...).
@@ -100,7 +146,10 @@ def run(
 
     Args:
         probes: probe names (``"id@N"`` or ``"id"``) or :class:`Probe` objects.
-        model: the model to ask (``"openai/gpt-4o-mini"``, ...; ``"local"`` for the embedded model).
+        model: the model to ask (``"openai/gpt-4o-mini"``, ...; ``"local"`` for the embedded model);
+            None for a design that names its own models (:class:`jevalkit.metrics.Race`:
+            each system into its own results file, ``out`` with ``__<model>`` before the
+            suffix, default ``runs/<probes>__<model>.jsonl``).
         **options: the keywords of :class:`jevalkit.runner.ProbeOptions`, each with its type
             and help: the generation parameters (:class:`jevalkit.client.GenerationOptions`:
             ``temperature``, ``max_tokens``, ``seed``, ``stop``, ``frequency_penalty``, ...),
@@ -123,8 +172,10 @@ def run(
             ``design`` (a :class:`jevalkit.results.Design` that decides what to send from the
             answers so far: :class:`jevalkit.stats.AdaptiveRepeats`, repeats in rounds until
             an anytime-valid interval is narrow enough; :class:`jevalkit.items.ActiveCases`, K
-            cases of a benchmark drawn in waves from an item model; its outcome is the
-            result's ``design``; a re-run resumes the same draws), ``concurrency``,
+            cases of a benchmark drawn in waves from an item model;
+            :class:`jevalkit.metrics.Race`, several systems on shared cases until their
+            ranking is certified; its outcome is the result's ``design``; a re-run resumes
+            the same draws), ``concurrency``,
             ``timeout``, ``max_retries``,
             ``max_response_bytes``, ``cache``, ``cache_dir``, ``retry_errors``, ``progress``,
             ``budget_usd`` / ``budget_requests`` (stop cleanly once this invocation has spent

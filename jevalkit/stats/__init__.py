@@ -12,6 +12,7 @@ from ._bimodality import bimodality, bimodality_groups
 from ._bootstrap import BootstrapResult, bootstrap_ci
 from ._conformal import LevelSets, level_sets
 from ._error_bars import paired_difference, standard_error
+from ._finite_sequence import FINITE_METHODS, FiniteSequences, finite_confidence_sequence
 from ._gstudy import GStudy, variance_components
 from ._inclusion import capped_inclusion
 from ._ordinal import OrdinalSpacing, ordinal_spacing
@@ -28,9 +29,11 @@ from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence, normal_mixture_radius
 
 __all__ = [
+    "FINITE_METHODS",
     "AdaptiveEstimate",
     "AdaptiveRepeats",
     "BootstrapResult",
+    "FiniteSequences",
     "GStudy",
     "LevelSets",
     "OrdinalSpacing",
@@ -45,6 +48,7 @@ __all__ = [
     "bootstrap_ci",
     "capped_inclusion",
     "confidence_sequence",
+    "finite_confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",
     "level_sets",

@@ -366,7 +366,8 @@ def commands(work: Path, url: str) -> list[Job]:
             "score": ["score", "double", "--file", str(work / "output.txt")],
         }
         chosen = PROBE_COMMANDS if name in every else (next(turn),)
-        for argv in (["probes", "check", *d], ["run", "double", *model, "--out", out]):
+        race = ["race", "double", "--models", "m", "n", *model[2:], "--out", out]
+        for argv in (["probes", "check", *d], ["run", "double", *model, "--out", out], race):
             add(argv, env, (folder,), name)
         for key in chosen:
             add(given[key], env, (folder,), name)

@@ -16,6 +16,7 @@ from jevalkit.contract import Result, interval_pairs
 from jevalkit.items import ActiveCases, fit_irt, simulate_2pl
 from jevalkit.judges import JudgeConfig
 from jevalkit.labels import CascadeDesign, CascadeStage
+from jevalkit.metrics import Race
 from jevalkit.results import Design, replay
 from jevalkit.stats import AdaptiveRepeats
 
@@ -65,6 +66,17 @@ def cascade_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def race_table() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    rows = [
+        {"source": system, "probe": "p", "version": 1, "case_id": f"c{c}", "repeat": 0,
+         "score": float(rng.random() < p)}
+        for system, p in (("a", 0.9), ("b", 0.6), ("c", 0.55), ("d", 0.1))
+        for c in range(200)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def cases():
     fit, new = active_table()
     config = JudgeConfig()
@@ -82,6 +94,7 @@ def cases():
             lambda: CascadeDesign(stages=stages, levels=("safe", "unsafe"), evaluator="security@1"),
             cascade_table(),
         ),
+        Race: (lambda: Race(models=["a", "b", "c", "d"], target="top:2"), race_table()),
     }
 
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import re
 
+import pandas as pd
 import pytest
 from sendable import defects
 
 from jevalkit._paths import data_dir
+from jevalkit.metrics import Race
 from jevalkit.reports import run_report
+from jevalkit.results import replay
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +57,24 @@ def test_leaderboard_report_on_pairwise_games(tmp_path):
     )
     numbers = json.loads(report.headline.read_text())
     assert numbers["kind"] == "pairwise" and numbers["could_be_first"][0] == "alpha"
+
+
+def test_leaderboard_report_shows_a_race(tmp_path):
+    rows = [
+        {"source": f"m{j}", "probe": "p", "version": 1, "case_id": c, "repeat": 0,
+         "score": float((c * (j + 3)) % 7 < 6 - j)}
+        for j in range(4)
+        for c in range(150)
+    ]  # fmt: skip
+    outcome = replay(Race(models=[f"m{j}" for j in range(4)], target="top:2"), pd.DataFrame(rows))
+    path = outcome.outcome.save(tmp_path / "race.json")
+    report = run_report("leaderboard", out=tmp_path / "rep", parameters={"race": str(path)})
+    numbers = json.loads(report.headline.read_text())
+    assert numbers["target"] == "top:2" and numbers["certified"] is True
+    assert numbers["answer"] == ["m0", "m1"] and numbers["n_systems"] == 4
+    assert {r["status"] for r in numbers["systems"]} == {"in top 2", "not in top 2"}
+    html = report.html.read_text()
+    assert defects(html, title="Leaderboard") == []
+    assert "A race of 4 systems over 150 cases" in html
+    page = (tmp_path / "rep" / "leaderboard.page.html").read_text()
+    assert "settled at" in page and page.count("<svg") == 8

@@ -24,6 +24,7 @@ import dask
 import dask.distributed  # its configuration defaults, before any dask.config.set
 import pandas as pd
 import pytest
+import race_answers
 from active_benchmark import PROBE as ACTIVE_PROBE
 from active_benchmark import active_benchmark, answerer
 
@@ -34,6 +35,7 @@ from jevalkit.errors import ClusterError, ResultsError, UsageError
 from jevalkit.items import ActiveCases
 from jevalkit.judges import JudgeConfig, load_judge_prompt
 from jevalkit.labels import CascadeDesign, CascadeStage
+from jevalkit.metrics import Race
 from jevalkit.results import (
     KEY_COLUMNS,
     PartsReader,
@@ -446,6 +448,28 @@ def cascade_logprobs(body):
     p = float(re.search(rf"{body['model']}=([0-9.]+)", text).group(1))
     alts = [{"token": "No", "logprob": math.log(p)}, {"token": "Yes", "logprob": math.log(1 - p)}]
     return {"content": [{"token": "No", "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
+
+
+def test_a_race_on_dask_sends_the_same_waves_and_certifies_as_one_process(
+    cluster, openai_server, tmp_path
+):
+    """Each wave of a race is one execution per system still in it on the cluster: the same
+    cases to the same systems, the same certified ranks as in one process."""
+    openai_server.reply = race_answers.answerer()[0]
+    race = Race(models=["good", "mid", "bad"], target="ranks")
+    options = dict(base_url=openai_server.base_url, progress=False, cache=False, concurrency=2)
+    one = jevalkit.run(race_answers.PROBE, None, design=race, out=tmp_path / "1.jsonl", **options)
+    dask = jevalkit.run(
+        race_answers.PROBE,
+        None,
+        design=race,
+        out=tmp_path / "d.jsonl",
+        scheduler=cluster.address,
+        **options,
+    )
+    assert by_key(dask.rows) == by_key(one.rows)
+    assert dask.design.table().equals(one.design.table()) and one.design.certified
+    assert one.design.waves >= 3
 
 
 def test_guided_shards_hold_every_job_once_and_shrink_to_the_smallest():

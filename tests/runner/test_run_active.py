@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from active_benchmark import PROBE, active_benchmark, answerer
 from killed_run import kill_after
+from loopback import options
 
 import jevalkit
 from jevalkit.cli import main
@@ -25,17 +26,6 @@ K = 12
 @pytest.fixture(scope="module")
 def benchmark(tmp_path_factory):
     return active_benchmark(tmp_path_factory.mktemp("prior"))
-
-
-def options(server, out, **more):
-    return {
-        "base_url": server.base_url,
-        "out": out,
-        "progress": False,
-        "cache": False,
-        "concurrency": 2,
-        **more,
-    }
 
 
 def active_run(benchmark, server, out, k=K, *, seed=0, target_half_width=None, **more):
