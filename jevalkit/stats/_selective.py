@@ -162,10 +162,11 @@ def selective_sequence(
     first = _first_count(int(n), target_agreement, confidence_level, start, min_items)
     if first > n:
         return np.array([], dtype=int)
-    counts = np.arange(first, int(n) + 1)
-    allowed = _allowed(counts, target_agreement, 1 - confidence_level)
-    steps = counts[1:][np.diff(allowed) > 0]
-    return np.unique(np.r_[first, steps, int(n)]).astype(int)
+    counts = np.arange(first - 1, int(n) + 1)
+    allowed = _allowed(np.maximum(counts, 1), target_agreement, 1 - confidence_level)
+    allowed[counts == 0] = -1
+    rises = counts[1:][np.diff(allowed) > 0]  # the first count of each number allowed
+    return np.unique(np.r_[rises, int(n)]).astype(int)
 
 
 def _even_run(n: int, agreement: float) -> int:
