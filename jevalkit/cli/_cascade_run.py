@@ -18,7 +18,7 @@ def print_cascade(cascade: Cascade) -> None:
     """The guarantee in one line, then the stages."""
     print(cascade.guarantee)
     table = cascade.table()[
-        ["judge", "threshold", "n_reaching", "n_judged", "n_decided", "agreement", "p_value"]
+        ["judge", "threshold", "calls", "n_reaching", "n_decided", "agreement", "p_value"]
     ]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(table.to_string(index=False))
@@ -64,11 +64,21 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):
         print(run.table().to_string(index=False))
+    # the shift check runs on what the judges answered (each stage on the cases that reached it)
+    decided = (
+        cascade.apply(run.rows, accept_shift=args.accept_shift)
+        if len(run.rows)
+        else run.decisions.assign(shift=None)
+    )
+    shift = decided["shift"].iloc[0] if len(decided) else None
+    if shift:
+        print(shift)
+    n_people = run.n_people if not shift or args.accept_shift else run.n_items
     print(
-        f"{run.n_items - run.n_people} of {run.n_items} case(s) decided by a judge; {run.n_people} for people"
+        f"{run.n_items - n_people} of {run.n_items} case(s) decided by a judge; {n_people} for people"
     )
     if args.for_people:
-        plan = cascade.for_people(run.rows, cases=args.data)
+        plan = cascade.for_people(run.rows, cases=args.data, accept_shift=args.accept_shift)
         plan.to_json(args.for_people, orient="records", lines=True)
         print(
             f"the cases for people: {args.for_people} ({len(plan)}; a label plan for the Labeler)"

@@ -159,7 +159,7 @@ def test_apply_refuses_rows_the_guarantee_does_not_cover():
     with pytest.raises(StatsError, match="another judge prompt"):
         cascade.apply(judged.assign(probe="toxicity", version=3))
     again = pd.concat([judged, judged.assign(repeat=1)], ignore_index=True)
-    with pytest.raises(StatsError, match="with 2 call.*calibrated on 1 per item"):
+    with pytest.raises(StatsError, match=r"with 2 call.*calibrated on 1 per item"):
         cascade.apply(again)
 
 
