@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..contract import Result, estimator, not_a_statistic
 from ..errors import JevalkitError, StatsError
@@ -260,6 +261,53 @@ class Cascade(Result):
     def table(self) -> pd.DataFrame:
         """The stages (one row per judge)."""
         return self.stages.copy()
+
+    def oracle_band(self) -> pd.DataFrame:
+        """What each judge alone could decide on the calibration items, against what it was
+        certified for: one row per judge with ``judge``, ``n`` (calibration items it judged),
+        ``certified`` (the share of them at or above its threshold; 0 when it decides
+        nothing), ``oracle`` (the largest share whose agreement, in sample, is at least the
+        target: what a threshold chosen knowing the labels would take; optimistic),
+        ``oracle_low`` and ``oracle_high`` (the largest shares whose exact (Clopper-Pearson)
+        two-sided ``confidence_level`` interval of agreement lies above the target, and
+        reaches it: where the true oracle plausibly is, pointwise). Descriptive: only
+        ``certified`` comes with the guarantee.
+
+        Example:
+            >>> cascade, _ = _example()
+            >>> band = cascade.oracle_band().set_index("judge")
+            >>> bool((band["oracle_low"] <= band["oracle"]).all() and (band["oracle"] <= band["oracle_high"]).all())
+            True
+        """
+        alpha = 1 - self.confidence_level
+        rows = []
+        for judge in self.judges:
+            curve = self.curves[self.curves["judge"] == judge]
+            if curve.empty:
+                rows.append({"judge": judge, "n": 0, "certified": 0.0, "oracle": 0.0,
+                             "oracle_low": 0.0, "oracle_high": 0.0})  # fmt: skip
+                continue
+            n = curve["n"].to_numpy(dtype=float)
+            k = np.round(curve["agreement"].to_numpy(dtype=float) * n)
+            low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+            high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+            coverage = curve["coverage"].to_numpy(dtype=float)
+            chosen = coverage[curve["chosen"].to_numpy(dtype=bool)]
+
+            def largest(ok: np.ndarray, coverage: np.ndarray = coverage) -> float:
+                return float(coverage[ok].max()) if ok.any() else 0.0
+
+            rows.append(
+                {
+                    "judge": judge,
+                    "n": int(n.max()),
+                    "certified": float(chosen.max()) if chosen.size else 0.0,
+                    "oracle": largest(curve["agreement"].to_numpy() >= self.target_agreement),
+                    "oracle_low": largest(low >= self.target_agreement),
+                    "oracle_high": largest(high >= self.target_agreement),
+                }
+            )
+        return pd.DataFrame(rows)
 
     def _verdicts(self, judged: pd.DataFrame) -> list[pd.DataFrame]:
         evaluator, prompt_hash = _evaluator_of(judged)

@@ -10,12 +10,12 @@ test of "agreement above it below the target", stopping at the first that is not
 
 Which thresholds are tested, and in which order, is fixed before any label is seen, from the
 number of calibration items, the target and the level alone (:func:`selective_sequence`), so the
-fixed-sequence argument holds: the first test covers the ``start`` share of the items (a fifth by
-default), and never fewer than a run of perfect agreement needs to pass at the level (a test
+fixed-sequence argument holds. The tests are at the counts where the exact test allows one more
+disagreement than at the count before (about one test per 1 / (1 - target) items), so none is
+run where it is needlessly strict, from the ``start`` share of the items (a fifth by default)
+on, and never on fewer items than a run of perfect agreement needs to pass at the level (a test
 that cannot pass would stop the sequence at its start: three judges at 90% confidence could
-never certify a 90% target when the first test had 30 items); the next tests are at the counts
-where the exact test allows one more disagreement, so a test is never run where it is needlessly
-strict (about one test per 1 / (1 - target) items). ``benchmarks/calibration.py`` measures the
+never certify a 90% target when the first test had 30 items). ``benchmarks/calibration.py`` measures the
 share decided and the guarantee kept by simulation, on judges whose confidence is miscalibrated.
 
 What is guaranteed, and what not: the agreement is marginal over items drawn like the
@@ -25,6 +25,7 @@ assumes the calibration items are a random sample of such items.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ from ..contract import Result, estimator, not_a_statistic
 from ..errors import StatsError
 
 START = 0.2  # the first test covers this share of the calibration items (the most confident)
+MOST_LABELS = 100_000  # labels_to_certify looks no further
 
 
 @dataclass(frozen=True)
@@ -115,9 +117,23 @@ def perfect_run_items(target_agreement: float, confidence_level: float) -> int:
 
 def _allowed(counts: np.ndarray, target: float, delta: float) -> np.ndarray:
     """The most disagreements a test on each count of items may find and still certify
-    (-1: none is certified, even with every item agreeing)."""
-    d = stats.binom.ppf(delta, counts, 1 - target).astype(int)
-    return np.where(stats.binom.cdf(d, counts, 1 - target) <= delta, d, d - 1)
+    (-1: none is certified, even with every item agreeing): the largest d with
+    P(Bin(n, 1 - target) <= d) <= delta. Found by binom.cdf at four d around a Cornish-Fisher
+    guess, and binom.ppf (slow) where the answer is not among them."""
+    n = np.asarray(counts, dtype=float)
+    q = 1 - target
+    z = stats.norm.ppf(delta)
+    guess = n * q + z * np.sqrt(n * q * (1 - q)) + (z * z - 1) * (1 - 2 * q) / 6 - 0.5
+    d = np.floor(guess).astype(int)[:, None] + np.arange(-1, 3)[None, :]
+    ok = (d >= 0) & (stats.binom.cdf(d, n[:, None], q) <= delta)
+    found = np.where(ok.any(axis=1), np.where(ok, d, -1).max(axis=1), -1)
+    # the answer is known when the window holds a pass followed by a fail, or fails from 0
+    known = (ok[:, :-1] & ~ok[:, 1:]).any(axis=1) | (~ok.any(axis=1) & (d[:, 0] <= 0))
+    if not known.all():
+        exact = stats.binom.ppf(delta, n[~known], q).astype(int)
+        exact = np.where(stats.binom.cdf(exact, n[~known], q) <= delta, exact, exact - 1)
+        found[~known] = exact
+    return found
 
 
 def _first_count(n: int, target: float, level: float, start: float, min_items: int | None) -> int:
@@ -147,10 +163,10 @@ def selective_sequence(
     ``n``, the target and the level only, never on the labels, so the fixed-sequence guarantee
     holds. Empty when no test can pass (fewer items than :func:`perfect_run_items`).
 
-    The first count is the largest of ``start * n``, :func:`perfect_run_items` and
-    ``min_items``; the next are the counts where the exact test allows one more disagreement
-    than at the count before (where its size is nearest the level: between two such counts a
-    test is stricter for no gain), and ``n`` last.
+    The tests are at the counts where the exact test allows one more disagreement than at the
+    count before (where its size is nearest the level: between two such counts a test is
+    stricter for no gain), from the largest of ``start * n``, :func:`perfect_run_items` and
+    ``min_items`` on, and at ``n`` last.
 
     Example:
         >>> selective_sequence(100, target_agreement=0.9, confidence_level=0.9)[:4].tolist()
@@ -167,12 +183,6 @@ def selective_sequence(
     allowed[counts == 0] = -1
     rises = counts[1:][np.diff(allowed) > 0]  # the first count of each number allowed
     return np.unique(np.r_[rises, int(n)]).astype(int)
-
-
-def _even_run(n: int, agreement: float) -> int:
-    """Agreements among the first ``n`` items of a run whose disagreements are spread evenly at
-    rate ``1 - agreement``: the j-th disagreement comes at item ceil(j / (1 - agreement))."""
-    return n - math.floor((1 - agreement) * n + 1e-9)
 
 
 @not_a_statistic("how many labels a sample with a given agreement needs: a planning figure")
@@ -201,12 +211,28 @@ def labels_to_certify(
     _check_start(start, min_items)
     if agreement <= target:
         return None
-    n = perfect_run_items(target, confidence_level)
-    while n < 10_000_000:
-        first = _first_count(n, target, confidence_level, start, min_items)
-        if first <= n and _p_value(_even_run(first, agreement), first, target) <= delta:
+    low = perfect_run_items(target, confidence_level)
+    rises: list[int] = []  # the counts where one more disagreement is allowed, found lazily
+    top = 0
+    passes: dict[int, bool] = {}
+    for n in range(low, MOST_LABELS + 1):
+        lowest = max(math.ceil(start * n - 1e-9), low, min_items or 1)
+        if lowest > n:
+            continue
+        while (not rises or rises[-1] < lowest) and top < n:  # find the next rise (by chunks)
+            chunk = np.arange(top, top + 4096) + 1
+            allowed = _allowed(np.r_[max(top, 1), chunk], target, delta)
+            if top == 0:
+                allowed[0] = -1
+            rises += chunk[np.diff(allowed) > 0].tolist()
+            top = int(chunk[-1])
+        at = bisect.bisect_left(rises, lowest)  # rises are sorted
+        first = rises[at] if at < len(rises) and rises[at] <= n else n  # as selective_sequence
+        if first not in passes:
+            agreed = first - math.floor((1 - agreement) * first + 1e-9)
+            passes[first] = _p_value(agreed, first, target) <= delta
+        if passes[first]:
             return n
-        n = n + 1 if n < 2000 else int(n * 1.005)
     return None
 
 
@@ -276,7 +302,7 @@ def selective_threshold(
         >>> agree = rng.random(400) < conf  # a calibrated judge
         >>> t = selective_threshold(conf, agree, target_agreement=0.85, confidence_level=0.9)
         >>> bool(0.5 < t.threshold < 1.0), t.agreement >= 0.85, int(t.tests["n"].iloc[0])
-        (True, True, 80)
+        (True, True, 85)
     """
     c, a = _flags(confidence, agree)
     delta = _check_asked(target_agreement, confidence_level)
@@ -337,12 +363,15 @@ def selective_threshold(
         need = labels_to_certify(
             rate, target_agreement, confidence_level, start=start, min_items=min_items
         )
-        advice = (
-            f"at that agreement, spread evenly, {need} labelled items would certify it"
-            if need is not None
-            else "at that agreement no number of labels would certify it: escalate every item "
-            "(or use a better judge)"
-        )
+        if need is not None:
+            advice = f"at that agreement, spread evenly, {need} labelled items would certify it"
+        elif rate > target_agreement:
+            advice = f"at that agreement more than {MOST_LABELS:,} labelled items would be needed"
+        else:
+            advice = (
+                "at that agreement no number of labels would certify it: escalate every item "
+                "(or use a better judge)"
+            )
         raise StatsError(
             asked + f"from {n_total} calibration items: the {first['n']} most "
             f"confident (the first test) agree {rate:.1%} ({first['n_agree']}/{first['n']}, "

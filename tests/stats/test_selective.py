@@ -23,9 +23,9 @@ from jevalkit.stats import (
 
 
 def reference_threshold(c, agree, target, level, start=0.2, min_items=None):
-    """The rule written out directly: the first test on max(ceil(start * n), the fewest items a
-    perfect run passes with, min_items) most confident items, then at each count where the
-    exact test allows one more disagreement, and all n last; each certified while the exact
+    """The rule written out directly: from max(ceil(start * n), the fewest items a perfect run
+    passes with, min_items) most confident items, a test at each count where the exact test
+    allows one more disagreement than at the count before, and all n last; each certified while the exact
     binomial test (scipy's binomtest) of agreement above the target has p <= 1 - level;
     stop at the first that is not."""
     c, agree = np.asarray(c, float), np.asarray(agree, bool)
@@ -43,7 +43,7 @@ def reference_threshold(c, agree, target, level, start=0.2, min_items=None):
     first = max(math.ceil(start * n), perfect, min_items or 1)
     if first > n:
         return None, []
-    counts = [first] + [m for m in range(first + 1, n + 1) if allowed(m) > allowed(m - 1)] + [n]
+    counts = [m for m in range(first, n + 1) if allowed(m) > allowed(m - 1)] + [n]
     ordered = np.sort(c)[::-1]
     best, tested = None, []
     for m in counts:
