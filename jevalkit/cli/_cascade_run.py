@@ -60,22 +60,18 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
         )
     if options.get("repeats") == 1:  # the default: each judge is asked as often as calibrated
         options.pop("repeats")
-    run = cascade.judge(args.data, criteria=args.criteria, seed=args.seed, **options)
+    run = cascade.judge(
+        args.data, criteria=args.criteria, seed=args.seed, accept_shift=args.accept_shift, **options
+    )
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):
         print(run.table().to_string(index=False))
-    # the shift check runs on what the judges answered (each stage on the cases that reached it)
-    decided = (
-        cascade.apply(run.rows, accept_shift=args.accept_shift)
-        if len(run.rows)
-        else run.decisions.assign(shift=None)
-    )
-    shift = decided["shift"].iloc[0] if len(decided) else None
+    shift = run.decisions["shift"].iloc[0] if len(run.decisions) else None
     if shift:
         print(shift)
-    n_people = run.n_people if not shift or args.accept_shift else run.n_items
     print(
-        f"{run.n_items - n_people} of {run.n_items} case(s) decided by a judge; {n_people} for people"
+        f"{run.n_items - run.n_people} of {run.n_items} case(s) decided by a judge; "
+        f"{run.n_people} for people"
     )
     if args.for_people:
         plan = cascade.for_people(run.rows, cases=args.data, accept_shift=args.accept_shift)

@@ -551,10 +551,14 @@ class Cascade(Result):
             )
         return plan.merge(texts, on="case_id", how="left")
 
-    def judge(self, data: Any, **options: Any) -> CascadeRun:
+    def judge(self, data: Any, *, accept_shift: bool = False, **options: Any) -> CascadeRun:
         """Run the cascade lazily on new cases (:func:`jevalkit.judges.judge_cascade`): each
         judge is sent only the cases the judges before it were not confident about; the rows
-        of each judge go to its own results file (``out`` with ``__<judge>``).
+        of each judge go to its own results file (``out`` with ``__<judge>``). The run's
+        ``decisions`` are :meth:`apply`'s on its rows (with ``shift``): when the new cases are
+        not like the calibration items, every case goes to people unless ``accept_shift``.
+        (The check runs once every judge has answered; a check after each judge, before the
+        next is sent, belongs to the lazy run itself.)
 
         Raises:
             StatsError: the cascade does not name its judge prompt, or the prompt changed
@@ -572,7 +576,20 @@ class Cascade(Result):
                 f"(content hash {prompt.content_hash[:12]}, calibrated {self.prompt_hash[:12]}): "
                 "calibrate again"
             )
-        return judge_cascade(self.evaluator, data, self.steps, **options)
+        run = judge_cascade(self.evaluator, data, self.steps, **options)
+        if run.rows.empty:
+            return dataclasses.replace(run, decisions=run.decisions.assign(shift=None))
+        applied = self.apply(run.rows, accept_shift=accept_shift).set_index(ITEM)
+        decisions = run.decisions.set_index(ITEM).assign(shift=applied["shift"].iloc[0])
+        known = decisions.index.intersection(applied.index)  # cases no judge was sent stay
+        columns = ["verdict", "decided_by", "confidence"]
+        decisions.loc[known, columns] = applied.loc[known, columns]
+        decisions = decisions.reset_index()
+        return dataclasses.replace(
+            run,
+            decisions=decisions,
+            n_people=int((decisions["decided_by"] == PERSON).sum()),
+        )
 
     def save(self, path: str | Path) -> Path:
         """Write the cascade as JSON (for ``jevalkit judge ... --cascade FILE``), with a digest
