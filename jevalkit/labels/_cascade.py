@@ -48,7 +48,7 @@ from ..judges import (
     load_judge_prompt,
     route,
 )
-from ..stats import agreement_curve, perfect_run_items, selective_threshold
+from ..stats import agreement_curve, selective_threshold
 from ._calls import judge_items
 from ._people import NO_SYSTEM, check_like_the_judged, judge_levels, person_levels, with_people
 from ._shift import SHIFT_ALPHA, SHIFT_COLUMNS, reference_sample, shift_check
@@ -945,7 +945,7 @@ def calibrate_cascade(
         it judged without a verdict are never decided by it and go on), at confidence
         1 - (1 - confidence_level) / (number of judges): a union bound over the stages. Its
         tests run in an order fixed before the labels are read (from the number of items
-        reaching it, :func:`jevalkit.stats.selective_sequence`), starting at ``start`` of them
+        reaching it), starting at ``start`` of them
         and never below what a perfect run needs. Each stage's decided items then agree with
         people at least ``target_agreement`` of the time, so their mixture does. The stages
         are calibrated on the same labelled items in turn; the union bound treats the earlier
@@ -1103,16 +1103,33 @@ def calibrate_cascade(
     )
 
 
+def _perfect_run_passes(n: int, target: float, level: float) -> bool:
+    """Whether ``n`` items that all agree are certified at ``level``: run, not computed."""
+    try:
+        selective_threshold(
+            np.linspace(1.0, 0.5, n), np.ones(n, bool), target_agreement=target,
+            confidence_level=level,
+        )  # fmt: skip
+    except StatsError:
+        return False
+    return True
+
+
 def _fewer_judges(n: int, target: float, confidence_level: float, n_judges: int) -> str:
     """What fewer judges would do for a stage with ``n`` items, said only when it would help:
     each judge is tested at 1 - (1 - confidence_level) / (number of judges), and a perfect run
-    of ``n`` passes at that level only from some number of judges down."""
-    if n_judges < 2 or n >= perfect_run_items(target, 1 - (1 - confidence_level) / n_judges):
+    of ``n`` passes at that level only from some number of judges down (checked by running
+    it)."""
+    if (
+        n < 2
+        or n_judges < 2
+        or _perfect_run_passes(n, target, 1 - (1 - confidence_level) / n_judges)
+    ):
         return ""
     fewer = [
         j
         for j in range(n_judges - 1, 0, -1)
-        if n >= perfect_run_items(target, 1 - (1 - confidence_level) / j)
+        if _perfect_run_passes(n, target, 1 - (1 - confidence_level) / j)
     ]
     if not fewer:
         return ""

@@ -23,14 +23,7 @@ from ._power import (
 )
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
-from ._selective import (
-    SelectiveThreshold,
-    agreement_curve,
-    labels_to_certify,
-    perfect_run_items,
-    selective_sequence,
-    selective_threshold,
-)
+from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence, normal_mixture_radius
 
 __all__ = [
@@ -50,7 +43,6 @@ __all__ = [
     "confidence_sequence",
     "fleiss_kappa",
     "krippendorff_alpha",
-    "labels_to_certify",
     "level_sets",
     "margin_of_error_n",
     "minimum_detectable_effect",
@@ -59,12 +51,10 @@ __all__ = [
     "ordinal_spacing",
     "paired_difference",
     "paired_proportion_ci",
-    "perfect_run_items",
     "ppi_interval",
     "repeats_needed",
     "rogan_gladen_interval",
     "sample_size",
-    "selective_sequence",
     "selective_threshold",
     "standard_error",
     "variance_components",

@@ -9,14 +9,14 @@ calibration draw, the agreement among future items at or above it is at least
 test of "agreement above it below the target", stopping at the first that is not rejected.
 
 Which thresholds are tested, and in which order, is fixed before any label is seen, from the
-number of calibration items, the target and the level alone (:func:`selective_sequence`), so the
-fixed-sequence argument holds. The tests are at the counts where the exact test allows one more
-disagreement than at the count before (about one test per 1 / (1 - target) items), so none is
-run where it is needlessly strict, from the ``start`` share of the items (a fifth by default)
-on, and never on fewer items than a run of perfect agreement needs to pass at the level (a test
-that cannot pass would stop the sequence at its start: three judges at 90% confidence could
-never certify a 90% target when the first test had 30 items). ``benchmarks/calibration.py`` measures the
-share decided and the guarantee kept by simulation, on judges whose confidence is miscalibrated.
+number of calibration items, the target and the level alone, so the fixed-sequence argument
+holds. The tests are at the counts where the exact test allows one more disagreement than at
+the count before (about one test per 1 / (1 - target) items), so none is run where it is
+needlessly strict, from the ``start`` share of the items (a fifth by default) on, and never on
+fewer items than a run of perfect agreement needs to pass at the level (a test that cannot pass
+would stop the sequence at its start: three judges at 90% confidence could never certify a 90%
+target when the first test had 30 items). ``benchmarks/calibration.py`` measures the share
+decided and the guarantee kept by simulation, on judges whose confidence is miscalibrated.
 
 What is guaranteed, and what not: the agreement is marginal over items drawn like the
 calibration items (the same judge, prompt and kind of output), not per item; the guarantee
@@ -34,7 +34,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from ..contract import Result, estimator, not_a_statistic
+from ..contract import Result, estimator
 from ..errors import StatsError
 
 START = 0.2  # the first test covers this share of the calibration items (the most confident)
@@ -97,13 +97,13 @@ def _check_asked(target: float, confidence_level: float) -> float:
     return 1 - confidence_level
 
 
-def perfect_run_items(target_agreement: float, confidence_level: float) -> int:
+def _perfect_run_items(target_agreement: float, confidence_level: float) -> int:
     """The fewest items whose test can pass at all: n items that all agree give p = target ** n,
     certified once it is at most 1 - confidence_level. No test on fewer items can certify the
     target, whatever the labels.
 
     Example:
-        >>> perfect_run_items(0.9, 0.9), perfect_run_items(0.9, 1 - 0.1 / 3)  # one judge, three
+        >>> _perfect_run_items(0.9, 0.9), _perfect_run_items(0.9, 1 - 0.1 / 3)  # one judge, three
         (22, 33)
     """
     delta = _check_asked(target_agreement, confidence_level)
@@ -137,7 +137,7 @@ def _allowed(counts: np.ndarray, target: float, delta: float) -> np.ndarray:
 
 
 def _first_count(n: int, target: float, level: float, start: float, min_items: int | None) -> int:
-    return max(math.ceil(start * n - 1e-9), perfect_run_items(target, level), min_items or 1)
+    return max(math.ceil(start * n - 1e-9), _perfect_run_items(target, level), min_items or 1)
 
 
 def _check_start(start: float, min_items: int | None) -> None:
@@ -149,8 +149,7 @@ def _check_start(start: float, min_items: int | None) -> None:
         raise StatsError(f"min_items must be a whole number of at least 1, got {min_items!r}")
 
 
-@not_a_statistic("the fixed order of the tests, chosen before any label is seen")
-def selective_sequence(
+def _selective_sequence(
     n: int,
     *,
     target_agreement: float = 0.9,
@@ -161,17 +160,17 @@ def selective_sequence(
     """The counts of calibration items (the most confident first) at which
     :func:`selective_threshold` tests, in order, for ``n`` calibration items: it depends on
     ``n``, the target and the level only, never on the labels, so the fixed-sequence guarantee
-    holds. Empty when no test can pass (fewer items than :func:`perfect_run_items`).
+    holds. Empty when no test can pass (fewer items than :func:`_perfect_run_items`).
 
     The tests are at the counts where the exact test allows one more disagreement than at the
     count before (where its size is nearest the level: between two such counts a test is
-    stricter for no gain), from the largest of ``start * n``, :func:`perfect_run_items` and
+    stricter for no gain), from the largest of ``start * n``, :func:`_perfect_run_items` and
     ``min_items`` on, and at ``n`` last.
 
     Example:
-        >>> selective_sequence(100, target_agreement=0.9, confidence_level=0.9)[:4].tolist()
+        >>> _selective_sequence(100, target_agreement=0.9, confidence_level=0.9)[:4].tolist()
         [22, 38, 52, 65]
-        >>> selective_sequence(30, target_agreement=0.9, confidence_level=1 - 0.1 / 3).size
+        >>> _selective_sequence(30, target_agreement=0.9, confidence_level=1 - 0.1 / 3).size
         0
     """
     _check_start(start, min_items)
@@ -185,8 +184,7 @@ def selective_sequence(
     return np.unique(np.r_[rises, int(n)]).astype(int)
 
 
-@not_a_statistic("how many labels a sample with a given agreement needs: a planning figure")
-def labels_to_certify(
+def _labels_to_certify(
     agreement: float,
     target: float,
     confidence_level: float,
@@ -200,18 +198,18 @@ def labels_to_certify(
     by running :func:`selective_threshold` on such a sample: its first test certifies.
 
     Example:
-        >>> labels_to_certify(1.0, 0.9, 0.9)  # all agree: 0.9 ** n <= 0.1 from n = 22
+        >>> _labels_to_certify(1.0, 0.9, 0.9)  # all agree: 0.9 ** n <= 0.1 from n = 22
         22
-        >>> labels_to_certify(1.0, 0.9, 1 - 0.1 / 3)  # three judges at 90%: each at 96.7%
+        >>> _labels_to_certify(1.0, 0.9, 1 - 0.1 / 3)  # three judges at 90%: each at 96.7%
         33
-        >>> labels_to_certify(0.85, 0.9, 0.9) is None
+        >>> _labels_to_certify(0.85, 0.9, 0.9) is None
         True
     """
     delta = _check_asked(target, confidence_level)
     _check_start(start, min_items)
     if agreement <= target:
         return None
-    low = perfect_run_items(target, confidence_level)
+    low = _perfect_run_items(target, confidence_level)
     rises: list[int] = []  # the counts where one more disagreement is allowed, found lazily
     top = 0
     passes: dict[int, bool] = {}
@@ -272,7 +270,7 @@ def selective_threshold(
         confidence_level: the probability, over the calibration draw, that the guarantee holds.
         start: the share of the calibration items the first test covers (the most confident).
         min_items: the fewest items the first test covers (None: no floor beyond the fewest at
-            which a run of perfect agreement passes, :func:`perfect_run_items`; a smaller
+            which a run of perfect agreement passes; a smaller
             value is raised to that).
 
     Returns:
@@ -286,8 +284,9 @@ def selective_threshold(
             many labels at the observed agreement would certify the target, or that none would).
 
     Notes:
-        The tests run at the counts of :func:`selective_sequence` (fixed by the number of items,
-        the target and the level), each at the threshold of that many most confident items
+        The tests run at counts fixed by the number of items, the target and the level (from
+        ``start`` of the items on, where one more disagreement is allowed than at the count
+        before, and all of them last), each at the threshold of that many most confident items
         (with ties, every item at that confidence is counted). At threshold t with n items at
         or above it, k of which agreed, the p-value of "agreement below the target" is the
         binomial probability P(Bin(n, 1 - target) <= n - k); t is certified when it is at most
@@ -317,7 +316,7 @@ def selective_threshold(
     order = np.lexsort((a, -c))  # most confident first (ties: a fixed order; counts are per value)
     c, a = c[order], a[order]
     cum_agree = np.cumsum(a)
-    counts = selective_sequence(
+    counts = _selective_sequence(
         n_total,
         target_agreement=target_agreement,
         confidence_level=confidence_level,
@@ -360,7 +359,7 @@ def selective_threshold(
     if best is None:
         first = tests[0]
         rate = first["n_agree"] / first["n"]
-        need = labels_to_certify(
+        need = _labels_to_certify(
             rate, target_agreement, confidence_level, start=start, min_items=min_items
         )
         if need is not None:
@@ -411,7 +410,7 @@ def _too_few(n: int, k: int, target: float, level: float, min_items: int | None)
     when it is true: no fewer labels than a perfect run needs; a lower target only as the most
     a perfect run of these ``n`` certifies (never a target fitted to the labels)."""
     delta = 1 - level
-    need = perfect_run_items(target, level)
+    need = _perfect_run_items(target, level)
     seen = f"these {n} agree {k / n:.1%}, {k}/{n}"
     if n < need:
         highest = math.floor(delta ** (1 / n) * 1000) / 1000  # the largest T with T ** n <= delta

@@ -14,7 +14,6 @@ from scipy import stats
 
 from jevalkit.errors import StatsError
 from jevalkit.labels import calibrate_cascade, load_cascade
-from jevalkit.stats import labels_to_certify, perfect_run_items
 
 
 def rows_of(model, case_ids, probs, **extra):
@@ -32,12 +31,11 @@ def labels_for(case_ids, levels):
 @pytest.mark.parametrize("target", [0.8, 0.9, 0.95])
 def test_every_number_of_judges_and_level_certifies_a_perfect_judge(n_judges, level, target):
     """A first judge that always agrees with people decides every labelled item once there are
-    as many labels as labels_to_certify says (each stage tested at 1 - (1 - level) / judges);
-    with one label fewer than a perfect run needs, it decides nothing and says so."""
+    as many labels as a perfect run needs to pass at its stage's level, 1 - (1 - level) / judges
+    (the fewest n with target ** n <= 1 - that level); with one label fewer, it decides nothing
+    and says how many it would take."""
     stage_level = 1 - (1 - level) / n_judges
-    need = labels_to_certify(1.0, target, stage_level)
-    assert need == perfect_run_items(target, stage_level)
-    assert target**need <= 1 - stage_level < target ** (need - 1)
+    need = next(n for n in range(1, 1000) if target**n <= 1 - stage_level)
     rng = np.random.default_rng(n_judges)
     truth = rng.random(need) < 0.5
     ids = [f"c{i}" for i in range(need)]
@@ -59,6 +57,7 @@ def test_every_number_of_judges_and_level_certifies_a_perfect_judge(n_judges, le
     fewer = calibrate_cascade(judged, labels.iloc[:-1], confidence_level=level, **kw)
     assert all(math.isinf(t) for t in fewer.thresholds)
     assert f"even if all {need - 1} agreed" in fewer.stages["method"].iloc[0]
+    assert f"label at least {need} (more if some disagree)" in fewer.stages["method"].iloc[0]
 
 
 def test_three_judges_at_ninety_percent_certify_with_enough_labels():

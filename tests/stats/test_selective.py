@@ -13,13 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from jevalkit.errors import StatsError
-from jevalkit.stats import (
-    labels_to_certify,
-    level_sets,
-    perfect_run_items,
-    selective_sequence,
-    selective_threshold,
-)
+from jevalkit.stats import level_sets, selective_threshold
 
 
 def reference_threshold(c, agree, target, level, start=0.2, min_items=None):
@@ -92,12 +86,14 @@ def test_the_threshold_is_the_fixed_sequence_one(seed):
 def test_the_sequence_is_fixed_before_the_labels(target, level, start, min_items):
     rng = np.random.default_rng(7)
     c = rng.uniform(0.5, 1.0, 400)
-    counts = selective_sequence(
-        400, target_agreement=target, confidence_level=level, start=start, min_items=min_items
-    )
-    # the same sequence whatever the labels: every test is at one of these counts (no ties)
+    counts = None
     for agree in (np.ones(400, bool), rng.random(400) < c, rng.random(400) < 0.97):
-        expected, _ = reference_threshold(c, agree, target, level, start, min_items)
+        expected, tested = reference_threshold(c, agree, target, level, start, min_items)
+        # the thresholds tested are the same whatever the labels, up to where the run stops
+        ordered = np.sort(c)[::-1]
+        fixed = [int(np.flatnonzero(ordered == t)[0]) + 1 for t in tested]
+        assert counts is None or fixed[: len(counts)] == counts[: len(fixed)]
+        counts = fixed if counts is None or len(fixed) > len(counts) else counts
         try:
             t = selective_threshold(
                 c, agree, target_agreement=target, confidence_level=level, start=start,
@@ -106,9 +102,9 @@ def test_the_sequence_is_fixed_before_the_labels(target, level, start, min_items
         except StatsError:
             assert expected is None
             continue
-        assert t.threshold == expected and set(t.tests["n"]) <= set(counts.tolist())
+        assert t.threshold == expected and t.tests["n"].tolist() == fixed[: len(t.tests)]
     # a perfect run passes the first test: it starts where it can
-    assert target ** counts[0] <= 1 - level and counts[-1] == 400
+    assert target ** counts[0] <= 1 - level
 
 
 def test_every_item_agreeing_certifies_the_lowest_threshold():
@@ -139,25 +135,25 @@ def even_run(n, agreement):
     return np.linspace(1.0, 0.5, n), np.diff(disagreed) == 0
 
 
+ADVICE = r"the (\d+) most confident \(the first test\) agree [\d.]+% \((\d+)/\d+.*spread evenly, (\d+) labelled"
+
+
 @pytest.mark.parametrize(
-    ("agreement", "target", "level"),
-    [(1.0, 0.9, 0.9), (1.0, 0.9, 1 - 0.1 / 3), (0.97, 0.9, 0.9), (0.95, 0.9, 0.95),
-     (0.9, 0.8, 0.9), (0.99, 0.95, 0.99), (0.93, 0.9, 1 - 0.1 / 4)],
+    ("agreement", "target", "level", "n"),
+    [(0.94, 0.9, 0.9, 60), (0.95, 0.9, 0.95, 60), (0.9, 0.8, 0.9, 30), (0.98, 0.95, 0.99, 200),
+     (0.93, 0.9, 1 - 0.1 / 4, 200), (0.92, 0.9, 0.9, 300)],
 )  # fmt: skip
-def test_the_labels_that_would_certify_it_do(agreement, target, level):
-    """The advice is checked by running with that many: a sample of that size at that
-    agreement is certified, and one of a tenth fewer is not (at most a handful fewer, where the
-    discreteness of the exact test allows)."""
-    need = labels_to_certify(agreement, target, level)
-    c, agree = even_run(need, agreement)
-    assert agree.mean() >= agreement - 1 / need
+def test_the_labels_a_refusal_says_would_certify_it_do(agreement, target, level, n):
+    """The advice is checked by running with that many: a sample of that size whose agreement
+    is the refused first test's, spread evenly, is certified."""
+    c, agree = even_run(n, agreement)
+    with pytest.raises(StatsError, match="cannot certify") as refused:
+        selective_threshold(c, agree, target_agreement=target, confidence_level=level)
+    first, agreed, need = (int(g) for g in re.search(ADVICE, str(refused.value)).groups())
+    assert need > n
+    c, agree = even_run(need, agreed / first)
     t = selective_threshold(c, agree, target_agreement=target, confidence_level=level)
-    assert t.agreement >= target
-    fewer = int(need * 0.9)
-    if fewer >= 2:
-        with pytest.raises(StatsError, match="cannot certify"):
-            selective_threshold(*even_run(fewer, agreement), target_agreement=target,
-                                confidence_level=level)  # fmt: skip
+    assert t.agreement >= target and t.tests["certified"].iloc[0]
 
 
 def test_a_refusal_says_how_many_labels_would_certify():
@@ -165,13 +161,13 @@ def test_a_refusal_says_how_many_labels_would_certify():
     c = rng.uniform(0.5, 1, 60)
     agree = np.ones(60, bool)
     agree[np.argsort(-c)[:2]] = False  # the two most confident disagree: 20 of 22 cannot certify
-    with pytest.raises(
-        StatsError, match=r"spread evenly, (\d+) labelled items would certify it"
-    ) as e:
+    with pytest.raises(StatsError, match=ADVICE) as e:
         selective_threshold(c, agree, target_agreement=0.9, confidence_level=0.9)
-    need = int(re.search(r"spread evenly, (\d+) labelled", str(e.value)).group(1))
     assert "the 22 most confident (the first test) agree 90.9% (20/22" in str(e.value)
-    assert need == labels_to_certify(20 / 22, 0.9, 0.9)
+    need = int(re.search(ADVICE, str(e.value)).group(3))
+    selective_threshold(*even_run(need, 20 / 22), target_agreement=0.9, confidence_level=0.9)
+    with pytest.raises(StatsError, match="cannot certify"):  # and a tenth fewer do not
+        selective_threshold(*even_run(int(need * 0.9), 20 / 22), target_agreement=0.9)
 
 
 def test_three_judges_at_ninety_percent_start_where_a_perfect_run_passes():
@@ -179,7 +175,7 @@ def test_three_judges_at_ninety_percent_start_where_a_perfect_run_passes():
     three judges at 90% confidence could never certify a 90% target. The first test now covers
     33 items (0.9^33 = 0.031) when a fifth of the labels is fewer."""
     level = 1 - 0.1 / 3
-    assert perfect_run_items(0.9, level) == 33 and 0.9**32 > 0.1 / 3 >= 0.9**33
+    assert 0.9**32 > 0.1 / 3 >= 0.9**33
     c = np.linspace(1.0, 0.5, 100)
     t = selective_threshold(c, np.ones(100, bool), target_agreement=0.9, confidence_level=level)
     assert t.tests["n"].iloc[0] == 33 and t.coverage == 1.0
