@@ -721,7 +721,7 @@ def sim_cascade_coverage(reps: int, seed: int) -> list[dict]:
 def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
     """The shift check (issue 51). (a) False refusals: the cascade's test (scipy's two-sample
     Kolmogorov-Smirnov test at 0.001, as Cascade.shift runs it) on 500 calibration
-    confidences against 20,000 new items drawn like them, 25 x reps times. (b) The issue's
+    confidences against 20,000 new items drawn like them, 100 x reps times. (b) The issue's
     shifted scenario through Cascade.apply: calibrated on 500 labels at target 0.8, applied to
     20,000 items of harder systems (ease z ~ N(-1, 1): the same judge and P(agree | z), lower
     confidence), min(reps, 10) calibrations: refused without accept_shift, and what the
@@ -729,12 +729,22 @@ def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
     items like the labelled ones (not refused)."""
     rng = np.random.default_rng(seed)
     false = []
-    for _ in range(25 * reps):
+    for _ in range(100 * reps):
         ref, _ = toe_judge(rng, 500, 1)
         new, _ = toe_judge(rng, 20_000, 1)
         false.append(sps.ks_2samp(ref, new).pvalue < 0.001)
-    out = [row("shift check: items like the labelled ones refused (KS at 0.001, 500 vs 20,000)",
-               false, "false refusals", 0.001)]  # fmt: skip
+    low, high = wilson_ci(int(np.sum(false)), len(false))
+    out = [
+        {
+            **row(
+                "shift check: items like the labelled ones refused (KS at 0.001, 500 vs 20,000)",
+                false,
+                "false refusals",
+                0.001,
+            ),  # fmt: skip
+            "mc_interval": (low, high),
+        }
+    ]
     refused, accepted = {0.0: [], -1.0: []}, {0.0: [], -1.0: []}
     for _ in range(min(reps, 10)):
         z = rng.normal(size=500)
