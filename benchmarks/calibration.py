@@ -741,7 +741,7 @@ def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
                 false,
                 "false refusals",
                 0.001,
-            ),  # fmt: skip
+            ),
             "mc_interval": (low, high),
         }
     ]
