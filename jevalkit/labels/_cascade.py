@@ -409,22 +409,29 @@ class Cascade(Result):
             >>> sorted(set(out["decided_by"])), bool(out["shift"].isna().all())
             (['cheap', 'person', 'strong'], True)
         """
+        return self._apply(judged, accept_shift, shift_alpha)[0]
+
+    def _apply(
+        self, judged: pd.DataFrame, accept_shift: bool, shift_alpha: float
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """:meth:`apply`'s table and :meth:`shift`'s."""
         if not isinstance(accept_shift, bool):
             raise StatsError(f"accept_shift must be True or False, got {accept_shift!r}")
         verdicts, routed = self._routed(judged)
-        shifted = self._shift(verdicts, routed, shift_alpha)
-        shifted = shifted[shifted["shifted"]]
+        tests = self._shift(verdicts, routed, shift_alpha)
+        shifted = tests[tests["shifted"]]
         if shifted.empty:
-            return routed.assign(shift=None)
+            return routed.assign(shift=None), tests
         said = "; ".join(shifted["message"])
         if accept_shift:
-            return routed.assign(shift=f"accepted: {said}")
+            return routed.assign(shift=f"accepted: {said}"), tests
         void = (
             f"{said}: the guarantee does not hold for items unlike the calibration items, so "
             "every item goes to a person (accept_shift=True, or --accept-shift, applies the "
             "cascade anyway)"
         )
-        return routed.assign(verdict=None, decided_by=PERSON, confidence=np.nan, shift=void)
+        routed = routed.assign(verdict=None, decided_by=PERSON, confidence=np.nan, shift=void)
+        return routed, tests
 
     def summary(
         self,
@@ -452,8 +459,8 @@ class Cascade(Result):
             >>> bool(total["cost_judges"] < total["cost_last_judge"] < total["cost_people"])
             True
         """
-        applied = self.apply(judged, accept_shift=accept_shift, shift_alpha=shift_alpha)
-        tests = self.shift(judged, alpha=shift_alpha).set_index("judge")["p_value"]
+        applied, tests = self._apply(judged, accept_shift, shift_alpha)
+        tests = tests.set_index("judge")["p_value"]
         n = max(len(applied), 1)
         rows, reach, cost = [], 1.0, 0.0
         for judge, stage in zip(self.judges, self.stages.itertuples(index=False), strict=True):

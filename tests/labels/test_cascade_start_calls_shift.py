@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.errors import StatsError
 from jevalkit.labels import calibrate_cascade, load_cascade
@@ -305,3 +306,20 @@ def test_the_file_keeps_the_reference_small_and_refuses_edits_and_old_files(tmp_
         load_cascade(tmp_path / "nocalls.json")
     with pytest.raises(StatsError, match="accept_shift must be True or False"):
         cascade.apply(judged, accept_shift="yes")
+
+
+def test_the_oracle_band_is_read_off_the_curve_with_exact_intervals():
+    """Pinned to statsmodels' Clopper-Pearson interval ('beta') on each point of the curve."""
+    judged, labels = called()
+    cascade = calibrate_cascade(judged, labels, **KW)
+    band = cascade.oracle_band().set_index("judge")
+    for judge in cascade.judges:
+        curve = cascade.curves[cascade.curves["judge"] == judge]
+        k = np.round(curve["agreement"] * curve["n"]).astype(int)
+        low, high = proportion_confint(k, curve["n"], alpha=0.1, method="beta")
+        cov = curve["coverage"]
+        assert band.loc[judge, "oracle_low"] == pytest.approx(cov[low >= 0.85].max())
+        assert band.loc[judge, "oracle_high"] == pytest.approx(cov[high >= 0.85].max())
+        assert band.loc[judge, "oracle"] == pytest.approx(cov[curve["agreement"] >= 0.85].max())
+        assert band.loc[judge, "certified"] == pytest.approx(cov[curve["chosen"]].max())
+    assert band.loc["cheap", "certified"] <= band.loc["cheap", "oracle"]
