@@ -737,7 +737,8 @@ def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
     out = [
         {
             **row(
-                "shift check: items like the labelled ones refused (KS at 0.001, 500 vs 20,000)",
+                "shift check: items like the labelled ones refused (KS at 0.001, 500 vs 20,000): "
+                f"{int(np.sum(false))} of {len(false)}",
                 false,
                 "false refusals",
                 0.001,
@@ -856,7 +857,7 @@ def main() -> None:
                 f" (mean half-width {r['mean_half_width']:.4f})" if "mean_half_width" in r else ""
             )
             if "mc_interval" in r:
-                extra += f" (95% Monte Carlo interval {r['mc_interval'][0]:.3f}-{r['mc_interval'][1]:.3f})"
+                extra += f" (95% Monte Carlo interval {r['mc_interval'][0]:.4f}-{r['mc_interval'][1]:.4f})"
             if "finite_coverage" in r:
                 extra += f" (coverage of the drawn items' mean {r['finite_coverage']:.3f})"
             print(
