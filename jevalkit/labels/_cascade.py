@@ -415,8 +415,9 @@ class Cascade(Result):
         self, judged: pd.DataFrame, accept_shift: bool, shift_alpha: float
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """:meth:`apply`'s table and :meth:`shift`'s."""
-        if not isinstance(accept_shift, bool):
+        if not isinstance(accept_shift, bool | np.bool_):
             raise StatsError(f"accept_shift must be True or False, got {accept_shift!r}")
+        accept_shift = bool(accept_shift)
         verdicts, routed = self._routed(judged)
         tests = self._shift(verdicts, routed, shift_alpha)
         shifted = tests[tests["shifted"]]
