@@ -19,6 +19,7 @@ import time
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from scipy.special import expit
 from sizes import parser, size
 
 from jevalkit.errors import StatsError
@@ -36,7 +37,7 @@ from jevalkit.metrics import (
     rank,
     win_rate,
 )
-from jevalkit.stats import bimodality, level_sets, selective_threshold
+from jevalkit.stats import bimodality, level_sets, selective_threshold, wilson_ci
 
 
 def covered(low: float, high: float, truth: float) -> bool:
@@ -600,6 +601,195 @@ def sim_calibrate_cascade(reps: int, seed: int) -> list[dict]:
     return out
 
 
+def toe_judge(rng, n: int, calls: int, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Issue 51's simulated judge of the "Trust or Escalate" kind: an item of ease
+    z ~ N(shift, 1); a person agrees with the judge's verdict with probability
+    expit(2 + 1.5 z); the judge's confidence per call is 0.5 + 0.5 expit(2 (z + e)),
+    e ~ N(0, 0.6) afresh for each call, and its confidence in the item the mean over its calls.
+    Returns the confidences and whether the person agreed."""
+    z = rng.normal(shift, 1.0, n)
+    agree = rng.random(n) < expit(2 + 1.5 * z)
+    per_call = 0.5 + 0.5 * expit(2 * (z[:, None] + rng.normal(0, 0.6, (n, calls))))
+    return per_call.mean(axis=1), agree
+
+
+def toe_population(calls: int, n: int = 400_000) -> tuple[np.ndarray, np.ndarray]:
+    """The population a threshold is judged on: confidences, most confident first, and the
+    exact agreement P(agree | z) averaged over the items at or above each."""
+    rng = np.random.default_rng(12_345 + calls)
+    z = rng.normal(size=n)
+    conf = (0.5 + 0.5 * expit(2 * (z[:, None] + rng.normal(0, 0.6, (n, calls))))).mean(axis=1)
+    order = np.argsort(-conf)
+    return conf[order], np.cumsum(expit(2 + 1.5 * z[order])) / np.arange(1, n + 1)
+
+
+def _decided(population: tuple[np.ndarray, np.ndarray], threshold: float, target: float):
+    """The share of the population at or above a threshold, and whether its agreement is at
+    least the target (a refusal, inf, decides nothing and keeps it)."""
+    conf, agreement = population
+    m = int(np.searchsorted(-conf, -threshold, side="right")) if math.isfinite(threshold) else 0
+    return m / conf.size, bool(m == 0 or agreement[m - 1] >= target)
+
+
+def _start_at_30(conf: np.ndarray, agree: np.ndarray, target: float, level: float) -> float:
+    """The rule before issue 51 (and the anchor's code): the first test on the 30 most
+    confident items, then every item down; the last threshold certified (inf: none)."""
+    order = np.argsort(-conf)
+    c, k = conf[order], np.cumsum(agree[order])
+    n = np.arange(1, c.size + 1)
+    p = sps.binom.cdf(n - k, n, 1 - target)
+    failed = np.flatnonzero(p[29:] > 1 - level)
+    last = (failed[0] + 29 if failed.size else c.size) - 1
+    return float(c[last]) if last >= 29 else math.inf
+
+
+def _cascade_rows(conf_calls: np.ndarray, agree: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judge rows (one per call) and labels for calibrate_cascade from simulated calls."""
+    n, calls = conf_calls.shape
+    ids = np.array([f"c{i}" for i in range(n)])
+    yes = conf_calls.ravel()
+    judged = pd.DataFrame(
+        {
+            "model": "judge",
+            "system": "m",
+            "case_id": np.repeat(ids, calls),
+            "repeat": np.tile(np.arange(calls), n),
+            "probs": list(np.c_[1 - yes, yes]),
+        }
+    )
+    labels = pd.DataFrame({"system": "m", "case_id": ids, "level": np.where(agree, "yes", "no")})
+    return judged, labels
+
+
+def sim_cascade_coverage(reps: int, seed: int) -> list[dict]:
+    """Issue 51's table: the share of items a one-judge cascade decides at 90% confidence, on
+    the simulated "Trust or Escalate" judge, with its confidence from 1 or 2 calls: mean and
+    median share of fresh items decided, against the rule before (the first test on 30 items,
+    then every item) and the oracle (the largest share whose agreement is the target); the
+    observed value is the share of calibrations that kept the guarantee (refusals keep it).
+    The threshold is selective_threshold's on the mean of the calls; the first 3 calibrations
+    of each cell also go through calibrate_cascade on judge rows (one per call), which must
+    give the same threshold."""
+    out = []
+    for calls in (1, 2):
+        population = toe_population(calls)
+        for target, n in ((0.85, 500), (0.9, 200), (0.9, 500)):
+            rng = np.random.default_rng([seed, calls, n, int(target * 100)])
+            shares, kept, before = [], [], []
+            for rep in range(reps):
+                z = rng.normal(size=n)
+                agree = rng.random(n) < expit(2 + 1.5 * z)
+                per_call = 0.5 + 0.5 * expit(2 * (z[:, None] + rng.normal(0, 0.6, (n, calls))))
+                conf = per_call.mean(axis=1)
+                try:
+                    threshold = selective_threshold(
+                        conf, agree, target_agreement=target, confidence_level=0.9
+                    ).threshold
+                except StatsError:
+                    threshold = math.inf
+                if rep < 3:
+                    judged, labels = _cascade_rows(per_call, agree)
+                    cascade = calibrate_cascade(
+                        judged, labels, judges=["judge"], levels=["no", "yes"],
+                        target_agreement=target, confidence_level=0.9,
+                    )  # fmt: skip
+                    assert cascade.thresholds[0] == threshold and cascade.calls == (calls,)
+                share, ok = _decided(population, threshold, target)
+                shares.append(share)
+                kept.append(ok)
+                before.append(
+                    _decided(population, _start_at_30(conf, agree, target, 0.9), target)[0]
+                )
+            oracle = _decided(
+                population, population[0][np.flatnonzero(population[1] >= target).max()], target
+            )[0]
+            low, high = wilson_ci(int(np.sum(kept)), len(kept))
+            out.append(
+                {
+                    **row(
+                        f"cascade, simulated Trust-or-Escalate judge, {calls} call(s), target "
+                        f"{target}, {n} labels: decided mean {np.mean(shares):.1%}, median "
+                        f"{np.median(shares):.1%} (first test on 30: mean {np.mean(before):.1%}, "
+                        f"median {np.median(before):.1%}; oracle {oracle:.1%}); kept",
+                        kept,
+                        "kept",
+                        0.9,
+                    ),
+                    "mc_interval": (low, high),
+                    "decided_mean": float(np.mean(shares)),
+                    "decided_median": float(np.median(shares)),
+                }
+            )
+    return out
+
+
+def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
+    """The shift check (issue 51). (a) False refusals: the cascade's test (scipy's two-sample
+    Kolmogorov-Smirnov test at 0.001, as Cascade.shift runs it) on 500 calibration
+    confidences against 20,000 new items drawn like them, 100 x reps times. (b) The issue's
+    shifted scenario through Cascade.apply: calibrated on 500 labels at target 0.8, applied to
+    20,000 items of harder systems (ease z ~ N(-1, 1): the same judge and P(agree | z), lower
+    confidence), min(reps, 10) calibrations: refused without accept_shift, and what the
+    cascade would have decided with it (the agreement falls below the target); the same with
+    items like the labelled ones (not refused)."""
+    rng = np.random.default_rng(seed)
+    false = []
+    for _ in range(100 * reps):
+        ref, _ = toe_judge(rng, 500, 1)
+        new, _ = toe_judge(rng, 20_000, 1)
+        false.append(sps.ks_2samp(ref, new).pvalue < 0.001)
+    low, high = wilson_ci(int(np.sum(false)), len(false))
+    out = [
+        {
+            **row(
+                "shift check: items like the labelled ones refused (KS at 0.001, 500 vs 20,000): "
+                f"{int(np.sum(false))} of {len(false)}",
+                false,
+                "false refusals",
+                0.001,
+            ),
+            "mc_interval": (low, high),
+        }
+    ]
+    refused, accepted = {0.0: [], -1.0: []}, {0.0: [], -1.0: []}
+    for _ in range(min(reps, 10)):
+        z = rng.normal(size=500)
+        agree = rng.random(500) < expit(2 + 1.5 * z)
+        per_call = 0.5 + 0.5 * expit(2 * (z[:, None] + rng.normal(0, 0.6, (500, 1))))
+        judged, labels = _cascade_rows(per_call, agree)
+        cascade = calibrate_cascade(
+            judged, labels, judges=["judge"], levels=["no", "yes"], target_agreement=0.8
+        )
+        for shift in refused:
+            zn = rng.normal(shift, 1.0, 20_000)
+            new_agree = rng.random(zn.size) < expit(2 + 1.5 * zn)
+            new_conf = 0.5 + 0.5 * expit(2 * (zn[:, None] + rng.normal(0, 0.6, (zn.size, 1))))
+            new, _ = _cascade_rows(new_conf, new_agree)
+            plain = cascade.apply(new)
+            refused[shift].append(
+                bool((plain["decided_by"] == "person").all() and plain["shift"].notna().all())
+            )
+            anyway = cascade.apply(new, accept_shift=True)
+            decided = (anyway["decided_by"] == "judge").to_numpy()
+            index = anyway["case_id"].str[1:].astype(int).to_numpy()
+            accepted[shift].append((decided.mean(), new_agree[index][decided].mean()))
+    for shift, name in (
+        (-1.0, "harder systems (ease -1 SD)"),
+        (0.0, "items like the labelled ones"),
+    ):
+        share, agreement = np.mean(accepted[shift], axis=0)
+        out.append(
+            row(
+                f"shift check, Cascade.apply, {name}: refused (target 0.8; with accept_shift it "
+                f"would decide {share:.0%} at agreement {agreement:.1%})",
+                refused[shift],
+                "refusals",
+                1.0 if shift else 0.001,
+            )
+        )
+    return out
+
+
 def sim_pass_at_k(reps: int, seed: int) -> list[dict]:
     """Cases whose pass probability p ~ Beta(2, 2) (and Beta(4, 1): most cases usually pass),
     n = 10 repeats each: do the intervals of pass@k and pass^k hold E[1 - (1 - p)^k] and E[p^k]
@@ -650,6 +840,8 @@ SIMULATIONS = {
     "selective_threshold": sim_selective_threshold,
     "level_sets": sim_level_sets,
     "calibrate_cascade": sim_calibrate_cascade,
+    "cascade_coverage": sim_cascade_coverage,
+    "cascade_shift": sim_cascade_shift,
     "pass_at_k": sim_pass_at_k,
 }
 
@@ -669,10 +861,12 @@ def main() -> None:
             extra = (
                 f" (mean half-width {r['mean_half_width']:.4f})" if "mean_half_width" in r else ""
             )
+            if "mc_interval" in r:
+                extra += f" (95% Monte Carlo interval {r['mc_interval'][0]:.4f}-{r['mc_interval'][1]:.4f})"
             if "finite_coverage" in r:
                 extra += f" (coverage of the drawn items' mean {r['finite_coverage']:.3f})"
             print(
-                f"{r['observed']:>9.3f} {r['nominal']:>8.2f}  {r['kind']:<16} {r['method']}{extra}"
+                f"{r['observed']:>9.3f} {r['nominal']:>8.3g}  {r['kind']:<16} {r['method']}{extra}"
             )
         print(f"{'':>9} {'':>8}  ({name}: {time.perf_counter() - started:.0f} s)")
 

@@ -216,12 +216,19 @@ def race_plot(table: pd.DataFrame, *, cases_drawn: int, title: str) -> plt.Figur
 
 
 def agreement_curves(
-    curves: pd.DataFrame, chosen: pd.DataFrame, *, target: float, title: str
+    curves: pd.DataFrame,
+    chosen: pd.DataFrame,
+    *,
+    target: float,
+    title: str,
+    oracle: pd.DataFrame | None = None,
 ) -> plt.Figure:
     """Agreement with people against coverage, one line per judge (``curves``: ``judge``,
     ``coverage``, ``agreement``, ``n``, as a cascade's ``curves``), the target as a dashed
     line, and each judge's chosen threshold (``chosen``: ``judge``, ``coverage``,
-    ``agreement``) as a ring.
+    ``agreement``) as a ring; with ``oracle`` (``judge``, ``oracle``, ``oracle_low``,
+    ``oracle_high``, as :meth:`jevalkit.labels.Cascade.oracle_band`), each judge's oracle band
+    as a shaded stretch of the target line and its in-sample oracle as a tick.
 
     Example:
         >>> c = pd.DataFrame({"judge": "j", "coverage": [0.5, 1.0], "agreement": [1.0, 0.8], "n": [2, 4]})
@@ -236,6 +243,11 @@ def agreement_curves(
             ax.plot(
                 mine["coverage"], mine["agreement"], "o", mfc="none", ms=10, color=line.get_color()
             )
+            band = oracle[oracle["judge"] == judge] if oracle is not None else pd.DataFrame()
+            for r in band.itertuples():
+                ax.plot([r.oracle_low, r.oracle_high], [target, target], lw=8, alpha=0.25,
+                        color=line.get_color(), solid_capstyle="butt")  # fmt: skip
+                ax.plot([r.oracle], [target], "|", ms=14, color=line.get_color())
         ax.axhline(target, ls="--", color="grey", lw=1, label=f"target {target:.0%}")
         ax.set_xlabel("coverage (share of labelled items at or above the threshold)")
         ax.set_ylabel("agreement with people")

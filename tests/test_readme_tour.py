@@ -16,6 +16,7 @@ import math
 import re
 import shlex
 import shutil
+import zlib
 from pathlib import Path
 
 import pytest
@@ -137,16 +138,19 @@ def tour(tmp_path_factory):
 
 def security_logprobs(body: dict) -> dict | None:
     """How the bundled cascade's two simulated judges answer the ``security`` prompt: both say
-    safe ("No"), sure (0.99) but for the answers that puzzle them (0.6): the small judge those
-    about a password or turning something off, the large one those about logging in or turning
-    something off. None for other chat requests (no logprobs)."""
+    safe ("No"), as sure as the calibration's judges tend to be (between 0.52 and 0.99, by a
+    hash of the prompt: the cascade checks that new answers are like the labelled ones) but
+    for the answers that puzzle them (0.51): the small judge those about a password or turning
+    something off, the large one those about logging in or turning something off. None for
+    other chat requests (no logprobs)."""
     text = json.dumps(body.get("messages"))
     if body.get("model") not in ("small-judge", "large-judge") or "unsafe" not in text:
         return None
     puzzles = ("password", "turn it off")
     if body["model"] == "large-judge":
         puzzles = ("log in", "turn it off")
-    p = 0.6 if any(word in text for word in puzzles) else 0.99
+    spread = 0.52 + 0.47 * (zlib.crc32(text.encode()) % 100) / 99
+    p = 0.51 if any(word in text for word in puzzles) else spread
     alts = [{"token": "No", "logprob": math.log(p)}, {"token": "Yes", "logprob": math.log(1 - p)}]
     return {"content": [{"token": "No", "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
 

@@ -20,7 +20,7 @@ def print_cascade(cascade: Cascade) -> None:
     """The guarantee in one line, then the stages."""
     print(cascade.guarantee)
     table = cascade.table()[
-        ["judge", "threshold", "n_reaching", "n_judged", "n_decided", "agreement", "p_value"]
+        ["judge", "threshold", "calls", "n_reaching", "n_decided", "agreement", "p_value"]
     ]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(table.to_string(index=False))
@@ -66,18 +66,22 @@ def judge_with_cascade(args: argparse.Namespace) -> int:
             f"{args.evaluator}: judge with {cascade.evaluator.split('@')[0]}, or calibrate a "
             f"cascade for {args.evaluator}"
         )
-    design = cascade.design(source=str(args.cascade))
+    design = cascade.design(source=str(args.cascade), accept_shift=args.accept_shift)
     options = run_options(args, design=design)
     result = judge(cascade.evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
     run = result.design
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):
         print(run.table().to_string(index=False))
+    shift = run.decisions["shift"].iloc[0] if len(run.decisions) else None
+    if shift:
+        print(shift)
     print(
-        f"{run.n_items - run.n_people} of {run.n_items} case(s) decided by a judge; {run.n_people} for people"
+        f"{run.n_items - run.n_people} of {run.n_items} case(s) decided by a judge; "
+        f"{run.n_people} for people"
     )
     if args.for_people:
-        plan = cascade.for_people(result.rows, cases=args.data)
+        plan = cascade.for_people(result.rows, cases=args.data, accept_shift=args.accept_shift)
         plan.to_json(args.for_people, orient="records", lines=True)
         print(
             f"the cases for people: {args.for_people} ({len(plan)}; a label plan for the Labeler)"

@@ -30,6 +30,16 @@ def _share(text: str) -> float:
     return value
 
 
+def _start(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share such as 0.2, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share between 0 and 1, got {text!r}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``cascade`` command group."""
     group = add_command(sub, "cascade")
@@ -67,9 +77,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     cal.add_argument(
         "--min-items",
         type=int,
-        default=30,
+        default=None,
         metavar="N",
-        help="thresholds with fewer labelled items above them are not tested (default 30)",
+        help="the fewest labelled items a judge's first test covers (default: the fewest at "
+        "which a run of perfect agreement passes at its level)",
+    )
+    cal.add_argument(
+        "--start",
+        type=_start,
+        default=None,
+        metavar="SHARE",
+        help="the share of the labelled items reaching a judge that its first test covers "
+        "(default 0.2)",
     )
     cal.add_argument("--out", required=True, help="the cascade file to write (JSON)")
     cal.set_defaults(handler=_calibrate)
@@ -115,6 +134,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         confidence_level=args.confidence,
         levels=args.levels,
         min_items=args.min_items,
+        start=args.start,
     )
     out = cascade.save(args.out)
     print_cascade(cascade)

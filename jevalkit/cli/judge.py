@@ -65,6 +65,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="with --cascade: write the cases left for people as a label plan (JSONL)",
     )
+    cmd.add_argument(
+        "--accept-shift",
+        action="store_true",
+        help="with --cascade: decide by the cascade even when the new cases' confidences differ "
+        "from the calibration items' (by default every case then goes to people: the guarantee "
+        "holds only for items like the labelled ones)",
+    )
     add_run_arguments(cmd)
     cmd.set_defaults(handler=_judge)
     group = add_command(sub, "judges")
@@ -80,6 +87,8 @@ def _judge(args: argparse.Namespace) -> int:
         return judge_with_cascade(args)
     if args.for_people:
         raise UsageError("--for-people goes with --cascade (the cases a cascade leaves for people)")
+    if args.accept_shift:
+        raise UsageError("--accept-shift goes with --cascade (a cascade's shift check)")
     config = JudgeConfig(
         method=args.method,
         prompt_style=args.prompt_style,

@@ -10,6 +10,11 @@ at every stage). Then the verdicts the cascade does not send to a person agree w
 least ``target_agreement`` of the time on average over items like the calibration items: every
 stage's decided items do, and the cascade's are their mixture.
 
+A judge's confidence is the mean over its k calls per item (repeats; both orders of a pairwise
+game), with k recorded per judge; where the cascade is used, each stage compares the new items'
+confidence with its calibration items' (:mod:`._shift`), and a shift voids the guarantee: every
+item goes to a person unless the caller accepts it.
+
 What is not guaranteed: agreement per item, per system or per slice; items unlike the
 calibration items (another judge prompt, another kind of output, a shifted mix of systems); and
 labels that were not a uniform random sample of the items (refused here).
@@ -28,25 +33,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..contract import Result, estimator, not_a_statistic
 from ..errors import JevalkitError, StatsError
 from ..judges import JudgeConfig, load_cases, load_judge_prompt
 from ..stats import agreement_curve, selective_threshold
+from ._calls import judge_items
 from ._cascade_design import CascadeDesign
 from ._judge_rows import (
     ITEM,
     NO_SYSTEM,
+    PENDING,
     PERSON,
     CascadeStage,
     item_systems,
-    item_verdicts,
     judge_names,
     route,
 )
 from ._people import check_like_the_judged, judge_levels, person_levels, with_people
+from ._shift import SHIFT_ALPHA, SHIFT_COLUMNS, reference_sample, shift_check
 
-CASCADE_FORMAT = "jevalkit-cascade/1"
+CASCADE_FORMAT = "jevalkit-cascade/2"  # /2: calls and calibration confidences per judge
 
 
 def _evaluator_of(rows: pd.DataFrame) -> tuple[str | None, str | None]:
@@ -75,7 +83,11 @@ def _stage_of(rows: pd.DataFrame, name: str) -> CascadeStage:
         config = None
     embedded = model == "local" or ("model_sha256" in rows and rows["model_sha256"].notna().any())
     urls = rows["base_url"].dropna().astype(str).unique() if "base_url" in rows else []
-    per_item = rows.groupby([item_systems(rows), rows["case_id"].astype(str)]).size()
+    keys = [item_systems(rows), rows["case_id"].astype(str)]
+    # repeats per item (a pairwise game's two orders are one repeat, two calls)
+    per_item = (
+        rows.groupby(keys)["repeat"].nunique() if "repeat" in rows else rows.groupby(keys).size()
+    )
     return CascadeStage(
         name=name,
         model=model,
@@ -132,19 +144,22 @@ def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.Dat
 
 
 def _digest(record: dict[str, Any]) -> str:
-    """A hash of what the guarantee rests on (the judges, their parameters, thresholds and
-    repeats, the levels, the prompt, the target): a file edited by hand no longer matches. The
-    endpoints are not in it: a judge may move to another address."""
+    """A hash of what the guarantee rests on (the judges, their parameters, thresholds, repeats
+    and calls, the calibration confidences the shift check compares with, the levels, the
+    prompt, the target): a file edited by hand no longer matches. The endpoints are not in it:
+    a judge may move to another address."""
     fields = ("format", "evaluator", "prompt_hash", "levels", "target_agreement",
-              "confidence_level", "n_calibration", "confidence_column", "min_items")  # fmt: skip
-    per_judge = ("name", "model", "threshold", "parameters", "params_hash", "repeats")
+              "confidence_level", "n_calibration", "confidence_column", "min_items",
+              "start")  # fmt: skip
+    per_judge = ("name", "model", "threshold", "parameters", "params_hash", "repeats", "calls",
+                 "calibration_confidence")  # fmt: skip
     kept = {k: record[k] for k in fields}
     kept["stages"] = [{k: s.get(k) for k in per_judge} for s in record["steps"]]
     text = json.dumps(kept, sort_keys=True, allow_nan=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _step_record(step: CascadeStage) -> dict[str, Any]:
+def _step_record(step: CascadeStage, calls: int, reference: tuple[float, ...]) -> dict[str, Any]:
     return {
         "name": step.name,
         "model": step.model,
@@ -153,6 +168,8 @@ def _step_record(step: CascadeStage) -> dict[str, Any]:
         "params_hash": step.params_hash,
         "base_url": step.base_url,
         "repeats": step.repeats,
+        "calls": calls,
+        "calibration_confidence": list(reference),
     }
 
 
@@ -166,8 +183,10 @@ class Cascade(Result):
         stages: one row per judge: ``judge``, ``threshold``, ``n_reaching`` (calibration items
             that reached it), ``n_judged`` (of those, with a judgment), ``n_decided``,
             ``agreement`` (on those it decided, in sample), ``p_value``, ``level`` (the
-            confidence level of its test), ``cost_usd`` (mean per item it judged), ``method``
-            (how its threshold was chosen, or why none was).
+            confidence level of its test), ``calls`` (k: the calls per item its confidence is
+            the mean of), ``first_test`` (the items its first test covered), ``cost_usd``
+            (mean per item it judged, its k calls together), ``method`` (how its threshold was
+            chosen, or why none was).
         curves: agreement against coverage of each judge alone over every calibration item:
             ``judge``, ``threshold``, ``n``, ``agreement``, ``coverage``
             (:func:`jevalkit.stats.agreement_curve`), ``chosen`` (the judge's threshold).
@@ -179,8 +198,12 @@ class Cascade(Result):
             labelled items no judge row covers (not used).
         evaluator, prompt_hash: the judge prompt (``id@version``) and its content hash.
         confidence_column: the column read as confidence (``None``: the judges' ``probs``).
-        min_items: thresholds with fewer calibration items at or above them were not tested.
+        min_items, start: the floor and the share of the first test's items (None: the
+            defaults of :func:`jevalkit.stats.selective_threshold`).
         method: how it was calibrated.
+        calls: each judge's calls per item (k; its confidence is their mean).
+        references: each judge's calibration confidences (the labelled items that reached it,
+            sorted; at most 1,000 quantiles), what :meth:`shift` compares new items with.
     """
 
     judges: tuple[str, ...]
@@ -196,8 +219,11 @@ class Cascade(Result):
     evaluator: str | None
     prompt_hash: str | None
     confidence_column: str | None
-    min_items: int
+    min_items: int | None
     method: str
+    calls: tuple[int, ...] = ()
+    references: tuple[tuple[float, ...], ...] = field(default=(), repr=False)
+    start: float | None = None
 
     @property
     def guarantee(self) -> str:
@@ -234,6 +260,53 @@ class Cascade(Result):
         """The stages (one row per judge)."""
         return self.stages.copy()
 
+    def oracle_band(self) -> pd.DataFrame:
+        """What each judge alone could decide on the calibration items, against what it was
+        certified for: one row per judge with ``judge``, ``n`` (calibration items it judged),
+        ``certified`` (the share of them at or above its threshold; 0 when it decides
+        nothing), ``oracle`` (the largest share whose agreement, in sample, is at least the
+        target: what a threshold chosen knowing the labels would take; optimistic),
+        ``oracle_low`` and ``oracle_high`` (the largest shares whose exact (Clopper-Pearson)
+        two-sided ``confidence_level`` interval of agreement lies above the target, and
+        reaches it: where the true oracle plausibly is, pointwise). Descriptive: only
+        ``certified`` comes with the guarantee.
+
+        Example:
+            >>> cascade, _ = _example()
+            >>> band = cascade.oracle_band().set_index("judge")
+            >>> bool((band["oracle_low"] <= band["oracle"]).all() and (band["oracle"] <= band["oracle_high"]).all())
+            True
+        """
+        alpha = 1 - self.confidence_level
+        rows = []
+        for judge in self.judges:
+            curve = self.curves[self.curves["judge"] == judge]
+            if curve.empty:
+                rows.append({"judge": judge, "n": 0, "certified": 0.0, "oracle": 0.0,
+                             "oracle_low": 0.0, "oracle_high": 0.0})  # fmt: skip
+                continue
+            n = curve["n"].to_numpy(dtype=float)
+            k = np.round(curve["agreement"].to_numpy(dtype=float) * n)
+            low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+            high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+            coverage = curve["coverage"].to_numpy(dtype=float)
+            chosen = coverage[curve["chosen"].to_numpy(dtype=bool)]
+
+            def largest(ok: np.ndarray, coverage: np.ndarray = coverage) -> float:
+                return float(coverage[ok].max()) if ok.any() else 0.0
+
+            rows.append(
+                {
+                    "judge": judge,
+                    "n": int(n.max()),
+                    "certified": float(chosen.max()) if chosen.size else 0.0,
+                    "oracle": largest(curve["agreement"].to_numpy() >= self.target_agreement),
+                    "oracle_low": largest(low >= self.target_agreement),
+                    "oracle_high": largest(high >= self.target_agreement),
+                }
+            )
+        return pd.DataFrame(rows)
+
     def _verdicts(self, judged: pd.DataFrame) -> list[pd.DataFrame]:
         evaluator, prompt_hash = _evaluator_of(judged)
         other_prompt = (self.evaluator is not None and evaluator not in (None, self.evaluator)) or (
@@ -245,40 +318,128 @@ class Cascade(Result):
                 f"calibrated on {self.evaluator} (prompt {self.prompt_hash}): its guarantee does "
                 "not hold for another judge prompt; calibrate a cascade for it"
             )
-        verdicts = []
-        for step in self.steps:
-            table = item_verdicts(
+        return [
+            judge_items(
                 step.rows_of(judged),
                 self.levels,
+                calls=k,
                 confidence_column=self.confidence_column,
                 judge_name=step.name,
-            )
-            if (table["n_repeats"] > step.repeats).any():
-                raise StatsError(
-                    f"judge {step.name!r} judged some items {int(table['n_repeats'].max())} "
-                    f"times; the cascade was calibrated on {step.repeats} judgment(s) per item, "
-                    "so its threshold does not apply to more: calibrate on rows like these"
-                )
-            verdicts.append(table)
-        return verdicts
+            )[0]
+            for step, k in zip(self.steps, self.calls, strict=True)
+        ]
 
-    def apply(self, judged: pd.DataFrame) -> pd.DataFrame:
+    def _routed(self, judged: pd.DataFrame) -> tuple[list[pd.DataFrame], pd.DataFrame]:
+        verdicts = self._verdicts(judged)
+        items = pd.concat([v[ITEM] for v in verdicts]).drop_duplicates().sort_values(ITEM)
+        return verdicts, route(items, verdicts, self.steps)
+
+    def _shift(
+        self, verdicts: list[pd.DataFrame], routed: pd.DataFrame, alpha: float
+    ) -> pd.DataFrame:
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+            raise StatsError(f"shift_alpha must lie strictly between 0 and 1, got {alpha!r}")
+        deciding = [not math.isinf(t) for t in self.thresholds]
+        level = alpha / max(sum(deciding), 1)  # a union bound over the stages tested
+        reaching = np.ones(len(routed), dtype=bool)
+        rows = []
+        for step, table, reference, decides in zip(
+            self.steps, verdicts, self.references, deciding, strict=True
+        ):
+            here = routed.loc[reaching, ITEM].merge(table[[*ITEM, "confidence"]], on=ITEM)
+            if decides:  # a judge certified for nothing is not asked: nothing to compare
+                rows.append(
+                    shift_check(
+                        step.name,
+                        step.threshold,
+                        np.asarray(reference, dtype=float),
+                        here["confidence"].to_numpy(dtype=float),
+                        level,
+                    )
+                )
+            by = routed["decided_by"]
+            reaching &= ((by != step.name) & (by != PENDING + step.name)).to_numpy()
+        return pd.DataFrame(rows, columns=SHIFT_COLUMNS)
+
+    def shift(self, judged: pd.DataFrame, *, alpha: float = SHIFT_ALPHA) -> pd.DataFrame:
+        """Are ``judged``'s items like the calibration items? Per judge that decides anything,
+        the confidences of the new items that reach it against its calibration items' (a
+        two-sample Kolmogorov-Smirnov test; the stages together at ``alpha``, each at ``alpha``
+        over their number): ``judge``, ``n_calibration``, ``n_new``, ``statistic`` (D, the
+        largest gap between the two distribution functions), ``location`` (the confidence
+        where it is), ``p_value``, ``level``, ``shifted``, ``median_calibration``,
+        ``median_new``, ``above_calibration`` and ``above_new`` (the shares at or above the
+        judge's threshold), ``message`` (how they differ; None when they do not).
+
+        Example:
+            >>> cascade, judged = _example()
+            >>> cascade.shift(judged)[["judge", "shifted"]].values.tolist()
+            [['cheap', False], ['strong', False]]
+        """
+        return self._shift(*self._routed(judged), alpha)
+
+    def apply(
+        self,
+        judged: pd.DataFrame,
+        *,
+        accept_shift: bool = False,
+        shift_alpha: float = SHIFT_ALPHA,
+    ) -> pd.DataFrame:
         """One row per item of ``judged``: ``system``, ``case_id``, ``verdict``, ``decided_by``
         (a judge, ``person``, or ``pending: <judge>`` when the item needs a judge whose rows are
-        not there yet), ``confidence`` (the deciding judge's, NaN for a person). An item a judge
-        judged without a verdict (an error row) goes on to the next judge.
+        not there yet), ``confidence`` (the deciding judge's, NaN for a person), ``shift``
+        (None, or which stage's confidences differ from the calibration items' and how:
+        :meth:`shift`). An item a judge judged without a verdict (an error among its calls)
+        goes on to the next judge.
+
+        When a stage's new items are not like its calibration items (p < ``shift_alpha``), the
+        guarantee does not hold for them and every item goes to a person, unless
+        ``accept_shift`` (then the items are routed as usual and ``shift`` says it was
+        accepted).
+
+        Raises:
+            StatsError: another judge prompt than the calibration's; a judge's items judged
+                with another number of calls than it was calibrated on.
 
         Example:
             >>> cascade, judged = _example()
             >>> out = cascade.apply(judged)
-            >>> sorted(set(out["decided_by"]))
-            ['cheap', 'person', 'strong']
+            >>> sorted(set(out["decided_by"])), bool(out["shift"].isna().all())
+            (['cheap', 'person', 'strong'], True)
         """
-        verdicts = self._verdicts(judged)
-        items = pd.concat([v[ITEM] for v in verdicts]).drop_duplicates().sort_values(ITEM)
-        return route(items, verdicts, self.steps)
+        return self._apply(judged, accept_shift, shift_alpha)[0]
 
-    def summary(self, judged: pd.DataFrame, *, label_cost_usd: float | None = None) -> pd.DataFrame:
+    def _apply(
+        self, judged: pd.DataFrame, accept_shift: bool, shift_alpha: float
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """:meth:`apply`'s table and :meth:`shift`'s."""
+        if not isinstance(accept_shift, bool | np.bool_):
+            raise StatsError(f"accept_shift must be True or False, got {accept_shift!r}")
+        accept_shift = bool(accept_shift)
+        verdicts, routed = self._routed(judged)
+        tests = self._shift(verdicts, routed, shift_alpha)
+        shifted = tests[tests["shifted"]]
+        if shifted.empty:
+            return routed.assign(shift=None), tests
+        said = "; ".join(shifted["message"])
+        if accept_shift:
+            return routed.assign(shift=f"accepted: {said}"), tests
+        void = (
+            f"{said}: the guarantee does not hold for items unlike the calibration items, so "
+            "every item goes to a person (accept_shift=True, or --accept-shift, applies the "
+            "cascade anyway)"
+        )
+        routed = routed.assign(verdict=None, decided_by=PERSON, confidence=np.nan, shift=void)
+        return routed, tests
+
+    def summary(
+        self,
+        judged: pd.DataFrame,
+        *,
+        label_cost_usd: float | None = None,
+        accept_shift: bool = False,
+        shift_alpha: float = SHIFT_ALPHA,
+    ) -> pd.DataFrame:
         """How ``judged``'s items go through the cascade, one row per stage and one for people:
         ``stage``, ``n_items`` (decided there), ``share``, ``cumulative_share``, ``cost_usd``
         (per item judged there; a person's is ``label_cost_usd``; a judge with threshold inf is
@@ -286,7 +447,10 @@ class Cascade(Result):
         (on the calibration items it decided), and a last row ``all``: ``cost_usd`` the expected
         cost per item of the cascade (people included, NaN without ``label_cost_usd``),
         ``cost_judges`` its judges' share, ``cost_last_judge`` the last judge on every item,
-        ``cost_people`` a person on every item, ``n_pending`` items waiting for a judge.
+        ``cost_people`` a person on every item, ``n_pending`` items waiting for a judge,
+        ``shift`` what :meth:`apply` says of a shift (None: none found). With a shift not
+        accepted, every item goes to people (``accept_shift``, ``shift_alpha``: as for
+        :meth:`apply`); the stage rows carry ``shift_p_value`` (NaN: not tested).
 
         Example:
             >>> cascade, judged = _example()
@@ -294,7 +458,8 @@ class Cascade(Result):
             >>> bool(total["cost_judges"] < total["cost_last_judge"] < total["cost_people"])
             True
         """
-        applied = self.apply(judged)
+        applied, tests = self._apply(judged, accept_shift, shift_alpha)
+        tests = tests.set_index("judge")["p_value"]
         n = max(len(applied), 1)
         rows, reach, cost = [], 1.0, 0.0
         for judge, stage in zip(self.judges, self.stages.itertuples(index=False), strict=True):
@@ -309,6 +474,7 @@ class Cascade(Result):
                     "share": k / n,
                     "cost_usd": per_item,
                     "agreement_calibration": stage.agreement,
+                    "shift_p_value": float(tests.get(judge, np.nan)),
                 }
             )
             reach -= k / n
@@ -335,16 +501,25 @@ class Cascade(Result):
             "cost_last_judge": float(self.stages["cost_usd"].iloc[-1]),
             "cost_people": label,
             "n_pending": pending,
+            "shift": applied["shift"].iloc[0] if len(applied) else None,
         }
         return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
-    def for_people(self, judged: pd.DataFrame, *, cases: Any = None) -> pd.DataFrame:
+    def for_people(
+        self,
+        judged: pd.DataFrame,
+        *,
+        cases: Any = None,
+        accept_shift: bool = False,
+        shift_alpha: float = SHIFT_ALPHA,
+    ) -> pd.DataFrame:
         """The items the cascade sends to people, as a label plan the Labeler takes (``system``,
         ``case_id``, ``judge_score`` (NaN), ``sampling_probability`` (1: every escalated item is
         labelled), ``strategy`` ``cascade``, ``order``), with what the labeller reads:
         ``input``, ``output``, ``expected``, ``context`` of each case, from ``cases`` (the case
         file the judges read, its path or its list of cases), or from ``judged`` when its rows
         are not judge rows (a judge row's ``output`` is its verdict, never the judged answer).
+        With a shift not accepted (:meth:`apply`), every item.
 
         Raises:
             StatsError: judge rows and no ``cases``: the answers to label are not in them.
@@ -355,7 +530,7 @@ class Cascade(Result):
             >>> bool((plan["output"] == "x").all()), bool((plan["sampling_probability"] == 1).all())
             (True, True)
         """
-        applied = self.apply(judged)
+        applied = self.apply(judged, accept_shift=accept_shift, shift_alpha=shift_alpha)
         escalated = applied[applied["decided_by"] == PERSON][ITEM].reset_index(drop=True)
         plan = escalated.assign(
             judge_score=np.nan, sampling_probability=1.0, strategy="cascade"
@@ -382,13 +557,22 @@ class Cascade(Result):
             )
         return plan.merge(texts, on="case_id", how="left")
 
-    def design(self, *, source: str = "caller") -> CascadeDesign:
+    def design(
+        self,
+        *,
+        source: str = "caller",
+        accept_shift: bool = False,
+        shift_alpha: float = SHIFT_ALPHA,
+    ) -> CascadeDesign:
         """The cascade as a design to run lazily on new cases
         (``jevalkit.runner.judge(cascade.evaluator, cases, design=cascade.design())``): each
-        judge is sent only the cases the judges before it were not confident about, its rows
-        in its own results file (``out`` with ``__<judge>``). ``source``: where the cascade
-        was read from (its file's path; an endpoint named only there is sent no key unless
-        the user confirms it).
+        judge is sent only the cases the judges before it were not confident about (read as
+        :meth:`apply` reads them: its calls per item, the shift check), its rows in its own
+        results file (``out`` with ``__<judge>``). After each judge answers, the new cases'
+        confidences are compared with the calibration items' (:meth:`shift`): when they
+        differ, no later judge is sent anything and every case goes to people, unless
+        ``accept_shift``. ``source``: where the cascade was read from (its file's path; an
+        endpoint named only there is sent no key unless the user confirms it).
 
         Raises:
             StatsError: the cascade does not name its judge prompt, or the prompt changed
@@ -418,6 +602,8 @@ class Cascade(Result):
                 f"{self.evaluator}: a cascade decides single items; a pairwise judge plays "
                 "games in both orders (not supported)"
             )
+        if not isinstance(accept_shift, bool | np.bool_):
+            raise StatsError(f"accept_shift must be True or False, got {accept_shift!r}")
         return CascadeDesign(
             stages=self.steps,
             levels=self.levels,
@@ -425,6 +611,9 @@ class Cascade(Result):
             confidence_column=self.confidence_column,
             source=source,
             digest=self.digest,
+            cascade=self,
+            accept_shift=bool(accept_shift),
+            shift_alpha=shift_alpha,
         )
 
     @property
@@ -434,7 +623,15 @@ class Cascade(Result):
 
     def save(self, path: str | Path) -> Path:
         """Write the cascade as JSON (for ``jevalkit judge ... --cascade FILE``), with a digest
-        of what its guarantee rests on, so that a file edited by hand is refused when read."""
+        of what its guarantee rests on, so that a file edited by hand is refused when read.
+
+        The file (format ``jevalkit-cascade/2``) holds the guarantee in words, what was asked
+        (target, level, levels, judge prompt and its hash, ``min_items``, ``start``), per judge
+        in ``steps`` how to run it (model, parameters, endpoint, ``repeats``), its threshold
+        (null: none), ``calls`` (its calls per item, k) and ``calibration_confidence`` (the
+        confidences of the labelled items that reached it, sorted, 8 significant digits, at
+        most 1,000 quantiles: what the shift check compares new items with; about 10 bytes an
+        item), then the ``stages`` and ``curves`` tables as records, and the ``digest``."""
         record = self._record()
         record["digest"] = _digest(record)
         out = Path(path)
@@ -460,8 +657,12 @@ class Cascade(Result):
             "n_labels_unused": self.n_labels_unused,
             "confidence_column": self.confidence_column,
             "min_items": self.min_items,
+            "start": self.start,
             "method": self.method,
-            "steps": [_step_record(step) for step in self.steps],
+            "steps": [
+                _step_record(step, k, reference)
+                for step, k, reference in zip(self.steps, self.calls, self.references, strict=True)
+            ],
             "stages": json.loads(self.stages.to_json(orient="records", double_precision=15)),
             "curves": json.loads(self.curves.to_json(orient="records", double_precision=15)),
         }
@@ -510,7 +711,7 @@ def _number(record: dict, key: str, where: Path, *, low: float, high: float) -> 
     return float(value)
 
 
-def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
+def _read_step(raw: Any, where: Path, i: int) -> tuple[CascadeStage, int, tuple[float, ...]]:
     at = f"{where}: steps[{i}]"
     if not isinstance(raw, dict):
         raise StatsError(f"{at}: must be an object")
@@ -538,7 +739,16 @@ def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
     for key in ("params_hash", "base_url"):
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise StatsError(f"{at}.{key}: must be a text or null")
-    return CascadeStage(
+    calls = raw.get("calls")
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+        raise StatsError(f"{at}.calls: must be a whole number >= 1, got {calls!r}")
+    reference = raw.get("calibration_confidence")
+    if not isinstance(reference, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        for v in reference
+    ):
+        raise StatsError(f"{at}.calibration_confidence: must be a list of finite numbers")
+    stage = CascadeStage(
         name=raw["name"],
         model=raw["model"],
         threshold=math.inf if threshold is None else float(threshold),
@@ -547,6 +757,7 @@ def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
         base_url=raw.get("base_url"),
         repeats=repeats,
     )
+    return stage, calls, tuple(float(v) for v in reference)
 
 
 @not_a_statistic("reads a cascade file written by Cascade.save")
@@ -576,12 +787,19 @@ def load_cascade(path: str | Path) -> Cascade:
     except (OSError, ValueError, RecursionError) as exc:
         reason = "nested too deep" if isinstance(exc, RecursionError) else exc
         raise StatsError(f"{where}: not a cascade file ({reason})") from None
+    if isinstance(record, dict) and record.get("format") == "jevalkit-cascade/1":
+        raise StatsError(
+            f"{where}: a cascade file of an older jevalkit (format jevalkit-cascade/1), without "
+            "the calibration confidences the shift check compares new items with: calibrate "
+            "again with `jevalkit cascade calibrate`"
+        )
     if not isinstance(record, dict) or record.get("format") != CASCADE_FORMAT:
         raise StatsError(f"{where}: not a cascade file (format {CASCADE_FORMAT!r} expected)")
     steps = record.get("steps")
     if not isinstance(steps, list) or not steps:
         raise StatsError(f"{where}: steps must be a list of the cascade's judges")
-    parsed = tuple(_read_step(s, where, i) for i, s in enumerate(steps))
+    read = [_read_step(s, where, i) for i, s in enumerate(steps)]
+    parsed = tuple(stage for stage, _, _ in read)
     names = [s.name for s in parsed]
     if len(set(names)) != len(names):
         raise StatsError(f"{where}: steps name a judge twice: {names}")
@@ -617,8 +835,15 @@ def load_cascade(path: str | Path) -> Cascade:
             )
     for key in ("n_calibration", "n_labels_unused", "min_items"):
         value = record.get(key)
+        if key == "min_items" and value is None:
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise StatsError(f"{where}: {key} must be a whole number, got {value!r}")
+    start = record.get("start")
+    if start is not None and (
+        isinstance(start, bool) or not isinstance(start, int | float) or not 0 <= start <= 1
+    ):
+        raise StatsError(f"{where}: start must be a share between 0 and 1 or null, got {start!r}")
     text = {k: record.get(k) for k in ("evaluator", "prompt_hash", "confidence_column", "method")}
     for key, value in text.items():
         if value is not None and not isinstance(value, str):
@@ -639,6 +864,9 @@ def load_cascade(path: str | Path) -> Cascade:
         confidence_column=text["confidence_column"],
         min_items=record["min_items"],
         method=text["method"] or "",
+        calls=tuple(k for _, k, _ in read),
+        references=tuple(reference for _, _, reference in read),
+        start=None if start is None else float(start),
     )
 
 
@@ -677,7 +905,8 @@ def _cascade_adapter(frame: pd.DataFrame) -> Cascade:
 @estimator(
     unit="labelled item",
     estimand="per judge, the lowest confidence threshold keeping the cascade's agreement with people",
-    interval="none (certified thresholds: fixed-sequence exact binomial tests per stage, union bound)",
+    interval="none (certified thresholds: fixed-sequence exact binomial tests per stage in an order "
+    "fixed before labels are seen, union bound)",
     checks=("order", "one_case"),
     adapter=_cascade_adapter,
     calibration="calibrate_cascade",
@@ -691,7 +920,8 @@ def calibrate_cascade(
     confidence_level: float = 0.9,
     levels: Sequence[str] | None = None,
     confidence_column: str | None = None,
-    min_items: int = 30,
+    min_items: int | None = None,
+    start: float | None = None,
 ) -> Cascade:
     """Calibrate a cascade of judges on labelled items: each judge, cheapest first, decides the
     items it is confident about, and people decide the rest, so that the decided verdicts agree
@@ -704,7 +934,9 @@ def calibrate_cascade(
             model judged in two ways), ``label`` (the judged system's name; or a ``system``
             column, when there is no ``label``), ``case_id``, ``probs`` (or the
             ``confidence_column`` and ``verdict``), optionally ``cost_usd``; error rows count as
-            judgments the judge was not confident about.
+            judgments the judge was not confident about. Each judge's confidence in an item is
+            the mean over its calls (its rows: repeats, and both orders of a pairwise game),
+            and every item needs the same number of calls, k, recorded per judge.
         labels: a labels file's rows (:func:`read_labels`): a uniform random sample of items.
         judges: the judges, cheapest first, by their :func:`jevalkit.labels.judge_names` name
             (the ``model``, or ``model[param=value]`` when one model judged in two ways);
@@ -715,14 +947,19 @@ def calibrate_cascade(
         levels: the judge's levels, lowest first (default: from the judge prompt file).
         confidence_column: a column to read as the judge's confidence instead of the probability of
             its verdict (higher = surer), with its ``verdict`` column.
-        min_items: thresholds with fewer calibration items above them are not tested.
+        min_items: the fewest items a stage's first test covers (None: the fewest at which a
+            run of perfect agreement passes at the stage's level; a smaller number is raised
+            to that, so no stage starts with a test that cannot pass).
+        start: the share of the items reaching a stage that its first test covers (None: a
+            fifth, :func:`jevalkit.stats.selective_threshold`'s default).
 
     Returns:
         :class:`Cascade`: ``thresholds``, ``stages``, ``curves``, ``guarantee``; ``.apply()``,
         ``.summary()``, ``.for_people()`` (the Labeler's queue), ``.design()`` (run it lazily),
         ``.save()``. A judge that cannot certify any threshold gets ``inf`` (it decides
-        nothing), with the reason in its stage's ``method``; when none can, every item goes to
-        people and ``guarantee`` says so.
+        nothing), with the reason in its stage's ``method`` (and what would help: more labels,
+        a lower target, fewer judges, each said only when it would); when none can, every item
+        goes to people and ``guarantee`` says so.
 
     Raises:
         StatsError: no labelled item judged by the first judge; labelled items that reach a
@@ -731,7 +968,8 @@ def calibrate_cascade(
             them at random (its ``strategy``: a cascade's own person queue, ``uncertain``,
             ``active``, ``stratified``), or whose first-judge confidence differs from the
             unlabelled items' (a rank test at p < 1e-6: chosen by confidence); a judge not in
-            the rows; levels the judge does not have.
+            the rows; levels the judge does not have; a judge whose items have different numbers
+            of calls.
         JudgeError: a verdict outside the judge's levels under ``confidence_column``.
 
     Notes:
@@ -739,16 +977,19 @@ def calibrate_cascade(
         items not decided by the judges before it reach judge j, whose threshold is
         :func:`jevalkit.stats.selective_threshold` of its confidence and agreement on them (items
         it judged without a verdict are never decided by it and go on), at confidence
-        1 - (1 - confidence_level) / (number of judges): a union bound over the stages. Each
-        stage's decided items then agree with people at least ``target_agreement`` of the time,
-        so their mixture does. The stages are calibrated on the same labelled items in turn;
-        the union bound treats the earlier thresholds as given, as the authors' argument does,
-        and ``benchmarks/calibration.py`` checks the result by simulation.
+        1 - (1 - confidence_level) / (number of judges): a union bound over the stages. Its
+        tests run in an order fixed before the labels are read (from the number of items
+        reaching it), starting at ``start`` of them
+        and never below what a perfect run needs. Each stage's decided items then agree with
+        people at least ``target_agreement`` of the time, so their mixture does. The stages
+        are calibrated on the same labelled items in turn; the union bound treats the earlier
+        thresholds as given, as the authors' argument does, and ``benchmarks/calibration.py``
+        checks the result by simulation.
 
     Example:
         >>> cascade, _ = _example()
         >>> cascade.judges, [round(t, 3) for t in cascade.thresholds]
-        (('cheap', 'strong'), [0.935, 0.604])
+        (('cheap', 'strong'), [0.758, 0.61])
     """
     if judges is None:
         judges = _by_cost(judged)
@@ -761,8 +1002,14 @@ def calibrate_cascade(
     ):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
             raise StatsError(f"{name} must lie strictly between 0 and 1, got {value!r}")
-    if isinstance(min_items, bool) or not isinstance(min_items, int) or min_items < 1:
+    if min_items is not None and (
+        isinstance(min_items, bool) or not isinstance(min_items, int) or min_items < 1
+    ):
         raise StatsError(f"min_items must be a whole number of at least 1, got {min_items!r}")
+    if start is not None and (
+        isinstance(start, bool) or not isinstance(start, int | float) or not 0 <= start <= 1
+    ):
+        raise StatsError(f"start must be a share between 0 and 1, got {start!r}")
     rows = _judge_rows(judged, judges)
     used = pd.concat(rows.values())
     names = judge_levels(used, levels)
@@ -773,10 +1020,11 @@ def calibrate_cascade(
         raise StatsError(
             f"labels hold levels {unknown} that the judge does not have: {names} (lowest first)"
         )
-    tables = [
-        item_verdicts(rows[j], names, confidence_column=confidence_column, judge_name=j)
+    read = [
+        judge_items(rows[j], names, confidence_column=confidence_column, judge_name=j)
         for j in judges
     ]
+    tables = [table for table, _ in read]
     calibration = with_people(tables[0][ITEM], person)
     if calibration.empty:
         raise StatsError(
@@ -788,8 +1036,9 @@ def calibrate_cascade(
     labelled = tables[0].set_index(key).index.isin(calibration.set_index(key).index)
     check_like_the_judged(tables[0]["confidence"].to_numpy(dtype=float), labelled, judges[0])
     level = 1 - (1 - confidence_level) / len(judges)
+    shape = {"min_items": min_items, **({} if start is None else {"start": float(start)})}
     remaining = calibration
-    thresholds, stages, curves = [], [], []
+    thresholds, stages, curves, references = [], [], [], []
     for judge, table in zip(judges, tables, strict=True):
         here = remaining.merge(table, on=ITEM, how="left", indicator=True)
         missing = here["_merge"] != "both"
@@ -810,11 +1059,15 @@ def calibrate_cascade(
                 agree[judged_here],
                 target_agreement=target_agreement,
                 confidence_level=level,
-                min_items=min_items,
+                **shape,
             )
             threshold, how, p = chosen.threshold, chosen.method, chosen.p_value
+            first = int(chosen.tests["n"].iloc[0])
         except StatsError as exc:
-            threshold, how, p = math.inf, str(exc), np.nan
+            threshold, p, first = math.inf, np.nan, 0
+            how = str(exc) + _fewer_judges(
+                int(judged_here.sum()), target_agreement, confidence_level, len(judges)
+            )
         decided = judged_here & (conf >= threshold)
         thresholds.append(threshold)
         stages.append(
@@ -827,10 +1080,13 @@ def calibrate_cascade(
                 "agreement": float(agree[decided].mean()) if decided.any() else np.nan,
                 "p_value": p,
                 "level": level,
+                "calls": read[len(stages)][1],
+                "first_test": first,
                 "cost_usd": cost,
                 "method": how,
             }
         )
+        references.append(reference_sample(conf[judged_here]))
         alone = with_people(table[[*ITEM, "verdict", "confidence"]], person)
         alone = alone.merge(calibration[ITEM], on=ITEM).dropna(subset=["confidence"])
         if len(alone):
@@ -862,17 +1118,58 @@ def calibrate_cascade(
         evaluator=evaluator,
         prompt_hash=prompt_hash,
         confidence_column=confidence_column,
-        min_items=int(min_items),
+        min_items=min_items,
+        start=None if start is None else float(start),
+        calls=tuple(k for _, k in read),
+        references=tuple(references),
         method=(
             f"cascaded selective evaluation over {len(judges)} judge(s), {len(calibration)} "
             f"labelled items; each stage's threshold certified at confidence {level:.4g} "
-            f"(union bound to {confidence_level:.0%}), thresholds with >= {min_items} items"
+            f"(union bound to {confidence_level:.0%}), its first test on "
+            f"{'a fifth' if start is None else f'{start:.0%}'} of the items reaching it (at "
+            "least what a perfect run needs), in an order fixed before the labels are read"
             + (
                 f"; {n_unused} label(s) name items no judge row covers (not used)"
                 if n_unused
                 else ""
             )
         ),
+    )
+
+
+def _perfect_run_passes(n: int, target: float, level: float) -> bool:
+    """Whether ``n`` items that all agree are certified at ``level``: run, not computed."""
+    try:
+        selective_threshold(
+            np.linspace(1.0, 0.5, n), np.ones(n, bool), target_agreement=target,
+            confidence_level=level,
+        )  # fmt: skip
+    except StatsError:
+        return False
+    return True
+
+
+def _fewer_judges(n: int, target: float, confidence_level: float, n_judges: int) -> str:
+    """What fewer judges would do for a stage with ``n`` items, said only when it would help:
+    each judge is tested at 1 - (1 - confidence_level) / (number of judges), and a perfect run
+    of ``n`` passes at that level only from some number of judges down (checked by running
+    it)."""
+    if (
+        n < 2
+        or n_judges < 2
+        or _perfect_run_passes(n, target, 1 - (1 - confidence_level) / n_judges)
+    ):
+        return ""
+    fewer = [
+        j
+        for j in range(n_judges - 1, 0, -1)
+        if _perfect_run_passes(n, target, 1 - (1 - confidence_level) / j)
+    ]
+    if not fewer:
+        return ""
+    return (
+        f"; with {fewer[0]} judge(s) instead of {n_judges}, each tested at "
+        f"{1 - (1 - confidence_level) / fewer[0]:.4g}, a perfect run of {n} could pass"
     )
 
 

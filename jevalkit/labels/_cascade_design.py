@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..contract import Result
@@ -24,7 +26,7 @@ from ..judges import load_judge_prompt
 from ..results import ROW_POSITION, Arm, Design, Stop, Wave
 from ._judge_rows import NO_SYSTEM, PERSON, CascadeStage, item_systems, item_verdicts, route
 
-DECISION_COLUMNS = ["system", "case_id", "verdict", "decided_by", "confidence"]
+DECISION_COLUMNS = ["system", "case_id", "verdict", "decided_by", "confidence", "shift"]
 STAGE_COLUMNS = ["judge", "threshold", "n_sent", "n_errors", "n_decided"]
 
 
@@ -35,15 +37,20 @@ class CascadeDecisions(Result):
     Attributes:
         decisions: one row per case: ``system``, ``case_id``, ``verdict``, ``decided_by`` (a
             judge, ``person``, or ``pending: <judge>`` when a budget stopped the run before
-            that judge), ``confidence`` (the deciding judge's; NaN for a person).
+            that judge), ``confidence`` (the deciding judge's; NaN for a person), ``shift``
+            (None, or which stage's new confidences differ from its calibration items' and
+            what was done: every case to people, or ``accepted: ...``).
         stages: one row per judge: ``judge``, ``threshold``, ``n_sent`` (cases sent to it),
             ``n_errors`` (of those, without a judgment), ``n_decided``.
+        shift: the shift check per stage asked (:meth:`jevalkit.labels.Cascade.shift`'s
+            table; empty without a calibrated cascade).
         n_items, n_people: cases, and those left for people.
         method: what was run.
     """
 
     decisions: pd.DataFrame = field(repr=False)
     stages: pd.DataFrame = field(repr=False)
+    shift: pd.DataFrame = field(repr=False)
     n_items: int
     n_people: int
     method: str
@@ -66,6 +73,10 @@ class CascadeDesign(Design):
         source: where the stages were read from (a cascade file's path, or ``"caller"``): an
             endpoint named only in a file is sent no key unless the user confirms it.
         digest: the calibrated cascade's digest (it names the design in the rows).
+        cascade: the calibrated :class:`jevalkit.labels.Cascade` the stages come from: its
+            judges' calls per item and calibration confidences (the shift check after each
+            judge); None: the stages alone, routed on each judge's mean confidence.
+        accept_shift, shift_alpha: as for :meth:`jevalkit.labels.Cascade.apply`.
 
     Example:
         >>> stage = CascadeStage(name="j", model="local", threshold=math.inf)
@@ -81,6 +92,9 @@ class CascadeDesign(Design):
     confidence_column: str | None = None
     source: str = "caller"
     digest: str = ""
+    cascade: Any = field(default=None, repr=False)
+    accept_shift: bool = False
+    shift_alpha: float = 0.001
     _state: dict = field(default_factory=dict, init=False, repr=False)
 
     kind = "cascade"
@@ -154,8 +168,11 @@ class CascadeDesign(Design):
         self._state.update(by_judge=by_judge, cases=cases, stage=0, sent={})
 
     def _verdicts(self, rows: pd.DataFrame) -> list[pd.DataFrame]:
-        """Each stage's item verdicts from the rows so far (empty for a stage not yet asked)."""
+        """Each stage's item verdicts from the rows so far (empty for a stage not yet asked):
+        the calibrated cascade's reading when there is one (its calls per item)."""
         mine = rows.drop(columns=[c for c in (ROW_POSITION,) if c in rows.columns])
+        if self.cascade is not None:
+            return self.cascade._verdicts(mine.drop(columns=["cascade_judge"], errors="ignore"))
         tables = []
         for s in self.stages:
             judged = mine[mine["cascade_judge"] == s.name] if len(mine) else mine
@@ -178,11 +195,26 @@ class CascadeDesign(Design):
         tagged = _tagged(rows, self._state)
         return route(self._items(tagged), self._verdicts(tagged)[:upto], self.stages[:upto])
 
+    def _shifted(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """The shift check of the stages asked so far (empty without a calibrated cascade)."""
+        if self.cascade is None or rows.empty:
+            return pd.DataFrame()
+        tagged = _tagged(rows, self._state)
+        verdicts = self._verdicts(tagged)
+        routed = route(self._items(tagged), verdicts, self.stages)
+        return self.cascade._shift(verdicts, routed, self.shift_alpha)
+
     def next(self, rows: pd.DataFrame) -> Wave | Stop:
-        """The next judge's cases (those the judges before it left open), or stop."""
+        """The next judge's cases (those the judges before it left open), or stop (also when
+        the cases that reached a judge are not like its calibration items: no later judge is
+        asked, unless ``accept_shift``)."""
         s = self._state
         if not s:
             raise UsageError("start() the design before asking for a wave")
+        if not self.accept_shift and s["stage"]:
+            tests = self._shifted(rows)
+            if len(tests) and tests["shifted"].any():
+                return Stop("shift")
         while s["stage"] < len(self.stages):
             i = s["stage"]
             s["stage"] += 1
@@ -207,7 +239,22 @@ class CascadeDesign(Design):
             raise UsageError("start() the design before asking for its outcome")
         tagged = _tagged(rows, s)
         tables = self._verdicts(tagged)
-        decisions = route(self._items(tagged), tables, self.stages)
+        decisions = route(self._items(tagged), tables, self.stages).assign(shift=None)
+        tests = self._shifted(rows)
+        shifted = tests[tests["shifted"]] if len(tests) else tests
+        if len(shifted):
+            said = "; ".join(shifted["message"])
+            if self.accept_shift:
+                decisions = decisions.assign(shift=f"accepted: {said}")
+            else:
+                decisions = decisions.assign(
+                    verdict=None,
+                    decided_by=PERSON,
+                    confidence=np.nan,
+                    shift=f"{said}: the guarantee does not hold for items unlike the calibration "
+                    "items, so every item goes to a person (--accept-shift applies the cascade "
+                    "anyway)",
+                )
         summary = []
         for stage, table in zip(self.stages, tables, strict=True):
             summary.append(
@@ -223,6 +270,7 @@ class CascadeDesign(Design):
         return CascadeDecisions(
             decisions=decisions[DECISION_COLUMNS],
             stages=pd.DataFrame(summary, columns=STAGE_COLUMNS),
+            shift=tests,
             n_items=len(decisions),
             n_people=n_people,
             method=(

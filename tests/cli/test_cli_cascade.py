@@ -237,3 +237,33 @@ def test_calibrating_on_the_cascades_own_queue_is_one_line(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert "strategy 'cascade'" in err and "strategy='random'" in err, err
     assert not (tmp_path / "c.json").exists()
+
+
+def test_new_cases_unlike_the_labelled_ones_go_to_people_unless_accepted(
+    calibrated, openai_server, capsys
+):
+    """Issue 51: the small judge is unsure (0.6) of all 40 new cases where it was sure of half
+    the labelled ones: the shift check names the stage and every case goes to people; with
+    --accept-shift the cascade decides as usual."""
+    tmp_path, labels = calibrated
+    argv = ["cascade", "calibrate", str(tmp_path / "small.jsonl"), str(tmp_path / "big.jsonl")]
+    argv += ["--labels", str(labels), "--target", "0.8", "--confidence", "0.8"]
+    argv += ["--min-items", "10", "--out", str(tmp_path / "cascade.json")]
+    assert main(argv) == 0
+    harder = [case(f"h{i:02d}", (0.6, "Yes"), (0.95, "Yes"), None) for i in range(40)]
+    data = write_cases(tmp_path / "harder.jsonl", harder)
+    argv = ["judge", "security", "--data", str(data), "--cascade", str(tmp_path / "cascade.json")]
+    argv += ["--out", str(tmp_path / "h.jsonl"), "--base-url", openai_server.base_url]
+    argv += ["--for-people", str(tmp_path / "people.jsonl")]
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "stage 'small': the new items' confidence is not like the calibration items'" in out
+    assert "0 of 40 case(s) decided by a judge; 40 for people" in out
+    assert len(pd.read_json(tmp_path / "people.jsonl", lines=True)) == 40
+    assert main([*argv, "--accept-shift"]) == 0  # resumes: nothing is sent again
+    out = capsys.readouterr().out
+    assert "accepted: stage 'small'" in out
+    assert "40 of 40 case(s) decided by a judge; 0 for people" in out
+    assert main(["judge", "security", "--data", str(data), "--accept-shift"]) == 2
+    assert "--accept-shift goes with --cascade" in capsys.readouterr().err

@@ -159,7 +159,7 @@ def test_apply_refuses_rows_the_guarantee_does_not_cover():
     with pytest.raises(StatsError, match="another judge prompt"):
         cascade.apply(judged.assign(probe="toxicity", version=3))
     again = pd.concat([judged, judged.assign(repeat=1)], ignore_index=True)
-    with pytest.raises(StatsError, match="calibrated on 1 judgment"):
+    with pytest.raises(StatsError, match=r"with 2 call.*calibrated on 1 per item"):
         cascade.apply(again)
 
 
@@ -228,8 +228,9 @@ def test_too_few_labels_or_labels_for_items_no_judge_saw():
     few = calibrate_cascade(judged, labels.head(12), judges=["cheap", "strong"])
     assert all(math.isinf(t) for t in few.thresholds)
     assert "every item goes to a person" in few.guarantee
-    assert "too few to tell" in few.stages["method"].iloc[0]
-    assert "label at least 30 items" in few.stages["method"].iloc[0]
+    # two judges, each at 95%: even 12 of 12 agreeing give p = 0.9^12 = 0.28 > 0.05
+    assert "even if all 12 agreed" in few.stages["method"].iloc[0]
+    assert "label at least 29 (more if some disagree)" in few.stages["method"].iloc[0]
     elsewhere = labels.head(40).assign(case_id=lambda d: "other-" + d["case_id"])
     mixed = calibrate_cascade(judged, pd.concat([labels, elsewhere]), judges=["cheap", "strong"])
     plain = calibrate_cascade(judged, labels, judges=["cheap", "strong"])

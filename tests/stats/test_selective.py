@@ -4,36 +4,53 @@ pinned to direct implementations built from scipy and statsmodels."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.errors import StatsError
 from jevalkit.stats import level_sets, selective_threshold
 
 
-def reference_threshold(c, agree, target, level, min_items=30):
-    """The authors' rule: from the highest threshold down, certify while the one-sided
-    Clopper-Pearson upper bound of the disagreement rate is at most 1 - target."""
+def reference_threshold(c, agree, target, level, start=0.2, min_items=None):
+    """The rule written out directly: from max(ceil(start * n), the fewest items a perfect run
+    passes with, min_items) most confident items, a test at each count where the exact test
+    allows one more disagreement than at the count before, and all n last; each certified while the exact
+    binomial test (scipy's binomtest) of agreement above the target has p <= 1 - level;
+    stop at the first that is not."""
     c, agree = np.asarray(c, float), np.asarray(agree, bool)
-    best = None
-    for t in sorted(set(c), reverse=True):
-        mask = c >= t
-        n = int(mask.sum())
-        if n < min_items:
+    n, delta = len(c), 1 - level
+    perfect = 1
+    while target**perfect > delta:
+        perfect += 1
+
+    def allowed(m):  # the most disagreements a test on m items may find
+        d = -1
+        while d + 1 <= m and stats.binom.cdf(d + 1, m, 1 - target) <= delta:
+            d += 1
+        return d
+
+    first = max(math.ceil(start * n), perfect, min_items or 1)
+    if first > n:
+        return None, []
+    counts = [m for m in range(first, n + 1) if allowed(m) > allowed(m - 1)] + [n]
+    ordered = np.sort(c)[::-1]
+    best, tested = None, []
+    for m in counts:
+        t = ordered[m - 1]
+        if t in tested:
             continue
-        disagree = int((~agree[mask]).sum())
-        upper = proportion_confint(disagree, n, alpha=2 * (1 - level), method="beta")[1]
-        if disagree == n:
-            upper = 1.0
-        if upper > 1 - target:
+        tested.append(t)
+        mask = c >= t
+        k = int(agree[mask].sum())
+        if stats.binomtest(k, int(mask.sum()), target, alternative="greater").pvalue > delta:
             break
         best = t
-    return best
+    return best, tested
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -42,18 +59,52 @@ def test_the_threshold_is_the_fixed_sequence_one(seed):
     n = 300
     c = np.round(rng.uniform(0.5, 1.0, n), 3)  # ties on purpose
     agree = rng.random(n) < c
-    expected = reference_threshold(c, agree, 0.85, 0.9)
+    expected, tested = reference_threshold(c, agree, 0.85, 0.9)
     if expected is None:
         with pytest.raises(StatsError, match="cannot certify"):
             selective_threshold(c, agree, target_agreement=0.85, confidence_level=0.9)
         return
     t = selective_threshold(c, agree, target_agreement=0.85, confidence_level=0.9)
     assert t.threshold == expected
+    assert t.tests["threshold"].tolist() == tested[: len(t.tests)]
     mask = c >= expected
     assert t.n == mask.sum() and t.n_agree == agree[mask].sum()
     assert t.coverage == pytest.approx(mask.mean())
     test = stats.binomtest(int((~agree[mask]).sum()), int(mask.sum()), 0.15, alternative="less")
     assert t.p_value == pytest.approx(test.pvalue) and t.p_value <= 0.1
+
+
+@pytest.mark.parametrize(
+    ("target", "level", "start", "min_items"),
+    [
+        (0.9, 0.9, 0.2, None),
+        (0.9, 1 - 0.1 / 3, 0.2, None),
+        (0.8, 0.95, 0.0, 40),
+        (0.95, 0.99, 0.5, None),
+    ],
+)
+def test_the_sequence_is_fixed_before_the_labels(target, level, start, min_items):
+    rng = np.random.default_rng(7)
+    c = rng.uniform(0.5, 1.0, 400)
+    counts = None
+    for agree in (np.ones(400, bool), rng.random(400) < c, rng.random(400) < 0.97):
+        expected, tested = reference_threshold(c, agree, target, level, start, min_items)
+        # the thresholds tested are the same whatever the labels, up to where the run stops
+        ordered = np.sort(c)[::-1]
+        fixed = [int(np.flatnonzero(ordered == t)[0]) + 1 for t in tested]
+        assert counts is None or fixed[: len(counts)] == counts[: len(fixed)]
+        counts = fixed if counts is None or len(fixed) > len(counts) else counts
+        try:
+            t = selective_threshold(
+                c, agree, target_agreement=target, confidence_level=level, start=start,
+                min_items=min_items,
+            )  # fmt: skip
+        except StatsError:
+            assert expected is None
+            continue
+        assert t.threshold == expected and t.tests["n"].tolist() == fixed[: len(t.tests)]
+    # a perfect run passes the first test: it starts where it can
+    assert target ** counts[0] <= 1 - level
 
 
 def test_every_item_agreeing_certifies_the_lowest_threshold():
@@ -74,27 +125,78 @@ def test_no_agreement_or_one_item_is_refused_in_one_line():
         selective_threshold([0.9, 0.8], [2, 1])
     with pytest.raises(StatsError, match="one each"):
         selective_threshold([0.9, 0.8], [True])
+    with pytest.raises(StatsError, match="start must be a share"):
+        selective_threshold(c, np.ones(100, bool), start=1.5)
+
+
+def even_run(n, agreement):
+    """n items, most confident first, whose disagreements are spread evenly at 1 - agreement."""
+    disagreed = np.floor((1 - agreement) * np.arange(n + 1) + 1e-9)
+    return np.linspace(1.0, 0.5, n), np.diff(disagreed) == 0
+
+
+ADVICE = r"the (\d+) most confident \(the first test\) agree [\d.]+% \((\d+)/\d+.*spread evenly, (\d+) labelled"
+
+
+@pytest.mark.parametrize(
+    ("agreement", "target", "level", "n"),
+    [(0.94, 0.9, 0.9, 60), (0.95, 0.9, 0.95, 60), (0.9, 0.8, 0.9, 30), (0.98, 0.95, 0.99, 200),
+     (0.93, 0.9, 1 - 0.1 / 4, 200), (0.92, 0.9, 0.9, 300)],
+)  # fmt: skip
+def test_the_labels_a_refusal_says_would_certify_it_do(agreement, target, level, n):
+    """The advice is checked by running with that many: a sample of that size whose agreement
+    is the refused first test's, spread evenly, is certified."""
+    c, agree = even_run(n, agreement)
+    with pytest.raises(StatsError, match="cannot certify") as refused:
+        selective_threshold(c, agree, target_agreement=target, confidence_level=level)
+    first, agreed, need = (int(g) for g in re.search(ADVICE, str(refused.value)).groups())
+    assert need > n
+    c, agree = even_run(need, agreed / first)
+    t = selective_threshold(c, agree, target_agreement=target, confidence_level=level)
+    assert t.agreement >= target and t.tests["certified"].iloc[0]
 
 
 def test_a_refusal_says_how_many_labels_would_certify():
     rng = np.random.default_rng(3)
-    c = rng.uniform(0.5, 1, 40)
-    agree = np.ones(40, bool)
-    agree[np.argsort(-c)[:2]] = False  # the two most confident disagree: 28 of 30 cannot certify
-    with pytest.raises(StatsError, match=r"about \d+ labelled items would certify it"):
+    c = rng.uniform(0.5, 1, 60)
+    agree = np.ones(60, bool)
+    agree[np.argsort(-c)[:2]] = False  # the two most confident disagree: 20 of 22 cannot certify
+    with pytest.raises(StatsError, match=ADVICE) as e:
         selective_threshold(c, agree, target_agreement=0.9, confidence_level=0.9)
+    assert "the 22 most confident (the first test) agree 90.9% (20/22" in str(e.value)
+    need = int(re.search(ADVICE, str(e.value)).group(3))
+    selective_threshold(*even_run(need, 20 / 22), target_agreement=0.9, confidence_level=0.9)
+    with pytest.raises(StatsError, match="cannot certify"):  # and a tenth fewer do not
+        selective_threshold(*even_run(int(need * 0.9), 20 / 22), target_agreement=0.9)
 
 
-def test_fewer_labels_than_a_threshold_needs_say_so_and_how_many():
-    """10 labels, min_items 30: nothing could be tested; the refusal says so and asks for at
-    least min_items labels (never 'no number certifies' from a sample too small to test)."""
-    c = np.linspace(0.6, 1.0, 10)
+def test_three_judges_at_ninety_percent_start_where_a_perfect_run_passes():
+    """Issue 51: with the first test on 30 items, 30 of 30 gave p = 0.9^30 = 0.042 > 0.1/3, so
+    three judges at 90% confidence could never certify a 90% target. The first test now covers
+    33 items (0.9^33 = 0.031) when a fifth of the labels is fewer."""
+    level = 1 - 0.1 / 3
+    assert 0.9**32 > 0.1 / 3 >= 0.9**33
+    c = np.linspace(1.0, 0.5, 100)
+    t = selective_threshold(c, np.ones(100, bool), target_agreement=0.9, confidence_level=level)
+    assert t.tests["n"].iloc[0] == 33 and t.coverage == 1.0
+    with pytest.raises(
+        StatsError, match=r"with 96.67% confidence .*even if all 30 agreed, p = 0.9\^30 = 0.0424"
+    ) as e:
+        selective_threshold(c[:30], np.ones(30, bool), target_agreement=0.9, confidence_level=level)
+    message = str(e.value)
+    assert "label at least 33" in message and "at most 89.2%" in message  # (0.1 / 3) ** (1/30)
+    # both pieces of advice are true: 33 labels all agreeing certify, and 30 certify 89.2%
+    selective_threshold(c[:33], np.ones(33, bool), target_agreement=0.9, confidence_level=level)
+    selective_threshold(c[:30], np.ones(30, bool), target_agreement=0.892, confidence_level=level)
+
+
+def test_fewer_labels_than_min_items_say_so_and_how_many():
+    """min_items above what a perfect run needs: 25 labels cannot be tested at 30."""
+    c = np.linspace(0.6, 1.0, 25)
     with pytest.raises(
         StatsError, match=r"fewer than the 30 .*label at least 30 items .*too few to tell"
     ):
-        selective_threshold(c, np.ones(10, bool), target_agreement=0.9, confidence_level=0.9)
-    with pytest.raises(StatsError, match="fewer than the 30"):
-        selective_threshold(c, np.arange(10) < 8, target_agreement=0.9)
+        selective_threshold(c, np.ones(25, bool), target_agreement=0.9, min_items=30)
 
 
 def test_order_does_not_matter():
