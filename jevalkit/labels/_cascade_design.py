@@ -171,7 +171,7 @@ class CascadeDesign(Design):
         """Each stage's item verdicts from the rows so far (empty for a stage not yet asked):
         the calibrated cascade's reading when there is one (its calls per item)."""
         mine = rows.drop(columns=[c for c in (ROW_POSITION,) if c in rows.columns])
-        if self.cascade is not None:
+        if self.cascade is not None and len(mine):
             return self.cascade._verdicts(mine.drop(columns=["cascade_judge"], errors="ignore"))
         tables = []
         for s in self.stages:
