@@ -9,7 +9,8 @@ a sharded run, each with its run's configuration (:class:`RunConfig`), and their
 (:func:`merge_parts`); and :func:`system_of`, the system a
 row belongs to. The runner writes through this package; io, metrics, labels, items, reports and
 widgets read through it and never import the runner. It imports nothing of jevalkit but
-``errors`` and ``datafiles``.
+``errors``, ``datafiles`` and ``files``; every count a file can set has its bound here
+(:data:`MAX_REPEATS`, :data:`MAX_SHARDS`).
 
 Example:
     >>> from jevalkit.results import COLUMNS
@@ -17,6 +18,7 @@ Example:
     ['run_id', 'kind', 'probe', 'version']
 """
 
+from ._bounds import MAX_REPEATS, MAX_SHARDS, check_count
 from ._columns import (
     COLUMNS,
     DTYPES,
@@ -44,12 +46,15 @@ __all__ = [
     "COLUMNS",
     "DTYPES",
     "KEY_COLUMNS",
+    "MAX_REPEATS",
+    "MAX_SHARDS",
     "MERGE_COLUMNS",
     "LatestRows",
     "PartsReader",
     "ResultRow",
     "ResultsWriter",
     "RunConfig",
+    "check_count",
     "check_one_run",
     "check_results_path",
     "config_path",

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 
 from ..datafiles import json_line
 from ..errors import ResultsError
+from ..files import open_regular
 from ._columns import row_key
 from ._path import check_results_path
 from ._validate import validate_row
@@ -67,7 +68,7 @@ def torn_bytes(path: Path) -> int:
         6
     """
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, ResultsError, what="results file") as fh:
             _, tail = last_line(fh)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
@@ -115,10 +116,7 @@ def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
         [(1, {'a': 1}), (3, {'a': 2})]
     """
     path = check_results_path(path)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
+    fh = open_regular(path, ResultsError, what="results file")
     with fh:
         try:
             for lineno, raw in enumerate(fh, 1):
@@ -137,7 +135,7 @@ def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
 def read_bytes(path: Path, offset: int = 0) -> bytes:
     """The bytes of the results file ``path`` from ``offset`` on."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, ResultsError, what="results file") as fh:
             fh.seek(offset)
             return fh.read()
     except OSError as exc:
