@@ -150,7 +150,10 @@ def _oserror(path: Path, exc: OSError, error: Error, *, doing: str) -> Exception
         )
     if exc.errno == errno.ELOOP:
         return error(f"{where}: a loop of symlinks; fix the path")
-    return error(f"{where}: cannot {doing} ({exc.strerror or type(exc).__name__})")
+    kept = (
+        "; nothing was written (an earlier file there is kept)" if doing.startswith("write") else ""
+    )
+    return error(f"{where}: cannot {doing} ({exc.strerror or type(exc).__name__}){kept}")
 
 
 def open_regular(path: str | Path, error: Error, *, what: str = "file") -> BinaryIO:
@@ -247,29 +250,31 @@ def check_output(
         ValueError: /dev/full: not a regular file (a character device); a cascade file is written to a regular file: choose another path
     """
     path = check_name(path, error, what=what)
+    for parent in path.absolute().parents:  # the nearest that exists must be a folder
+        try:
+            if os.path.lexists(parent):
+                if not parent.is_dir():
+                    raise error(
+                        f"{shown(path)}: {shown(parent)} is a file, not a folder; choose "
+                        "another path"
+                    )
+                break
+        except OSError as exc:
+            raise _oserror(path, exc, error, doing=f"write the {what}") from None
     try:
         info = path.stat() if follow_link else path.lstat()
     except FileNotFoundError:
         info = None
     except OSError as exc:
         raise _oserror(path, exc, error, doing=f"write the {what}") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise error(f"{shown(path)}: is a folder; give a file name for the {what}")
     if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
         article = "an" if what[:1] in "aeiou" else "a"
         raise error(
-            f"{shown(path)}: {'is a folder' if stat.S_ISDIR(info.st_mode) else 'not a regular file'}"
-            f"{'' if stat.S_ISDIR(info.st_mode) else f' ({kind_of(info.st_mode)})'}; "
-            f"{article} {what} is written to a regular file: choose another path"
+            f"{shown(path)}: not a regular file ({kind_of(info.st_mode)}); {article} {what} is "
+            "written to a regular file: choose another path"
         )
-    for parent in path.absolute().parents:
-        try:
-            if parent.exists():
-                if not parent.is_dir():
-                    raise error(
-                        f"{shown(path)}: {shown(parent)} is a file, not a folder; choose another path"
-                    )
-                break
-        except OSError as exc:
-            raise _oserror(path, exc, error, doing=f"write the {what}") from None
     return path
 
 

@@ -26,6 +26,7 @@ from .._version import __version__
 from ..client import PROVIDERS
 from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
+from ..files import write_file
 from ..local import MODEL_NAME
 from ..metrics import mean_score, pass_rate
 from ._read import read
@@ -306,16 +307,7 @@ def _strings(values: dict[str, Any]) -> dict[str, str]:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file beside it, so a record is never half
-    written."""
-    if path.is_dir():
-        raise ImportFormatError(f"--out {path}: is a folder; give a file name such as record.json")
-    if not path.parent.is_dir():
-        raise ImportFormatError(f"--out {path}: the folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ImportFormatError(f"--out {path}: cannot write it ({exc.strerror})") from None
+    """Write ``text`` to ``path`` by the one rule for outputs (:func:`jevalkit.files.write_file`:
+    a temporary file beside it renamed over it, never into a device or a folder, a symlink
+    replaced), so a record is never half written."""
+    write_file(path, text, ImportFormatError, what="record")

@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..contract import Result, estimator, not_a_statistic
 from ..errors import JevalkitError, StatsError
+from ..files import read_text, write_file
 from ..judges import (
     CascadeRun,
     CascadeStage,
@@ -428,14 +429,8 @@ class Cascade(Result):
             "curves": json.loads(self.curves.to_json(orient="records", double_precision=15)),
         }
         record["digest"] = _digest(record)
-        out = Path(path)
-        try:
-            out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise StatsError(
-                f"{out}: cannot write the cascade ({exc.strerror}); pass --out a writable file"
-            ) from None
-        return out
+        text = json.dumps(record, allow_nan=False, indent=1) + "\n"
+        return Path(write_file(path, text, StatsError, what="cascade file"))
 
 
 def _case_texts(cases: Any) -> pd.DataFrame:
@@ -535,16 +530,10 @@ def load_cascade(path: str | Path) -> Cascade:
     """
     where = Path(path)
     # a regular file of bounded size only (a FIFO or /dev/zero would block or fill the memory)
-    if not where.is_file():
-        raise StatsError(
-            f"{where}: not a cascade file (not a regular file); pass the file "
-            "`jevalkit cascade calibrate --out` wrote"
-        )
-    if where.stat().st_size > MAX_CASCADE_BYTES:
-        raise StatsError(f"{where}: not a cascade file (over {MAX_CASCADE_BYTES:,} bytes)")
+    text = read_text(where, StatsError, max_bytes=MAX_CASCADE_BYTES, what="cascade file")
     try:
-        record = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
+        record = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         reason = "nested too deep" if isinstance(exc, RecursionError) else exc
         raise StatsError(f"{where}: not a cascade file ({reason})") from None
     if not isinstance(record, dict) or record.get("format") != CASCADE_FORMAT:

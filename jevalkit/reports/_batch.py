@@ -38,6 +38,7 @@ from .._version import __version__
 from ..cluster import check_cluster_options, dask_client
 from ..datafiles import load_yaml
 from ..errors import BatchError, ReportError
+from ..files import write_file
 from ._execute import check_parameters, find_notebook, run_report
 
 STATUS_COLUMNS = ["out", "status", "error", "parameters"]
@@ -308,9 +309,5 @@ def write_batch_summary(path: str | Path) -> tuple[pd.DataFrame, Path]:
     root = static_root(spec.out, spec.base)
     summary = collect(root)
     csv = root / SUMMARY_NAME
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        summary.to_csv(csv, index=False)
-    except OSError as exc:
-        raise BatchError(f"{csv}: cannot write the batch summary ({exc.strerror})") from None
+    write_file(csv, summary.to_csv(index=False), BatchError, what="batch summary")
     return summary, csv

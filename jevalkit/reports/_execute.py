@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from typing import Any
 from .._paths import data_dir, notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
+from ..files import write_file
 from ..results import json_ready
 from ._export import export_html
 from ._notebook import notes, show_notes
@@ -137,7 +137,7 @@ def save_headline(numbers: Any, path: str | Path) -> None:
         numbers = {**numbers, "notes": notes()}
     show_notes()
     text = json.dumps(json_ready(numbers), indent=2, allow_nan=False)
-    Path(path).write_text(text, encoding="utf-8")
+    write_file(path, text, ReportError, what="headline")
 
 
 def output_folder(out: str | Path) -> Path:
@@ -226,8 +226,8 @@ def run_report(
         "jevalkit_version": __version__,
         **(metadata or {}),
     }
-    nbformat.write(nb, partial)
-    os.replace(partial, executed)
+    write_file(executed, nbformat.writes(nb), ReportError, what="executed notebook")
+    partial.unlink(missing_ok=True)
     with quiet_kernel():
         export_html(nb, html, files_read(shown, headline), show_code=show_code)
     return Report(executed, html, headline)
