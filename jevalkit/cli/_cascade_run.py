@@ -8,10 +8,13 @@ import math
 
 import pandas as pd
 
+from ..client import check_file_endpoint
 from ..errors import UsageError
+from ..files import check_output, write_file
 from ..labels import Cascade, load_cascade
+from ._outcome import check_error_rate
 
-__all__ = ["judge_with_cascade", "print_cascade"]
+__all__ = ["endpoint_lines", "judge_with_cascade", "print_cascade"]
 
 
 def print_cascade(cascade: Cascade) -> None:
@@ -41,6 +44,26 @@ CONFIG_FLAGS = {
 }
 
 
+def endpoint_lines(cascade: Cascade, args: argparse.Namespace) -> list[str]:
+    """Where each judge of ``cascade`` is sent, one line per judge whose endpoint only the
+    cascade file names (none when ``--base-url`` replaces them all); refused by
+    :func:`jevalkit.client.check_file_endpoint` when the user's key would go to one of them
+    unconfirmed (``--trust-file-endpoints`` confirms them)."""
+    if args.base_url:
+        return []
+    return [
+        f"judge {step.name}: "
+        + check_file_endpoint(
+            step.base_url,
+            f"{args.cascade} (judge {step.name})",
+            api_key_env=args.api_key_env,
+            trusted=args.trust_file_endpoints,
+        )
+        for step in cascade.steps
+        if step.base_url
+    ]
+
+
 def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
     """``jevalkit judge EVALUATOR --data CASES --cascade FILE``: the lazy run."""
     given = [f"--{k.replace('_', '-')}" for k, v in CONFIG_FLAGS.items() if getattr(args, k) != v]
@@ -51,6 +74,8 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
         )
     if args.data is None:
         raise UsageError("--cascade judges a case file: give it with --data")
+    if args.for_people:  # before any judging: a bad path would fail after every request
+        check_output(args.for_people, UsageError, what="label plan")
     cascade = load_cascade(args.cascade)
     if cascade.evaluator is not None and cascade.evaluator.split("@")[0] != args.evaluator:
         raise UsageError(
@@ -60,6 +85,8 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
         )
     if options.get("repeats") == 1:  # the default: each judge is asked as often as calibrated
         options.pop("repeats")
+    for line in endpoint_lines(cascade, args):
+        print(line)
     run = cascade.judge(args.data, criteria=args.criteria, seed=args.seed, **options)
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):
@@ -69,11 +96,12 @@ def judge_with_cascade(args: argparse.Namespace, options: dict) -> int:
     )
     if args.for_people:
         plan = cascade.for_people(run.rows, cases=args.data)
-        plan.to_json(args.for_people, orient="records", lines=True)
+        text = plan.to_json(orient="records", lines=True)
+        write_file(args.for_people, text, UsageError, what="label plan")
         print(
             f"the cases for people: {args.for_people} ({len(plan)}; a label plan for the Labeler)"
         )
     if run.stopped:
         print(f"stopped early: {run.stopped}; the same command resumes")
         return 1
-    return 0
+    return check_error_rate(run.rows, args.max_error_rate, unit="judgment")

@@ -18,7 +18,7 @@ from ..judges import (
 )
 from ..metrics import pairwise_preferences, position_bias, quality
 from ..metrics.rows import scored
-from ._args import add_model_argument, add_run_arguments, run_options
+from ._args import add_max_error_rate, add_model_argument, add_run_arguments, run_options
 from ._cascade_run import judge_with_cascade
 from ._commands import add_command
 from ._outcome import report_outcome
@@ -65,7 +65,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="with --cascade: write the cases left for people as a label plan (JSONL)",
     )
+    cmd.add_argument(
+        "--trust-file-endpoints",
+        action="store_true",
+        help="with --cascade: send the key ($JEVALKIT_API_KEY, or --api-key-env) to the "
+        "endpoints the cascade file names (without it, a file's endpoint gets no key you did "
+        "not send there: give --base-url to send every judge to one you name)",
+    )
     add_run_arguments(cmd)
+    add_max_error_rate(
+        cmd, "exit 1 (every row saved) when more than this share of judgments failed"
+    )
     cmd.set_defaults(handler=_judge)
     group = add_command(sub, "judges")
     cmds = group.add_subparsers(dest="judges_command", required=True, metavar="SUBCOMMAND")
@@ -80,6 +90,10 @@ def _judge(args: argparse.Namespace) -> int:
         return judge_with_cascade(args, run_options(args))
     if args.for_people:
         raise UsageError("--for-people goes with --cascade (the cases a cascade leaves for people)")
+    if args.trust_file_endpoints:
+        raise UsageError(
+            "--trust-file-endpoints goes with --cascade (the endpoints a cascade file names)"
+        )
     config = JudgeConfig(
         method=args.method,
         prompt_style=args.prompt_style,
@@ -106,14 +120,14 @@ def _judge(args: argparse.Namespace) -> int:
     if args.evaluator == "pairwise":
         _pairwise_report(df)
         _print_stop(result)
-        return report_outcome(df, unit="game") or code
+        return report_outcome(df, unit="game", max_error_rate=args.max_error_rate) or code
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
         if scored(df):
             print(quality(df).to_string(index=False))
     _print_stop(result)
-    return report_outcome(df, unit="judgment") or code
+    return report_outcome(df, unit="judgment", max_error_rate=args.max_error_rate) or code
 
 
 def _pairwise_report(df: pd.DataFrame) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from .._version import __version__
-from ..client import PROVIDERS
+from ..client import PROVIDERS, redact_url
 from ..contract import RowsResult, rows_of
 from ..errors import ImportFormatError
 from ..files import write_file
@@ -198,12 +198,17 @@ def every_eval_ever_record(
                     "model_availability": "open_weights" if local else "unknown",
                     "model_resolved": resolved,
                     "model_sha256": _one(df, "model_sha256"),
-                    "base_url": _one(df, "base_url"),
+                    # rows an older jevalkit wrote may hold a key in the URL's query
+                    "base_url": _redacted(_one(df, "base_url")),
                 }
             ),
         },
         "evaluation_results": results,
     }
+
+
+def _redacted(url: str | None) -> str | None:
+    return None if url is None else redact_url(url)
 
 
 def _identity(model: str, resolved: str | None, base_url: str | None) -> dict[str, str]:

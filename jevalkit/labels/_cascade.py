@@ -44,12 +44,16 @@ from ..judges import (
     load_judge_prompt,
     route,
 )
+from ..results import MAX_REPEATS, check_count
 from ..stats import agreement_curve, selective_threshold
 from ._people import NO_SYSTEM, check_like_the_judged, judge_levels, person_levels, with_people
 
 PERSON = "person"
 ITEM = ["system", "case_id"]
-CASCADE_FORMAT = "jevalkit-cascade/1"
+CASCADE_FORMAT = "jevalkit-cascade/2"
+# files of the first format: their digest leaves the endpoints out (still read; an endpoint in
+# any cascade file receives a key only as jevalkit.client.check_file_endpoint allows)
+CASCADE_FORMATS = ("jevalkit-cascade/1", CASCADE_FORMAT)
 
 
 def _evaluator_of(rows: pd.DataFrame) -> tuple[str | None, str | None]:
@@ -136,11 +140,15 @@ def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.Dat
 
 def _digest(record: dict[str, Any]) -> str:
     """A hash of what the guarantee rests on (the judges, their parameters, thresholds and
-    repeats, the levels, the prompt, the target): a file edited by hand no longer matches. The
-    endpoints are not in it: a judge may move to another address."""
+    repeats, their endpoints, the levels, the prompt, the target): a file edited by hand no
+    longer matches. The endpoints are in it from ``jevalkit-cascade/2`` on (a judge moved to
+    another address is another judge: recalibrate, or give ``--base-url``); a file of the first
+    format is checked without them."""
     fields = ("format", "evaluator", "prompt_hash", "levels", "target_agreement",
               "confidence_level", "n_calibration", "confidence_column", "min_items")  # fmt: skip
     per_judge = ("name", "model", "threshold", "parameters", "params_hash", "repeats")
+    if record["format"] != "jevalkit-cascade/1":
+        per_judge += ("base_url",)
     kept = {k: record[k] for k in fields}
     kept["stages"] = [{k: s.get(k) for k in per_judge} for s in record["steps"]]
     text = json.dumps(kept, sort_keys=True, allow_nan=False, default=str)
@@ -491,9 +499,8 @@ def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
         or not math.isfinite(threshold)
     ):
         raise StatsError(f"{at}.threshold: must be a finite number or null, got {threshold!r}")
-    repeats = raw.get("repeats", 1)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise StatsError(f"{at}.repeats: must be a whole number >= 1, got {repeats!r}")
+    # bounded before anything is planned: repeats 1,000,000 planned every job in memory
+    repeats = check_count(raw.get("repeats", 1), f"{at}.repeats", StatsError, high=MAX_REPEATS)
     params = raw.get("parameters")
     if params is not None and not isinstance(params, dict):
         raise StatsError(f"{at}.parameters: must be an object or null, got {params!r}")
@@ -519,7 +526,10 @@ def _read_step(raw: Any, where: Path, i: int) -> CascadeStage:
 def load_cascade(path: str | Path) -> Cascade:
     """Read a cascade written by :meth:`Cascade.save`; every field is checked, and a file whose
     judges, thresholds, levels or target no longer match the digest written with them (edited by
-    hand) is refused: its guarantee would not hold. Endpoints (``base_url``) may be edited.
+    hand) is refused: its guarantee would not hold. The endpoints (``base_url``) are in the
+    digest too (a file of the first format, ``jevalkit-cascade/1``, is read with its old digest);
+    whichever format, a key goes to a file's endpoint only as
+    :func:`jevalkit.client.check_file_endpoint` allows (the command line checks it).
 
     Example:
         >>> import tempfile
@@ -536,7 +546,7 @@ def load_cascade(path: str | Path) -> Cascade:
     except (ValueError, RecursionError) as exc:
         reason = "nested too deep" if isinstance(exc, RecursionError) else exc
         raise StatsError(f"{where}: not a cascade file ({reason})") from None
-    if not isinstance(record, dict) or record.get("format") != CASCADE_FORMAT:
+    if not isinstance(record, dict) or record.get("format") not in CASCADE_FORMATS:
         raise StatsError(f"{where}: not a cascade file (format {CASCADE_FORMAT!r} expected)")
     steps = record.get("steps")
     if not isinstance(steps, list) or not steps:

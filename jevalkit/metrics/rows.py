@@ -130,6 +130,16 @@ class ErrorShare(Result):
     share: float
     _unpack = ("errors", "total")
 
+    def over(self, limit: float) -> bool:
+        """Whether more than ``limit`` (a share from 0 to 1) of the rows are errors: the one
+        rule behind the gate's ``--max-error-rate`` and a run's exit code.
+
+        Example:
+            >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}]})).over(0.05)
+            True
+        """
+        return bool(self.total) and self.errors / self.total > limit
+
 
 @not_a_statistic("counts error rows and all rows (facts about rows, no estimate)")
 def error_share(results: pd.DataFrame) -> ErrorShare:

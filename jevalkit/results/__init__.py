@@ -35,7 +35,7 @@ from ._config import RunConfig, check_one_run, config_path
 from ._frame import read_results, results_frame, rows_frame, system_of
 from ._json import finite, json_ready, json_row
 from ._lock import locked
-from ._merge import MERGE_COLUMNS, merge_parts, merge_rows
+from ._merge import MERGE_COLUMNS, merge_parts, merge_rows, partial_merge
 from ._parts import PartsReader, part_files, part_path, parts_dir
 from ._path import check_results_path
 from ._read import LatestRows, iter_lines, iter_rows, latest_rows, torn_bytes
@@ -73,6 +73,7 @@ __all__ = [
     "params_hash",
     "part_files",
     "part_path",
+    "partial_merge",
     "parts_dir",
     "read_results",
     "repair_torn_tail",

@@ -15,7 +15,16 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
-from ..results import MAX_SHARDS, RunConfig, check_one_run, key_hash, key_text, part_files, part_path, shard_of
+from ..results import (
+    MAX_SHARDS,
+    RunConfig,
+    check_one_run,
+    key_hash,
+    key_text,
+    part_files,
+    part_path,
+    shard_of,
+)
 from ._execute import Executor
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
