@@ -55,6 +55,7 @@ __all__ = [
     "kind_of",
     "open_regular",
     "read_file",
+    "read_stream",
     "read_text",
     "shown",
     "write_file",
@@ -65,6 +66,11 @@ MAX_PATH_BYTES = 4095  # a whole path (PATH_MAX less its terminating NUL)
 _SHOWN = 120  # characters of a path shown in a message (an over-long name is cut)
 
 Error = Callable[[str], Exception]
+
+
+def _a(what: str) -> str:
+    """``what`` with its article: ``a file``, ``an item model``."""
+    return ("an " if what[:1] in "aeiou" else "a ") + what
 
 
 def shown(path: str | Path) -> str:
@@ -173,16 +179,16 @@ def open_regular(path: str | Path, error: Error, *, what: str = "file") -> Binar
     except FileNotFoundError:
         raise error(f"{shown(path)}: no such {what}") from None
     except IsADirectoryError:
-        raise error(f"{shown(path)}: is a folder, not a {what}") from None
+        raise error(f"{shown(path)}: is a folder, not {_a(what)}") from None
     except OSError as exc:
         raise _oserror(path, exc, error, doing="read it") from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise error(f"{shown(path)}: is a folder, not a {what}")
+            raise error(f"{shown(path)}: is a folder, not {_a(what)}")
         if not stat.S_ISREG(info.st_mode):
             raise error(
-                f"{shown(path)}: not a regular file ({kind_of(info.st_mode)}); give a {what}"
+                f"{shown(path)}: not a regular file ({kind_of(info.st_mode)}); give {_a(what)}"
             )
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         return os.fdopen(fd, "rb")
@@ -213,6 +219,28 @@ def read_file(path: str | Path, error: Error, *, max_bytes: int, what: str = "fi
     if len(data) > max_bytes:
         raise error(too_large)
     return data
+
+
+def read_stream(path: str | Path, error: Error, *, max_bytes: int, what: str = "file") -> bytes:
+    """At most ``max_bytes + 1`` bytes of a file or a pipe (``jevalkit score --file <(cmd)``
+    reads a process substitution as it reads stdin): the one reader that waits for a writer, so
+    only for an input a user hands over as a stream; a folder or an over-long name is one line,
+    and the caller refuses what is longer than ``max_bytes`` (it knows what the input is).
+
+    Example:
+        >>> len(read_stream("/dev/zero", ValueError, max_bytes=10))
+        11
+    """
+    path = check_name(path, error, what=what)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise error(f"{shown(path)}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{shown(path)}: is a folder, not {_a(what)}") from None
+    except OSError as exc:
+        raise _oserror(path, exc, error, doing="read it") from None
 
 
 def read_text(path: str | Path, error: Error, *, max_bytes: int, what: str = "file") -> str:
@@ -270,9 +298,8 @@ def check_output(
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise error(f"{shown(path)}: is a folder; give a file name for the {what}")
     if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-        article = "an" if what[:1] in "aeiou" else "a"
         raise error(
-            f"{shown(path)}: not a regular file ({kind_of(info.st_mode)}); {article} {what} is "
+            f"{shown(path)}: not a regular file ({kind_of(info.st_mode)}); {_a(what)} is "
             "written to a regular file: choose another path"
         )
     return path

@@ -10,6 +10,7 @@ import json
 import pandas as pd
 
 from ..errors import UsageError
+from ..files import check_output
 from ..items import analysis, fit_irt
 from ..metrics import leaderboard
 from ..reports import write_leaderboard_page
@@ -88,6 +89,8 @@ def _show(table: pd.DataFrame, as_json: bool) -> None:
 def _items(args: argparse.Namespace) -> int:
     if args.save_fit and not args.irt:
         raise UsageError("--save-fit writes the item model: give --irt 1pl or --irt 2pl too")
+    if args.save_fit:  # before the fit: a bad path would fail after it
+        check_output(args.save_fit, UsageError, what="item model")
     df = load_source(args, args.results)
     result = analysis(df, **_spec(args))
     print(

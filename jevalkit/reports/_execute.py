@@ -14,7 +14,7 @@ from typing import Any
 from .._paths import data_dir, notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
-from ..files import write_file
+from ..files import read_text, write_file
 from ..results import json_ready
 from ._export import export_html
 from ._notebook import notes, show_notes
@@ -92,10 +92,45 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
     """
     import papermill
 
+    read_notebook(notebook)
     try:
         return dict(papermill.inspect_notebook(str(notebook)))
     except Exception as exc:  # papermill raises several types for an unreadable notebook
-        raise ReportError(f"{notebook}: cannot read its parameters ({exc})") from None
+        raise ReportError(f"{notebook}: cannot read its parameters ({_first_line(exc)})") from None
+
+
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message on one line, at most 160 characters (nbformat's span several)."""
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = text or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def read_notebook(path: str | Path) -> Any:
+    """The notebook at ``path`` (nbformat 4), read by the one reader rule (a regular file of
+    at most 64 MB) and validated; anything else is one line naming the file.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "x.ipynb"
+        >>> _ = p.write_text("[1, 2]")
+        >>> read_notebook(p)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: .../x.ipynb: not a notebook (...)
+    """
+    import nbformat
+
+    text = read_text(path, ReportError, max_bytes=MAX_NOTEBOOK_BYTES, what="notebook")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # nbformat raises several types, with several lines each
+        raise ReportError(f"{path}: not a notebook ({_first_line(exc)})") from None
+    return nb
 
 
 def check_parameters(notebook: Path, parameters: dict[str, Any]) -> None:
@@ -207,6 +242,7 @@ def run_report(
                 str(partial),
                 parameters=params,
                 kernel_name="python3",
+                language="python",  # a notebook that names no language is run as Python
                 progress_bar=progress,
                 cwd=str(out_dir),
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],

@@ -386,7 +386,7 @@ def test_probes_and_score_refuse_bad_input(capsys, tmp_path, files):
     )
     assert_one_line(
         *cli(capsys, "score", "schema-ten-records", "--file", str(files["dir"]))[::2],
-        "cannot read output file",
+        "is a folder, not an output file",
     )
     assert_one_line(
         *cli(capsys, "score", "schema-ten-records", "--file", "/dev/zero")[::2],
