@@ -11,11 +11,10 @@ import pytest
 from cascade_cases import calibrated_runs, new_cases, sent, write_cases
 
 from jevalkit._paths import data_dir
-from jevalkit.errors import StatsError
 from jevalkit.cli import main
+from jevalkit.errors import StatsError
 from jevalkit.labels import append_label, calibrate_cascade, label_record, load_cascade, read_labels
 from jevalkit.results import read_results
-
 
 REPO = Path(__file__).resolve().parents[2]
 
