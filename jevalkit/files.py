@@ -65,7 +65,7 @@ MAX_NAME_BYTES = 255  # one name in a path (NAME_MAX on Linux, macOS and Windows
 MAX_PATH_BYTES = 4095  # a whole path (PATH_MAX less its terminating NUL)
 _SHOWN = 120  # characters of a path shown in a message (an over-long name is cut)
 
-Error = Callable[[str], Exception]
+_Error = Callable[[str], Exception]
 
 
 def _a(what: str) -> str:
@@ -108,7 +108,7 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def check_name(path: str | Path, error: Error, *, what: str = "file") -> Path:
+def check_name(path: str | Path, error: _Error, *, what: str = "file") -> Path:
     """``path`` as a :class:`~pathlib.Path`, refusing what no file system takes: an empty
     name, a NUL character, a name longer than 255 bytes or a path longer than 4,095 (the system
     would say "File name too long" from deep inside whatever touched it first).
@@ -142,7 +142,7 @@ def check_name(path: str | Path, error: Error, *, what: str = "file") -> Path:
     return Path(text)
 
 
-def _oserror(path: Path, exc: OSError, error: Error, *, doing: str) -> Exception:
+def _oserror(path: Path, exc: OSError, error: _Error, *, doing: str) -> Exception:
     """The one line for an OSError met while ``doing`` something with ``path``."""
     where = shown(path)
     if exc.errno == errno.ENAMETOOLONG:
@@ -162,7 +162,7 @@ def _oserror(path: Path, exc: OSError, error: Error, *, doing: str) -> Exception
     return error(f"{where}: cannot {doing} ({exc.strerror or type(exc).__name__}){kept}")
 
 
-def open_regular(path: str | Path, error: Error, *, what: str = "file") -> BinaryIO:
+def open_regular(path: str | Path, error: _Error, *, what: str = "file") -> BinaryIO:
     """The regular file at ``path`` opened to read (binary), never waiting: opened without
     blocking and checked on the open descriptor (no race between a check and the open), so a
     FIFO, a device, a folder or a socket is refused at once, one line naming it.
@@ -197,7 +197,7 @@ def open_regular(path: str | Path, error: Error, *, what: str = "file") -> Binar
         raise
 
 
-def read_file(path: str | Path, error: Error, *, max_bytes: int, what: str = "file") -> bytes:
+def read_file(path: str | Path, error: _Error, *, max_bytes: int, what: str = "file") -> bytes:
     """The bytes of the regular file at ``path``, at most ``max_bytes`` (a larger file, or one
     that grows past it while read, is refused); anything else is one line (see
     :func:`open_regular`), and so is a read the system refuses (``/proc/self/mem``: EIO).
@@ -221,7 +221,7 @@ def read_file(path: str | Path, error: Error, *, max_bytes: int, what: str = "fi
     return data
 
 
-def read_stream(path: str | Path, error: Error, *, max_bytes: int, what: str = "file") -> bytes:
+def read_stream(path: str | Path, error: _Error, *, max_bytes: int, what: str = "file") -> bytes:
     """At most ``max_bytes + 1`` bytes of a file or a pipe (``jevalkit score --file <(cmd)``
     reads a process substitution as it reads stdin): the one reader that waits for a writer, so
     only for an input a user hands over as a stream; a folder or an over-long name is one line,
@@ -243,7 +243,7 @@ def read_stream(path: str | Path, error: Error, *, max_bytes: int, what: str = "
         raise _oserror(path, exc, error, doing="read it") from None
 
 
-def read_text(path: str | Path, error: Error, *, max_bytes: int, what: str = "file") -> str:
+def read_text(path: str | Path, error: _Error, *, max_bytes: int, what: str = "file") -> str:
     """:func:`read_file` decoded as UTF-8 (a byte-order mark skipped); bytes that are not UTF-8
     are one line naming the byte.
 
@@ -264,7 +264,7 @@ def read_text(path: str | Path, error: Error, *, max_bytes: int, what: str = "fi
 
 
 def check_output(
-    path: str | Path, error: Error, *, what: str = "file", follow_link: bool = False
+    path: str | Path, error: _Error, *, what: str = "file", follow_link: bool = False
 ) -> Path:
     """Refuse, before any work is done, a path an output cannot be written to: a folder, a
     device, a FIFO or a socket there (or, with ``follow_link``, where a symlink there points), a
@@ -308,7 +308,7 @@ def check_output(
 def write_file(
     path: str | Path,
     content: bytes | str | Iterable[bytes],
-    error: Error,
+    error: _Error,
     *,
     what: str = "file",
     follow_link: bool = False,

@@ -19,9 +19,8 @@ from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import NoReturn, TextIO
 
-from .. import errors
+from .. import errors, files
 from .._version import __version__
-from ..files import shown
 from ._commands import COMMANDS
 
 __all__ = ["COMMANDS", "OneLineParser", "build_parser", "main", "printable"]
@@ -215,7 +214,7 @@ def _main(argv: Sequence[str] | None) -> int:
         # exists(), an is_dir()): the readers and writers check names first (jevalkit.files),
         # this catches the checks a path meets before them
         print(
-            f"jevalkit: error: {shown(exc.filename or '')}: a name in this path is longer than "
+            f"jevalkit: error: {files.shown(exc.filename or '')}: a name in this path is longer than "
             "the file system allows; choose a shorter name",
             file=sys.stderr,
         )

@@ -23,11 +23,11 @@ def load_table(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):
-            raw = io.BytesIO(read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES))
-            return pd.read_csv(raw, sep="\t" if suffix == ".tsv" else ",")
+            raw = read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES)
+            return pd.read_csv(io.BytesIO(raw), sep="\t" if suffix == ".tsv" else ",")
         if suffix in (".parquet", ".pq"):
-            raw = io.BytesIO(read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES))
-            return pd.read_parquet(raw)
+            raw = read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES)
+            return pd.read_parquet(io.BytesIO(raw))
     except (ValueError, OSError, ImportError, UnicodeDecodeError) as exc:
         raise ImportFormatError(
             f"{path}: cannot be read as a table ({str(exc).splitlines()[0]})"

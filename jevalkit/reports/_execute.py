@@ -52,7 +52,7 @@ class Report:
 
     def numbers(self) -> Any:
         """The headline numbers the notebook saved."""
-        return json.loads(self.headline.read_text())
+        return json.loads(read_text(self.headline, ReportError, max_bytes=MAX_NOTEBOOK_BYTES))
 
 
 def bundled_notebooks() -> list[str]:
@@ -253,10 +253,10 @@ def run_report(
             f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {first} "
             f"(partial notebook kept at {partial}; {executed.name} and {html.name} are not "
             "replaced)",
-            cell=_failing_cell(nbformat.read(partial, as_version=4), exc.cell_index),
+            cell=_failing_cell(read_notebook(partial), exc.cell_index),
             notebook=partial,
         ) from None
-    nb = nbformat.read(partial, as_version=4)
+    nb = read_notebook(partial)
     nb.metadata["jevalkit"] = {
         "parameters": params,
         "jevalkit_version": __version__,
@@ -283,8 +283,8 @@ def files_read(shown: dict[str, str], headline: Path) -> dict[str, str]:
         "'data/examples/variants.jsonl' (the default: bundled with jevalkit)"
     """
     try:
-        numbers = json.loads(headline.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        numbers = json.loads(read_text(headline, ReportError, max_bytes=MAX_NOTEBOOK_BYTES))
+    except (ReportError, ValueError):
         return shown
     out = dict(shown)
     for name, value in shown.items():
