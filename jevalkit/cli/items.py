@@ -116,8 +116,8 @@ def _items(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    if args.resamples < 100:
-        raise UsageError(f"--resamples must be at least 100, got {args.resamples}")
+    if not 100 <= args.resamples <= 100_000:  # checked before the file is read
+        raise UsageError(f"--resamples must be from 100 to 100,000, got {args.resamples}")
     df = load_source(args, args.results)
     if args.pairwise:
         board = leaderboard(df, kind="pairwise", n_resamples=args.resamples)

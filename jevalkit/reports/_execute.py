@@ -14,7 +14,7 @@ from typing import Any
 from .._paths import data_dir, notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
-from ..files import read_text, write_file
+from ..files import check_name, open_regular, read_text, write_file
 from ..results import json_ready
 from ._export import export_html
 from ._notebook import notes, show_notes
@@ -175,6 +175,25 @@ def save_headline(numbers: Any, path: str | Path) -> None:
     write_file(path, text, ReportError, what="headline")
 
 
+def check_results(results: str | Path) -> None:
+    """Refuse, before a kernel starts, results a notebook could not read: an empty name, a
+    missing path, a FIFO or a device (the notebook would wait on it, or read it without end); a
+    folder is fine (a folder of inspect_ai logs).
+
+    Example:
+        >>> check_results("/dev/zero")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: /dev/zero: not a regular file (a character device); give a results file
+    """
+    if not str(results).strip():
+        raise ReportError("--results is empty; give the results file the notebook reads")
+    if Path(check_name(results, ReportError, what="results file")).is_dir():
+        return
+    with open_regular(results, ReportError, what="results file"):
+        pass
+
+
 def output_folder(out: str | Path) -> Path:
     """The folder a report is written into, created when missing; refused when it is a file.
 
@@ -184,6 +203,8 @@ def output_folder(out: str | Path) -> Path:
         ...
         jevalkit.errors.ReportError: /dev/null is a file, not a folder; give --out a folder for the report
     """
+    if not str(out).strip():
+        raise ReportError("--out is empty; give --out a folder for the report")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ReportError(f"{folder} is a file, not a folder; give --out a folder for the report")
@@ -222,6 +243,7 @@ def run_report(
     source = find_notebook(notebook)
     params = dict(parameters or {})
     if results is not None:
+        check_results(results)
         params["results"] = str(Path(results).resolve())
     check_parameters(source, params)
     out_dir = output_folder(out)
