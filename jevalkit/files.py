@@ -223,9 +223,10 @@ def read_file(path: str | Path, error: _Error, *, max_bytes: int, what: str = "f
 
 def read_stream(path: str | Path, error: _Error, *, max_bytes: int, what: str = "file") -> bytes:
     """At most ``max_bytes + 1`` bytes of a file or a pipe (``jevalkit score --file <(cmd)``
-    reads a process substitution as it reads stdin): the one reader that waits for a writer, so
-    only for an input a user hands over as a stream; a folder or an over-long name is one line,
-    and the caller refuses what is longer than ``max_bytes`` (it knows what the input is).
+    reads a process substitution as it reads stdin), for an input a user hands over as a
+    stream; the caller refuses what is longer than ``max_bytes`` (it knows what the input is).
+    A pipe is read only while something writes to it: a FIFO nobody has open for writing is one
+    line, never a wait; a folder or an over-long name is one line too.
 
     Example:
         >>> len(read_stream("/dev/zero", ValueError, max_bytes=10))
@@ -233,14 +234,40 @@ def read_stream(path: str | Path, error: _Error, *, max_bytes: int, what: str = 
     """
     path = check_name(path, error, what=what)
     try:
-        with open(path, "rb") as fh:
-            return fh.read(max_bytes + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise error(f"{shown(path)}: no such {what}") from None
     except IsADirectoryError:
         raise error(f"{shown(path)}: is a folder, not {_a(what)}") from None
     except OSError as exc:
         raise _oserror(path, exc, error, doing="read it") from None
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise error(f"{shown(path)}: is a folder, not {_a(what)}")
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                # without a writer a non-blocking read ends at once (EOF); with one that has not
+                # written yet it would block: then wait for its output
+                try:
+                    first = fh.read(max_bytes + 1)
+                except BlockingIOError:
+                    first = None
+                if first == b"":
+                    raise error(
+                        f"{shown(path)}: a FIFO nothing writes to; pipe the output in "
+                        "(--file <(command)) or give a file"
+                    )
+            else:
+                first = None
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+            chunks, size = ([first], len(first)) if first else ([], 0)
+            while size <= max_bytes and (chunk := fh.read(max_bytes + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+            return b"".join(chunks)
+        except OSError as exc:
+            raise _oserror(path, exc, error, doing="read it") from None
 
 
 def read_text(path: str | Path, error: _Error, *, max_bytes: int, what: str = "file") -> str:

@@ -11,10 +11,12 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
-from jevalkit.files import check_output, read_file, read_text, write_file
+from jevalkit.files import check_output, read_file, read_stream, read_text, write_file
 
 
 class Refused(Exception):
@@ -168,3 +170,30 @@ def test_an_interrupted_content_leaves_the_old_file(tmp_path):
         write_file(tmp_path / "out.txt", chunks(), Refused)
     assert (tmp_path / "out.txt").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+@pytest.mark.timeout(60)
+def test_a_stream_is_read_whole_from_a_writer_and_a_fifo_without_one_is_refused(tmp_path):
+    # `score --file <(cmd)`: a pipe read as stdin is, however its writer paces its output; a
+    # FIFO nothing writes to hung `score --file` (found by the flag fuzz)
+    read_end, write_end = os.pipe()
+
+    def writer():
+        os.write(write_end, b'{"a": ')
+        time.sleep(0.5)
+        os.write(write_end, b"1}")
+        os.close(write_end)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert read_stream(f"/dev/fd/{read_end}", Refused, max_bytes=100) == b'{"a": 1}'
+    finally:
+        thread.join()
+        os.close(read_end)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(Refused, match="a FIFO nothing writes to"):
+        read_stream(tmp_path / "fifo", Refused, max_bytes=100)
+    assert len(read_stream("/dev/zero", Refused, max_bytes=10)) == 11  # the caller refuses it
+    with pytest.raises(Refused, match="is a folder"):
+        read_stream(tmp_path, Refused, max_bytes=10)

@@ -46,7 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_argument(cmd, required=False)
     cmd.add_argument("--method", choices=["logprobs", "sampling"], default="logprobs")
     cmd.add_argument("--prompt-style", choices=["chat", "completion"], default="chat")
-    cmd.add_argument("--n-samples", type=int, default=10, help="samples per judgment (sampling)")
+    cmd.add_argument(
+        "--n-samples",
+        type=_n_samples,
+        default=10,
+        help=f"samples per judgment (sampling; 1 to {MAX_SAMPLES:,})",
+    )
     cmd.add_argument("--min-coverage", type=float, default=0.5)
     cmd.add_argument("--criteria", help="the rubric for llm_judge")
     cmd.add_argument("--seed", type=int)
@@ -83,6 +88,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmds.add_parser("lock", help="publish new judge file versions into judges.lock").set_defaults(
         handler=_lock
     )
+
+
+MAX_SAMPLES = 1_000  # requests per judgment
+
+
+def _n_samples(text: str) -> int:
+    """``--n-samples``: a whole number from 1 to :data:`MAX_SAMPLES`, checked before planning."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_SAMPLES:,}")
+    return value
 
 
 def _judge(args: argparse.Namespace) -> int:

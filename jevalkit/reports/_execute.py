@@ -260,13 +260,14 @@ def run_report(
     try:
         with quiet_kernel():
             papermill.execute_notebook(
-                str(source),
-                str(partial),
+                # absolute: papermill reads a path starting "-" as stdout, "s3://" as S3, ...
+                str(source.resolve()),
+                str(partial.resolve()),
                 parameters=params,
                 kernel_name="python3",
                 language="python",  # a notebook that names no language is run as Python
                 progress_bar=progress,
-                cwd=str(out_dir),
+                cwd=str(out_dir.resolve()),
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
     except papermill.PapermillExecutionError as exc:

@@ -4,20 +4,17 @@ interrupted) left out, and the latest row of each key."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ..datafiles import json_line
 from ..errors import ResultsError
 from ..files import open_regular
 from ._columns import row_key
-from ._path import check_results_path
+from ._path import check_results_path, last_line
 from ._validate import validate_row
-
-TAIL_BLOCK = 65536  # the last line is looked for backwards, this many bytes at a time
 
 
 def complete_row(fragment: bytes) -> bool:
@@ -31,29 +28,6 @@ def complete_row(fragment: bytes) -> bool:
         return isinstance(json_line(fragment, "the last line", ValueError), dict)
     except ValueError:
         return False
-
-
-def last_line(fh: BinaryIO) -> tuple[int, bytes]:
-    """Where the last newline of the open file ``fh`` ends, and the bytes after it (empty when
-    the file ends in a newline): a complete row missing its newline, or a torn write.
-
-    Example:
-        >>> import io
-        >>> last_line(io.BytesIO(b'{"a": 1}\\n{"a": '))
-        (9, b'{"a": ')
-    """
-    size = fh.seek(0, os.SEEK_END)
-    pos, keep = size, 0
-    while pos > 0:
-        start = max(0, pos - TAIL_BLOCK)
-        fh.seek(start)
-        newline = fh.read(pos - start).rfind(b"\n")
-        if newline >= 0:
-            keep = start + newline + 1
-            break
-        pos = start
-    fh.seek(keep)
-    return keep, fh.read()
 
 
 def torn_bytes(path: Path) -> int:

@@ -18,8 +18,8 @@ from ..errors import ResultsError
 from ..files import write_file
 from ._columns import ResultRow, row_key
 from ._json import json_row
-from ._path import check_results_path
-from ._read import complete_row, iter_rows, last_line
+from ._path import check_results_path, check_tail, last_line
+from ._read import complete_row, iter_rows
 
 
 def repair_torn_tail(path: Path) -> int:
@@ -45,6 +45,8 @@ def repair_torn_tail(path: Path) -> int:
         keep, tail = last_line(fh)
         if not tail:
             return 0
+        if not tail.lstrip(b"\xef\xbb\xbf \t").startswith(b"{"):
+            check_tail(path)  # not the start of a row a crash cut short: refused, not cut
         if complete_row(tail):
             fh.seek(0, os.SEEK_END)
             fh.write(b"\n")

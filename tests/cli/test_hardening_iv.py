@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -35,8 +36,9 @@ def cli(argv: list[str]) -> int:
 
 def one_line(capsys, code, expected=2) -> str:
     err = capsys.readouterr().err
-    lines = [x for x in err.split("\n") if x.strip() and not x.startswith("jevalkit: warning")]
-    lines = [x for x in lines if "\r" not in x]  # a progress bar redraws with carriage returns
+    lines = [x for x in re.split(r"[\r\n]", err) if x.strip()]
+    # a progress bar redraws with carriage returns; warnings come before the error
+    lines = [x for x in lines if "%|" not in x and not x.startswith("jevalkit: warning")]
     assert code == expected and len(lines) == 1 and "Traceback" not in err, (code, err)
     return lines[0]
 
@@ -469,3 +471,48 @@ def test_a_judge_run_with_too_many_failures_exits_1(openai_server, tmp_path, cap
     line = one_line(capsys, cli(argv), expected=1)
     assert "judgment(s) failed" in line and "over --max-error-rate 0.05" in line
     assert read_results(tmp_path / "j.jsonl")["error"].notna().sum() == 3
+
+
+# ---- found by the flag fuzz (tests/cli/test_flag_fuzz.py with JEVALKIT_FUZZ_VALUES=all) -------
+
+
+def test_a_results_path_linked_to_someone_elses_file_is_refused_not_cut(
+    openai_server, tmp_path, capsys
+):
+    # `run --out LINK` to a text file with no newline: the torn-tail repair cut the file to
+    # nothing (its only line "was torn") and appended rows to it
+    (tmp_path / "notes.txt").write_text("my notes, no newline at the end")
+    (tmp_path / "r.jsonl").symlink_to(tmp_path / "notes.txt")
+    argv = ["run", "schema-ten-records", "--model", "m", "--base-url", openai_server.base_url]
+    line = one_line(capsys, cli([*argv, "--out", str(tmp_path / "r.jsonl")]))
+    assert "its last line is not a results row" in line
+    assert (tmp_path / "notes.txt").read_text() == "my notes, no newline at the end"
+    assert openai_server.requests == []
+
+
+@pytest.mark.timeout(120)
+def test_counts_that_would_fill_the_memory_are_refused(openai_server, tmp_path, capsys):
+    # --concurrency 10^39 opened a connection per request in flight; --n-samples 10^39 planned
+    # as many requests per judgment: both hung
+    huge = "9" * 40
+    argv = ["run", "schema-ten-records", "--model", "m", "--base-url", openai_server.base_url]
+    line = one_line(capsys, cli([*argv, "--concurrency", huge, "--out", str(tmp_path / "r")]))
+    assert "concurrency must be a whole number from 1 to 1,000" in line
+    argv = ["judge", "faithfulness", "--data", "faithfulness", "--model", "m", "--method"]
+    line = one_line(capsys, cli([*argv, "sampling", "--n-samples", huge]))
+    assert "--n-samples: expected a whole number from 1 to 1,000" in line
+    assert "--resamples must be from 100 to 100,000" in one_line(
+        capsys, cli(["leaderboard", str(results_file(tmp_path / "b.jsonl")), "--resamples", huge])
+    )
+    assert openai_server.requests == []
+
+
+@pytest.mark.timeout(300)
+def test_a_report_folder_named_like_a_stream_is_a_folder(tmp_path, capsys, monkeypatch):
+    # papermill reads a path starting with "-" as stdout: `report --out -1` wrote the notebook's
+    # bytes to the terminal and ended in a TypeError traceback
+    monkeypatch.chdir(tmp_path)
+    results = results_file(tmp_path / "r.jsonl", n=6)
+    code = cli(["report", "probe_report", "--results", str(results), "--out", "-1"])
+    capsys.readouterr()
+    assert code == 0 and (tmp_path / "-1" / "probe_report.html").is_file()
