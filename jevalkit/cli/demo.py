@@ -27,7 +27,7 @@ from ..runner import run
 from ._commands import add_command
 from ._outcome import report_outcome
 
-__all__ = ["CONFIGS", "MAX_TOKENS", "PROBE", "register"]
+__all__ = ["CONFIGS", "MAX_DEMO_TOKENS", "MAX_TOKENS", "PROBE", "register"]
 
 PROBE = "schema-ten-records@2"
 MAX_DEMO_TOKENS = 32_768

@@ -24,7 +24,7 @@ from ._commands import add_command
 from ._outcome import report_outcome
 from .run import _print_stop
 
-__all__ = ["register"]
+__all__ = ["MAX_SAMPLES", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
