@@ -162,6 +162,18 @@ def _oserror(path: Path, exc: OSError, error: _Error, *, doing: str) -> Exceptio
     return error(f"{where}: cannot {doing} ({exc.strerror or type(exc).__name__}){kept}")
 
 
+def _open_without_waiting(path: Path, error: _Error, what: str) -> int:
+    """A descriptor of ``path`` opened to read without blocking (a FIFO's open never waits)."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise error(f"{shown(path)}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{shown(path)}: is a folder, not {_a(what)}") from None
+    except OSError as exc:
+        raise _oserror(path, exc, error, doing="read it") from None
+
+
 def open_regular(path: str | Path, error: _Error, *, what: str = "file") -> BinaryIO:
     """The regular file at ``path`` opened to read (binary), never waiting: opened without
     blocking and checked on the open descriptor (no race between a check and the open), so a
@@ -174,14 +186,7 @@ def open_regular(path: str | Path, error: _Error, *, what: str = "file") -> Bina
         ValueError: /dev/null: not a regular file (a character device); give a file
     """
     path = check_name(path, error, what=what)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise error(f"{shown(path)}: no such {what}") from None
-    except IsADirectoryError:
-        raise error(f"{shown(path)}: is a folder, not {_a(what)}") from None
-    except OSError as exc:
-        raise _oserror(path, exc, error, doing="read it") from None
+    fd = _open_without_waiting(path, error, what)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -233,14 +238,7 @@ def read_stream(path: str | Path, error: _Error, *, max_bytes: int, what: str = 
         11
     """
     path = check_name(path, error, what=what)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise error(f"{shown(path)}: no such {what}") from None
-    except IsADirectoryError:
-        raise error(f"{shown(path)}: is a folder, not {_a(what)}") from None
-    except OSError as exc:
-        raise _oserror(path, exc, error, doing="read it") from None
+    fd = _open_without_waiting(path, error, what)
     if stat.S_ISDIR(os.fstat(fd).st_mode):
         os.close(fd)
         raise error(f"{shown(path)}: is a folder, not {_a(what)}")

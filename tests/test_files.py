@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import resource
-import stat
 import subprocess
 import sys
 import textwrap
@@ -15,6 +14,7 @@ import threading
 import time
 
 import pytest
+from hostile_files import null_device
 
 from jevalkit.files import check_output, read_file, read_stream, read_text, write_file
 
@@ -65,17 +65,6 @@ def test_a_file_over_its_bound_or_not_utf8_is_refused(tmp_path):
     assert read_text(tmp_path / "bom", Refused, max_bytes=1000) == "ok"
 
 
-def device_in(folder):
-    """A null device node of our own in ``folder`` (as root; else a link to /dev/null): a
-    writer that went wrong replaces it, never the system's /dev/null (main's --save-fit did)."""
-    node = folder / "null-device"
-    try:
-        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    except PermissionError:
-        return None
-    return node
-
-
 @pytest.mark.parametrize(
     ("name", "words"),
     [
@@ -88,7 +77,7 @@ def device_in(folder):
 )
 def test_what_cannot_be_written_is_refused_before_anything_is_written(place, name, words):
     path = place / name
-    if name == "device" and device_in(place) is None:
+    if name == "device" and null_device(place) is None:
         pytest.skip("making a device node needs root; check_output('/dev/null') is checked below")
     path = place / "null-device" if name == "device" else path
     before = sorted(p.name for p in place.iterdir())

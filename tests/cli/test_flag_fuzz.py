@@ -23,7 +23,6 @@ import itertools
 import json
 import os
 import shutil
-import stat
 from pathlib import Path
 
 import nbconvert
@@ -31,6 +30,7 @@ import nbformat
 import papermill
 import pytest
 from forked_cli import Job, run_all
+from hostile_files import null_device
 from openai_server import OpenAIServer
 from probe_folders import write_probe
 
@@ -182,10 +182,9 @@ def hostile_objects(folder: Path, outside: Path) -> dict[str, str]:
     """The call's own FIFO, device, symlink out and folder."""
     folder.mkdir(parents=True, exist_ok=True)
     os.mkfifo(folder / "fifo")
-    device = folder / "device"
-    try:
-        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a null device of our own
-    except PermissionError:
+    device = null_device(folder, "device")
+    if device is None:  # no root: a link to /dev/null (replaced or written through: harmless)
+        device = folder / "device"
         device.symlink_to("/dev/null")
     outside.parent.mkdir(parents=True, exist_ok=True)
     outside.write_text("outside the scratch folder")

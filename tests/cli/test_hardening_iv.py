@@ -9,11 +9,11 @@ import hashlib
 import json
 import os
 import re
-import stat
 from pathlib import Path
 
 import pytest
 from cascade_cases import calibrate, calibrated_runs, new_cases, write_cases
+from hostile_files import null_device
 from openai_server import OpenAIServer
 from probe_folders import write_probe
 
@@ -47,17 +47,6 @@ def written(folder: Path) -> str:
     return "\n".join(
         p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and p.stat().st_size
     )
-
-
-def device_in(folder: Path) -> Path | None:
-    """A null device node of our own (as root): a writer that went wrong replaces it, never the
-    system's /dev/null; None when nodes cannot be made here."""
-    node = folder / "null-device"
-    try:
-        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    except PermissionError:
-        return None
-    return node
 
 
 # ---- 1. keys follow the user, not a file -----------------------------------------------------
@@ -303,7 +292,7 @@ def test_every_output_refuses_devices_folders_and_fifos_and_replaces_links(tmp_p
     examples = Path(__file__).resolve().parents[2] / "data" / "examples"
     fifo = tmp_path / "fifo.out"
     os.mkfifo(fifo)
-    device = device_in(tmp_path)
+    device = null_device(tmp_path)
     (tmp_path / "a-file").write_text("")
     writers = {
         "export": ["export", str(results), *EEE, "--out"],
