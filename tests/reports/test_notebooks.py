@@ -138,7 +138,7 @@ def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
         path.write_text(text)
     # a missing file is refused before a kernel starts (issue 53); one that is there but holds
     # no rows fails in the notebook's cell that reads it
-    with pytest.raises(ReportError, match="missing.jsonl: no such results file"):
+    with pytest.raises(ReportError, match=r"missing\.jsonl: no such results file"):
         run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
     assert not (tmp_path / "probe_report.partial.ipynb").exists()
     (tmp_path / "damaged.jsonl").write_text("not a row\n")
