@@ -23,15 +23,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
 import yaml
+
+from .files import read_file, write_file
 
 __all__ = [
     "LOCK_HEADER",
@@ -153,44 +153,17 @@ def read_regular_file(
     path: str | Path, max_bytes: int, error: Callable[[str], Exception], *, what: str = "file"
 ) -> bytes:
     """The bytes of the regular file at ``path``, at most ``max_bytes``; anything else raises
-    ``error`` with one line naming the file: a folder, a FIFO or a device (opened without
-    waiting: a FIFO opened to read would wait for a writer forever), a larger file, an unreadable
-    one.
+    ``error`` with one line naming the file (:func:`jevalkit.files.read_file`, the one reader
+    rule: a folder, a FIFO or a device opened without waiting, a larger file, an unreadable
+    one, an over-long name).
 
     Example:
         >>> read_regular_file("/dev/zero", 10, ValueError)
         Traceback (most recent call last):
         ...
-        ValueError: /dev/zero: not a regular file (a pipe or a device); give a file
+        ValueError: /dev/zero: not a regular file (a character device); give a file
     """
-    path = Path(path)
-    too_large = f"{path}: larger than {max_bytes / 2**20:g} MB; not a jevalkit data file"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise error(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a folder, not a {what}") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise error(f"{path}: is a folder, not a {what}")
-        if not stat.S_ISREG(info.st_mode):
-            raise error(f"{path}: not a regular file (a pipe or a device); give a {what}")
-        if info.st_size > max_bytes:
-            raise error(too_large)
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            try:
-                data = fh.read(max_bytes + 1)
-            except OSError as exc:
-                raise error(f"{path}: cannot read ({exc.strerror})") from None
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:  # it grew while read
-        raise error(too_large)
-    return data
+    return read_file(path, error, max_bytes=max_bytes, what=what)
 
 
 def load_yaml(path: str | Path, error: Callable[[str], Exception]) -> Any:
@@ -417,14 +390,19 @@ def read_lock(path: Path, error: Callable[[str], Exception]) -> dict[str, str]:
     return entries
 
 
-def write_lock(path: Path, entries: dict[str, str], *, what: str, command: str) -> None:
-    """Write ``entries`` to ``path`` atomically (sorted, one per line)."""
+def write_lock(
+    path: Path,
+    entries: dict[str, str],
+    *,
+    what: str,
+    command: str,
+    error: Callable[[str], Exception] = ValueError,
+) -> None:
+    """Write ``entries`` to ``path`` atomically (sorted, one per line; :func:`jevalkit.files.write_file`)."""
     body = LOCK_HEADER.format(what=what, command=command) + "".join(
         f"{name} sha256:{digest}\n" for name, digest in sorted(entries.items())
     )
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(body, encoding="utf-8")
-    os.replace(tmp, path)
+    write_file(path, body, error, what="lock file")
 
 
 def verify_locked(
@@ -489,5 +467,5 @@ def publish_versions(
             lock[item.name] = item.content_hash
             added.append(item.name)
     if added:
-        write_lock(lock_path, lock, what=what, command=command)
+        write_lock(lock_path, lock, what=what, command=command, error=error)
     return added

@@ -11,7 +11,9 @@ tuples; it takes well under a second beyond inspect_ai's import.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -309,3 +311,14 @@ def table_corpus(root: Path) -> list[tuple[str, Path]]:
     for label, bad in damage(csv.encode()):
         out.append((f"table:csv:{label}", _write(root / "table" / f"d-{label}", "t.csv", bad)))
     return out
+
+
+def null_device(folder: Path, name: str = "null-device") -> Path | None:
+    """A null device node of our own in ``folder`` (as root; None where nodes cannot be made): a
+    writer that went wrong replaces it, never the system's /dev/null (main's --save-fit did)."""
+    node = folder / name
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        return None
+    return node

@@ -102,7 +102,7 @@ class OpenAIServer:
     def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         model = body.get("model", "")
         resolved, fingerprint = self.identity.get(model, (f"{model}-2026-01", "fp_test_1"))
-        if path.endswith("/chat/completions"):
+        if path.split("?", 1)[0].endswith("/chat/completions"):  # the query: an api-version
             text = self.reply(body)
             choice: dict[str, Any] = {
                 "index": 0,

@@ -248,7 +248,7 @@ def test_one_loop_sends_what_a_design_names():
 # under everything that writes or reads results and imports nothing above it; the packages that
 # read results read them through it and never import the runner, which sends requests (the CLI
 # may: it runs it).
-RESULTS_MAY_IMPORT = {"errors", "datafiles"}
+RESULTS_MAY_IMPORT = {"errors", "datafiles", "files"}
 READ_RESULTS_ONLY = ("io", "metrics", "labels", "items", "reports", "widgets")
 
 
@@ -474,3 +474,95 @@ def test_no_result_travels_in_dataframe_attrs():
             if isinstance(node, ast.Attribute) and node.attr == "attrs":
                 offences.append(f"{where}:{node.lineno}")
     assert offences == [], f"DataFrame.attrs used for results: {offences}"
+
+
+# ---- one rule for every file jevalkit reads and writes (issue 53) ---------------------------
+
+# jevalkit.files holds the one reader and the one writer (a FIFO, a device, a folder, an
+# over-long name, a symlink, a full disk: one line each). These modules touch files otherwise,
+# each for a reason the rule does not fit:
+FILE_RULE_EXCEPTIONS = {
+    "files.py": "the rule itself",
+    "results/_write.py": "the results file's append-with-lock writer (appends through a link, "
+    "one fsync per group of rows) and the repair of its torn last line",
+    "results/_lock.py": "the results file's lock file (created, then flock)",
+    "labels/_labels.py": "the labels file's append of one record, fsynced (as results are)",
+    "client/_cache.py": "the response cache: its own atomic entries in the cache folder (a "
+    "damaged entry is a miss, never an error)",
+    "local/_server.py": "the embedded server's state folder (0600 state files, leases, its "
+    "log) and /proc",
+    "local/_build.py": "downloading and building llama.cpp into the state folder",
+    "local/_capacity.py": "/proc/loadavg",
+}
+_FILE_METHODS = {"open", "write_text", "write_bytes", "read_text", "read_bytes"}
+_FILE_FUNCTIONS = {
+    "open",
+    "os.open",
+    "os.replace",
+    "os.rename",
+    "tempfile.mkstemp",
+    "tempfile.NamedTemporaryFile",
+    "shutil.copy",
+    "shutil.copy2",
+    "shutil.copyfile",
+    "shutil.move",
+    "nbformat.read",
+    "nbformat.write",
+}
+_FRAME_WRITERS = {"to_json", "to_csv", "to_parquet", "to_excel", "to_html", "to_pickle"}
+_FRAME_READERS = {"read_csv", "read_json", "read_parquet", "read_excel", "read_table"}
+
+
+def file_calls(tree: ast.AST) -> list[tuple[int, str]]:
+    """The calls in ``tree`` that open, read or write a file by its name themselves: ``open(``,
+    ``Path.write_text(`` and kin, ``os.replace(``, a DataFrame's ``to_json(path)`` or
+    ``pd.read_csv(path)`` (reading bytes already read, ``io.BytesIO(...)``, or writing to a
+    string is fine), ``nbformat.read(``; bundled package data (``resources.files``) is not a
+    user's file."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        if "resources.files" in name:
+            continue
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        first = node.args[0] if node.args else None
+        in_memory = isinstance(first, ast.Call) and ast.unparse(first.func) in (
+            "io.BytesIO",
+            "io.StringIO",
+        )
+        to_path = bool(node.args) or any(k.arg in ("path_or_buf", "buf") for k in node.keywords)
+        if (
+            name in _FILE_FUNCTIONS
+            or (attr in _FILE_METHODS and name not in ("tarfile.open", "zipfile.ZipFile"))
+            or (attr in _FRAME_WRITERS and to_path)
+            or (attr in _FRAME_READERS and not in_memory)
+        ):
+            found.append((node.lineno, name))
+    return found
+
+
+def test_every_file_is_read_and_written_by_the_one_rule():
+    offences = []
+    for path in modules():
+        where = path.relative_to(PACKAGE).as_posix()
+        if where in FILE_RULE_EXCEPTIONS:
+            continue
+        for lineno, name in file_calls(ast.parse(path.read_text())):
+            offences.append(f"{where}:{lineno}: {name}(")
+    assert offences == [], "read and write files through jevalkit.files: " + ", ".join(offences)
+
+
+def test_the_file_rule_finds_what_it_looks_for():
+    # the rule above is only as good as its finder
+    code = (
+        "open(p)\np.write_text(t)\ndf.to_json(p, orient='records')\npd.read_csv(p)\n"
+        "os.replace(a, b)\nnbformat.read(p, as_version=4)\n"
+        "df.to_json(orient='records')\npd.read_csv(io.BytesIO(raw))\nrow.to_json()\n"
+        "resources.files(__package__).joinpath('x').read_text('utf-8')\n"
+    )
+    assert [line for line, _ in file_calls(ast.parse(code))] == [1, 2, 3, 4, 5, 6]
+    for where in FILE_RULE_EXCEPTIONS:  # an exception names a module that exists and needs it
+        tree = ast.parse((PACKAGE / where).read_text())
+        assert where == "files.py" or file_calls(tree), f"{where} no longer needs its exception"

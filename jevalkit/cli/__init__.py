@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import io
 import re
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import NoReturn, TextIO
 
-from .. import errors
+from .. import errors, files
 from .._version import __version__
 from ._commands import COMMANDS
 
@@ -205,6 +206,18 @@ def _main(argv: Sequence[str] | None) -> int:
     except errors.JevalkitError as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"jevalkit: error: {message}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        # a name past the file system's limit fails in whichever call meets it first (an
+        # exists(), an is_dir()): the readers and writers check names first (jevalkit.files),
+        # this catches the checks a path meets before them
+        print(
+            f"jevalkit: error: {files.shown(exc.filename or '')}: a name in this path is longer than "
+            "the file system allows; choose a shorter name",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("jevalkit: interrupted", file=sys.stderr)

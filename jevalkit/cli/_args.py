@@ -9,16 +9,19 @@ a design is one keyword (``design=``)."""
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from ..errors import UsageError
 from ..generation import GENERATION
+from ..metrics import DEFAULT_MAX_ERROR_RATE
 from ..runner import RUN_OPTIONS
 from ..stats import AdaptiveRepeats
 
 __all__ = [
     "adaptive_design",
     "add_generation_arguments",
+    "add_max_error_rate",
     "add_model_argument",
     "add_run_arguments",
     "generation_options",
@@ -215,6 +218,36 @@ def add_generation_arguments(cmd: argparse.ArgumentParser | Any) -> None:
 def generation_options(args: argparse.Namespace) -> dict[str, Any]:
     """The generation parameters the command line has flags for (None: not given)."""
     return {name: getattr(args, name) for name in GENERATION if hasattr(args, name)}
+
+
+def _rate(text: str) -> float:
+    """A share from 0 to 1 (``--max-error-rate``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
+    return value
+
+
+def add_max_error_rate(cmd: argparse.ArgumentParser | Any, help: str) -> None:
+    """``--max-error-rate E`` (default :data:`jevalkit.metrics.DEFAULT_MAX_ERROR_RATE`, the
+    gate's and a run's alike).
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_max_error_rate(parser, "exit 1 above it")
+        >>> parser.parse_args([]).max_error_rate, parser.parse_args(["--max-error-rate", "0"]).max_error_rate
+        (0.05, 0.0)
+    """
+    cmd.add_argument(
+        "--max-error-rate",
+        type=_rate,
+        default=DEFAULT_MAX_ERROR_RATE,
+        metavar="E",
+        help=f"{help} (default {DEFAULT_MAX_ERROR_RATE:g})",
+    )
 
 
 def split_list(text: str | None) -> list[str]:

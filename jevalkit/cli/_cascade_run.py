@@ -8,12 +8,15 @@ import math
 
 import pandas as pd
 
+from ..client import check_file_endpoint
 from ..errors import UsageError
+from ..files import check_output, write_file
 from ..labels import Cascade, load_cascade
 from ..runner import judge
 from ._args import run_options
+from ._outcome import check_error_rate
 
-__all__ = ["judge_with_cascade", "print_cascade"]
+__all__ = ["endpoint_lines", "judge_with_cascade", "print_cascade"]
 
 
 def print_cascade(cascade: Cascade) -> None:
@@ -43,6 +46,26 @@ CONFIG_FLAGS = {
 }
 
 
+def endpoint_lines(cascade: Cascade, args: argparse.Namespace) -> list[str]:
+    """Where each judge of ``cascade`` is sent, one line per judge whose endpoint only the
+    cascade file names (none when ``--base-url`` replaces them all); refused by
+    :func:`jevalkit.client.check_file_endpoint` when the user's key would go to one of them
+    unconfirmed (``--trust-file-endpoints`` confirms them)."""
+    if args.base_url:
+        return []
+    return [
+        f"judge {step.name}: "
+        + check_file_endpoint(
+            step.base_url,
+            f"{args.cascade} (judge {step.name})",
+            api_key_env=args.api_key_env,
+            trusted=args.trust_file_endpoints,
+        )
+        for step in cascade.steps
+        if step.base_url
+    ]
+
+
 def judge_with_cascade(args: argparse.Namespace) -> int:
     """``jevalkit judge EVALUATOR --data CASES --cascade FILE``: the lazy run (the cascade as a
     design, each judge its own results file beside ``--out``)."""
@@ -59,6 +82,8 @@ def judge_with_cascade(args: argparse.Namespace) -> int:
             "--repeats with --cascade: each judge of a cascade is asked as often per item as in "
             "its calibration (its confidence is the average over those repeats); leave it out"
         )
+    if args.for_people:  # before any judging: a bad path would fail after every request
+        check_output(args.for_people, UsageError, what="label plan")
     cascade = load_cascade(args.cascade)
     if cascade.evaluator is not None and cascade.evaluator.split("@")[0] != args.evaluator:
         raise UsageError(
@@ -66,7 +91,11 @@ def judge_with_cascade(args: argparse.Namespace) -> int:
             f"{args.evaluator}: judge with {cascade.evaluator.split('@')[0]}, or calibrate a "
             f"cascade for {args.evaluator}"
         )
-    design = cascade.design(source=str(args.cascade), accept_shift=args.accept_shift)
+    for line in endpoint_lines(cascade, args):
+        print(line)
+    # a file's endpoints get the user's key only when confirmed (endpoint_lines refused it)
+    source = "caller" if args.trust_file_endpoints else str(args.cascade)
+    design = cascade.design(source=source, accept_shift=args.accept_shift)
     options = run_options(args, design=design)
     result = judge(cascade.evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
     run = result.design
@@ -82,11 +111,12 @@ def judge_with_cascade(args: argparse.Namespace) -> int:
     )
     if args.for_people:
         plan = cascade.for_people(result.rows, cases=args.data, accept_shift=args.accept_shift)
-        plan.to_json(args.for_people, orient="records", lines=True)
+        text = plan.to_json(orient="records", lines=True)
+        write_file(args.for_people, text, UsageError, what="label plan")
         print(
             f"the cases for people: {args.for_people} ({len(plan)}; a label plan for the Labeler)"
         )
     if result.stopped:
         print(f"stopped early: {result.stopped}; the same command resumes")
         return 1
-    return 0
+    return check_error_rate(result.rows, args.max_error_rate, unit="judgment")

@@ -26,16 +26,24 @@ import pandas as pd
 from ..errors import UsageError
 from ..local import check_installed, local_endpoint, local_model
 from ..probes import check_probes
-from ..reports import ReportError, failed_checks, headline, run_report, write_probe_summary
-from ..results import read_results
+from ..reports import (
+    ReportError,
+    failed_checks,
+    headline,
+    output_folder,
+    run_report,
+    write_probe_summary,
+)
+from ..results import MAX_REPEATS, check_results_path, read_results
 from ..runner import run
 from ._commands import add_command
 from ._outcome import report_outcome
 
-__all__ = ["CONFIGS", "MAX_TOKENS", "MODELS", "PROBES", "register"]
+__all__ = ["CONFIGS", "MAX_DEMO_TOKENS", "MAX_TOKENS", "MODELS", "PROBES", "register"]
 
 PROBES = ("schema-ten-records@2", "schema-ten-records@4")  # as the seeds publish it; ids checked
 MODELS = ("local", "local-chat")
+MAX_DEMO_TOKENS = 32_768
 MAX_TOKENS = 400  # Gemma echoes the prompt until max_tokens; constrained answers need ~180-330
 CONFIGS = [
     {"label": "free, T=0", "temperature": 0.0},
@@ -70,6 +78,14 @@ def _demo(args: argparse.Namespace) -> int:
             raise UsageError(f"{name} must be at least 1, got {value}")
     if args.port is not None and not 1 <= args.port <= 65535:
         raise UsageError(f"--port must be from 1 to 65535, got {args.port}")
+    if args.repeats > MAX_REPEATS or args.max_tokens > MAX_DEMO_TOKENS:
+        raise UsageError(
+            f"--repeats must be at most {MAX_REPEATS:,} and --max-tokens at most "
+            f"{MAX_DEMO_TOKENS:,} (the embedded model's context)"
+        )
+    # where the results and the reports go, checked before the embedded model starts
+    check_results_path(args.out, writing=True)
+    output_folder(args.report_dir)
     check = check_probes(list(PROBES))
     print(
         f"1/3 {', '.join(PROBES)}: {int(check['ok'].sum())} of {len(check)} worked examples "

@@ -10,6 +10,7 @@ import json
 import pandas as pd
 
 from ..errors import UsageError
+from ..files import check_output
 from ..items import analysis, fit_irt
 from ..metrics import leaderboard
 from ..reports import write_leaderboard_page
@@ -88,6 +89,8 @@ def _show(table: pd.DataFrame, as_json: bool) -> None:
 def _items(args: argparse.Namespace) -> int:
     if args.save_fit and not args.irt:
         raise UsageError("--save-fit writes the item model: give --irt 1pl or --irt 2pl too")
+    if args.save_fit:  # before the fit: a bad path would fail after it
+        check_output(args.save_fit, UsageError, what="item model")
     df = load_source(args, args.results)
     result = analysis(df, **_spec(args))
     print(
@@ -113,8 +116,8 @@ def _items(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    if args.resamples < 100:
-        raise UsageError(f"--resamples must be at least 100, got {args.resamples}")
+    if not 100 <= args.resamples <= 100_000:  # checked before the file is read
+        raise UsageError(f"--resamples must be from 100 to 100,000, got {args.resamples}")
     df = load_source(args, args.results)
     if args.pairwise:
         board = leaderboard(df, kind="pairwise", n_resamples=args.resamples)

@@ -18,13 +18,13 @@ from ..judges import (
 from ..metrics import pairwise_preferences, position_bias, quality
 from ..results import scored
 from ..runner import judge
-from ._args import add_model_argument, add_run_arguments, run_options
+from ._args import add_max_error_rate, add_model_argument, add_run_arguments, run_options
 from ._cascade_run import judge_with_cascade
 from ._commands import add_command
 from ._outcome import report_outcome
 from .run import _print_stop
 
-__all__ = ["register"]
+__all__ = ["MAX_SAMPLES", "register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_argument(cmd, required=False)
     cmd.add_argument("--method", choices=["logprobs", "sampling"], default="logprobs")
     cmd.add_argument("--prompt-style", choices=["chat", "completion"], default="chat")
-    cmd.add_argument("--n-samples", type=int, default=10, help="samples per judgment (sampling)")
+    cmd.add_argument(
+        "--n-samples",
+        type=_n_samples,
+        default=10,
+        help=f"samples per judgment (sampling; 1 to {MAX_SAMPLES:,})",
+    )
     cmd.add_argument("--min-coverage", type=float, default=0.5)
     cmd.add_argument("--criteria", help="the rubric for llm_judge")
     cmd.add_argument("--seed", type=int)
@@ -72,7 +77,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the calibration items' (by default every case then goes to people: the guarantee "
         "holds only for items like the labelled ones)",
     )
+    cmd.add_argument(
+        "--trust-file-endpoints",
+        action="store_true",
+        help="with --cascade: send the key ($JEVALKIT_API_KEY, or --api-key-env) to the "
+        "endpoints the cascade file names (without it, a file's endpoint gets no key you did "
+        "not send there: give --base-url to send every judge to one you name)",
+    )
     add_run_arguments(cmd)
+    add_max_error_rate(
+        cmd, "exit 1 (every row saved) when more than this share of judgments failed"
+    )
     cmd.set_defaults(handler=_judge)
     group = add_command(sub, "judges")
     cmds = group.add_subparsers(dest="judges_command", required=True, metavar="SUBCOMMAND")
@@ -82,6 +97,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
+MAX_SAMPLES = 1_000  # requests per judgment
+
+
+def _n_samples(text: str) -> int:
+    """``--n-samples``: a whole number from 1 to :data:`MAX_SAMPLES`, checked before planning."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_SAMPLES:,}")
+    return value
+
+
 def _judge(args: argparse.Namespace) -> int:
     if args.cascade:
         return judge_with_cascade(args)
@@ -89,6 +118,10 @@ def _judge(args: argparse.Namespace) -> int:
         raise UsageError("--for-people goes with --cascade (the cases a cascade leaves for people)")
     if args.accept_shift:
         raise UsageError("--accept-shift goes with --cascade (a cascade's shift check)")
+    if args.trust_file_endpoints:
+        raise UsageError(
+            "--trust-file-endpoints goes with --cascade (the endpoints a cascade file names)"
+        )
     config = JudgeConfig(
         method=args.method,
         prompt_style=args.prompt_style,
@@ -115,14 +148,14 @@ def _judge(args: argparse.Namespace) -> int:
     if args.evaluator == "pairwise":
         _pairwise_report(df)
         _print_stop(result)
-        return report_outcome(df, unit="game") or code
+        return report_outcome(df, unit="game", max_error_rate=args.max_error_rate) or code
     cols = ["case_id", "repeat", "gold", "verdict", "expected_level", "coverage", "score"]
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
         print(df[cols].to_string(index=False))
         if scored(df):
             print(quality(df).to_string(index=False))
     _print_stop(result)
-    return report_outcome(df, unit="judgment") or code
+    return report_outcome(df, unit="judgment", max_error_rate=args.max_error_rate) or code
 
 
 def _pairwise_report(df: pd.DataFrame) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import pandas as pd
 
 from ..errors import StatsError
 from ..metrics import (
-    DEFAULT_MAX_ERROR_RATE,
     GATE_METRICS,
     case_changes,
     gate,
@@ -18,10 +18,11 @@ from ..metrics import (
     release_gate,
     summarize,
 )
-from ..results import combine_runs
+from ..results import combine_runs, partial_merge
 from ..runner import run
 from ._args import (
     add_generation_arguments,
+    add_max_error_rate,
     add_run_arguments,
     generation_options,
     run_options,
@@ -70,13 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--metric", choices=sorted(GATE_METRICS), default="pass_rate")
     g.add_argument("--min", type=float, dest="minimum", metavar="X")
     g.add_argument("--by", help="comma-separated columns; every group must clear the bar")
-    g.add_argument(
-        "--max-error-rate",
-        type=float,
-        default=DEFAULT_MAX_ERROR_RATE,
-        metavar="E",
-        help="refuse to gate when more than this share of rows are errors (timeouts, refusals "
-        f"by the endpoint, ...; default {DEFAULT_MAX_ERROR_RATE:g})",
+    add_max_error_rate(
+        g,
+        "refuse to gate when more than this share of rows are errors (timeouts, refusals by "
+        "the endpoint, ...)",
     )
     g.add_argument(
         "--max-flip-rate",
@@ -166,6 +164,14 @@ def _metrics(args: argparse.Namespace) -> int:
     else:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
             print(table.to_string(index=False))
+    partial = partial_merge(args.results)
+    if partial is not None:  # its parts are beside it: `merge --partial`, or shards still running
+        print(
+            f"partial: {partial.done:,} of {partial.jobs:,} planned jobs, "
+            f"{partial.complete} of {partial.shards} shards complete "
+            f"({'; '.join(partial.missing[:3])}); run the missing shards, then `jevalkit merge`",
+            file=sys.stderr if args.json else sys.stdout,
+        )
     return 0
 
 

@@ -17,6 +17,7 @@ from ..results import weighted_rows
 from ..runner import RunResult, plan, run
 from ._args import (
     add_generation_arguments,
+    add_max_error_rate,
     add_model_argument,
     add_run_arguments,
     generation_options,
@@ -69,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="send every wording of each probe (all) or these variant ids (base = its own)",
     )
     add_run_arguments(cmd)
+    add_max_error_rate(cmd, "exit 1 (every row saved) when more than this share of requests failed")
     cmd.add_argument(
         "--dry-run",
         action="store_true",
@@ -214,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 200):
             print(run_summary(result.rows).drop(columns=["method"]).to_string(index=False))
     _print_stop(result)
-    code = report_outcome(result.rows)
+    code = report_outcome(result.rows, max_error_rate=args.max_error_rate)
     outcome = result.design
     nothing = outcome is not None and outcome.table().iloc[0].get("stop_reason") == "nothing scored"
     return code or (1 if result.budget_overrun or nothing else 0)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ..errors import UsageError
+from ..files import read_stream
 from ..probes import load_probe
 from ._commands import add_command
 
@@ -27,11 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _score(args: argparse.Namespace) -> int:
     probe = load_probe(args.probe)
     if args.file:
-        try:
-            with open(args.file, "rb") as fh:
-                output = fh.read(MAX_OUTPUT_BYTES + 1)
-        except OSError as exc:
-            raise UsageError(f"{args.file}: cannot read output file ({exc.strerror})") from None
+        # a file or a pipe (`--file <(cmd)`), read as stdin is
+        output = read_stream(args.file, UsageError, max_bytes=MAX_OUTPUT_BYTES, what="output file")
     else:
         output = sys.stdin.buffer.read(MAX_OUTPUT_BYTES + 1)
     if len(output) > MAX_OUTPUT_BYTES:

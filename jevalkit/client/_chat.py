@@ -182,6 +182,7 @@ class ChatClient:
                 timeout=httpx.Timeout(None if self.paced else self.timeout, connect=self.timeout),
                 headers=self.endpoint.headers(),
                 auth=self.endpoint.auth,
+                params=self.endpoint.params,  # the base URL's query (api-version, api-key, ...)
                 verify=tls,
             )
             for _ in range(self.concurrency)
@@ -267,7 +268,7 @@ class ChatClient:
     def key_for(self, path: str, body: dict[str, Any], repeat: int) -> str:
         """The cache key: base URL, path, the full body (model, messages, every parameter, seed)
         and the repeat index."""
-        return cache_key(base_url=self.endpoint.base_url, path=path, body=body, repeat=repeat)
+        return cache_key(base_url=self.endpoint.identity, path=path, body=body, repeat=repeat)
 
     def _cache_get(self, cache: ResponseCache, key: str) -> dict[str, Any] | None:
         try:

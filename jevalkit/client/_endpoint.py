@@ -16,7 +16,17 @@ Each key goes only to the endpoint it belongs to:
 A loopback server (127.0.0.0/8, ::1, localhost) needs no key; a remote one without its key is an
 error naming the variable to set. Credentials written into a URL (``https://user:pass@host``) are
 taken out of it (sent as HTTP basic auth, never written anywhere, masked in messages); with a
-key for the endpoint also set, the ambiguity is refused. Keys are read from the
+key for the endpoint also set, the ambiguity is refused. A URL's query (``?api-version=...``,
+Azure's ``?api-key=...``, ``?key=``, ``?token=``, a SAS ``?sig=``) is taken out of the base URL
+too and sent with every request; the values of credential-like names (:data:`SECRET_QUERY`) are
+secrets like a key: never in a row, a log or an export (:func:`redact_url`), and redacted from
+what an endpoint sends back.
+
+An endpoint that comes only from a file (a cascade file's per-judge ``base_url``, a results row,
+a prior) never receives a key the user did not send there: :func:`check_file_endpoint` is the one
+rule (a key goes to an endpoint the user named, on the command line, in the environment or in
+the Python call, or to the provider its variable belongs to; any other needs the user's
+confirmation: ``--base-url``, or ``--trust-file-endpoints``). Keys are read from the
 environment only, never appear in ``repr()``, and are redacted from everything an endpoint sends
 back, in the raw body and after JSON decoding, in every form jevalkit sends them (the key, the
 password, ``user:password`` and its base64), and so is any echoed run of 8 or more of a secret's
@@ -33,9 +43,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from ..errors import ClientError
+from ..urls import SECRET_QUERY, redact_url
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 KEY_VARIABLES = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "JEVALKIT_API_KEY")
@@ -81,6 +92,20 @@ def key_variable_for(url: str) -> str:
         if host == suffix or host.endswith("." + suffix):
             return variable
     return CUSTOM_KEY_VARIABLE
+
+
+def split_query(url: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``url`` without its query, and the query's parameters (sent with every request).
+
+    Example:
+        >>> split_query("https://x.azure.com/openai/v1?api-version=2024-10&api-key=s3cr3t")
+        ('https://x.azure.com/openai/v1', (('api-version', '2024-10'), ('api-key', 's3cr3t')))
+    """
+    parts = urlsplit(url)
+    if not parts.query:
+        return url, ()
+    params = tuple(parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", "")), params
 
 
 def strip_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -148,6 +173,19 @@ class Endpoint:
     base_url: str
     api_key: str | None = field(default=None, repr=False)
     auth: tuple[str, str] | None = field(default=None, repr=False)
+    params: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    @property
+    def identity(self) -> str:
+        """The base URL with the query parameters that are not credentials (``api-version``):
+        what tells two endpoints apart, with nothing secret in it (a cache key is taken over it).
+
+        Example:
+            >>> Endpoint("https://x/v1", params=(("api-version", "1"), ("api-key", "s"))).identity
+            'https://x/v1?api-version=1'
+        """
+        public = [(k, v) for k, v in self.params if not SECRET_QUERY.search(k)]
+        return self.base_url + ("?" + urlencode(public) if public else "")
 
     def headers(self) -> dict[str, str]:
         """Request headers; the Authorization header only when a key is set."""
@@ -165,6 +203,7 @@ class Endpoint:
             ['YW5uOnB3']
         """
         found = [self.api_key or ""]
+        found += [value for name, value in self.params if SECRET_QUERY.search(name)]
         if self.auth is not None:
             user, password = self.auth
             pair = f"{user}:{password}"
@@ -207,22 +246,13 @@ class Endpoint:
         return value
 
 
-def mask_credentials(url: str) -> str:
-    """``url`` with anything between ``scheme://`` and the last ``@`` masked, for messages: it
-    works on URLs too malformed to parse, and on a password holding an unencoded ``/``, ``?``,
-    ``#`` or ``@`` (an ``@`` in the path masks the host too: safe rather than sorry).
-
-    Example:
-        >>> mask_credentials("http://ann:s3cret@exa mple.com:99999/v1")
-        'http://***@exa mple.com:99999/v1'
-        >>> mask_credentials("http://ann:p/ss#w@rd@host/v1")
-        'http://***@host/v1'
-    """
-    return re.sub(r"^([^:/?#]*://).*@", r"\1***@", url, flags=re.DOTALL)
+def _shown_url(url: str) -> str:
+    """``url`` for a message: credentials and secret query values masked (:func:`redact_url`)."""
+    return redact_url(url)
 
 
 def _check_url(url: str) -> None:
-    shown = mask_credentials(url)
+    shown = _shown_url(url)
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a bad port
@@ -263,6 +293,13 @@ def resolve_endpoint(
     raw = (base_url or os.environ.get("JEVALKIT_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
     _check_url(raw)
     url, auth = strip_credentials(raw)
+    url, params = split_query(url)
+    for name, value in params:
+        if SECRET_QUERY.search(name) and 0 < len(value) < MIN_REDACTABLE and not is_loopback(url):
+            raise ClientError(
+                f"the query parameter {name!r} of the base URL is {len(value)} character(s) "
+                "long: too short to be a real credential or to be redacted safely; check it"
+            )
     if api_key_env is not None and not _ENV_NAME.match(api_key_env):
         raise ClientError(f"--api-key-env {api_key_env!r} is not an environment variable name")
     variable = api_key_env or key_variable_for(url)
@@ -284,4 +321,62 @@ def resolve_endpoint(
                     f"{name} is {len(secret)} character(s) long: too short to be a real key for "
                     f"{url} or to be redacted safely; check its value"
                 )
-    return Endpoint(url, key, auth)
+    return Endpoint(url, key, auth, params)
+
+
+def check_file_endpoint(
+    url: str, source: str, *, api_key_env: str | None = None, trusted: bool = False
+) -> str:
+    """The one rule for an endpoint that comes only from a file (a cascade file's per-judge
+    ``base_url``, a results row, a prior): say where requests would go, and refuse when a key
+    from the environment would be sent there without the user having named that endpoint.
+
+    A key may go to the endpoint when no key would be sent at all (its variable is unset), when
+    the key is a provider's and the endpoint is that provider's (``$OPENAI_API_KEY`` to
+    ``api.openai.com``), when the user named this very endpoint in ``$JEVALKIT_BASE_URL``, or
+    when ``trusted`` (the user confirmed the file's endpoints: ``--trust-file-endpoints``).
+    Anything else would forward the user's key to whoever wrote the file. A caller that lets the
+    user name the endpoint instead (``--base-url``, which replaces the file's) does not ask.
+
+    Returns:
+        One line to print: the endpoint (credentials masked), where it came from, and which key
+        goes with the requests.
+
+    Raises:
+        ClientError: a key would go to an endpoint named only in ``source``; the line names the
+            endpoint, the variable and both ways to confirm it.
+
+    Example:
+        >>> import os
+        >>> os.environ["JEVALKIT_API_KEY"] = "sk-example-0123456789"
+        >>> check_file_endpoint("https://elsewhere.example/v1", "cascade.json (judge small)")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ClientError: cascade.json (judge small) names the endpoint https://elsewhere.example/v1, and $JEVALKIT_API_KEY would be sent to it: a key goes only to an endpoint you name; give --base-url URL (every judge is sent there) or --trust-file-endpoints (send $JEVALKIT_API_KEY to the endpoints the file names)
+        >>> check_file_endpoint("https://elsewhere.example/v1", "cascade.json", trusted=True)
+        'https://elsewhere.example/v1 (from cascade.json; $JEVALKIT_API_KEY sent: --trust-file-endpoints)'
+        >>> del os.environ["JEVALKIT_API_KEY"]
+        >>> check_file_endpoint("http://127.0.0.1:8080/v1", "cascade.json")
+        'http://127.0.0.1:8080/v1 (from cascade.json; no key sent: $JEVALKIT_API_KEY is not set)'
+    """
+    raw = url.strip().rstrip("/")
+    _check_url(raw)
+    shown = _shown_url(raw)
+    if api_key_env is not None and not _ENV_NAME.match(api_key_env):
+        raise ClientError(f"--api-key-env {api_key_env!r} is not an environment variable name")
+    bare, _ = split_query(strip_credentials(raw)[0])
+    variable = api_key_env or key_variable_for(bare)
+    if not os.environ.get(variable):
+        return f"{shown} (from {source}; no key sent: ${variable} is not set)"
+    if api_key_env is None and variable != CUSTOM_KEY_VARIABLE:
+        return f"{shown} (from {source}; ${variable} sent: the endpoint is its provider's)"
+    named = os.environ.get("JEVALKIT_BASE_URL", "").strip().rstrip("/")
+    if named and named == raw:
+        return f"{shown} (from {source}; ${variable} sent: named in $JEVALKIT_BASE_URL)"
+    if trusted:
+        return f"{shown} (from {source}; ${variable} sent: --trust-file-endpoints)"
+    raise ClientError(
+        f"{source} names the endpoint {shown}, and ${variable} would be sent to it: a key goes "
+        "only to an endpoint you name; give --base-url URL (every judge is sent there) or "
+        f"--trust-file-endpoints (send ${variable} to the endpoints the file names)"
+    )

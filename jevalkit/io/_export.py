@@ -24,9 +24,11 @@ import pandas as pd
 
 from .._version import __version__
 from ..errors import ImportFormatError
+from ..files import write_file
 from ..metrics import mean_score, pass_rate
 from ..providers import EMBEDDED_MODELS, PROVIDERS
 from ..results import RowsResult, rows_of
+from ..urls import redact_url
 from ._read import read
 from ._write import combine_imports
 
@@ -196,12 +198,17 @@ def every_eval_ever_record(
                     "model_availability": "open_weights" if local else "unknown",
                     "model_resolved": resolved,
                     "model_sha256": _one(df, "model_sha256"),
-                    "base_url": _one(df, "base_url"),
+                    # rows an older jevalkit wrote may hold a key in the URL's query
+                    "base_url": _redacted(_one(df, "base_url")),
                 }
             ),
         },
         "evaluation_results": results,
     }
+
+
+def _redacted(url: str | None) -> str | None:
+    return None if url is None else redact_url(url)
 
 
 def _identity(model: str, resolved: str | None, base_url: str | None) -> dict[str, str]:
@@ -306,16 +313,7 @@ def _strings(values: dict[str, Any]) -> dict[str, str]:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file beside it, so a record is never half
-    written."""
-    if path.is_dir():
-        raise ImportFormatError(f"--out {path}: is a folder; give a file name such as record.json")
-    if not path.parent.is_dir():
-        raise ImportFormatError(f"--out {path}: the folder {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ImportFormatError(f"--out {path}: cannot write it ({exc.strerror})") from None
+    """Write ``text`` to ``path`` by the one rule for outputs (:func:`jevalkit.files.write_file`:
+    a temporary file beside it renamed over it, never into a device or a folder, a symlink
+    replaced), so a record is never half written."""
+    write_file(path, text, ImportFormatError, what="record")

@@ -21,7 +21,6 @@ the sample id, the repeat its epoch - 1, the probe ``task/scorer``, the model th
 from __future__ import annotations
 
 import json
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ import pandas as pd
 from ..errors import ImportFormatError
 from ._frame import results_from_columns
 from ._jsonl import check_json_size, load_json
-from ._zip import check_archive, read_zip_member
+from ._zip import check_archive, is_zip, read_zip_member
 
 LETTERS = {"C": (1.0, True), "I": (0.0, False), "P": (0.5, False), "N": (0.0, False)}
 WORDS = {
@@ -60,7 +59,7 @@ def _plain(value: Any) -> Any:
 
 
 def _header_and_samples(path: Path, engine: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
-    if zipfile.is_zipfile(path):
+    if is_zip(path):
         members = _sample_members(path)
         if engine == "inspect":
             return _with_inspect_reader(path, streamed=True)

@@ -3,35 +3,68 @@ line is not JSON."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..datafiles import json_line
+from ..datafiles import json_line, jsonl_lines
 from ..errors import ImportFormatError
+from ..files import open_regular, read_file, shown
 
 # A JSON document is parsed whole, at about 20 times its size in memory: larger ones are refused
 MAX_JSON_BYTES = 256 * 1024**2
+# a JSON Lines log is read whole too (pandas' reader), one line at a time in the fallback
+MAX_JSONL_BYTES = 2 * 1024**3
+# format detection reads the first whole lines of a file, however long, up to this much
+MAX_HEAD_BYTES = 64 * 1024**2
 
 
 def check_file(path: str | Path) -> Path:
-    """A readable regular file, or :class:`ImportFormatError` naming the problem."""
-    path = Path(path)
-    if not path.exists():
-        raise ImportFormatError(f"{path}: no such file")
-    if not path.is_file():
-        raise ImportFormatError(f"{path}: not a regular file")
-    return path
+    """A readable regular file (opened without waiting: a FIFO, a device, a folder or an
+    over-long name is refused), or :class:`ImportFormatError` naming the problem."""
+    with open_regular(path, ImportFormatError):
+        pass
+    return Path(path)
 
 
-def head_lines(path: Path, limit: int = 5, max_bytes: int = 1 << 20) -> list[str]:
-    """The first non-empty lines of a text file (for format detection)."""
-    with path.open("rb") as fh:
-        chunk = fh.read(max_bytes)
-    lines = [line.strip() for line in chunk.decode("utf-8-sig", errors="replace").splitlines()]
-    return [line for line in lines if line][:limit]
+def head_lines(path: Path, limit: int = 5, max_bytes: int = MAX_HEAD_BYTES) -> list[str]:
+    """The first non-empty whole lines of a text file (for format detection): read until
+    ``limit`` of them are complete or ``max_bytes`` are read, split on ``\\n`` only (a U+2028
+    in a label is inside a JSON string, not a line break), so a first row longer than any
+    fixed window is still seen whole.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "x.jsonl"
+        >>> _ = p.write_text('{"a": "x\\u2028y"}\\n\\n{"a": 2}\\n{"a": ', encoding="utf-8")
+        >>> head_lines(p)
+        ['{"a": "x\\u2028y"}', '{"a": 2}', '{"a":']
+    """
+    found: list[str] = []
+    data = b""
+    with open_regular(path, ImportFormatError) as fh:
+        try:
+            while len(found) < limit:
+                chunk = fh.read(min(1 << 20, max_bytes - len(data) + 1))
+                if not chunk:
+                    break
+                data += chunk
+                lines = data.split(b"\n")
+                found = [x for x in (line.strip() for line in lines[:-1]) if x][:limit]
+                if len(data) > max_bytes:
+                    break
+        except OSError as exc:
+            raise ImportFormatError(f"{shown(path)}: cannot read it ({exc.strerror})") from None
+    if len(found) < limit and len(data) <= max_bytes:  # the end of the file: its last line too
+        found = [x for x in (line.strip() for line in data.split(b"\n")) if x][:limit]
+    text = [line.decode("utf-8", errors="replace") for line in found]
+    if text:
+        text[0] = text[0].removeprefix("\ufeff")
+    return text
 
 
 def first_records(path: Path, limit: int = 3) -> list[dict[str, Any]]:
@@ -40,7 +73,7 @@ def first_records(path: Path, limit: int = 3) -> list[dict[str, Any]]:
     for line in head_lines(path, limit * 3):
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             records.append(value)
@@ -62,16 +95,17 @@ def load_jsonl(path: Path) -> pd.DataFrame:
         ...
         jevalkit.errors.ImportFormatError: .../x.jsonl:2: not a JSON object (Expecting value)
     """
+    raw = read_file(path, ImportFormatError, max_bytes=MAX_JSONL_BYTES, what="log")
     try:
-        return pd.read_json(path, lines=True, dtype=False)
-    except (ValueError, TypeError):
+        return pd.read_json(io.BytesIO(raw), lines=True, dtype=False)
+    except (ValueError, TypeError, RecursionError):
         pass
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
         # another tool's file: NaN and Infinity are kept, as pandas' reader above keeps them
@@ -87,8 +121,9 @@ def load_jsonl(path: Path) -> pd.DataFrame:
 def load_json(path: Path) -> Any:
     """A whole JSON document (a log that is one object)."""
     check_json_size(path)
+    raw = read_file(path, ImportFormatError, max_bytes=MAX_JSON_BYTES, what="log")
     try:
-        return json.loads(path.read_bytes())
+        return json.loads(raw)
     except RecursionError:
         raise ImportFormatError(f"{path}: nested too deeply") from None
     except UnicodeDecodeError as exc:
@@ -99,7 +134,9 @@ def load_json(path: Path) -> Any:
 
 def check_json_size(path: Path) -> None:
     """Refuse a JSON document too large to parse whole."""
-    if path.stat().st_size > MAX_JSON_BYTES:
+    with open_regular(path, ImportFormatError) as fh:
+        size = os.fstat(fh.fileno()).st_size
+    if size > MAX_JSON_BYTES:
         raise ImportFormatError(
             f"{path}: a JSON document larger than {MAX_JSON_BYTES // 1024**2} MB is not read "
             "(it is parsed whole, at about 20x its size in memory); split it, or for inspect_ai "

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ImportFormatError
+from ..files import open_regular
 from ._frame import results_from_columns
 from ._jsonl import load_json, load_jsonl, require_fields
 
@@ -307,7 +308,9 @@ def read_verdicts(path: Path, *, baseline: str | None) -> pd.DataFrame:
 
 def read_preferences(path: Path) -> pd.DataFrame:
     """Read preference annotations (a JSON list or JSONL; see the module docstring)."""
-    if path.read_bytes()[:1] == b"[":
+    with open_regular(path, ImportFormatError) as fh:
+        first = fh.read(1)
+    if first == b"[":
         records = load_json(path)
         frame = pd.DataFrame(records)
     else:

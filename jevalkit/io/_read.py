@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from ._judge_files import read_grades, read_pairwise, read_preferences, read_ver
 from ._lm_eval import SAMPLE_FILE, read_lm_eval
 from ._promptfoo import read_promptfoo
 from ._write import combine_imports
+from ._zip import check_archive, is_zip
 
 MAX_SNIFF_JSON = 64 * 1024 * 1024
 
@@ -37,10 +37,10 @@ def _keys(path: Path) -> set[str]:
 
 
 def _is_inspect(path: Path) -> bool:
-    if zipfile.is_zipfile(path):
+    if is_zip(path):
         try:
-            return "header.json" in zipfile.ZipFile(path).namelist()
-        except zipfile.BadZipFile:
+            return "header.json" in [m.filename for m in check_archive(path)]
+        except ImportFormatError:
             return False
     doc = _json_head(path)
     return isinstance(doc, dict) and isinstance(doc.get("eval"), dict) and "task" in doc["eval"]
@@ -149,7 +149,7 @@ def detect_format(path: str | Path) -> str:
     if Path(path).is_dir():
         return "inspect"
     path = check_file(path)
-    if not zipfile.is_zipfile(path) and not head_lines(path, 1):
+    if not is_zip(path) and not head_lines(path, 1):
         raise ImportFormatError(f"{path}: empty file")
     fits = [name for name, sniff in SNIFFERS.items() if _fits(sniff, path)]
     other = not_results(path) if not fits else None
@@ -326,7 +326,7 @@ def sniff_format(path: str | Path) -> str | None:
         return detect_format(path)
     except ImportFormatError:
         # only a regular file is opened: reading a FIFO would wait for a writer forever
-        if Path(path).is_file() and zipfile.is_zipfile(path):
+        if Path(path).is_file() and is_zip(path):
             raise
         return None
 

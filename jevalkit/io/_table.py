@@ -3,6 +3,7 @@ mapping, applied once, into the results frame."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ImportFormatError
+from ..files import read_file
 from ._frame import results_from_columns
 from ._jsonl import check_file, load_jsonl
+
+MAX_TABLE_BYTES = 2 * 1024**3  # a table is read whole into memory
 
 
 def load_table(path: Path) -> pd.DataFrame:
@@ -19,9 +23,11 @@ def load_table(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):
-            return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+            raw = read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES)
+            return pd.read_csv(io.BytesIO(raw), sep="\t" if suffix == ".tsv" else ",")
         if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
+            raw = read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES)
+            return pd.read_parquet(io.BytesIO(raw))
     except (ValueError, OSError, ImportError, UnicodeDecodeError) as exc:
         raise ImportFormatError(
             f"{path}: cannot be read as a table ({str(exc).splitlines()[0]})"

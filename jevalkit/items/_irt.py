@@ -28,10 +28,10 @@ table with NaN parameters and a ``status`` saying why.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -53,8 +53,9 @@ from ..contract import (
     require_systems,
     score_matrix,
 )
-from ..datafiles import json_line, schema_validator, validate_data
+from ..datafiles import content_hash, json_line, schema_validator, validate_data
 from ..errors import StatsError
+from ..files import read_file, write_file
 from ..results import table_html
 
 NODES = np.linspace(-5.0, 5.0, 41)
@@ -67,6 +68,11 @@ INTERCEPT_SD = 5.0
 MAX_NODES = 801
 MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
 FIT_FORMAT = "jevalkit-irt-fit"
+MAX_FIT_BYTES = 256 * 1024**2  # a fit of 1,000 systems x 10,000 items with their scores fits
+# |discrimination| and |intercept| of a saved fit: its priors (a ~ N(1, 2.5^2), c ~ N(0, 5^2);
+# the 1PL's slope N(1, 10^2)) keep fitted values within tens; 1,000 leaves every probability
+# finite on the ability grid (a x 5 + c far from overflow)
+MAX_PARAMETER = 1e3
 _ITEM_NUMBERS = ("difficulty", "discrimination", "intercept", "mean_score", "infit", "outfit")
 _SYSTEM_NUMBERS = ("ability", "ability_se", "mean_score")
 
@@ -160,7 +166,30 @@ class IrtFit(Result):
             >>> load_fit(path).items.equals(fit.items)
             True
         """
-        path = Path(path)
+        text = json.dumps(self._record(scores=scores), allow_nan=False, separators=(",", ":"))
+        return Path(write_file(path, text + "\n", StatsError, what="item model"))
+
+    @functools.cached_property
+    def content_hash(self) -> str:
+        """sha256 of the fit's content: the canonical JSON (sorted keys, no spaces) of what
+        :meth:`save` writes (the score matrix included when the fit holds one), so a fit and
+        the file it was saved to, read back, have one hash, and a changed number changes it.
+        An active plan names its prior by it (a file replaced under the same name is another
+        prior).
+
+        Example:
+            >>> import tempfile
+            >>> fit = fit_irt(simulate_2pl(n_systems=30, n_items=10, seed=0), case="case_id")
+            >>> path = fit.save(Path(tempfile.mkdtemp()) / "fit.json")
+            >>> load_fit(path).content_hash == fit.content_hash, len(fit.content_hash)
+            (True, 64)
+            >>> content_hash(json.loads(path.read_text())) == fit.content_hash
+            True
+        """
+        return content_hash(self._record(scores=len(self.matrix.systems) > 0))
+
+    def _record(self, *, scores: bool) -> dict[str, Any]:
+        """The JSON-ready record :meth:`save` writes (NaN as null)."""
         m = self.matrix
         record = {
             "format": FIT_FORMAT,
@@ -188,11 +217,7 @@ class IrtFit(Result):
                 "n_missing": np.asarray(m.n_missing).astype(int).tolist(),
             },
         }
-        text = json.dumps(_plain(record), allow_nan=False, separators=(",", ":"))
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        return _plain(record)
 
 
 def _plain(value: Any) -> Any:
@@ -281,10 +306,8 @@ def load_fit(path: str | Path) -> IrtFit:
         ('2pl', 10, True)
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise StatsError(f"{path}: cannot read the item model ({exc.strerror or exc})") from None
+    # a regular file of bounded size only: a FIFO would wait for a writer, /dev/zero never end
+    raw = read_file(path, StatsError, max_bytes=MAX_FIT_BYTES, what="item model")
     fix = "; write it with IrtFit.save (jevalkit items RESULTS --irt 2pl --save-fit PATH)"
     data = json_line(raw, str(path), StatsError, what="an item model (JSON)", fix=fix)
     if not isinstance(data, dict) or data.get("format") != FIT_FORMAT:
@@ -317,8 +340,20 @@ def _fit_from(data: dict) -> IrtFit:
     ok = items["status"].eq("ok").to_numpy()
     if ok.sum() != data["n_calibrated"]:
         raise ValueError(f"n_calibrated is {data['n_calibrated']}, the item table has {ok.sum()}")
-    if not np.isfinite(items.loc[ok, ["discrimination", "intercept"]].to_numpy()).all():
+    parameters = items.loc[ok, ["discrimination", "intercept"]].to_numpy()
+    if not np.isfinite(parameters).all():
         raise ValueError("a calibrated item has no discrimination or intercept")
+    if (np.abs(parameters) > MAX_PARAMETER).any():
+        # a finite 1e308 overflows a * ability to inf, and inf - inf is NaN: the probabilities
+        # of an active plan's draws would be NaN after its first wave
+        worst = float(np.abs(parameters).max())
+        raise ValueError(
+            f"a calibrated item's discrimination or intercept is {worst:g}, beyond the "
+            f"+/-{MAX_PARAMETER:g} any fit reaches (its priors keep them within tens)"
+        )
+    abilities = systems[["ability", "ability_se"]].to_numpy(dtype=float)
+    if (np.abs(np.nan_to_num(abilities)) > MAX_PARAMETER).any():
+        raise ValueError(f"an ability or its SE is beyond +/-{MAX_PARAMETER:g}")
     means = items["mean_score"].dropna()
     if not means.between(0, 1).all():
         raise ValueError(f"a mean_score is {means[~means.between(0, 1)].iloc[0]!r}, not in [0, 1]")

@@ -37,7 +37,9 @@ from scipy import stats
 
 from ..contract import Result, estimator, not_a_statistic
 from ..errors import JevalkitError, StatsError
+from ..files import read_text, write_file
 from ..judges import JudgeConfig, load_cases, load_judge_prompt
+from ..results import MAX_REPEATS, check_count
 from ..stats import agreement_curve, selective_threshold
 from ._calls import judge_items
 from ._cascade_design import CascadeDesign
@@ -145,14 +147,14 @@ def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.Dat
 
 def _digest(record: dict[str, Any]) -> str:
     """A hash of what the guarantee rests on (the judges, their parameters, thresholds, repeats
-    and calls, the calibration confidences the shift check compares with, the levels, the
-    prompt, the target): a file edited by hand no longer matches. The endpoints are not in it:
-    a judge may move to another address."""
+    and calls, their endpoints, the calibration confidences the shift check compares with, the
+    levels, the prompt, the target): a file edited by hand no longer matches. A judge moved to
+    another address is another judge: recalibrate, or give ``--base-url``."""
     fields = ("format", "evaluator", "prompt_hash", "levels", "target_agreement",
               "confidence_level", "n_calibration", "confidence_column", "min_items",
               "start")  # fmt: skip
     per_judge = ("name", "model", "threshold", "parameters", "params_hash", "repeats", "calls",
-                 "calibration_confidence")  # fmt: skip
+                 "calibration_confidence", "base_url")  # fmt: skip
     kept = {k: record[k] for k in fields}
     kept["stages"] = [{k: s.get(k) for k in per_judge} for s in record["steps"]]
     text = json.dumps(kept, sort_keys=True, allow_nan=False, default=str)
@@ -634,14 +636,8 @@ class Cascade(Result):
         item), then the ``stages`` and ``curves`` tables as records, and the ``digest``."""
         record = self._record()
         record["digest"] = _digest(record)
-        out = Path(path)
-        try:
-            out.write_text(json.dumps(record, allow_nan=False, indent=1) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise StatsError(
-                f"{out}: cannot write the cascade ({exc.strerror}); pass --out a writable file"
-            ) from None
-        return out
+        text = json.dumps(record, allow_nan=False, indent=1) + "\n"
+        return Path(write_file(path, text, StatsError, what="cascade file"))
 
     def _record(self) -> dict[str, Any]:
         """The cascade file's record, without its digest."""
@@ -726,9 +722,8 @@ def _read_step(raw: Any, where: Path, i: int) -> tuple[CascadeStage, int, tuple[
         or not math.isfinite(threshold)
     ):
         raise StatsError(f"{at}.threshold: must be a finite number or null, got {threshold!r}")
-    repeats = raw.get("repeats", 1)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise StatsError(f"{at}.repeats: must be a whole number >= 1, got {repeats!r}")
+    # bounded before anything is planned: repeats 1,000,000 planned every job in memory
+    repeats = check_count(raw.get("repeats", 1), f"{at}.repeats", StatsError, high=MAX_REPEATS)
     params = raw.get("parameters")
     if params is not None and not isinstance(params, dict):
         raise StatsError(f"{at}.parameters: must be an object or null, got {params!r}")
@@ -764,7 +759,10 @@ def _read_step(raw: Any, where: Path, i: int) -> tuple[CascadeStage, int, tuple[
 def load_cascade(path: str | Path) -> Cascade:
     """Read a cascade written by :meth:`Cascade.save`; every field is checked, and a file whose
     judges, thresholds, levels or target no longer match the digest written with them (edited by
-    hand) is refused: its guarantee would not hold. Endpoints (``base_url``) may be edited.
+    hand) is refused: its guarantee would not hold. The endpoints (``base_url``) are in the
+    digest too (a file of the first format, ``jevalkit-cascade/1``, is read with its old digest);
+    whichever format, a key goes to a file's endpoint only as
+    :func:`jevalkit.client.check_file_endpoint` allows (the command line checks it).
 
     Example:
         >>> import tempfile
@@ -775,16 +773,10 @@ def load_cascade(path: str | Path) -> Cascade:
     """
     where = Path(path)
     # a regular file of bounded size only (a FIFO or /dev/zero would block or fill the memory)
-    if not where.is_file():
-        raise StatsError(
-            f"{where}: not a cascade file (not a regular file); pass the file "
-            "`jevalkit cascade calibrate --out` wrote"
-        )
-    if where.stat().st_size > MAX_CASCADE_BYTES:
-        raise StatsError(f"{where}: not a cascade file (over {MAX_CASCADE_BYTES:,} bytes)")
+    text = read_text(where, StatsError, max_bytes=MAX_CASCADE_BYTES, what="cascade file")
     try:
-        record = json.loads(where.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
+        record = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         reason = "nested too deep" if isinstance(exc, RecursionError) else exc
         raise StatsError(f"{where}: not a cascade file ({reason})") from None
     if isinstance(record, dict) and record.get("format") == "jevalkit-cascade/1":

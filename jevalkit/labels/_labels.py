@@ -52,6 +52,7 @@ import pandas as pd
 from ..contract import Prepared, estimator, not_a_statistic, prepare, require
 from ..datafiles import json_line
 from ..errors import StatsError, UsageError
+from ..files import open_regular
 from ..results import repair_torn_tail
 from ..stats import capped_inclusion, krippendorff_alpha
 
@@ -458,10 +459,10 @@ def read_labels(path: str | Path, *, include_skipped: bool = False) -> pd.DataFr
         [['c1', '3']]
     """
     p = Path(path)
-    if not p.is_file():
+    if not os.path.lexists(p):
         raise UsageError(f"{p}: no labels file there")
     records = []
-    with open(p, "rb") as fh:
+    with open_regular(p, UsageError, what="labels file") as fh:
         for number, raw in enumerate(fh, 1):
             if not raw.strip():
                 continue

@@ -101,6 +101,9 @@ def _extract_llama_cpp(sdist: Path, dest: Path) -> Path:
     return next(dest.glob("*/vendor/llama.cpp"))
 
 
+MAX_JOBS = 1024  # parallel compile jobs
+
+
 def build_server(
     prefix: Path | None = None,
     *,
@@ -118,6 +121,10 @@ def build_server(
         LocalModelError: the download, the checksum, CMake or the compiler failed (the last
             lines of the build log are quoted).
     """
+    if jobs is not None and (
+        isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS
+    ):  # before anything is downloaded
+        raise LocalModelError(f"jobs must be a whole number from 1 to {MAX_JOBS}, got {jobs!r}")
     target = installed_server_path(prefix)
     cmake, ninja = _tool("cmake"), _tool("ninja")
     with tempfile.TemporaryDirectory(prefix="jevalkit-llama-") as tmp:

@@ -312,6 +312,12 @@ def running_pid(model: str = "local") -> int | None:
     return server.pid if server is not None else None
 
 
+# bounds checked before anything starts: each slot holds a share of the KV cache, and a thread
+# count past the machine's cores only slows generation down
+MAX_SLOTS = 64
+MAX_THREADS = 512
+
+
 def serve(
     *,
     port: int | None = None,
@@ -339,11 +345,11 @@ def serve(
         LocalModelError: the binary or model is not installed, the port is taken, or the server
             did not become healthy within ``timeout`` seconds (the log's last line is quoted).
     """
-    for name, value in (("slots", slots), ("threads", threads)):
+    for name, value, most in (("slots", slots, MAX_SLOTS), ("threads", threads, MAX_THREADS)):
         if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
+            isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most
         ):
-            raise LocalModelError(f"{name} must be a whole number of at least 1, got {value!r}")
+            raise LocalModelError(f"{name} must be a whole number from 1 to {most}, got {value!r}")
     spec = local_model(model)
     if port is not None:
         choose_port(port)  # out of range or taken: refused before anything starts

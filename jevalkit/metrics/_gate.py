@@ -65,8 +65,9 @@ def check_error_share(results: pd.DataFrame, max_error_rate: float, where: str) 
     """Why ``results`` hold too many error rows to decide on (their share above
     ``max_error_rate``), or None: a verdict resting on the rows that happened to succeed is
     not a verdict on the system."""
-    errors, total = error_share(results)
-    if total and errors / total > max_error_rate:
+    share = error_share(results)
+    errors, total = share
+    if share.over(max_error_rate):
         return (
             f"{where}: {errors} of {total} rows are errors ({errors / total:.0%}, limit "
             f"{max_error_rate:.0%}); the verdict would rest on the rows that happened to "

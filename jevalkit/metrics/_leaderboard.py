@@ -273,6 +273,9 @@ def _tie_classes(order: np.ndarray, better: np.ndarray) -> np.ndarray:
     return classes
 
 
+MAX_RESAMPLES = 100_000
+
+
 def _case_draws(matrix, n_resamples: int, rng, studentize: bool = False):
     """Case-bootstrap draws of each system's mean (B x S); with ``studentize``, also each
     draw's standard error of every pair's paired difference (B x pairs, upper-triangle order)
@@ -388,8 +391,11 @@ def leaderboard(
     """
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be in (0, 1), got {confidence!r}")
-    if n_resamples < 100:
-        raise StatsError(f"n_resamples must be at least 100 for a max-statistic, got {n_resamples}")
+    if not 100 <= n_resamples <= MAX_RESAMPLES:  # each resample holds a row per system
+        raise StatsError(
+            f"n_resamples must be from 100 (for a max-statistic) to {MAX_RESAMPLES:,}, got "
+            f"{n_resamples}"
+        )
     rng = np.random.default_rng(seed)
     if kind == "pairwise":
         if generalize is not None:

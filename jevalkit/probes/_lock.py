@@ -32,7 +32,7 @@ def read_lock(path: Path) -> dict[str, str]:
 
 def write_lock(path: Path, entries: dict[str, str]) -> None:
     """Write ``entries`` to ``path`` atomically (sorted, one per line)."""
-    datafiles.write_lock(path, entries, what="probe", command="probes")
+    datafiles.write_lock(path, entries, what="probe", command="probes", error=ProbeError)
 
 
 def verify(name: str, digest: str, lock: dict[str, str], source: Path | str) -> bool:

@@ -9,7 +9,6 @@ import io
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,8 @@ import yaml
 
 from .._paths import probes_dir as bundled_probes_dir
 from ..errors import ProbeError, UsageError
-from ._cases import SCORING_FIELDS, Case, read_case_file
+from ..files import read_file, write_file
+from ._cases import MAX_CASE_FILE_BYTES, SCORING_FIELDS, Case, read_case_file
 from ._loader import PROBES_ENV, read_probe_file
 
 __all__ = [
@@ -329,20 +329,29 @@ def _write_skeleton(
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     path = folder / "v1.yaml"
     written: list[Path] = []
+
+    def refused(message: str) -> UsageError:
+        return UsageError(
+            f"--probes-dir {root}: cannot write the new probe there ({message}); give a folder "
+            "you can write to"
+        )
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if cases is not None and case_name is not None:
             written.append(folder / case_name)
             if copy is None:
-                shutil.copyfile(cases, folder / case_name)
-            else:
-                (folder / case_name).write_bytes(copy)
+                copy = read_file(cases, refused, max_bytes=MAX_CASE_FILE_BYTES, what="case file")
+            write_file(folder / case_name, copy, refused, what="case file")
         written.append(path)
-        path.write_text(text, "utf-8")
+        write_file(path, text, refused, what="probe file")
         read_probe_file(path, {})
     except ProbeError as exc:  # e.g. some cases have an `expected` and others not
         _remove(written, made)
         raise ProbeError(f"{path}: not written, the skeleton would not load: {exc}") from None
+    except UsageError:
+        _remove(written, made)
+        raise
     except OSError as exc:
         _remove(written, made)
         raise UsageError(

@@ -38,7 +38,8 @@ from .._version import __version__
 from ..cluster import check_cluster_options, dask_client
 from ..datafiles import load_yaml
 from ..errors import BatchError, ReportError
-from ._execute import check_parameters, find_notebook, run_report
+from ..files import open_regular, read_text, write_file
+from ._execute import MAX_NOTEBOOK_BYTES, check_parameters, find_notebook, run_report
 
 STATUS_COLUMNS = ["out", "status", "error", "parameters"]
 SUMMARY_NAME = "batch_summary.csv"
@@ -57,7 +58,13 @@ class BatchSpec:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    with open_regular(path, BatchError, what="input file") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _json_of(path: Path) -> Any:
+    """A notebook's or a headline's JSON, by the one reader rule (a regular file, bounded)."""
+    return json.loads(read_text(path, ReportError, max_bytes=MAX_NOTEBOOK_BYTES))
 
 
 def load_batch(path: str | Path) -> BatchSpec:
@@ -181,8 +188,8 @@ def up_to_date(out: Path, notebook: Path, inputs: dict[str, Any]) -> bool:
     if not executed.exists() or not (out / f"{notebook.stem}.html").exists():
         return False
     try:
-        recorded = json.loads(executed.read_text())["metadata"]["jevalkit"]["inputs"]
-    except (ValueError, KeyError):
+        recorded = _json_of(executed)["metadata"]["jevalkit"]["inputs"]
+    except (ValueError, KeyError, TypeError, ReportError):
         return False
     return recorded == inputs
 
@@ -265,8 +272,8 @@ def collect(folder: str | Path) -> pd.DataFrame:
     rows = []
     for executed in sorted(Path(folder).rglob("*.ipynb")):
         try:
-            meta = json.loads(executed.read_text())["metadata"].get("jevalkit")
-        except (ValueError, KeyError, OSError):
+            meta = _json_of(executed)["metadata"].get("jevalkit")
+        except (ValueError, KeyError, TypeError, AttributeError, ReportError):
             continue
         if not meta:
             continue
@@ -277,7 +284,10 @@ def collect(folder: str | Path) -> pd.DataFrame:
         row.update({k: v for k, v in meta.get("parameters", {}).items() if k != "headline_path"})
         headline = executed.with_name(f"{executed.stem}.headline.json")
         if headline.exists():
-            numbers = json.loads(headline.read_text())
+            try:
+                numbers = _json_of(headline)
+            except (ValueError, ReportError):
+                numbers = None
             if isinstance(numbers, dict):
                 row.update(
                     {
@@ -308,9 +318,5 @@ def write_batch_summary(path: str | Path) -> tuple[pd.DataFrame, Path]:
     root = static_root(spec.out, spec.base)
     summary = collect(root)
     csv = root / SUMMARY_NAME
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        summary.to_csv(csv, index=False)
-    except OSError as exc:
-        raise BatchError(f"{csv}: cannot write the batch summary ({exc.strerror})") from None
+    write_file(csv, summary.to_csv(index=False), BatchError, what="batch summary")
     return summary, csv

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import logging
-import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from typing import Any
 from .._paths import data_dir, notebooks_dir
 from .._version import __version__
 from ..errors import ReportError
+from ..files import check_name, open_regular, read_text, write_file
 from ..results import json_ready
 from ._export import export_html
 from ._notebook import notes, show_notes
@@ -53,7 +53,7 @@ class Report:
 
     def numbers(self) -> Any:
         """The headline numbers the notebook saved."""
-        return json.loads(self.headline.read_text())
+        return json.loads(read_text(self.headline, ReportError, max_bytes=MAX_NOTEBOOK_BYTES))
 
 
 def bundled_notebooks() -> list[str]:
@@ -93,10 +93,45 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
     """
     import papermill
 
+    read_notebook(notebook)
     try:
         return dict(papermill.inspect_notebook(str(notebook)))
     except Exception as exc:  # papermill raises several types for an unreadable notebook
-        raise ReportError(f"{notebook}: cannot read its parameters ({exc})") from None
+        raise ReportError(f"{notebook}: cannot read its parameters ({_first_line(exc)})") from None
+
+
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message on one line, at most 160 characters (nbformat's span several)."""
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = text or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def read_notebook(path: str | Path) -> Any:
+    """The notebook at ``path`` (nbformat 4), read by the one reader rule (a regular file of
+    at most 64 MB) and validated; anything else is one line naming the file.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "x.ipynb"
+        >>> _ = p.write_text("[1, 2]")
+        >>> read_notebook(p)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: .../x.ipynb: not a notebook (...)
+    """
+    import nbformat
+
+    text = read_text(path, ReportError, max_bytes=MAX_NOTEBOOK_BYTES, what="notebook")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # nbformat raises several types, with several lines each
+        raise ReportError(f"{path}: not a notebook ({_first_line(exc)})") from None
+    return nb
 
 
 def declared_default(spec: dict[str, Any]) -> Any:
@@ -186,7 +221,26 @@ def save_headline(numbers: Any, path: str | Path) -> None:
         numbers = {**numbers, "notes": notes()}
     show_notes()
     text = json.dumps(json_ready(numbers), indent=2, allow_nan=False)
-    Path(path).write_text(text, encoding="utf-8")
+    write_file(path, text, ReportError, what="headline")
+
+
+def check_results(results: str | Path) -> None:
+    """Refuse, before a kernel starts, results a notebook could not read: an empty name, a
+    missing path, a FIFO or a device (the notebook would wait on it, or read it without end); a
+    folder is fine (a folder of inspect_ai logs).
+
+    Example:
+        >>> check_results("/dev/zero")
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.ReportError: /dev/zero: not a regular file (a character device); give a results file
+    """
+    if not str(results).strip():
+        raise ReportError("--results is empty; give the results file the notebook reads")
+    if Path(check_name(results, ReportError, what="results file")).is_dir():
+        return
+    with open_regular(results, ReportError, what="results file"):
+        pass
 
 
 def output_folder(out: str | Path) -> Path:
@@ -198,6 +252,8 @@ def output_folder(out: str | Path) -> Path:
         ...
         jevalkit.errors.ReportError: /dev/null is a file, not a folder; give --out a folder for the report
     """
+    if not str(out).strip():
+        raise ReportError("--out is empty; give --out a folder for the report")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ReportError(f"{folder} is a file, not a folder; give --out a folder for the report")
@@ -259,9 +315,12 @@ def run_report(
     source = find_notebook(notebook)
     params = dict(parameters or {})
     if isinstance(results, list | tuple):
+        for one in results:
+            check_results(one)
         paths = [str(Path(p).resolve()) for p in results]
         params["results"] = paths[0] if len(paths) == 1 else paths
     elif results is not None:
+        check_results(results)
         params["results"] = str(Path(results).resolve())
     check_parameters(source, params)
     params = input_paths(source, params)
@@ -279,12 +338,14 @@ def run_report(
     try:
         with quiet_kernel():
             papermill.execute_notebook(
-                str(source),
-                str(partial),
+                # absolute: papermill reads a path starting "-" as stdout, "s3://" as S3, ...
+                str(source.resolve()),
+                str(partial.resolve()),
                 parameters=params,
                 kernel_name="python3",
+                language="python",  # a notebook that names no language is run as Python
                 progress_bar=progress,
-                cwd=str(out_dir),
+                cwd=str(out_dir.resolve()),
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
     except papermill.PapermillExecutionError as exc:
@@ -293,17 +354,17 @@ def run_report(
             f"{source.name}: cell {exc.exec_count} raised {exc.ename}: {first} "
             f"(partial notebook kept at {partial}; {executed.name} and {html.name} are not "
             "replaced)",
-            cell=_failing_cell(nbformat.read(partial, as_version=4), exc.cell_index),
+            cell=_failing_cell(read_notebook(partial), exc.cell_index),
             notebook=partial,
         ) from None
-    nb = nbformat.read(partial, as_version=4)
+    nb = read_notebook(partial)
     nb.metadata["jevalkit"] = {
         "parameters": params,
         "jevalkit_version": __version__,
         **(metadata or {}),
     }
-    nbformat.write(nb, partial)
-    os.replace(partial, executed)
+    write_file(executed, nbformat.writes(nb), ReportError, what="executed notebook")
+    partial.unlink(missing_ok=True)
     with quiet_kernel():
         export_html(nb, html, files_read(shown, headline), show_code=show_code)
     return Report(executed, html, headline)
@@ -323,8 +384,8 @@ def files_read(shown: dict[str, str], headline: Path) -> dict[str, str]:
         "'data/examples/variants.jsonl' (the default: bundled with jevalkit)"
     """
     try:
-        numbers = json.loads(headline.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        numbers = json.loads(read_text(headline, ReportError, max_bytes=MAX_NOTEBOOK_BYTES))
+    except (ReportError, ValueError):
         return shown
     out = dict(shown)
     for name, value in shown.items():

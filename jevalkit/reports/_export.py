@@ -7,6 +7,9 @@ import html
 from pathlib import Path
 from typing import Any
 
+from ..errors import ReportError
+from ..files import write_file
+
 TEMPLATE = Path(__file__).with_name("offline.html.j2")
 PARAMETER_TAGS = ("parameters", "injected-parameters")
 
@@ -110,4 +113,4 @@ def export_html(nb: Any, path: Path, parameters: dict[str, str], *, show_code: b
     exporter.exclude_input = not show_code
     resources = {"metadata": {"name": report_title(nb)}}
     body, _ = exporter.from_notebook_node(report_cells(nb, parameters), resources=resources)
-    path.write_text(body, encoding="utf-8")
+    write_file(path, body, ReportError, what="report page")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ReportError
+from ..files import write_file
 from ..judges import expected_level
 
 __all__ = [
@@ -31,12 +32,7 @@ def write_page(page: str, out: str | Path, *, option: str = "--html", what: str 
     path = Path(out)
     if path.is_dir():
         raise ReportError(f"{path} is a folder; give {option} a file name such as page.html")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot write the {what} ({exc.strerror})") from None
-    return path
+    return write_file(path, page, ReportError, what=what)
 
 
 def _numbering(levels: Sequence[str]) -> str:

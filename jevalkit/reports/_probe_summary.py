@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import StatsError
+from ..errors import ReportError, StatsError
+from ..files import write_file
 from ..metrics import consistency, pass_rate
 from ..results import has_repeats, truncated
 from ._notebook import escape_markdown, probe_names
@@ -306,9 +307,8 @@ def _summary_body(results: pd.DataFrame, level: str) -> list[str]:
 
 def write_probe_summary(results: pd.DataFrame, out_dir: Path, *, title: str) -> tuple[Path, Path]:
     """Write ``probe_summary.md`` and ``headline.json`` into ``out_dir``; return both paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / "probe_summary.md"
-    report.write_text(probe_summary_markdown(results, title=title), encoding="utf-8")
+    write_file(report, probe_summary_markdown(results, title=title), ReportError, what="summary")
     numbers = out_dir / "headline.json"
-    numbers.write_text(json.dumps(headline(results), indent=2), encoding="utf-8")
+    write_file(numbers, json.dumps(headline(results), indent=2), ReportError, what="headline")
     return report, numbers

@@ -8,11 +8,13 @@ One row per key (:data:`KEY_COLUMNS`), the columns defined once (:class:`ResultR
 a sharded run, each with its run's configuration (:class:`RunConfig`), and their checked merge
 (:func:`merge_parts`); :func:`system_of`, the system a row belongs to; facts about rows
 (:func:`scored`, :func:`truncated`, :func:`error_summary`, :func:`error_share`,
-:func:`has_repeats`, :func:`combine_runs`); and results objects (:class:`Result`, the base of
+:func:`has_repeats`, :func:`combine_runs`); results objects (:class:`Result`, the base of
 every answer that is more than a table, and :class:`RowsResult`, rows with facts beside them,
-read as a results frame wherever one is taken: :func:`rows_of`). The runner writes through this
-package; io, metrics, labels, items, reports and widgets read through it and never import the
-runner. It imports nothing of jevalkit but ``errors`` and ``datafiles``.
+read as a results frame wherever one is taken: :func:`rows_of`); and the design protocol
+(:class:`Design`). The runner writes through this package; io, metrics, labels, items,
+reports and widgets read through it and never import the runner. It imports nothing of
+jevalkit but ``errors``, ``datafiles`` and ``files``; every count a file can set has its bound
+here (:data:`MAX_REPEATS`, :data:`MAX_SHARDS`).
 
 Example:
     >>> from jevalkit.results import COLUMNS
@@ -20,6 +22,7 @@ Example:
     ['run_id', 'kind', 'probe', 'version']
 """
 
+from ._bounds import MAX_REPEATS, MAX_SHARDS, check_count
 from ._columns import (
     CASE_COLUMNS,
     COLUMNS,
@@ -60,7 +63,7 @@ from ._facts import (
 from ._frame import read_results, results_frame, rows_frame, system_of
 from ._json import finite, json_ready
 from ._lock import locked
-from ._merge import merge_parts, merge_rows
+from ._merge import merge_parts, merge_rows, partial_merge
 from ._parts import PartsReader, part_files, part_path, parts_dir
 from ._path import check_results_path
 from ._read import iter_rows, latest_rows
@@ -75,6 +78,8 @@ __all__ = [
     "COLUMNS",
     "DTYPES",
     "KEY_COLUMNS",
+    "MAX_REPEATS",
+    "MAX_SHARDS",
     "ROW_POSITION",
     "Arm",
     "CombinedRuns",
@@ -90,6 +95,7 @@ __all__ = [
     "Stop",
     "Wave",
     "check_candidates",
+    "check_count",
     "check_one_run",
     "check_results_path",
     "check_wave",
@@ -111,6 +117,7 @@ __all__ = [
     "params_hash",
     "part_files",
     "part_path",
+    "partial_merge",
     "parts_dir",
     "read_results",
     "repair_torn_tail",

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
+from ..files import read_file, write_file
+from ._bounds import MAX_SHARDS
 from ._columns import key_text, shard_of
-from ._write import write_lines
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024  # far more than any run's; a larger file is not one
 # the fields in the order a difference is looked for (and named), with their names in messages
@@ -139,24 +141,17 @@ class RunConfig:
     def write(self, part: Path) -> None:
         """Record this configuration beside ``part`` (atomically)."""
         text = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
-        write_lines(config_path(part), [text.encode()])
+        write_file(config_path(part), text + "\n", ResultsError, what="run configuration")
 
     @classmethod
     def read(cls, part: Path) -> RunConfig | None:
         """The configuration recorded beside ``part``; None when none is."""
         path = config_path(part)
-        try:
-            with path.open("rb") as fh:
-                text = fh.read(MAX_CONFIG_BYTES + 1)
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             return None
-        except OSError as exc:
-            raise ResultsError(
-                f"{path}: cannot read the run configuration ({exc.strerror})"
-            ) from None
+        # a FIFO or a device in its place is refused, never waited on or read without end
+        text = read_file(path, ResultsError, max_bytes=MAX_CONFIG_BYTES, what="run configuration")
         try:
-            if len(text) > MAX_CONFIG_BYTES:
-                raise ValueError("too large")
             config = cls(**json.loads(text))
             if not config._well_formed():
                 raise ValueError("a field of the wrong type")
@@ -165,7 +160,26 @@ class RunConfig:
                 f"{path}: not a run configuration jevalkit wrote; move the part and it away, "
                 "or delete both and run that shard again"
             ) from None
+        if (problem := config._bad_count()) is not None:
+            raise ResultsError(
+                f"{path}: {problem}: not a run configuration jevalkit wrote; move the part and "
+                "it away, or delete both and run that shard again"
+            )
         return config
+
+    def _bad_count(self) -> str | None:
+        """What is wrong with the counts (each bounded: jobs and keys from 0, at most as many
+        keys as jobs, up to :data:`MAX_SHARDS` shards each holding from 0 jobs, the shards'
+        jobs adding up to the keys), or None."""
+        if self.jobs < 0 or self.keys < 0 or self.keys > self.jobs:
+            return f"jobs {self.jobs} and keys {self.keys} must be 0 <= keys <= jobs"
+        if len(self.shard_jobs) > MAX_SHARDS:
+            return f"{len(self.shard_jobs):,} shards, over the {MAX_SHARDS:,} a run may have"
+        if any(n < 0 for n in self.shard_jobs):
+            return f"a shard holds a negative number of jobs ({min(self.shard_jobs)})"
+        if self.shard_jobs and sum(self.shard_jobs) != self.keys:
+            return f"the shards hold {sum(self.shard_jobs)} jobs, not the run's {self.keys} keys"
+        return None
 
     def _well_formed(self) -> bool:
         optional = (str, type(None))

@@ -105,6 +105,16 @@ class ErrorShare(Result):
     share: float
     _unpack = ("errors", "total")
 
+    def over(self, limit: float) -> bool:
+        """Whether more than ``limit`` (a share from 0 to 1) of the rows are errors: the one
+        rule behind the gate's ``--max-error-rate`` and a run's exit code.
+
+        Example:
+            >>> error_share(pd.DataFrame({"error": [None, {"type": "timeout"}]})).over(0.05)
+            True
+        """
+        return bool(self.total) and self.errors / self.total > limit
+
 
 def error_share(results: pd.DataFrame | RowsResult) -> ErrorShare:
     """The error rows and all rows of ``results`` (a row is an error when its ``error`` is

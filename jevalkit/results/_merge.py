@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
-from ._complete import completeness
+from ._complete import Completeness, completeness
 from ._config import check_one_run, check_rows_one_run, remove_config
 from ._json import json_row
 from ._lock import locked
 from ._parts import PartsReader, part_files, parts_dir
 from ._path import check_results_path
-from ._read import iter_lines, keyed_lines, latest_lines, torn_bytes
+from ._read import iter_lines, keyed_lines, latest_lines, latest_rows, torn_bytes
 from ._write import fsync_folder, write_lines
 
 MERGE_COLUMNS = ["part", "rows", "new", "replaced_errors", "already_merged", "torn", "kept"]
@@ -181,6 +181,30 @@ def merge_rows(
     with contextlib.suppress(OSError):
         parts_dir(path).rmdir()
     return report, rows
+
+
+def partial_merge(results: str | Path) -> Completeness | None:
+    """How much of a sharded run the results file holds while its parts are still beside it
+    (``jevalkit merge --partial`` keeps them; so does a run whose shards are still running):
+    the planned jobs and those with a row in the file, by shard. None when no part is there,
+    the parts record no split by key hash, or every planned job has a row; a damaged parts
+    folder says nothing here (``jevalkit merge`` names what is wrong with it).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> partial_merge(pathlib.Path(tempfile.mkdtemp()) / "r.jsonl") is None
+        True
+    """
+    path = Path(results)
+    try:
+        parts = part_files(path)
+        if not parts:
+            return None
+        config = check_one_run(parts)
+        rows = latest_rows(path).rows if path.exists() else {}
+    except ResultsError:
+        return None
+    return completeness(config, parts, rows)
 
 
 def _clean(row: dict[str, Any], line: bytes) -> bytes:

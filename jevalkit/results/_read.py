@@ -4,19 +4,17 @@ interrupted) left out, and the latest row of each key."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ..datafiles import json_line
 from ..errors import ResultsError
+from ..files import open_regular
 from ._columns import row_key
-from ._path import check_results_path
+from ._path import check_results_path, last_line
 from ._validate import validate_row
-
-TAIL_BLOCK = 65536  # the last line is looked for backwards, this many bytes at a time
 
 
 def complete_row(fragment: bytes) -> bool:
@@ -32,29 +30,6 @@ def complete_row(fragment: bytes) -> bool:
         return False
 
 
-def last_line(fh: BinaryIO) -> tuple[int, bytes]:
-    """Where the last newline of the open file ``fh`` ends, and the bytes after it (empty when
-    the file ends in a newline): a complete row missing its newline, or a torn write.
-
-    Example:
-        >>> import io
-        >>> last_line(io.BytesIO(b'{"a": 1}\\n{"a": '))
-        (9, b'{"a": ')
-    """
-    size = fh.seek(0, os.SEEK_END)
-    pos, keep = size, 0
-    while pos > 0:
-        start = max(0, pos - TAIL_BLOCK)
-        fh.seek(start)
-        newline = fh.read(pos - start).rfind(b"\n")
-        if newline >= 0:
-            keep = start + newline + 1
-            break
-        pos = start
-    fh.seek(keep)
-    return keep, fh.read()
-
-
 def torn_bytes(path: Path) -> int:
     """The bytes of a torn last line of ``path`` (a write a crash interrupted, which readers
     leave out); 0 when its last line is whole.
@@ -67,7 +42,7 @@ def torn_bytes(path: Path) -> int:
         6
     """
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, ResultsError, what="results file") as fh:
             _, tail = last_line(fh)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
@@ -125,10 +100,7 @@ def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
         [(1, {'a': 1}), (3, {'a': 2})]
     """
     path = check_results_path(path)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read results ({exc.strerror})") from None
+    fh = open_regular(path, ResultsError, what="results file")
     with fh:
         try:
             for lineno, raw in enumerate(fh, 1):
@@ -147,7 +119,7 @@ def iter_lines(path: str | Path) -> Iterable[tuple[int, bytes, dict[str, Any]]]:
 def read_bytes(path: Path, offset: int = 0) -> bytes:
     """The bytes of the results file ``path`` from ``offset`` on."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, ResultsError, what="results file") as fh:
             fh.seek(offset)
             return fh.read()
     except OSError as exc:

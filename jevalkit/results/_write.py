@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ..errors import ResultsError
+from ..files import write_file
 from ._columns import ResultRow, row_key
 from ._json import json_row
-from ._path import check_results_path
-from ._read import complete_row, iter_rows, last_line
+from ._path import check_results_path, check_tail, last_line
+from ._read import complete_row, iter_rows
 
 
 def repair_torn_tail(path: Path) -> int:
@@ -45,6 +45,8 @@ def repair_torn_tail(path: Path) -> int:
         keep, tail = last_line(fh)
         if not tail:
             return 0
+        if not tail.lstrip(b"\xef\xbb\xbf \t").startswith(b"{"):
+            check_tail(path)  # not the start of a row a crash cut short: refused, not cut
         if complete_row(tail):
             fh.seek(0, os.SEEK_END)
             fh.write(b"\n")
@@ -188,28 +190,17 @@ def write_lines(path: str | Path, lines: Iterable[bytes]) -> Path:
     Raises:
         ResultsError: the file cannot be written (the temporary file is removed).
     """
-    # a results file that is a symlink is rewritten where it points (the link stays a link), and
-    # the temporary file is created new and exclusive: a link planted at its name is never followed
-    given = Path(path)
-    path = Path(os.path.realpath(given))
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        tmp = Path(name)
-        os.fchmod(fd, 0o644)  # as a plain open() would make it, not mkstemp's 0600
-        with os.fdopen(fd, "wb") as fh:
-            for line in lines:
-                fh.write(line)
-                fh.write(b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        raise ResultsError(f"{path}: cannot write results ({exc.strerror})") from None
-    return given
+    # a results file that is a symlink is rewritten where it points (the link stays a link: runs
+    # append through it and lock the file it names), the one exception jevalkit.files makes to
+    # replacing a link; the temporary file is created new and exclusive
+    return write_file(
+        path, _with_newlines(lines), ResultsError, what="results file", follow_link=True
+    )
+
+
+def _with_newlines(lines: Iterable[bytes]) -> Iterable[bytes]:
+    for line in lines:
+        yield line + b"\n"
 
 
 def rewrite_without(path: Path, drop: set[tuple]) -> None:

@@ -33,6 +33,7 @@ from ._plan import ProbeChoices, check_repeats
 DEFAULT_CONCURRENCY = 8
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 5
+MAX_CONCURRENCY = 1_000
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,11 @@ class RunSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.concurrency > MAX_CONCURRENCY:  # each request in flight holds a connection
+            raise UsageError(
+                f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,}, got "
+                f"{self.concurrency!r}"
+            )
         t = self.timeout
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise UsageError(f"timeout must be a positive number of seconds, got {t!r}")

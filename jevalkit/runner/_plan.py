@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from ..client import CHAT, COMPLETIONS, DEFAULT_BASE_URL, Request, check_generation, request_seed
 from ..errors import UsageError
 from ..probes import Case, Probe, load_probe, select_cases
-from ..results import params_hash
+from ..results import MAX_REPEATS, params_hash
 from ._job import Job, Send
 
 
@@ -318,16 +318,25 @@ def probe_job(
 
 
 def check_repeats(repeats: Any) -> None:
-    """Refuse a repeat count that is not a whole number of at least 1.
+    """Refuse a repeat count that is not a whole number from 1 to
+    :data:`jevalkit.results.MAX_REPEATS` (checked before a job is planned).
 
     Example:
         >>> check_repeats(0)
         Traceback (most recent call last):
         ...
         jevalkit.errors.UsageError: repeats must be a whole number of at least 1 or 'auto', got 0
+        >>> check_repeats(10**9)
+        Traceback (most recent call last):
+        ...
+        jevalkit.errors.UsageError: repeats must be a whole number from 1 to 10,000 or 'auto', got 1000000000
     """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise UsageError(f"repeats must be a whole number of at least 1 or 'auto', got {repeats!r}")
+    if repeats > MAX_REPEATS:
+        raise UsageError(
+            f"repeats must be a whole number from 1 to {MAX_REPEATS:,} or 'auto', got {repeats!r}"
+        )
 
 
 def _slug(text: str) -> str:

@@ -15,7 +15,16 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
-from ..results import RunConfig, check_one_run, key_hash, key_text, part_files, part_path, shard_of
+from ..results import (
+    MAX_SHARDS,
+    RunConfig,
+    check_one_run,
+    key_hash,
+    key_text,
+    part_files,
+    part_path,
+    shard_of,
+)
 from ._execute import Executor
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -73,8 +82,8 @@ def parse_shard(value: str | tuple[int, int]) -> tuple[int, int]:
         index, count = int(match[1]), int(match[2])
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (index, count)):
         raise UsageError(f"--shard {value!r}: index and count must be whole numbers")
-    if count < 1:
-        raise UsageError(f"--shard {value!r}: the count must be at least 1")
+    if not 1 <= count <= MAX_SHARDS:
+        raise UsageError(f"--shard {value!r}: the count must be from 1 to {MAX_SHARDS:,}")
     if not 0 <= index < count:
         raise UsageError(
             f"--shard {value!r}: the shard index must be from 0 to {count - 1} "

@@ -4,91 +4,24 @@ with two judge models that answer with different logprobs: which cases each judg
 from __future__ import annotations
 
 import json
-import math
-import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from cascade_cases import calibrated_runs, case, new_cases, sent, write_cases
 
 from jevalkit._paths import data_dir
 from jevalkit.cli import main
+from jevalkit.errors import StatsError
 from jevalkit.labels import append_label, calibrate_cascade, label_record, load_cascade, read_labels
 from jevalkit.results import read_results
 
-# Each case's output says how each judge answers it: "small=0.97/No" is p(No) = 0.97 from the
-# model "small". The server reads it back from the prompt, so the answers depend on the model.
-TAG = re.compile(r"(small|big)=([0-9.]+)/(Yes|No)")
-
-
-def logprobs_for(body):
-    text = json.dumps(body.get("messages") or body.get("prompt"))
-    tags = {m: (float(p), word) for m, p, word in TAG.findall(text)}
-    p, word = tags[body["model"]]
-    other = "Yes" if word == "No" else "No"
-    alts = [{"token": word, "logprob": math.log(p)}, {"token": other, "logprob": math.log(1 - p)}]
-    return {"content": [{"token": word, "logprob": alts[0]["logprob"], "top_logprobs": alts}]}
-
-
-def case(cid, small, big, truth):
-    # small / big: (p, word) of each judge; truth: the person's level
-    return {
-        "id": cid,
-        "output": f"answer {cid}: small={small[0]}/{small[1]} big={big[0]}/{big[1]}",
-        "gold": truth,
-    }
-
-
-def calibration_cases():
-    """60 cases: small is sure and right on 0-29 and unsure (0.6) on 30-59, right on half of
-    them; big is sure and right on 30-49 and unsure on 50-59, right on half."""
-    cases = []
-    for i in range(60):
-        truth = "unsafe" if i % 2 else "safe"
-        right = "Yes" if truth == "unsafe" else "No"
-        wrong = "No" if right == "Yes" else "Yes"
-        small = (0.97, right) if i < 30 else (0.6, right if i % 4 < 2 else wrong)
-        big = (0.95, right) if i < 50 else (0.55, right if i % 4 < 2 else wrong)
-        cases.append(case(f"c{i:02d}", small, big, truth))
-    return cases
-
-
-def new_cases():
-    """20 new cases: small sure on n00-n09; big sure on n10-n14, unsure on n15-n19."""
-    out = []
-    for i in range(20):
-        small = (0.98, "No") if i < 10 else (0.6, "Yes")
-        big = (0.96, "Yes") if i < 15 else (0.55, "No")
-        out.append(case(f"n{i:02d}", small, big, None))
-    return out
-
-
-def write_cases(path, cases):
-    path.write_text(
-        "".join(json.dumps({k: v for k, v in c.items() if v is not None}) + "\n" for c in cases)
-    )
-    return path
-
-
-def sent(server, model):
-    ids = set()
-    for request in server.requests:
-        if request["body"].get("model") == model:
-            ids |= set(re.findall(r"answer ([cn]\d\d)", json.dumps(request["body"])))
-    return sorted(ids)
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def calibrated(openai_server, tmp_path):
-    openai_server.logprobs = logprobs_for
-    cases = write_cases(tmp_path / "calibration.jsonl", calibration_cases())
-    for model in ("small", "big"):
-        argv = ["judge", "security", "--data", str(cases), "--model", model]
-        argv += ["--base-url", openai_server.base_url, "--out", str(tmp_path / f"{model}.jsonl")]
-        assert main(argv) == 0
-    labels = tmp_path / "labels.jsonl"
-    for c in calibration_cases():
-        append_label(labels, label_record("all", c["id"], c["gold"], "ann", 1.0))
-    return tmp_path, labels
+    return calibrated_runs(openai_server, tmp_path)
 
 
 def test_calibrate_prints_the_guarantee_and_the_stages(calibrated, capsys):
@@ -155,9 +88,16 @@ def test_a_cascade_file_edited_by_hand_is_refused_in_one_line(calibrated, capsys
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "edited after calibration" in err
     record["steps"][0]["threshold"] = 0.97
-    record["steps"][1]["base_url"] = "http://127.0.0.1:1/v1"  # an endpoint may move
+    record["steps"][1]["base_url"] = "http://127.0.0.1:1/v1"  # issue 53: endpoints are digested
     (tmp_path / "moved.json").write_text(json.dumps(record))
-    assert load_cascade(tmp_path / "moved.json").steps[1].base_url == "http://127.0.0.1:1/v1"
+    with pytest.raises(StatsError, match="edited after calibration"):
+        load_cascade(tmp_path / "moved.json")
+    # a file of the first format (its digest without the endpoints) is read as before
+    first = load_cascade(REPO / "data" / "runs" / "cascade" / "cascade.json")
+    assert json.loads((REPO / "data/runs/cascade/cascade.json").read_text())["format"].endswith(
+        "/1"
+    )
+    assert first.judges
 
 
 @pytest.mark.parametrize(

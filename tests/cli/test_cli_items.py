@@ -62,7 +62,7 @@ def test_mistakes_are_one_line_with_exit_2(tmp_path):
     for args, message in [
         (["items", BENCH, "--case", "question_id"], "no 'question_id' column"),
         (["items", BENCH, "--scale", "ten"], "expected LOW,HIGH"),
-        (["leaderboard", BENCH, "--resamples", "5"], "--resamples must be at least 100"),
+        (["leaderboard", BENCH, "--resamples", "5"], "--resamples must be from 100 to 100,000"),
         (["leaderboard", BENCH, "--html", str(tmp_path)], "is a folder"),
     ]:
         out = cli(*args)

@@ -88,7 +88,10 @@ def test_score_from_file(tmp_path):
     ("args", "message"),
     [
         (["score", "nope"], "unknown probe 'nope'"),
-        (["score", "schema-ten-records", "--file", "/no/such/file"], "/no/such/file: cannot read"),
+        (
+            ["score", "schema-ten-records", "--file", "/no/such/file"],
+            "/no/such/file: no such output file",
+        ),
     ],
 )
 def test_score_errors_exit_2(args, message):

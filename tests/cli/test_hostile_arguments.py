@@ -232,7 +232,7 @@ def test_gate_on_an_empty_file_is_unusable_input(capsys, files):
         (["--data", "{empty}"], "no cases (an empty file)"),
         (["--data", "{latin1}"], "not UTF-8 text"),
         (["--data", "{dir}"], "is a folder"),
-        (["--data", "faithfulness", "--n-samples", "0"], "n_samples must be a whole number"),
+        (["--data", "faithfulness", "--n-samples", "0"], "expected a whole number from 1 to 1,000"),
         (
             ["--data", "faithfulness", "--min-coverage", "2"],
             "min_coverage must be a number from 0 to 1",
@@ -386,7 +386,7 @@ def test_probes_and_score_refuse_bad_input(capsys, tmp_path, files):
     )
     assert_one_line(
         *cli(capsys, "score", "schema-ten-records", "--file", str(files["dir"]))[::2],
-        "cannot read output file",
+        "is a folder, not an output file",
     )
     assert_one_line(
         *cli(capsys, "score", "schema-ten-records", "--file", "/dev/zero")[::2],

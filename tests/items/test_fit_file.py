@@ -4,6 +4,8 @@ estimates; hostile files refused in one line."""
 from __future__ import annotations
 
 import json
+import os
+import re
 
 import pandas as pd
 import pytest
@@ -103,3 +105,68 @@ def test_a_file_whose_columns_or_past_scores_do_not_hold_is_refused_at_load(benc
             load_fit(path)
         message = str(caught.value)
         assert "\n" not in message and name in message, message
+
+
+# ---- issue 53: a prior named by its content; hostile priors refused at load -----------------
+
+
+@pytest.mark.parametrize("scores", [True, False])
+def test_a_fit_has_a_content_hash_its_file_keeps_and_any_change_moves(benchmark, tmp_path, scores):
+    # an active plan names its prior by this hash: a fit.json replaced under the same name
+    # (another fit, one number edited) is another prior
+    past, _ = benchmark
+    fit = fit_irt(past)
+    path = fit.save(tmp_path / "fit.json", scores=scores)
+    again = load_fit(path)
+    assert len(again.content_hash) == 64
+    assert again.content_hash == (fit.content_hash if scores else again.content_hash)
+    assert load_fit(again.save(tmp_path / "again.json")).content_hash == again.content_hash
+    record = json.loads(path.read_text())
+    record["items"]["intercept"][3] += 1e-9
+    (tmp_path / "edited.json").write_text(json.dumps(record))
+    assert load_fit(tmp_path / "edited.json").content_hash != again.content_hash
+    other = fit_irt(past[past["system"] != "sys00"])
+    assert other.content_hash != fit.content_hash
+    if not scores:  # the past scores are content: leaving them out is another file
+        assert again.content_hash != fit.content_hash
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308, 5e3])
+def test_a_prior_with_extreme_finite_parameters_is_refused_at_load(benchmark, tmp_path, value):
+    # issue 53: 1e308 loaded, then an active run crashed after 2 requests ("Probabilities
+    # contain NaN": a x ability overflowed to inf, inf - inf is NaN)
+    past, _ = benchmark
+    record = json.loads(fit_irt(past).save(tmp_path / "fit.json").read_text())
+    record["items"]["discrimination"][0] = value
+    (tmp_path / "x.json").write_text(json.dumps(record))
+    with pytest.raises(StatsError, match=r"x.json: not a consistent item model \(a calibrated"):
+        load_fit(tmp_path / "x.json")
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_a_device_or_a_folder_as_the_prior_is_one_line_not_a_hang(tmp_path):
+    # issue 53: a FIFO as --prior hung `run`; /dev/zero read until the memory ran out
+    fifo = tmp_path / "fit.json"
+    os.mkfifo(fifo)
+    for path, words in (
+        (fifo, "not a regular file (a FIFO)"),
+        ("/dev/zero", "not a regular file (a character device)"),
+        (tmp_path, "is a folder"),
+        (tmp_path / ("x" * 300), "over the 255 a file system allows"),
+    ):
+        with pytest.raises(StatsError, match=re.escape(words)):
+            load_fit(path)
+
+
+def test_save_fit_replaces_a_link_and_refuses_a_device(benchmark, tmp_path):
+    # issue 53: --save-fit onto /dev/null replaced the device node with a regular file (as
+    # root); a symlink at the name is replaced, never written through
+    past, _ = benchmark
+    fit = fit_irt(past)
+    with pytest.raises(StatsError, match=r"/dev/null: not a regular file \(a character device\)"):
+        fit.save("/dev/null")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "fit.json").symlink_to(victim)
+    fit.save(tmp_path / "fit.json")
+    assert victim.read_text() == "precious" and not (tmp_path / "fit.json").is_symlink()

@@ -118,8 +118,9 @@ def test_a_hand_edited_or_unwritable_cascade_file_is_one_line(tmp_path):
     # found by a hostile review: these were tracebacks (KeyError, TypeError, FileNotFoundError)
     judged, labels, _ = judged_rows()
     cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
-    with pytest.raises(StatsError, match="cannot write the cascade"):
-        cascade.save(tmp_path / "no" / "such" / "folder" / "c.json")
+    (tmp_path / "a-file").write_text("")  # a missing folder is made; a file in the way is not
+    with pytest.raises(StatsError, match="a-file is a file, not a folder"):
+        cascade.save(tmp_path / "a-file" / "folder" / "c.json")
     record = json.loads(cascade.save(tmp_path / "c.json").read_text())
     emptied = {**record, "stages": [{}, {}]}  # stages are not in the digest
     (tmp_path / "stages.json").write_text(json.dumps(emptied))

@@ -136,10 +136,16 @@ def test_a_failing_cell_names_the_cell_and_keeps_the_partial_notebook(tmp_path):
     earlier = {tmp_path / "probe_report.ipynb": "{}", tmp_path / "probe_report.html": "<html>"}
     for path, text in earlier.items():  # an earlier run's pair
         path.write_text(text)
+    # a missing file is refused before a kernel starts (issue 53); one that is there but holds
+    # no rows fails in the notebook's cell that reads it
+    with pytest.raises(ReportError, match=r"missing\.jsonl: no such results file"):
+        run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
+    assert not (tmp_path / "probe_report.partial.ipynb").exists()
+    (tmp_path / "damaged.jsonl").write_text("not a row\n")
     with pytest.raises(
         ReportError, match=r"probe_report.ipynb: cell \d+ raised ResultsError"
     ) as info:
-        run_report("probe_report", results=tmp_path / "missing.jsonl", out=tmp_path)
+        run_report("probe_report", results=tmp_path / "damaged.jsonl", out=tmp_path)
     assert "\n" not in str(info.value)
     # kept under its own name: a partial .ipynb beside an earlier run's .html was a mismatched pair
     assert (tmp_path / "probe_report.partial.ipynb").exists()

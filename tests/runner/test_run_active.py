@@ -140,7 +140,7 @@ def test_a_killed_active_run_resumes_the_same_plan(benchmark, openai_server, tmp
         (["--cases", f"active:{K}"], "needs --prior FIT.json"),
         (["--cases", "1-5", "--prior", "PRIOR"], "--prior is for --cases active:K"),
         (["--cases", "active:40", "--prior", "PRIOR"], "K must be from 2 to 39"),
-        (["--cases", f"active:{K}", "--prior", "MISSING"], "cannot read the item model"),
+        (["--cases", f"active:{K}", "--prior", "MISSING"], "no such item model"),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--sample", "3"], "drop --sample"),
         (["--cases", f"active:{K}", "--prior", "PRIOR", "--shard", "0/2"], "drop --shard"),
         (
