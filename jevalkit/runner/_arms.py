@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..client import check_file_endpoint
 from ..results import Arm
 from ._design_run import Source
 from ._job import Job
@@ -17,13 +18,18 @@ from ._plan import default_results_path
 def arm_source(arm: Arm, jobs: Sequence[Job], settings: RunSettings, name: str) -> Source:
     """One arm a design names, planned ``jobs``: its results file beside ``settings.out``
     (:func:`results_path_for`), else ``runs/<name>__<arm>[__<host>].jsonl``, and its endpoint
-    (the caller's ``base_url`` wins over the arm's).
+    (the caller's ``base_url`` wins over the arm's; an endpoint named only in a file, such as a
+    cascade file's, is refused when a key would go there unconfirmed:
+    :func:`jevalkit.client.check_file_endpoint`).
 
     Example:
         >>> source = arm_source(Arm("big", "m"), [], RunSettings(out="runs/r.jsonl"), "p")
         >>> source.name, source.model, source.out.as_posix()
         ('big', 'm', 'runs/r__big.jsonl')
     """
+    if arm.base_url and settings.base_url is None and arm.endpoint_from != "caller":
+        # an endpoint only a file names gets no key the user did not send there
+        check_file_endpoint(arm.base_url, arm.endpoint_from, api_key_env=settings.api_key_env)
     base_url = settings.base_url or arm.base_url
     out = (
         results_path_for(settings.out, arm.name)
