@@ -164,14 +164,15 @@ def _metrics(args: argparse.Namespace) -> int:
     else:
         with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160):
             print(table.to_string(index=False))
-    partial = partial_merge(args.results)
-    if partial is not None:  # its parts are beside it: `merge --partial`, or shards still running
-        print(
-            f"partial: {partial.done:,} of {partial.jobs:,} planned jobs, "
-            f"{partial.complete} of {partial.shards} shards complete "
-            f"({'; '.join(partial.missing[:3])}); run the missing shards, then `jevalkit merge`",
-            file=sys.stderr if args.json else sys.stdout,
-        )
+    for path in args.results if isinstance(args.results, list) else [args.results]:
+        partial = partial_merge(path)
+        if partial is not None:  # its parts are beside it: `merge --partial`, or shards running
+            print(
+                f"partial: {path}: {partial.done:,} of {partial.jobs:,} planned jobs, "
+                f"{partial.complete} of {partial.shards} shards complete "
+                f"({'; '.join(partial.missing[:3])}); run the missing shards, then `jevalkit merge`",
+                file=sys.stderr if args.json else sys.stdout,
+            )
     return 0
 
 

@@ -187,7 +187,6 @@ def prepare(
         case_cols, unit, label, system = ["_case"], "value", "value", None
     else:
         frame = data
-        refuse_weighted(frame)
         require(frame, value, keyword, "the values to summarise")
         case_cols = columns_of(case)
         for column in case_cols:

@@ -21,6 +21,8 @@ at a number of draws fixed in advance.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,27 @@ class ActiveEstimate(Result):
     def table(self) -> pd.DataFrame:
         """The estimate (one row)."""
         return self.estimate
+
+
+def prior_digest(fit: IrtFit) -> str:
+    """What an active plan is drawn from, as a hash (16 hex digits): the item model's kind, its
+    case columns and every item's parameters. Two files of one name with other parameters
+    differ; one fit saved with or without the past systems' scores (which the plan does not
+    read) does not (:attr:`IrtFit.content_hash` tells those files apart).
+
+    Example:
+        >>> from jevalkit.items import fit_irt, simulate_2pl
+        >>> fit = fit_irt(simulate_2pl(n_systems=20, n_items=10, seed=0), case="case_id")
+        >>> ActiveCases(k=4, prior=fit).name.split("prior ")[1][:16] == prior_digest(fit)
+        True
+    """
+    record = {
+        "model": fit.model,
+        "case_columns": [str(c) for c in fit.matrix.items.columns],
+        "items": json.loads(fit.items.to_json(orient="records", double_precision=15)),
+    }
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(eq=False, kw_only=True)
@@ -154,14 +177,14 @@ class ActiveCases(Design):
 
     @property
     def name(self) -> str:
-        """The plan as its rows record it: K, the benchmark's cases, the prior's content hash
-        (:attr:`IrtFit.content_hash`, its first 16 digits), the seed and the waves (a resumed
-        run with another prior is refused, naming both)."""
+        """The plan as its rows record it: K, the benchmark's cases, the hash of the prior's
+        item parameters (:func:`prior_digest`), the seed and the waves (a resumed run with
+        another prior is refused, naming both)."""
         target = (
             "" if self.target_half_width is None else f", stop at +/-{self.target_half_width:g}"
         )
         return (
-            f"active:{self.k} of {len(self.fit.items)} cases (prior {self.fit.content_hash[:16]}, "
+            f"active:{self.k} of {len(self.fit.items)} cases (prior {prior_digest(self.fit)}, "
             f"seed {self.seed}, {self.waves} waves{target})"
         )
 

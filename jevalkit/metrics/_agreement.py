@@ -85,6 +85,7 @@ def consistency(
         kind="any",
         keyword="passed",
         pool=pool,
+        systems_apart=True,  # one system's repeats agree or not: two systems are two runs
     )
     work = pd.DataFrame(
         {

@@ -32,7 +32,7 @@ import pandas as pd
 from ..contract import Result, estimator, finish
 from ..errors import StatsError, UsageError
 from ..results import ROW_POSITION, Design, Stop, Wave, finite
-from ._sequential import SweepSequence
+from ._sequential import SweepSequence, _fed, _sweeps
 
 ADAPTIVE_METRICS = ("pass_rate", "mean_score")
 ESTIMATE_COLUMNS = [
@@ -363,15 +363,24 @@ def case_score(rows: list[dict], metric: str) -> float:
     return float(np.mean(values)) if values else math.nan
 
 
+def _adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    """The contract test's adapter: one system's scores as sweeps (repeats) x cases, fed to a
+    sequence as a run feeds it, then read as the design's outcome."""
+    seq = _fed(_sweeps(frame))
+    return adaptive_estimate(
+        seq, metric="mean_score", rounds=1, dropped=0, target_half_width=0.1,
+        stop_reason="max_repeats",
+    ).table()  # fmt: skip
+
+
 @estimator(
     unit="case",
     estimand="the mean over the run's cases of each case's expected score (adaptive repeats)",
     interval="anytime-valid confidence sequence over sweeps (SweepSequence), read at the stop",
-    data="arrays",
-    note="a design's outcome from its own sweeps (not a frame statistic); its interval is "
-    "SweepSequence's, whose checks run on frames; calibrated by benchmarks/bench_adaptive.py",
-    unchecked="it reads a SweepSequence a design fed, not a frame: the frame checks run on "
-    "SweepSequence itself, and tests/contract/test_designs.py replays the design",
+    checks=("order", "rename", "scale", "no_spread"),
+    adapter=_adapter,
+    note="a design's outcome from its own sweeps; tests/contract/test_designs.py replays the "
+    "design; calibrated by benchmarks/bench_adaptive.py",
 )
 def adaptive_estimate(
     seq: SweepSequence,

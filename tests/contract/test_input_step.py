@@ -179,7 +179,9 @@ def test_rows_of_two_systems_declared_one_are_refused_as_copies():
     f = frame()
     with pytest.raises(StatsError, match="duplicated rows are not repeats"):
         metrics.pass_rate(f.drop(columns="system"), case="case_id", system=None)
-    assert metrics.pass_rate(f, case="case_id")["n"].tolist() == [len(f)]
+    # two systems' rows are two runs: kept apart (pool=True pools them on purpose)
+    assert metrics.pass_rate(f, case="case_id")["n"].tolist() == [len(f) // 2] * 2
+    assert metrics.pass_rate(f, case="case_id", pool=True)["n"].tolist() == [len(f)]
 
 
 # ---- raw grades need scale= in the G-study and the planner -----------------------------------

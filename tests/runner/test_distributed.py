@@ -153,7 +153,7 @@ def cluster(tmp_path_factory):
 
 def grid() -> list[jevalkit.Probe]:
     """Two cases: the bundled probe under two ids, told apart by top_p."""
-    base = jevalkit.load_probe("schema-ten-records")
+    base = jevalkit.load_probe("schema-ten-records@3")  # keys hashed into shards as written
     return [
         dataclasses.replace(base, id=f"case-{i}", parameters={**base.parameters, "top_p": p})
         for i, p in enumerate((0.9, 0.8))

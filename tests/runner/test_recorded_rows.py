@@ -35,7 +35,7 @@ CLOCK = re.compile(
 
 def grid() -> list[jevalkit.Probe]:
     """Two probe ids of one bundled probe (told apart by top_p) and three cases of another."""
-    base = jevalkit.load_probe("schema-ten-records")
+    base = jevalkit.load_probe("schema-ten-records@3")  # the version the rows were recorded with
     return [
         dataclasses.replace(base, id=f"case-{i}", parameters={**base.parameters, "top_p": p})
         for i, p in enumerate((0.9, 0.8))
@@ -93,7 +93,7 @@ def a_run(server, out: Path) -> None:
     jevalkit.run(
         "unit-conversion@1", "m", cases="1-3", **options(server, out, repeats=2, label="T=1")
     )
-    jevalkit.run("schema-ten-records", "m", variants="all", **options(server, out, repeats=1))
+    jevalkit.run("schema-ten-records@3", "m", variants="all", **options(server, out, repeats=1))
     server.faults["m-err"] = ["500"] * 100
     jevalkit.run(grid(), "m-err", **options(server, out, repeats=2, max_retries=0))
 
@@ -106,7 +106,7 @@ def test_a_run_writes_the_recorded_rows(openai_server, tmp_path):
 
 KILLED = """
 import sys, jevalkit, dataclasses
-base = jevalkit.load_probe("schema-ten-records")
+base = jevalkit.load_probe("schema-ten-records@3")
 probes = [dataclasses.replace(base, id=f"case-{i}", parameters={**base.parameters, "top_p": p})
           for i, p in enumerate((0.9, 0.8))]
 jevalkit.run(probes, "m", base_url=sys.argv[1], out=sys.argv[2], repeats=10, temperature=1.0,

@@ -26,7 +26,7 @@ def test_rows_have_every_documented_column_and_score(openai_server, tmp_path):
     assert list(df.columns) == [*COLUMNS, "system"]
     assert len(df) == 3 and sorted(df["repeat"]) == [0, 1, 2]
     row = df.iloc[0]
-    assert row["probe"] == "schema-ten-records" and row["version"] == 3  # the latest
+    assert row["probe"] == "schema-ten-records" and row["version"] == 4  # the latest
     assert row["variant"] is None and row["case_id"] is None and row["subset"] is None
     assert row["model"] == "test/model" and row["model_resolved"] == "test/model-2026-01"
     assert row["system_fingerprint"] == "fp_test_1"
