@@ -1,8 +1,8 @@
 """Adaptive repeats: is the interval honest when the run decides when to stop, and how many
 requests does it save?
 
-Simulates 2,000 adaptive runs with the runner's own decision methods (``AdaptiveRepeats.next_round``,
-``sweep_draw``, ``stop_reason``): 20 cases whose pass probabilities differ (most near 0 or 1,
+Replays 2,000 adaptive runs of the design itself (``AdaptiveRepeats`` through
+``jevalkit.results.replay``, the runner's protocol answered from a table): 20 cases whose pass probabilities differ (most near 0 or 1,
 some in between, as real probe sets are), target half-width 0.05, at most 200 repeats.
 
 Printed:
@@ -19,12 +19,15 @@ Run: ``.venv/bin/python benchmarks/bench_adaptive.py [--smoke]``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
 import numpy as np
+import pandas as pd
 from sizes import size
 
+from jevalkit.results import replay
 from jevalkit.stats import AdaptiveRepeats, SweepSequence
 
 RUNS, CASES, TARGET, MAX_REPEATS = size(2000, 20), 20, 0.05, 200
@@ -38,28 +41,46 @@ def true_probabilities() -> np.ndarray:
     )
 
 
+class Watched(AdaptiveRepeats):
+    """The design as the runner runs it, noting after every round whether the interval held
+    the truth (the anytime-valid claim is about every round at once)."""
+
+    theta: float = 0.0
+    always: bool = True
+
+    def next(self, rows):
+        step = super().next(rows)
+        seq = self._state["seq"]
+        if seq.n_sweeps:
+            low, high = seq.interval()
+            self.always &= bool(low <= self.theta <= high)
+        return step
+
+
 def adaptive_run(
     p: np.ndarray, rng: np.random.Generator, plan: AdaptiveRepeats
 ) -> tuple[bool, bool, int]:
-    seq = plan.sequence(CASES)
-    theta = p.mean()
-    sweep = rounds = sent = 0
-    always = True
-    while sweep < plan.max_repeats:
-        n_sweeps, prob = plan.next_round(seq, rounds, sweep, 1)
-        for k in range(n_sweeps):
-            chosen = plan.sweep_draw(sweep + k, prob) if rounds else np.ones(CASES, bool)
-            x = np.where(chosen, (rng.random(CASES) < p).astype(float), np.nan)
-            sent += int(chosen.sum())
-            seq.add_sweep(x, prob)
-        sweep += n_sweeps
-        rounds += 1
-        low, high = seq.interval()
-        always &= low <= theta <= high
-        if plan.stop_reason(seq):
-            break
-    low, high = seq.interval()
-    return bool(low <= theta <= high), always, sent
+    """One adaptive run, replayed (:func:`jevalkit.results.replay`: the runner's protocol with
+    a table of answers for an endpoint): every case's answers to all MAX_REPEATS repeats are
+    drawn up front, and the design asks for the ones it sends."""
+    passed = rng.random((CASES, plan.max_repeats)) < p[:, None]
+    table = pd.DataFrame(
+        {
+            "source": "m",
+            "probe": "p",
+            "version": 1,
+            "case_id": np.repeat(np.arange(CASES), plan.max_repeats).astype(str),
+            "repeat": np.tile(np.arange(plan.max_repeats), CASES),
+            "passed": passed.ravel(),
+            "error": None,
+        }
+    )
+    design = Watched(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(plan) if f.init})
+    design.theta = float(p.mean())
+    done = replay(design, table)
+    row = done.outcome.table().iloc[0]
+    covered = bool(row["ci_low"] <= design.theta <= row["ci_high"])
+    return covered, design.always, len(done.rows)
 
 
 def naive_run(p: np.ndarray, rng: np.random.Generator) -> tuple[bool, int]:
