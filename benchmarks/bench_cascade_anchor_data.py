@@ -27,7 +27,6 @@ Run: ``.venv/bin/python benchmarks/bench_cascade_anchor_data.py --anchor DIR [--
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -36,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from sizes import parser as sizes_parser
+from sizes import size
 
 from jevalkit.labels import calibrate_cascade
 
@@ -92,12 +93,20 @@ def route(tables: list[pd.DataFrame], thresholds: list[float]) -> pd.Series:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--anchor", required=True, type=Path, help="folder of the 3 files")
-    parser.add_argument("--splits", type=int, default=200)
+    parser = sizes_parser(__doc__)
+    parser.add_argument("--anchor", type=Path, help="folder of the 3 files")
+    parser.add_argument("--splits", type=int, default=size(200, 5))
     parser.add_argument("--labels", type=int, default=250, help="calibration items per split")
     parser.add_argument("--level", type=float, default=0.9)
     args = parser.parse_args()
+    if args.anchor is None:
+        # the authors' judgements are public but carry no licence, so they are not bundled
+        print(
+            "skipped: the anchor paper's judge data is not bundled (its repository has no "
+            "licence); pass --anchor DIR, the result/ folder of a clone of "
+            "jaehunjung1/cascaded-selective-evaluation (commit 1b969f2)"
+        )
+        return
     judged, labels = read_anchor(args.anchor)
     person = labels.set_index("case_id")["level"]
     tables = []

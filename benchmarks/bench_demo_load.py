@@ -33,11 +33,12 @@ from pathlib import Path
 
 from sizes import parser, size
 
+from jevalkit.cli.demo import CONFIGS, MODELS, PROBES
 from jevalkit.results import read_results, scored
 
 REPO = Path(__file__).resolve().parents[1]
 REPEATS = size(5, 2)  # samples per configuration
-ROWS = 3 * REPEATS  # 3 configurations
+ROWS = len(PROBES) * len(MODELS) * len(CONFIGS) * REPEATS  # every probe, model, configuration
 # the demo's own settings; at the smoke size the shortest answers that still run every step
 DEMO_OPTIONS = size([], ["--repeats", str(REPEATS), "--max-tokens", "8"])
 
