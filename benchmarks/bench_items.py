@@ -630,7 +630,246 @@ def anytime(n_held: int, reps: int, ks=(100, 12)) -> None:
             print(table.T.to_string(header=False, float_format="{:.3f}".format))
 
 
+ALPACA_TABLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "alpaca_eval_wins.csv.gz"
+
+
+def alpaca_table(path: Path) -> pd.DataFrame:
+    """The AlpacaEval 2.0 systems x instructions table (``system``, ``case_id``,
+    ``preference``, ``win``; see data/examples/README.md for its provenance): ``win`` as the
+    score (preference > 1.5 against the reference, gpt4_1106_preview)."""
+    if not path.exists():
+        sys.exit(
+            f"{path}: no AlpacaEval table there; pass --alpaca PATH to the systems x cases table "
+            "(columns system, case_id, preference, win)"
+        )
+    df = pd.read_csv(path)
+    missing = {"system", "case_id", "win"} - set(df.columns)
+    if missing:
+        sys.exit(f"{path}: lacks the column(s) {sorted(missing)} (system, case_id, win needed)")
+    return df.rename(columns={"win": "score"})[["system", "case_id", "score"]]
+
+
+def spread_systems(df: pd.DataFrame, n: int) -> list[str]:
+    """``n`` systems scored on every case, evenly spaced in rank over their full scores (the
+    lowest and the highest included)."""
+    cases = df["case_id"].nunique()
+    complete = df.groupby("system")["case_id"].nunique().eq(cases)
+    ranked = df[df["system"].isin(complete[complete].index)].groupby("system")["score"].mean()
+    ranked = ranked.sort_values(kind="stable")
+    at = np.unique(np.round(np.linspace(0, len(ranked) - 1, min(n, len(ranked)))).astype(int))
+    return list(ranked.index[at])
+
+
+def _active_arm(fit, k, new, seed):
+    return complete_active(fit, k, new, seed=seed, waves=8), "active"
+
+
+LEAVE_OUT_ARMS = {  # arm: (fit, k, new results, seed) -> (anchors or plan, estimate's method)
+    "active, 8 waves (the runner's path)": _active_arm,
+    "stratified anchors, sample": lambda fit, k, new, seed: (
+        select(fit, k, method="stratified", seed=seed),
+        "sample",
+    ),
+    "irt anchors, irt": lambda fit, k, new, seed: (select(fit, k, method="irt", seed=seed), "irt"),
+    "uniform random cases": lambda fit, k, new, seed: (
+        select(fit, k, method="random", seed=seed),
+        "sample",
+    ),
+}
+
+
+def leave_out_rows(df, held, reps, ks, arms=LEAVE_OUT_ARMS) -> pd.DataFrame:
+    """The audit's leave-systems-out: for each system of ``held`` the 2PL fitted on the others,
+    ``reps`` seeded draws per k and arm, the held-out full score estimated: one row per
+    interval (``arm``, ``k``, ``system``, ``truth``, ``value``, ``ci_low``, ``ci_high``,
+    ``outside_range``, and the plan's ``design_effect``)."""
+    rows = []
+    for i, name in enumerate(held):
+        new = df[df["system"] == name]
+        truth = new["score"].mean()
+        fit = fit_irt(df[df["system"] != name], case="case_id")
+        for k in ks:
+            for rep in range(reps):
+                for arm, draw in arms.items():
+                    design, how = draw(fit, k, new, 1000 * rep + i)
+                    e = estimate(fit, design, new, method=how).iloc[0]
+                    rows.append(
+                        {
+                            "arm": arm,
+                            "k": k,
+                            "system": name,
+                            "truth": truth,
+                            "value": e["value"],
+                            "ci_low": e["ci_low"],
+                            "ci_high": e["ci_high"],
+                            "outside_range": bool(e["outside_range"]),
+                            "design_effect": getattr(design, "design_effect", np.nan),
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def coverage_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per k and arm: intervals, coverage with its Wilson Monte Carlo interval, mean
+    half-width, MAE, mean error (bias) and the share of estimates warned outside the fitted
+    systems' range."""
+    rows = rows.assign(
+        covered=(rows["ci_low"] <= rows["truth"]) & (rows["truth"] <= rows["ci_high"]),
+        error=rows["value"] - rows["truth"],
+    )
+    out = []
+    for (k, arm), g in rows.groupby(["k", "arm"], sort=False):
+        low, high = proportion_confint(int(g["covered"].sum()), len(g), method="wilson")
+        out.append(
+            {
+                "k": k,
+                "arm": arm,
+                "n": len(g),
+                "coverage": g["covered"].mean(),
+                "mc_low": low,
+                "mc_high": high,
+                "half_width": ((g["ci_high"] - g["ci_low"]) / 2).mean(),
+                "mae": g["error"].abs().mean(),
+                "bias": g["error"].mean(),
+                "warned": g["outside_range"].mean(),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def alpaca(path: Path, n_held: int, reps: int, ks=(25, 50, 100)) -> None:
+    """The audit of issue 52 on the real AlpacaEval 2.0 table: leave-systems-out (the 2PL
+    fitted on the other systems), ``n_held`` held-out systems spread over the win-rate range,
+    ``reps`` seeded draws each; and the cases the audit listed (the reference system, a
+    system losing all its drawn cases, 29 of 30 anchors solved)."""
+    df = alpaca_table(path)
+    held = spread_systems(df, n_held)
+    start = time.perf_counter()
+    rows = leave_out_rows(df, held, reps, ks)
+    print(
+        f"AlpacaEval 2.0 leave-systems-out ({df['system'].nunique()} systems x "
+        f"{df['case_id'].nunique()} instructions, win = preference > 1.5): {len(held)} held out "
+        f"x {reps} draws ({time.perf_counter() - start:.0f} s); nominal 0.95, Wilson Monte Carlo "
+        "interval mc_low-mc_high"
+    )
+    print(coverage_table(rows).to_string(index=False, float_format="{:.3f}".format))
+    active_rows = rows[rows["arm"].str.startswith("active")]
+    print(
+        "  warned outside the fitted systems' range: "
+        + (
+            ", ".join(sorted(set(active_rows.loc[active_rows["outside_range"], "system"])))
+            or "none"
+        )
+    )
+    predicted_and_measured(rows)
+
+
+def predicted_and_measured(rows: pd.DataFrame) -> None:
+    """The plan's predicted design effect against uniform random cases (``plan.design_effect``,
+    before anything is run) beside the measured one: the squared ratio of the mean half-widths
+    at the same k (the share of uniform random cases' requests the plan needed)."""
+    hw = rows.assign(half_width=(rows["ci_high"] - rows["ci_low"]) / 2)
+    hw = hw.groupby(["k", "arm"])["half_width"].mean().unstack()
+    active_arm = next(a for a in hw.columns if a.startswith("active"))
+    predicted = rows[rows["arm"] == active_arm].groupby("k")["design_effect"].mean()
+    measured = (hw[active_arm] / hw["uniform random cases"]) ** 2
+    print(
+        "  requests for the same half-width against uniform random cases: predicted "
+        "(plan.design_effect) / measured (squared half-width ratio): "
+        + ", ".join(f"k={k} {predicted[k]:.2f} / {measured[k]:.2f}" for k in predicted.index)
+    )
+
+
+def far_outside_rows(n_bench: int, reps: int, ks=(10, 25, 50, 100), ability=3.5):
+    """A new system far above the past ones (ability ``ability``) on a sharp 200-item benchmark
+    (a ~ lognormal(0.7, 0.3), b ~ N(0, 2); 60 past systems of ability N(0, 1)): ``n_bench``
+    benchmarks drawn, the new system's answers drawn on each, ``reps`` plans per k; the 8-wave
+    plan (model-assisted and HT) and uniform random cases."""
+    rows = []
+    for b in range(n_bench):
+        df = drawn_2pl(60, 200, seed=100 + b)
+        a, d = np.asarray(df.attrs["discrimination"]), np.asarray(df.attrs["difficulty"])
+        y = np.random.default_rng(b).random(200) < expit(a * (ability - d))
+        new = pd.DataFrame({"system": "new", "case_id": sorted(df["case_id"].unique())})
+        new["score"] = y.astype(float)
+        fit = fit_irt(df, case="case_id")
+        for k in ks:
+            for rep in range(reps):
+                plan = complete_active(fit, k, new, seed=1000 * rep + b, waves=min(8, k))
+                for arm, design, how in (
+                    ("active, 8 waves (the runner's path)", plan, "active"),
+                    ("active HT, 8 waves", plan, "ht"),
+                    ("uniform random cases", select(fit, k, method="random", seed=rep), "sample"),
+                ):
+                    e = estimate(fit, design, new, method=how).iloc[0]
+                    rows.append(
+                        {
+                            "arm": arm,
+                            "k": k,
+                            "system": f"bench{b}",
+                            "truth": y.mean(),
+                            "value": e["value"],
+                            "ci_low": e["ci_low"],
+                            "ci_high": e["ci_high"],
+                            "outside_range": bool(e["outside_range"]),
+                            "design_effect": plan.design_effect,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def far_outside(n_bench: int, reps: int) -> None:
+    start = time.perf_counter()
+    rows = far_outside_rows(n_bench, reps)
+    print(
+        f"far outside: a new system of ability 3.5 on a sharp 200-item benchmark (60 past "
+        f"systems of ability N(0, 1)), {n_bench} benchmarks x {reps} plans "
+        f"({time.perf_counter() - start:.0f} s); nominal 0.95, Wilson Monte Carlo interval; "
+        "warned: the estimate says the system lies beyond the fitted systems' range"
+    )
+    print(coverage_table(rows).to_string(index=False, float_format="{:.3f}".format))
+
+
+def requests_predicted(k: int = 50) -> None:
+    """``plan.requests()`` before a run, on each benchmark: the requests the item model expects
+    each design to need for the half-width the plan is expected to reach at k, and (where the
+    truth is simulated) the allocation bound of the error."""
+    cases = [
+        ("simulate_2pl (60 x 1,000)", simulate_2pl(n_systems=60, n_items=1000, seed=0).rows),
+        ("sharp 2PL (60 x 1,000)", sharp_2pl(60, 1000, seed=1)),
+        ("skewed 2PL, AlpacaEval-like (60 x 800)", skewed_2pl(60, 800, seed=3)),
+        ("data/examples/benchmark.jsonl (24 x 80)", benchmark_file()),
+    ]
+    if ALPACA_TABLE.exists():
+        cases.append(("AlpacaEval 2.0 (58 x 805)", alpaca_table(ALPACA_TABLE)))
+    for name, df in cases:
+        plan = select(
+            fit_irt(df, case="case_id"), min(k, df["case_id"].nunique() // 4), method="active"
+        )
+        bound = f"; allocation bound {allocation_bound(df):.3f}" if "ability" in df.attrs else ""
+        print(f"plan.requests() before a run, {name}, k = {plan.k}{bound}:")
+        print(plan.requests().to_string(index=False, float_format="{:.3f}".format))
+
+
 if __name__ == "__main__":
+    if "--alpaca" in sys.argv:  # --alpaca [PATH] [HELD REPS]: the issue 52 audit on real data
+        rest = sys.argv[sys.argv.index("--alpaca") + 1 :]
+        path = (
+            Path(rest.pop(0))
+            if rest and not rest[0].isdigit() and not rest[0].startswith("--")
+            else ALPACA_TABLE
+        )
+        held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (12, 3)
+        alpaca(path, 4 if QUICK else held, 1 if QUICK else reps)
+        sys.exit(0)
+    if "--far-outside" in sys.argv:  # --far-outside [BENCHMARKS REPS]
+        rest = sys.argv[sys.argv.index("--far-outside") + 1 :]
+        benches, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (10, 10)
+        far_outside(2 if QUICK else benches, 2 if QUICK else reps)
+        sys.exit(0)
+    if "--requests" in sys.argv:  # plan.requests() before a run, on every benchmark
+        requests_predicted()
+        sys.exit(0)
     if "--anytime" in sys.argv:  # --anytime [HELD REPS]
         rest = sys.argv[sys.argv.index("--anytime") + 1 :]
         held, reps = (int(rest[0]), int(rest[1])) if len(rest) >= 2 else (30, 10)

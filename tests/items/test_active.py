@@ -76,7 +76,11 @@ def test_every_probability_has_its_floor_and_the_draws_follow_the_predicted_sd(b
     np.testing.assert_allclose(
         uniform.table()["probability"], 1 / (N_ITEMS - uniform.table()["step"]), rtol=1e-12
     )
-    assert 0 < plan.design_effect < 1.0 and uniform.design_effect == pytest.approx(1.0)
+    # at floor 1 the plan's predicted variance is uniform draws' with the same estimate; the
+    # design effect is against uniform random cases' plain mean, which the predictions beat
+    v = uniform.predicted.set_index("design")["variance"]
+    assert v["active plan"] == pytest.approx(v["uniform draws, model-assisted"], rel=1e-12)
+    assert 0 < plan.design_effect < uniform.design_effect < 1.0
 
 
 def des_raj_terms(plan, new):
@@ -222,7 +226,9 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     plan = complete(fit, 25, new, waves=3, seed=3)
     draws, z, h, total = des_raj_terms(plan, new)
     n = len(draws)
-    se = np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / (n - 1)) / h.sum() / N_ITEMS
+    # the variance: the draws' spread, at least the model's for them
+    spread = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
+    se = np.sqrt(max(spread, np.sum(h**2 * draws["variance"]))) / h.sum() / N_ITEMS
     gamma = np.sum(h**3 * draws["third_moment"]) / np.sum(h**2 * draws["variance"]) ** 1.5
     assert 0.1 < gamma < 0.5  # a system below the middle: its terms skew upwards
     row = estimate(fit, plan, new).iloc[0]
@@ -459,3 +465,128 @@ def test_the_anytime_interval_holds_at_every_wave_of_a_small_plan_with_a_wrong_m
                 missed |= not row.ci_low <= truth <= row.ci_high
             ever_missed.append(missed)
     assert np.mean(ever_missed) <= 0.1, np.mean(ever_missed)
+
+
+def test_a_system_that_loses_every_drawn_case_gets_an_interval_reaching_0(bench):
+    """Issue 52: AlpacaEval's reference system (it wins none of its 805 instructions against
+    itself) was reported at 2.9% [1.5%, 4.9%] after 25 losses in 25 draws: the model-assisted
+    estimate of such draws is its predictions' sum, and the draws' spread is small. A
+    benchmark scoring 0 everywhere gives only such draws, so a valid interval holds 0 there."""
+    fit, news = bench
+    loses = news["sys41"].assign(score=0.0)
+    for seed in range(4):
+        plan = complete(fit, 25, loses, waves=8, seed=seed)
+        for method, anytime in (("active", False), ("ht", False), ("active", True)):
+            row = estimate(fit, plan, loses, method=method, anytime=anytime).iloc[0]
+            assert row.ci_low == 0.0 < row.ci_high, (seed, method, anytime, row.method)
+            assert row.value <= row.ci_high
+    wins = news["sys41"].assign(score=1.0)
+    plan = complete(fit, 25, wins, waves=8, seed=0)
+    row = estimate(fit, plan, wins).iloc[0]
+    assert row.ci_high == 1.0 and "every scored case was 1" in row.method
+
+
+def test_the_fixed_interval_takes_the_models_variance_when_the_draws_show_less(bench):
+    """A plan that has not yet drawn a rare surprise sees little spread: the fixed-k interval's
+    variance is at least the one the model predicts for the draws (as the anytime interval's).
+    A system with 4 passes in 150 (full score 0.027, as the audit's): the draws' spread alone
+    gave 0.0 [0.0, 0.0126] on AlpacaEval."""
+    fit, news = bench
+    new = news["sys41"].assign(score=0.0)
+    easiest = fit.items.sort_values("mean_score")["case_id"].tail(40)
+    rng = np.random.default_rng(0)
+    new.loc[new.case_id.isin(rng.choice(easiest, 4, replace=False)), "score"] = 1.0
+    truth = new.score.mean()
+    hits, bound = [], 0
+    for seed in range(30):
+        plan = complete(fit, 25, new, waves=8, seed=seed)
+        draws, z, h, total = des_raj_terms(plan, new)
+        spread = np.sum(h**2 * (z - total) ** 2) * 25 / 24
+        model = np.sum(h**2 * draws["variance"])
+        bound += spread < model
+        row = estimate(fit, plan, new).iloc[0]
+        assert "variance at least the model's" in row.method
+        hits.append(row.ci_low <= truth <= row.ci_high)
+    assert bound >= 15  # the model's variance is what the interval stands on here
+    assert np.mean(hits) >= 0.9
+
+
+def far_outside(seed: int, ability: float = 3.5):
+    """A sharp 200-item benchmark (a ~ lognormal(0.7, 0.3), b ~ N(0, 2)) fitted on 60 past
+    systems of ability N(0, 1), and the answers of a new system of ``ability``."""
+    rng = np.random.default_rng(seed)
+    theta, b, a = rng.normal(0, 1, 60), rng.normal(0, 2, 200), rng.lognormal(0.7, 0.3, 200)
+    y = (rng.random((60, 200)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+    s, j = np.indices(y.shape).reshape(2, -1)
+    past = pd.DataFrame({"system": s, "case_id": j, "score": y.ravel()})
+    new = (rng.random(200) < 1 / (1 + np.exp(-a * (ability - b)))).astype(float)
+    return fit_irt(past, case="case_id"), pd.DataFrame(
+        {"system": "new", "case_id": np.arange(200), "score": new}
+    )
+
+
+def test_a_system_beyond_the_fitted_systems_is_flagged_drawn_uniformly_and_warned():
+    """Issue 52: a new system far above the past ones (ability 3.5) was covered 77-83% and the
+    fit said nothing. Once its answers put it above the fitted systems' range the plan draws
+    uniformly (the model's SDs there are extrapolations) and the estimate warns, in ``method``
+    and ``outside_range``, and takes no skewness from the model."""
+    fit, new = far_outside(0)
+    plan = complete(fit, 50, new, waves=8, seed=0)
+    assert plan.beyond_range == "above"
+    waves = plan.waves
+    first = int(waves.loc[waves["beyond_range"] == "above", "wave"].iloc[0])
+    assert first >= 1 and (waves["beyond_range"].iloc[first:] == "above").all()
+    draws = plan.table()
+    after = draws[draws["wave"] >= first]
+    np.testing.assert_allclose(after["probability"], 1 / (200 - after["step"]), rtol=1e-12)
+    assert (draws.loc[draws["wave"] < first, "beyond_range"] == "").all()
+    assert "WARNING" in plan.method
+    for method in ("active", "ht"):
+        row = estimate(fit, plan, new, method=method).iloc[0]
+        assert row.outside_range and "above the fitted systems' range" in row.method
+        assert "skewness" not in row.method
+    # a system inside the range: no flag, the model's probabilities throughout
+    # (it passes the items most past systems passed: a middling ability)
+    middling = (fit.items["mean_score"].to_numpy() > 0.5).astype(float)
+    inside = new.assign(system="mid", score=middling)
+    plan = complete(fit, 50, inside, waves=8, seed=0)
+    row = estimate(fit, plan, inside).iloc[0]
+    assert plan.beyond_range == "" and not row.outside_range and "WARNING" not in row.method
+
+
+def test_requests_before_a_run_match_a_simulation_of_uniform_random_cases(bench):
+    """``plan.requests()``: the model's predicted variance of uniform random cases' plain mean,
+    (1/k - 1/n) S^2, against a Monte Carlo of the design (abilities from the model's prior,
+    scores drawn from the model, k cases drawn uniformly); the requests for a target solve the
+    same variance."""
+    fit, _ = bench
+    plan = select(fit, 20, method="active")
+    predicted = plan.predicted.set_index("design")["variance"]
+    a = np.nan_to_num(fit.items["discrimination"].to_numpy(float))
+    c = np.nan_to_num(fit.items["intercept"].to_numpy(float))
+    ok = fit.items["status"].eq("ok").to_numpy()
+    past = fit.items["mean_score"].to_numpy(float)
+    nodes = np.linspace(-5, 5, 41)
+    prior = np.exp(-0.5 * nodes**2) / np.exp(-0.5 * nodes**2).sum()
+    rng = np.random.default_rng(0)
+    errors = []
+    for theta in rng.choice(nodes, size=20000, p=prior):
+        p = np.where(ok, 1 / (1 + np.exp(-(a * theta + c))), past)
+        y = rng.random(N_ITEMS) < p
+        drawn = rng.choice(N_ITEMS, 20, replace=False)
+        errors.append(y[drawn].mean() - y.mean())
+    mc = np.mean(np.square(errors))
+    se = np.std(np.square(errors)) / np.sqrt(len(errors))
+    assert abs(predicted["uniform random cases"] - mc) < 4 * se, (predicted, mc, se)
+    table = plan.requests(0.1)
+    z = stats.norm.ppf(0.975)
+    scale = predicted["uniform random cases"] / (1 / 20 - 1 / N_ITEMS)
+    need = 1 / ((0.1 / z) ** 2 / scale + 1 / N_ITEMS)
+    assert table["requests"].iloc[2] == math.ceil(need)
+    assert table["ratio"].iloc[2] == 1.0
+    assert plan.design_effect == pytest.approx(
+        predicted["active plan"] / predicted["uniform random cases"]
+    )
+    assert int(plan.requests()["requests"].iloc[0]) == 20
+    with pytest.raises(StatsError, match="half_width must be a positive number"):
+        plan.requests(0)
