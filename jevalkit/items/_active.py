@@ -26,7 +26,10 @@ Two designs, both recording each case's probability when it was drawn:
   square root of the variance the model predicted for it before its draw (the stabilising
   weights of Hadad, Hirshberg, Zhan, Wager & Athey, PNAS 2021), divided by the number of
   cases, estimates the full-benchmark score; the weighted spread of the z_t gives its standard
-  error and a t interval on k - 1 degrees of freedom, corrected for skewness: a case the model
+  error, its variance at least the one the model predicts for the draws (a plan that has not
+  yet drawn a rare surprise sees too little spread, exactly when it needs width: on AlpacaEval
+  the spread alone was 2-5 times too small, and the 8-wave plan covered 83-86% at k = 25, 50,
+  100), and a t interval on k - 1 degrees of freedom, corrected for skewness: a case the model
   is nearly sure of is drawn with a small probability, so its rare surprise is a large term of
   one sign, and the estimate is then skewed (high when no surprise was drawn, with a small
   spread). The model's own third moment of each z_t (:func:`_term_moments`) gives the
@@ -49,6 +52,24 @@ Two designs, both recording each case's probability when it was drawn:
   92.5% / 95.0% on a benchmark of sharp items (90.5% at k = 25 before the skew correction): at
   small k prefer the fixed design, the default and the runner's.
 
+Two guards, for every design. Draws that all scored 0 (or 1) give an interval reaching 0 (or
+1) (:func:`jevalkit.items._bounded.reach_agreed`): a benchmark scoring 0 everywhere gives only
+such draws, and the model-assisted estimate of them is the predictions' sum, above 0 (the
+AlpacaEval reference system, which wins none of its 805 instructions, was reported at 2.9%
+[1.5%, 4.9%] after 25 losses in 25 draws). And a system the model has not seen the like of:
+before each wave the answers so far are checked against the fitted systems' abilities
+(:meth:`IrtFit.beyond_range`, a likelihood ratio against the range from the second-lowest to
+the second-highest fitted system); once they put the system above or below it, that wave and
+every later one draw uniformly (the model's SDs there are extrapolations), the draws and waves
+record the side (``beyond_range``), and the fixed design's estimate scores the cases drawn
+before exactly and estimates the rest from the uniform draws after as a simple random sample
+(:func:`_after_flag`: their mean, Wilson at the effective n for pass/fail scores; the flag is
+decided before its wave, so the estimate stays unbiased), the model unused. The estimate says
+so (``outside_range`` and a warning in ``method``), also when only the plan's last answers put
+it beyond (its interval then takes no skewness from the model). A new system of ability 3.5
+on a sharp 200-item benchmark whose past systems are N(0, 1) was covered 83 / 82 / 77% at
+k = 10 / 25 / 50 before, biased low, the model's skewness pointing the wrong way.
+
 ``estimate(..., method="ht")`` leaves the predictions out (yhat = 0: the Horvitz-Thompson form
 of the same design). The estimand is the mean over the benchmark's cases of the score each case
 gets when run (its repeats averaged), as :func:`estimate` has it for anchors.
@@ -58,12 +79,19 @@ prediction in force when it was drawn, whose variance under the model is yhat_i 
 (the posterior predictive's); probabilities proportional to its square root are Neyman's
 allocation for that residual, the floor the guard against a model that is wrong.
 
-When it pays: the gain over uniform draws is bounded by how unequal the per-case standard
-deviations are, sqrt(1 - CV^2) of the error with the model exactly right (the mean SD over the
-root mean square SD). Binary cases of middling difficulty for the system all have an SD near
-0.5 and nothing is gained; a benchmark on which most cases are nearly certain for a given
-system (strong discriminations, a wide spread of difficulties) gains much.
-:attr:`ActivePlan.design_effect` predicts it from the model before anything is run. Tried in
+When it pays: against uniform random cases (their plain mean) a plan gains twice: from the
+predictions (the model-assisted estimate's residuals vary less than the scores) and from the
+allocation (probabilities in proportion to the residuals' SDs). The allocation's gain over
+uniform draws with the same predictions is bounded by how unequal the per-case SDs are,
+sqrt(1 - CV^2) of the error with the model exactly right (the mean SD over the root mean square
+SD): binary cases of middling difficulty for the system all have an SD near 0.5 and nothing is
+gained; a benchmark on which most cases are nearly certain for a given system (strong
+discriminations, a wide spread of difficulties) gains much. :attr:`ActivePlan.design_effect`
+and :meth:`ActivePlan.requests` predict both before anything is run, with the model's
+predictions taken as exact (:func:`_predicted`): a bound the plan approaches only when the
+model is right for the system (its ability learnt from a few answers, its item parameters from
+tens of past systems cost more; ``benchmarks/bench_items.py --alpaca`` prints the predicted
+beside the measured). Tried in
 benchmarks/bench_items.py and not kept, as they did not narrow the interval by more than
 about 1%: power tuning (the predictions scaled by a lambda fitted to the draws, PPI++; the
 recalibration already flattens a bad model's predictions), inverse-variance or equal weights

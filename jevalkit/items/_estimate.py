@@ -16,7 +16,15 @@ ability (EAP) from its anchor scores (an item the model could not calibrate is p
 past mean). The estimate is the mean prediction over all items plus the stratified mean of the
 anchors' residuals y_j - p_j, each residual cross-fitted (p_j at the ability the other anchors
 give); its variance is the formula above on the residuals. A good model
-makes the residuals small and the interval narrow; a bad one cannot bias it.
+makes the residuals small and the interval narrow; a bad one cannot bias it. Where the model
+extrapolates it is not used: anchors whose answers put the system beyond the fitted systems'
+range (:meth:`IrtFit.beyond_range`), or a model-assisted estimate outside [0, 1] (with 29 of
+30 anchors solved it gave 1.0 [0.886, 1.0], clipped from above 1), give the stratified mean of
+the anchors (``sample``'s estimate and interval), said in ``method`` and, beyond the range, in
+``outside_range``. Anchors that all scored 0 (or 1) give an interval reaching 0 (or 1), as a
+benchmark scoring 0 everywhere gives only such anchors (the AlpacaEval reference system, which
+wins none of its instructions, was missed by the Wilson interval about the model's positive
+estimate).
 
 Why not a purely model-based interval (the ability posterior pushed through the model): with
 tens of past systems the item parameters are noisy, and in leave-systems-out on simulated 2PL
@@ -156,9 +164,13 @@ def estimate(
 
     Returns:
         One row per new system: ``system``, ``value``, ``ci_low``, ``ci_high``, ``n_items``
-        (anchors it was scored on), ``method``. Anchors whose scores show no spread within any
-        stratum give no zero-width interval: the bounded-data floor (Wilson at the same
-        estimate over the anchors, :func:`jevalkit.stats.no_spread_ci`) is used instead.
+        (anchors or draws it was scored on), ``outside_range`` (its answers put its ability
+        beyond the fitted systems' range, :meth:`IrtFit.beyond_range`: the item model
+        extrapolates there, so the estimate did not rest on it; a warning in ``method``
+        says which side and what was done), ``method``. Anchors whose scores show no spread
+        within any stratum give no zero-width interval: the bounded-data floor (Wilson at the
+        same estimate over the anchors, :func:`jevalkit.stats.no_spread_ci`) is used instead;
+        cases that all scored 0 (or 1) give an interval reaching 0 (or 1).
 
     Example:
         >>> from jevalkit.items import fit_irt, select, simulate_2pl

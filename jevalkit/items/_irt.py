@@ -68,7 +68,7 @@ MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
 FIT_FORMAT = "jevalkit-irt-fit"
 # how much likelier a new system's answers must be beyond the fitted systems' abilities than
 # within them for IrtFit.beyond_range to say so
-BEYOND_RATIO = 1.5
+BEYOND_RATIO = 3.0
 _ITEM_NUMBERS = ("difficulty", "discrimination", "intercept", "mean_score", "infit", "outfit")
 _SYSTEM_NUMBERS = ("ability", "ability_se", "mean_score")
 

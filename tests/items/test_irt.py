@@ -153,11 +153,11 @@ def test_the_one_pl_slope_is_the_marginal_maximum_likelihood_one_on_many_items()
 
 def test_beyond_range_needs_the_answers_likelier_beyond_the_fitted_systems_than_within():
     """IrtFit.beyond_range: "above" ("below") when the answers' likelihood is highest beyond the
-    highest (lowest) fitted ability and at least 1.5 times its highest within; a likelihood
+    highest (lowest) fitted ability and at least 3 times its highest within; a likelihood
     rising past the range by less (a few failures of hard items, which every system at the
     bottom of the range fails too) says nothing."""
     nodes = np.linspace(-5, 5, 41)  # the fit's quadrature nodes
-    ratio = 1.5
+    ratio = 3.0
     fit = fit_irt(simulate_2pl(n_systems=30, n_items=40, seed=1), case="case_id")
     low, high = fit.ability_range
     ability = np.sort(fit.systems["ability"])  # the second-lowest to the second-highest
