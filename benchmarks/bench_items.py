@@ -327,7 +327,8 @@ def anchor_coverage(df: pd.DataFrame, n_held: int, draws: int, ks) -> pd.DataFra
                             "arm": arm,
                             "covered": e["ci_low"] <= truth <= e["ci_high"],
                             "zero_width": not e["ci_high"] > e["ci_low"],
-                            "out_of_range": "clipped" in e["method"],
+                            # the irt estimate left [0, 1]: the stratified mean instead
+                            "out_of_range": "left [0, 1]" in e["method"],
                             "error": abs(e["value"] - truth),
                             "half_width": (e["ci_high"] - e["ci_low"]) / 2,
                         }
