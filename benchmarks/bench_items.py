@@ -105,7 +105,42 @@ with k items the error is bounded by what k Bernoulli outcomes say about a syste
    shuffled model on simulate_2pl: the variance estimated from a few draws is small exactly
    when no rare surprise has been drawn yet.
 
-Run: ``.venv/bin/python benchmarks/bench_items.py [--quick] [--active [HELD REPS]] [--anchors [HELD DRAWS]] [--anytime [HELD REPS]]``
+8. Active estimates that cover (issue 52), on real data and for a system the model has not
+   seen. ``--alpaca [PATH] [HELD REPS]``: the audit's leave-systems-out on AlpacaEval 2.0 (a
+   systems x instructions table with columns system, case_id, win = preference > 1.5 against
+   gpt4_1106_preview; not bundled, its annotations being CC BY-NC 4.0: pass its path), each of
+   HELD systems spread over the win-rate range held out (the 2PL fitted on the others), REPS
+   seeded draws per k and arm: the 8-wave plan (the runner's path), stratified anchors with
+   ``sample``, irt anchors with ``irt``, uniform random cases; coverage with its Wilson Monte
+   Carlo interval, mean half-width, MAE, bias, the share warned beyond the fitted systems'
+   range, and the plan's predicted design effect beside the measured one. ``--far-outside
+   [BENCHMARKS REPS]``: a new system of ability 3.5 on a sharp 200-item benchmark (60 past
+   systems of ability N(0, 1)), the 8-wave plan (model-assisted and HT) and uniform random
+   cases at k = 10, 25, 50, 100. ``--requests``: ``plan.requests()`` before a run, on each
+   benchmark. Measured (5 Dec 2026; 2 shared cores):
+   - AlpacaEval, ``--alpaca TABLE 58 3`` (52 held out x 3 = 156 intervals a cell, 15 min):
+     the plan covered 100 / 98.7 / 98.7% at k = 25 / 50 / 100 (Monte Carlo 97.6-100,
+     95.4-99.6, 95.4-99.6), half-widths 0.084 / 0.057 / 0.038, MAE 0.025 / 0.019 / 0.013,
+     warned in 5-7% of plans (the reference system, NullModel, FuseChat-Gemma-2-9B and single
+     plans of a few low systems); stratified anchors 98.7 / 95.5 / 96.2%, 0.114 / 0.066 /
+     0.042; irt anchors 97.4 / 96.2 / 94.2%, 0.110 / 0.069 / 0.044; uniform random cases
+     92.9 / 97.4 / 93.6%, 0.115 / 0.073 / 0.049. Predicted design effect 0.44 / 0.43 / 0.42,
+     measured (squared half-width ratio) 0.53 / 0.61 / 0.60. The same plans before issue 52:
+     @OLD_ALPACA.
+   - far outside, ``--far-outside 20 10`` (200 plans a cell, 14 min): the plan covered 96.5 /
+     96.0 / 98.5 / 95.5% at k = 10 / 25 / 50 / 100, warned in 64 / 91 / 95.5 / 98.5%,
+     half-widths 0.194 / 0.113 / 0.069 / 0.036 against uniform random cases' 0.196 / 0.101 /
+     0.061 / 0.033 (94-96.5%); before: 83 / 82 / 77% at k = 10 / 25 / 50 (the audit).
+   - ``--requests`` (k = 50, the model's predictions taken as exact): the plan needs 0.77 of
+     uniform random cases' requests on simulate_2pl, 0.28 on the sharp benchmark, 0.50 on the
+     AlpacaEval-like one, 0.67 on data/examples/benchmark.jsonl (0.43 on AlpacaEval).
+   - ``--active-coverage 20 10`` after the change: simulate_2pl 97.5 / 94.5 / 93.5% (shuffled
+     model 96.0 / 97.0 / 98.0%), half-widths 0.192 / 0.126 / 0.084; sharp 98.5 / 97.0 / 97.0%
+     (shuffled 96.0 / 94.5 / 97.0%), 0.119 / 0.080 / 0.053 @OLD_SHARP.
+   - ``--anchors 12 10`` after the change: irt 95.0-97.5% on simulate_2pl, 95.0-98.3% on the
+     skewed one, 95.0-99.2% on data/examples/benchmark.jsonl.
+
+Run: ``.venv/bin/python benchmarks/bench_items.py [--quick] [--active [HELD REPS]] [--anchors [HELD DRAWS]] [--anytime [HELD REPS]] [--alpaca [PATH] [HELD REPS]] [--far-outside [BENCHMARKS REPS]] [--requests]``
 """
 
 from __future__ import annotations
@@ -636,8 +671,10 @@ ALPACA_TABLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "alpa
 
 def alpaca_table(path: Path) -> pd.DataFrame:
     """The AlpacaEval 2.0 systems x instructions table (``system``, ``case_id``,
-    ``preference``, ``win``; see data/examples/README.md for its provenance): ``win`` as the
-    score (preference > 1.5 against the reference, gpt4_1106_preview)."""
+    ``preference``, ``win``: per-instruction preferences of the weighted GPT-4 Turbo annotator
+    from tatsu-lab/alpaca_eval's results/<system>/weighted_alpaca_eval_gpt4_turbo/
+    annotations.json): ``win`` as the score (preference > 1.5 against the reference,
+    gpt4_1106_preview)."""
     if not path.exists():
         sys.exit(
             f"{path}: no AlpacaEval table there; pass --alpaca PATH to the systems x cases table "

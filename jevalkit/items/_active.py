@@ -35,6 +35,9 @@ Two designs, both recording each case's probability when it was drawn:
   spread). The model's own third moment of each z_t (:func:`_term_moments`) gives the
   estimate's skewness, and Hall's (1992) monotone cubic transformation of the t statistic
   removes it to second order: the interval reaches further on the side of the rare surprise.
+  When the model's variance is the larger (the standard error then fixed before the draws'
+  values are seen) the statistic is standardized, not studentized, and the Cornish-Fisher
+  shift applies instead (:func:`_fixed_interval`).
   Only the interval's shape uses the model; a wrong model's skewness moves its ends by a
   fraction of a standard error (the skewness is capped at 1 / (2 t), where one end moves out by
   at most about 27% of the t interval's half-width, the other in by 15%). On the same 2,600
@@ -171,10 +174,15 @@ class ActivePlan(Result):
             (the predictions summed over the cases not yet drawn, it included), ``weight``
             (``fixed``: its stabilising weight; ``poisson``: its wave's), and under the model,
             given the draws before it, the ``variance`` and ``third_moment`` of the draw's
-            z_t about the total (``fixed`` only; they weight it and shape the interval).
+            z_t about the total (``fixed`` only; they weight it and shape the interval) and
+            the ``ht_variance`` of its Horvitz-Thompson term (the ``ht`` interval's floor),
+            ``beyond_range`` (``"above"`` or ``"below"`` when its wave drew uniformly because
+            the answers before it put the system beyond the fitted systems' range, else "").
         waves: one row per wave drawn: ``wave``, ``n_remaining`` (cases not drawn before it),
             ``expected_size``, ``n_drawn``, ``remaining_prediction``, ``weight``, the
-            recalibration in force (``slope``, ``intercept``), and under the model, given the
+            recalibration in force (``slope``, ``intercept``), the ``ability`` (posterior mean)
+            and ``beyond_range`` (as the draws') the answers before it gave, and under the
+            model, given the
             waves before it, the ``variance`` and ``third_moment`` of the wave's estimate of
             the total about the total (``poisson`` only; they shape its interval).
         complete: every wave is drawn (a later wave waits for the answers to the earlier ones).
@@ -249,7 +257,11 @@ class ActivePlan(Result):
         variance = self.predicted["variance"].to_numpy(float)
         at_k = z * np.sqrt(variance)
         target = at_k[0] if half_width is None else half_width
-        if isinstance(target, bool) or not isinstance(target, int | float) or not target > 0:
+        if (
+            isinstance(target, bool)
+            or not isinstance(target, int | float)
+            or not 0 < target < np.inf
+        ):
             raise StatsError(f"half_width must be a positive number, got {half_width!r}")
         # each design's variance at k' cases is taken as c (1/k' - 1/n), c from its k (exact
         # for the uniform designs; for the plan, whose probabilities also change with k', the
@@ -749,14 +761,15 @@ def active_estimate(
         row = _after_flag(flagged, y, n_total, confidence)
         return _warned(row, side, plan, y)
     if plan.design == "fixed":
-        total, se, skewness, how, terms = _ordered(draws, y, pred, method)
+        total, se, skewness, how, terms, known = _ordered(draws, y, pred, method)
     else:
-        total, se, skewness, how = _poisson(plan, y, pred, method)
+        total, se, skewness, how, known = _poisson(plan, y, pred, method)
         terms = y.size
     value = total / n_total
     se = se / n_total
     how = f"{how} over {y.size} of {n_total} cases"
-    row = _fixed_interval(value, se, 0.0 if side else skewness, terms, how, confidence)
+    skewness = 0.0 if side else skewness
+    row = _fixed_interval(value, se, skewness, terms, how, confidence, standardized=known)
     return _warned({**row, "n_items": y.size}, side, plan, y)
 
 
@@ -788,10 +801,13 @@ def _after_flag(flagged: np.ndarray, y: np.ndarray, n_total: int, confidence: fl
         low, high, interval = effective_wilson(
             mean, var, m, left, m - 1, confidence, unit="draws after the flag"
         )
-    else:
+    elif var > 0:
         half = float(sps.t.ppf(0.5 + confidence / 2, m - 1) * np.sqrt(var))
         low, high = max(mean - half, 0.0), min(mean + half, 1.0)
         interval = f"t interval on {m - 1} df"
+    else:  # no spread among them is not a certainty
+        low, high = no_spread_ci(float(np.clip(mean, 0.0, 1.0)), m, confidence=confidence)
+        interval = "no spread among them: Wilson interval at their mean"
     how = (
         f"the {first} cases drawn before the system was found beyond the fitted systems' range "
         f"scored as they are, the {left} left then estimated from its {m} uniform draws after "
@@ -835,9 +851,19 @@ def _warned(row: dict, side: str, plan: ActivePlan, y: np.ndarray) -> dict:
     return {**row, "outside_range": bool(side)}
 
 
-def _fixed_interval(value, se, skewness, n, how, confidence) -> dict:
+def _fixed_interval(value, se, skewness, n, how, confidence, *, standardized=False) -> dict:
     """The t interval at n draws about ``value`` with standard error ``se``, corrected for the
-    ``skewness`` by Hall's transformation, kept in [0, 1]."""
+    ``skewness`` the model predicts, kept in [0, 1].
+
+    The correction depends on where the standard error came from. From the draws' spread the
+    statistic is studentized, and Hall's (1992) transformation corrects it (:func:`_hall_bounds`:
+    for a right-skewed estimate the interval reaches further up, as the spread is small exactly
+    when no large term was drawn). From the model (``standardized``: its variance for the draws
+    is the larger, so the standard error is fixed before the draws' values are seen) the
+    statistic is standardized, and its quantiles are Cornish-Fisher's, z + skewness (z^2 - 1) / 6:
+    the interval is shifted, not stretched (down for a right-skewed estimate: its rare large
+    term pulls it up). Hall's correction there stretched the interval by 3-8% more with the
+    same coverage (26 AlpacaEval systems held out, 2 plans each, k = 25, 50, 100)."""
     if n < 2:
         return _row(value, np.nan, np.nan, n, how + "; one case: no interval")
     critical = sps.t.ppf(0.5 + confidence / 2, n - 1)
@@ -845,10 +871,19 @@ def _fixed_interval(value, se, skewness, n, how, confidence) -> dict:
     # Hall's inverse stretches fast once |skewness| * critical nears 1: kept to at most half of
     # that, where one end moves out by at most about 27%, the other in by 15%
     skewness = float(np.clip(skewness, -0.5 / critical, 0.5 / critical))
-    lower, upper = _hall_bounds(critical, skewness)
+    if standardized:
+        shift = skewness * (critical**2 - 1) / 6
+        lower, upper = -critical + shift, critical + shift
+    else:
+        lower, upper = _hall_bounds(critical, skewness)
     low, high = value - se * upper, value - se * lower
     how += f"; t interval on {n - 1} df"
-    if skewness:
+    if skewness and standardized:
+        how += (
+            f", shifted for the skewness the model predicts ({skewness:+.3f}, Cornish-Fisher: "
+            "the model's variance binds)"
+        )
+    elif skewness:
         how += f", corrected for the skewness the model predicts ({skewness:+.3f}, Hall's transformation)"
     if not half > 0:  # no spread among the draws is not a certainty
         value = float(np.clip(value, 0.0, 1.0))
@@ -959,7 +994,8 @@ def _ordered(draws: pd.DataFrame, y: np.ndarray, pred: np.ndarray, method: str):
             skewness = third / model**1.5
     how = _ORDERED[method]
     how += "; variance at least the model's for the draws" if model > 0 else ""
-    return total, se, skewness, how, n
+    how += " (it binds)" if model > spread else ""
+    return total, se, skewness, how, n, model > spread
 
 
 def _model_variance(draws: pd.DataFrame, method: str) -> np.ndarray:
@@ -995,12 +1031,16 @@ def _poisson(plan: ActivePlan, y: np.ndarray, pred: np.ndarray, method: str):
         if method == "active"
         else "Horvitz-Thompson active estimate (per Poisson wave)"
     )
+    known = False
     if method == "active":  # the model's skewness of the combined estimate, as for draws
         w = waves["weight"].to_numpy(float)
         variance = float(np.sum(w**2 * waves["variance"].to_numpy(float)))
         if variance > 0:
             skewness = float(np.sum(w**3 * waves["third_moment"].to_numpy(float))) / variance**1.5
             # the variance at least the model's for the waves, as the fixed design's
+            known = variance > var
             var = max(var, variance)
-            how += "; variance at least the model's for the waves"
-    return total / share, float(np.sqrt(var)) / share, skewness, how
+            how += "; variance at least the model's for the waves" + (
+                " (it binds)" if known else ""
+            )
+    return total / share, float(np.sqrt(var)) / share, skewness, how, known

@@ -189,6 +189,11 @@ class IrtFit(Result):
         """
         low, high = self.ability_range
         loglik = np.asarray(loglik, dtype=float)
+        if loglik.shape != NODES.shape or not np.isfinite(loglik).any():
+            raise StatsError(
+                f"loglik must hold one finite log-likelihood per ability node ({NODES.size}, "
+                f"as ability_loglik gives one row of), got shape {loglik.shape}"
+            )
         inside = loglik[(low <= NODES) & (high >= NODES)].max()
         for side, nodes in (("above", high < NODES), ("below", low > NODES)):
             if nodes.any() and loglik[nodes].max() >= inside + np.log(BEYOND_RATIO):

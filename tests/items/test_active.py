@@ -218,37 +218,54 @@ def test_each_poisson_wave_records_the_models_variance_and_skew_of_its_estimate(
 
 
 def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
-    """Recomputed from the draws: the estimate, its SE, the skewness the model predicts, and
-    the interval's ends solving g(T) = -+t with g Hall's (1992) cubic; the HT estimate (no
-    model terms) keeps the symmetric t interval."""
+    """Recomputed from the draws: the estimate, its SE (the draws' spread, at least the
+    model's variance for them), the skewness the model predicts, and the interval's ends. When
+    the spread is the larger the statistic is studentized: the ends solve g(T) = -+t with g
+    Hall's (1992) cubic, reaching further up for a right-skewed estimate. When the model's
+    variance binds it is standardized: the ends are Cornish-Fisher's, t + skew (t^2 - 1) / 6,
+    shifted down, not stretched. The HT estimate (no model terms) keeps the symmetric
+    interval."""
     fit, news = bench
     new = news["sys41"]
-    plan = complete(fit, 25, new, waves=3, seed=3)
-    draws, z, h, total = des_raj_terms(plan, new)
-    n = len(draws)
-    # the variance: the draws' spread, at least the model's for them
-    spread = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
-    assert spread < np.sum(h**2 * draws["variance"])  # the model's variance binds here
-    se = np.sqrt(max(spread, np.sum(h**2 * draws["variance"]))) / h.sum() / N_ITEMS
-    gamma = np.sum(h**3 * draws["third_moment"]) / np.sum(h**2 * draws["variance"]) ** 1.5
-    assert 0.1 < gamma < 0.5  # a system below the middle: its terms skew upwards
-    row = estimate(fit, plan, new).iloc[0]
-    assert row.value == pytest.approx(total / N_ITEMS)
-    a, b = gamma / 3, gamma / 6
+    seen = set()
+    for seed in range(40):
+        plan = complete(fit, 25, new, waves=3, seed=seed)
+        draws, z, h, total = des_raj_terms(plan, new)
+        n = len(draws)
+        spread = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
+        model = np.sum(h**2 * draws["variance"])
+        form = "hall" if spread > model else "cornish-fisher"
+        gamma = np.sum(h**3 * draws["third_moment"]) / model**1.5
+        row = estimate(fit, plan, new).iloc[0]
+        # a plan of each form whose terms skew upwards (a system below the middle)
+        if form in seen or plan.beyond_range or gamma < 0.1 or not 0 < row.ci_low < row.ci_high < 1:
+            continue
+        seen.add(form)
+        se = np.sqrt(max(spread, model)) / h.sum() / N_ITEMS
+        assert row.value == pytest.approx(total / N_ITEMS)
+        crit = stats.t.ppf(0.975, n - 1)
+        assert gamma < 0.5 / crit  # below the cap
+        below, above = (row.value - row.ci_low) / se, (row.ci_high - row.value) / se
+        if form == "hall":
+            a, b = gamma / 3, gamma / 6
 
-    def g(t):
-        return t + a * t**2 + a**2 * t**3 / 3 + b
+            def g(t, a=a, b=b):
+                return t + a * t**2 + a**2 * t**3 / 3 + b
 
-    crit = stats.t.ppf(0.975, n - 1)
-    assert gamma < 0.5 / crit  # below the cap
-    assert g((row.value - row.ci_low) / se) == pytest.approx(crit, rel=1e-9)
-    assert g((row.value - row.ci_high) / se) == pytest.approx(-crit, rel=1e-9)
-    # a positive skew (a near-certain failure's rare success) reaches further up
-    assert row.ci_high - row.value > 1.05 * (row.value - row.ci_low)
-    assert "skewness the model predicts" in row.method
-    ht = estimate(fit, plan, new, method="ht").iloc[0]
-    assert ht.ci_high - ht.value == pytest.approx(ht.value - ht.ci_low)
-    assert "skewness" not in ht.method
+            assert g(below) == pytest.approx(crit, rel=1e-9)
+            assert g(-above) == pytest.approx(-crit, rel=1e-9)
+            # a positive skew (a near-certain failure's rare success) reaches further up
+            assert above > 1.05 * below
+            assert "Hall's transformation" in row.method
+        else:
+            shift = gamma * (crit**2 - 1) / 6
+            assert below == pytest.approx(crit + shift, rel=1e-9)
+            assert above == pytest.approx(crit - shift, rel=1e-9)
+            assert "Cornish-Fisher" in row.method and "(it binds)" in row.method
+        ht = estimate(fit, plan, new, method="ht").iloc[0]
+        assert ht.ci_high - ht.value == pytest.approx(ht.value - ht.ci_low)
+        assert "skewness" not in ht.method
+    assert seen == {"hall", "cornish-fisher"}
     # a system failing all but the 3 easiest cases: the model predicts a strong skew, capped at
     # 1 / (2 t) so that an end moves out by at most about 27% (uncapped, the upper end of a
     # system failing every case was 9 SEs away; such a system is now below the fitted range)
@@ -263,7 +280,7 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     crit = stats.t.ppf(0.975, 11)
     assert raw > 0.5 / crit
     row = estimate(fit, plan, failing).iloc[0]
-    assert f"({0.5 / crit:+.3f}, Hall's transformation)" in row.method
+    assert f"skewness the model predicts ({0.5 / crit:+.3f}, " in row.method
 
 
 def test_a_saved_and_loaded_fit_draws_the_same_plan(bench, tmp_path):
@@ -548,10 +565,16 @@ def test_a_system_beyond_the_fitted_systems_is_flagged_drawn_uniformly_and_warne
     np.testing.assert_allclose(after["probability"], 1 / (200 - after["step"]), rtol=1e-12)
     assert (draws.loc[draws["wave"] < first, "beyond_range"] == "").all()
     assert "WARNING" in plan.method
+    # the cases drawn before the flag scored as they are, the rest from the uniform draws after
+    y = new.set_index("case_id").loc[plan.cases, "score"].to_numpy()
+    start = int(np.argmax(draws["beyond_range"].astype(bool)))
+    expected = (y[:start].sum() + (200 - start) * y[start:].mean()) / 200
     for method in ("active", "ht"):
         row = estimate(fit, plan, new, method=method).iloc[0]
         assert row.outside_range and "above the fitted systems' range" in row.method
         assert "skewness" not in row.method
+        assert row.value == pytest.approx(expected) and row.ci_low < row.value < row.ci_high
+        assert f"the {200 - start} left then estimated from its {50 - start} uniform" in row.method
     # a system inside the range: no flag, the model's probabilities throughout
     # (it passes the items most past systems passed: a middling ability)
     middling = (fit.items["mean_score"].to_numpy() > 0.5).astype(float)
@@ -595,5 +618,6 @@ def test_requests_before_a_run_match_a_simulation_of_uniform_random_cases(bench)
         predicted["active plan"] / predicted["uniform random cases"]
     )
     assert int(plan.requests()["requests"].iloc[0]) == 20
-    with pytest.raises(StatsError, match="half_width must be a positive number"):
-        plan.requests(0)
+    for bad in (0, -0.1, float("inf"), float("nan"), True):
+        with pytest.raises(StatsError, match="half_width must be a positive number"):
+            plan.requests(bad)

@@ -181,3 +181,5 @@ def test_beyond_range_needs_the_answers_likelier_beyond_the_fitted_systems_than_
     hard = fit.items["difficulty"].to_numpy().argsort()[-2:]
     ll = fit.ability_loglik(np.zeros((1, 2)), np.ones((1, 2)), hard)[0]
     assert ll[0] > ll[low <= nodes].max() and fit.beyond_range(ll) == ""
+    with pytest.raises(StatsError, match="one finite log-likelihood per ability node"):
+        fit.beyond_range(np.zeros(5))
