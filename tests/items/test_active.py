@@ -76,7 +76,11 @@ def test_every_probability_has_its_floor_and_the_draws_follow_the_predicted_sd(b
     np.testing.assert_allclose(
         uniform.table()["probability"], 1 / (N_ITEMS - uniform.table()["step"]), rtol=1e-12
     )
-    assert 0 < plan.design_effect < 1.0 and uniform.design_effect == pytest.approx(1.0)
+    # at floor 1 the plan's predicted variance is uniform draws' with the same estimate; the
+    # design effect is against uniform random cases' plain mean, which the predictions beat
+    v = uniform.predicted.set_index("design")["variance"]
+    assert v["active plan"] == pytest.approx(v["uniform draws, model-assisted"], rel=1e-12)
+    assert 0 < plan.design_effect < uniform.design_effect < 1.0
 
 
 def des_raj_terms(plan, new):
@@ -214,37 +218,59 @@ def test_each_poisson_wave_records_the_models_variance_and_skew_of_its_estimate(
 
 
 def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
-    """Recomputed from the draws: the estimate, its SE, the skewness the model predicts, and
-    the interval's ends solving g(T) = -+t with g Hall's (1992) cubic; the HT estimate (no
-    model terms) keeps the symmetric t interval."""
+    """Recomputed from the draws: the estimate, its SE (the draws' spread, at least the
+    model's variance for them), the skewness the model predicts, and the interval's ends. When
+    the spread is the larger the statistic is studentized: the ends solve g(T) = -+t with g
+    Hall's (1992) cubic, reaching further up for a right-skewed estimate. When the model's
+    variance binds it is standardized: the ends are Cornish-Fisher's, t + skew (t^2 - 1) / 6,
+    shifted down, not stretched. The HT estimate (no model terms) keeps the symmetric
+    interval."""
     fit, news = bench
     new = news["sys41"]
-    plan = complete(fit, 25, new, waves=3, seed=3)
-    draws, z, h, total = des_raj_terms(plan, new)
-    n = len(draws)
-    se = np.sqrt(np.sum(h**2 * (z - total) ** 2) * n / (n - 1)) / h.sum() / N_ITEMS
-    gamma = np.sum(h**3 * draws["third_moment"]) / np.sum(h**2 * draws["variance"]) ** 1.5
-    assert 0.1 < gamma < 0.5  # a system below the middle: its terms skew upwards
-    row = estimate(fit, plan, new).iloc[0]
-    assert row.value == pytest.approx(total / N_ITEMS)
-    a, b = gamma / 3, gamma / 6
+    seen = set()
+    for seed in range(40):
+        plan = complete(fit, 25, new, waves=3, seed=seed)
+        draws, z, h, total = des_raj_terms(plan, new)
+        n = len(draws)
+        spread = np.sum(h**2 * (z - total) ** 2) * n / (n - 1)
+        model = np.sum(h**2 * draws["variance"])
+        form = "hall" if spread > model else "cornish-fisher"
+        gamma = np.sum(h**3 * draws["third_moment"]) / model**1.5
+        row = estimate(fit, plan, new).iloc[0]
+        # a plan of each form whose terms skew upwards (a system below the middle)
+        if form in seen or plan.beyond_range or gamma < 0.1 or not 0 < row.ci_low < row.ci_high < 1:
+            continue
+        seen.add(form)
+        se = np.sqrt(max(spread, model)) / h.sum() / N_ITEMS
+        assert row.value == pytest.approx(total / N_ITEMS)
+        crit = stats.t.ppf(0.975, n - 1)
+        assert gamma < 0.5 / crit  # below the cap
+        below, above = (row.value - row.ci_low) / se, (row.ci_high - row.value) / se
+        if form == "hall":
+            a, b = gamma / 3, gamma / 6
 
-    def g(t):
-        return t + a * t**2 + a**2 * t**3 / 3 + b
+            def g(t, a=a, b=b):
+                return t + a * t**2 + a**2 * t**3 / 3 + b
 
-    crit = stats.t.ppf(0.975, n - 1)
-    assert gamma < 0.5 / crit  # below the cap
-    assert g((row.value - row.ci_low) / se) == pytest.approx(crit, rel=1e-9)
-    assert g((row.value - row.ci_high) / se) == pytest.approx(-crit, rel=1e-9)
-    # a positive skew (a near-certain failure's rare success) reaches further up
-    assert row.ci_high - row.value > 1.05 * (row.value - row.ci_low)
-    assert "skewness the model predicts" in row.method
-    ht = estimate(fit, plan, new, method="ht").iloc[0]
-    assert ht.ci_high - ht.value == pytest.approx(ht.value - ht.ci_low)
-    assert "skewness" not in ht.method
-    # a system failing every case: the model predicts a strong skew, capped at 1 / (2 t) so
-    # that an end moves out by at most about 27% (uncapped, the upper end was 9 SEs away)
-    failing = new.assign(score=0.0)
+            assert g(below) == pytest.approx(crit, rel=1e-9)
+            assert g(-above) == pytest.approx(-crit, rel=1e-9)
+            # a positive skew (a near-certain failure's rare success) reaches further up
+            assert above > 1.05 * below
+            assert "Hall's transformation" in row.method
+        else:
+            shift = gamma * (crit**2 - 1) / 6
+            assert below == pytest.approx(crit + shift, rel=1e-9)
+            assert above == pytest.approx(crit - shift, rel=1e-9)
+            assert "Cornish-Fisher" in row.method and "(it binds)" in row.method
+        ht = estimate(fit, plan, new, method="ht").iloc[0]
+        assert ht.ci_high - ht.value == pytest.approx(ht.value - ht.ci_low)
+        assert "skewness" not in ht.method
+    assert seen == {"hall", "cornish-fisher"}
+    # a system failing all but the 3 easiest cases: the model predicts a strong skew, capped at
+    # 1 / (2 t) so that an end moves out by at most about 27% (uncapped, the upper end of a
+    # system failing every case was 9 SEs away; such a system is now below the fitted range)
+    easiest = fit.items.sort_values("mean_score")["case_id"].tail(3)
+    failing = new.assign(score=new["case_id"].isin(easiest).astype(float))
     plan = complete(fit, 12, failing, waves=3, seed=0)
     draws = plan.table()
     raw = (
@@ -254,7 +280,7 @@ def test_the_active_interval_is_halls_transformation_of_the_t_statistic(bench):
     crit = stats.t.ppf(0.975, 11)
     assert raw > 0.5 / crit
     row = estimate(fit, plan, failing).iloc[0]
-    assert f"({0.5 / crit:+.3f}, Hall's transformation)" in row.method
+    assert f"skewness the model predicts ({0.5 / crit:+.3f}, " in row.method
 
 
 def test_a_saved_and_loaded_fit_draws_the_same_plan(bench, tmp_path):
@@ -406,6 +432,11 @@ def test_an_interval_wholly_outside_0_1_is_not_cut_to_a_point_or_turned_inside_o
     plan = complete(fit, 6, fails, waves=3, seed=2)
     part = dataclasses.replace(plan, draws=plan.draws.iloc[:3])  # stopped after 3 draws
     row = estimate(fit, part, fails).iloc[0]
+    # the model's variance for the draws keeps the interval in reach of [0, 1] now
+    assert row.value == 0 and row.ci_low == 0 < row.ci_high
+    # a plan drawn before the model's variances were recorded has only the draws' spread
+    old = part.draws.assign(variance=np.nan, ht_variance=np.nan, third_moment=np.nan)
+    row = estimate(fit, dataclasses.replace(part, draws=old), fails).iloc[0]
     assert row.value == 0 and row.ci_low == 0 < row.ci_high
     assert "lies outside [0, 1]" in row.method and "Wilson interval" in row.method
     # the anytime interval, above 1 for a system that passes both of 2 draws
@@ -459,3 +490,134 @@ def test_the_anytime_interval_holds_at_every_wave_of_a_small_plan_with_a_wrong_m
                 missed |= not row.ci_low <= truth <= row.ci_high
             ever_missed.append(missed)
     assert np.mean(ever_missed) <= 0.1, np.mean(ever_missed)
+
+
+def test_a_system_that_loses_every_drawn_case_gets_an_interval_reaching_0(bench):
+    """Issue 52: AlpacaEval's reference system (it wins none of its 805 instructions against
+    itself) was reported at 2.9% [1.5%, 4.9%] after 25 losses in 25 draws: the model-assisted
+    estimate of such draws is its predictions' sum, and the draws' spread is small. A
+    benchmark scoring 0 everywhere gives only such draws, so a valid interval holds 0 there."""
+    fit, news = bench
+    loses = news["sys41"].assign(score=0.0)
+    for seed in range(4):
+        plan = complete(fit, 25, loses, waves=8, seed=seed)
+        for method, anytime in (("active", False), ("ht", False), ("active", True)):
+            row = estimate(fit, plan, loses, method=method, anytime=anytime).iloc[0]
+            assert row.ci_low == 0.0 < row.ci_high, (seed, method, anytime, row.method)
+            assert row.value <= row.ci_high
+    wins = news["sys41"].assign(score=1.0)
+    plan = complete(fit, 25, wins, waves=8, seed=0)
+    row = estimate(fit, plan, wins).iloc[0]
+    assert row.ci_high == 1.0
+
+
+def test_a_system_far_below_the_range_whose_draws_were_nearly_all_lost_is_covered(bench):
+    """Issue 52: a system whose 25 drawn cases were all lost was reported 0.0 [0.0, 0.0126]
+    when its full score was 0.027 (AlpacaEval). Here one with 4 passes in 150 (0.027) lies far
+    below every past system: the plans find it (most of them after a wave or two) and every
+    interval holds its score, reaching 0 when every draw was lost."""
+    fit, news = bench
+    new = news["sys41"].assign(score=0.0)
+    easiest = fit.items.sort_values("mean_score")["case_id"].tail(40)
+    rng = np.random.default_rng(0)
+    new.loc[new.case_id.isin(rng.choice(easiest, 4, replace=False)), "score"] = 1.0
+    truth = new.score.mean()
+    below = 0
+    for seed in range(30):
+        plan = complete(fit, 25, new, waves=8, seed=seed)
+        row = estimate(fit, plan, new).iloc[0]
+        assert row.ci_low <= truth <= row.ci_high, (seed, row.method)
+        below += plan.beyond_range == "below"
+        if row.outside_range:
+            assert "below the fitted systems' range" in row.method
+        if new.set_index("case_id").loc[plan.cases, "score"].eq(0).all():
+            assert row.ci_low == 0
+    assert below >= 20
+
+
+def far_outside(seed: int, ability: float = 3.5):
+    """A sharp 200-item benchmark (a ~ lognormal(0.7, 0.3), b ~ N(0, 2)) fitted on 60 past
+    systems of ability N(0, 1), and the answers of a new system of ``ability``."""
+    rng = np.random.default_rng(seed)
+    theta, b, a = rng.normal(0, 1, 60), rng.normal(0, 2, 200), rng.lognormal(0.7, 0.3, 200)
+    y = (rng.random((60, 200)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+    s, j = np.indices(y.shape).reshape(2, -1)
+    past = pd.DataFrame({"system": s, "case_id": j, "score": y.ravel()})
+    new = (rng.random(200) < 1 / (1 + np.exp(-a * (ability - b)))).astype(float)
+    return fit_irt(past, case="case_id"), pd.DataFrame(
+        {"system": "new", "case_id": np.arange(200), "score": new}
+    )
+
+
+def test_a_system_beyond_the_fitted_systems_is_flagged_drawn_uniformly_and_warned():
+    """Issue 52: a new system far above the past ones (ability 3.5) was covered 77-83% and the
+    fit said nothing. Once its answers put it above the fitted systems' range the plan draws
+    uniformly (the model's SDs there are extrapolations) and the estimate warns, in ``method``
+    and ``outside_range``, and takes no skewness from the model."""
+    fit, new = far_outside(0)
+    plan = complete(fit, 50, new, waves=8, seed=0)
+    assert plan.beyond_range == "above"
+    waves = plan.waves
+    first = int(waves.loc[waves["beyond_range"] == "above", "wave"].iloc[0])
+    assert first >= 1 and (waves["beyond_range"].iloc[first:] == "above").all()
+    draws = plan.table()
+    after = draws[draws["wave"] >= first]
+    np.testing.assert_allclose(after["probability"], 1 / (200 - after["step"]), rtol=1e-12)
+    assert (draws.loc[draws["wave"] < first, "beyond_range"] == "").all()
+    assert "WARNING" in plan.method
+    # the cases drawn before the flag scored as they are, the rest from the uniform draws after
+    y = new.set_index("case_id").loc[plan.cases, "score"].to_numpy()
+    start = int(np.argmax(draws["beyond_range"].astype(bool)))
+    expected = (y[:start].sum() + (200 - start) * y[start:].mean()) / 200
+    for method in ("active", "ht"):
+        row = estimate(fit, plan, new, method=method).iloc[0]
+        assert row.outside_range and "above the fitted systems' range" in row.method
+        assert "skewness" not in row.method
+        assert row.value == pytest.approx(expected) and row.ci_low < row.value < row.ci_high
+        assert f"the {200 - start} left then estimated from its {50 - start} uniform" in row.method
+    # a system inside the range: no flag, the model's probabilities throughout
+    # (it passes the items most past systems passed: a middling ability)
+    middling = (fit.items["mean_score"].to_numpy() > 0.5).astype(float)
+    inside = new.assign(system="mid", score=middling)
+    plan = complete(fit, 50, inside, waves=8, seed=0)
+    row = estimate(fit, plan, inside).iloc[0]
+    assert plan.beyond_range == "" and not row.outside_range and "WARNING" not in row.method
+
+
+def test_requests_before_a_run_match_a_simulation_of_uniform_random_cases(bench):
+    """``plan.requests()``: the model's predicted variance of uniform random cases' plain mean,
+    (1/k - 1/n) S^2, against a Monte Carlo of the design (abilities from the model's prior,
+    scores drawn from the model, k cases drawn uniformly); the requests for a target solve the
+    same variance."""
+    fit, _ = bench
+    plan = select(fit, 20, method="active")
+    predicted = plan.predicted.set_index("design")["variance"]
+    a = np.nan_to_num(fit.items["discrimination"].to_numpy(float))
+    c = np.nan_to_num(fit.items["intercept"].to_numpy(float))
+    ok = fit.items["status"].eq("ok").to_numpy()
+    past = fit.items["mean_score"].to_numpy(float)
+    nodes = np.linspace(-5, 5, 41)
+    prior = np.exp(-0.5 * nodes**2) / np.exp(-0.5 * nodes**2).sum()
+    rng = np.random.default_rng(0)
+    errors = []
+    for theta in rng.choice(nodes, size=20000, p=prior):
+        p = np.where(ok, 1 / (1 + np.exp(-(a * theta + c))), past)
+        y = rng.random(N_ITEMS) < p
+        drawn = rng.choice(N_ITEMS, 20, replace=False)
+        errors.append(y[drawn].mean() - y.mean())
+    mc = np.mean(np.square(errors))
+    se = np.std(np.square(errors)) / np.sqrt(len(errors))
+    assert abs(predicted["uniform random cases"] - mc) < 4 * se, (predicted, mc, se)
+    table = plan.requests(0.1)
+    z = stats.norm.ppf(0.975)
+    scale = predicted["uniform random cases"] / (1 / 20 - 1 / N_ITEMS)
+    need = 1 / ((0.1 / z) ** 2 / scale + 1 / N_ITEMS)
+    assert table["requests"].iloc[2] == math.ceil(need)
+    assert table["ratio"].iloc[2] == 1.0
+    assert plan.design_effect == pytest.approx(
+        predicted["active plan"] / predicted["uniform random cases"]
+    )
+    assert int(plan.requests()["requests"].iloc[0]) == 20
+    for bad in (0, -0.1, float("inf"), float("nan"), True):
+        with pytest.raises(StatsError, match="half_width must be a positive number"):
+            plan.requests(bad)

@@ -226,3 +226,48 @@ def test_two_anchors_on_one_df_get_the_wilson_interval_at_t_and_too_many_say_so(
     assert pool < 190  # the solved-by-all items are not calibrated
     with pytest.raises(StatsError, match=r"too many anchors .*use k <= \d+"):
         select(fit, pool + 5, method="irt")
+
+
+def test_irt_anchors_of_a_system_above_every_past_one_fall_back_to_the_stratified_mean(setup):
+    """Issue 52: with 29 of 30 anchors solved, method="irt" returned 1.0 [0.886, 1.0] (its
+    estimate clipped from above 1). Anchors that put the system beyond the fitted systems'
+    range (the model extrapolates there), or a model-assisted estimate outside [0, 1], give the
+    stratified mean of the anchors, said in ``method`` and ``outside_range``."""
+    fit, new = setup
+    anchors = select(fit, 30, method="irt", seed=3)
+    hardest = anchors.loc[
+        anchors["case"].map(fit.items.set_index("case_id")["difficulty"]).idxmax(), "case"
+    ]
+    strong = new.assign(score=np.where(new["case_id"] == hardest, 0.0, 1.0))
+    row = estimate(fit, anchors, strong, method="irt").iloc[0]
+    plain = estimate(fit, anchors, strong, method="sample").iloc[0]
+    assert row["outside_range"] and "above the fitted systems' range" in row["method"]
+    assert (row["value"], row["ci_low"], row["ci_high"]) == (
+        plain["value"],
+        plain["ci_low"],
+        plain["ci_high"],
+    )
+    assert 0.9 < row["value"] < 1 and row["ci_low"] < row["value"] < row["ci_high"] <= 1
+    assert not plain["outside_range"]
+    # a system inside the range keeps the model-assisted estimate, unflagged
+    row = estimate(fit, anchors, new, method="irt").iloc[0]
+    assert not row["outside_range"] and row["method"].startswith("model-assisted")
+
+
+def test_irt_anchors_all_lost_reach_0():
+    """The AlpacaEval reference system (it wins none of its instructions) was not covered by
+    irt anchors: the model-assisted estimate of anchors that all lost is its predictions, above
+    0, and its Wilson interval stopped short of 0. A benchmark scoring 0 everywhere gives only
+    such anchors, so the interval reaches 0."""
+    rng = np.random.default_rng(3)
+    theta, b = rng.normal(-1.0, 1.0, 30), rng.normal(0.3, 1.5, 200)
+    y = (rng.random((30, 200)) < expit(1.4 * (theta[:, None] - b))).astype(float)
+    y[0] = 0.0  # the reference: loses everything
+    s, j = np.indices(y.shape).reshape(2, -1)
+    df = pd.DataFrame({"system": s, "case_id": j, "score": y.ravel()})
+    fit = fit_irt(df[df["system"] != 0], case="case_id")
+    new = df[df["system"] == 0]
+    for seed in range(5):
+        for k in (25, 50):
+            row = estimate(fit, select(fit, k, method="irt", seed=seed), new).iloc[0]
+            assert row["ci_low"] == 0.0 < row["ci_high"], row["method"]

@@ -149,3 +149,37 @@ def test_the_one_pl_slope_is_the_marginal_maximum_likelihood_one_on_many_items()
     assert fit.loglik == pytest.approx(loglik, abs=0.05)  # the weak priors cost little
     assert 2.4 < slope < 3.6  # and the MML is near the true 3 (40 systems: SE about 0.3)
     assert "quadrature points" in fit.method
+
+
+def test_beyond_range_needs_the_answers_likelier_beyond_the_fitted_systems_than_within():
+    """IrtFit.beyond_range: "above" ("below") when the answers' likelihood is highest beyond the
+    highest (lowest) fitted ability and at least 3 times its highest within; a likelihood
+    rising past the range by less (a few failures of hard items, which every system at the
+    bottom of the range fails too) says nothing."""
+    nodes = np.linspace(-5, 5, 41)  # the fit's quadrature nodes
+    ratio = 3.0
+    fit = fit_irt(simulate_2pl(n_systems=30, n_items=40, seed=1), case="case_id")
+    low, high = fit.ability_range
+    ability = np.sort(fit.systems["ability"])  # the second-lowest to the second-highest
+    assert (low, high) == (ability[1], ability[-2])
+    inside_top = nodes[high >= nodes].max()
+
+    def rising(step: float) -> np.ndarray:  # flat inside, rising by `step` past the top
+        return np.where(high < nodes, step, 0.0)
+
+    assert fit.beyond_range(rising(np.log(ratio) * 1.01)) == "above"
+    assert fit.beyond_range(rising(np.log(ratio) * 0.99)) == ""
+    assert fit.beyond_range(-((nodes - inside_top) ** 2)) == ""  # peaked at the edge, inside
+    assert fit.beyond_range(-((nodes + 4.9) ** 2)) == "below"
+    # from real answers: every one of 40 items passed, or failed
+    every = np.arange(40)
+    ll = fit.ability_loglik(np.ones((1, 40)), np.ones((1, 40)), every)[0]
+    assert fit.beyond_range(ll) == "above"
+    ll = fit.ability_loglik(np.zeros((1, 40)), np.ones((1, 40)), every)[0]
+    assert fit.beyond_range(ll) == "below"
+    # two failed items: likelier at the bottom, but hardly more than at the lowest system
+    hard = fit.items["difficulty"].to_numpy().argsort()[-2:]
+    ll = fit.ability_loglik(np.zeros((1, 2)), np.ones((1, 2)), hard)[0]
+    assert ll[0] > ll[low <= nodes].max() and fit.beyond_range(ll) == ""
+    with pytest.raises(StatsError, match="one finite log-likelihood per ability node"):
+        fit.beyond_range(np.zeros(5))
