@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "STYLE",
@@ -19,7 +23,7 @@ __all__ = [
     "rank_interval_plot",
 ]
 
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "figure.figsize": (7, 3.6),
     "axes.grid": True,
     "grid.alpha": 0.3,
