@@ -174,7 +174,14 @@ def _refuse_unrecognized(
     target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     print(f"jevalkit: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 

@@ -68,7 +68,8 @@ def judge_with_cascade(args: argparse.Namespace) -> int:
         )
     design = cascade.design(source=str(args.cascade))
     options = run_options(args, design=design)
-    result = judge(cascade.evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
+    evaluator = cascade.evaluator or args.evaluator  # a cascade file may not name its judge
+    result = judge(evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
     run = result.design
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):
