@@ -89,12 +89,16 @@ def _complete_matrix(frame: pd.DataFrame) -> np.ndarray:
     return matrix.scores[matrix.observed.all(axis=1)]
 
 
+def _cronbach_alpha_adapter(frame: pd.DataFrame) -> CronbachAlpha:
+    return cronbach_alpha(_complete_matrix(frame))
+
+
 @estimator(
     unit="item",
     estimand="Cronbach's alpha of a systems x items matrix",
     interval="Feldt F interval",
     checks=("order", "rename", "one_case", "no_spread", "method"),
-    adapter=lambda frame: cronbach_alpha(_complete_matrix(frame)),
+    adapter=_cronbach_alpha_adapter,
     note="pinned to pingouin in tests/items",
 )
 def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> CronbachAlpha:

@@ -496,12 +496,16 @@ def respondents(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(system=people).drop(columns="repeat")
 
 
+def _fit_irt_adapter(frame: pd.DataFrame) -> IrtFit:
+    return fit_irt(respondents(frame), model="1pl", case="case_id")
+
+
 @estimator(
     unit="item",
     estimand="1PL/2PL item parameters; EAP abilities",
     interval="posterior SD of each ability",
     checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "method"),
-    adapter=lambda frame: fit_irt(respondents(frame), model="1pl", case="case_id"),
+    adapter=_fit_irt_adapter,
     note="parameter recovery and girth's fit in tests/items/test_irt.py",
 )
 def fit_irt(

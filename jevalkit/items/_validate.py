@@ -17,14 +17,18 @@ from ._select import select
 _COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
 
 
+def _leave_systems_out_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return leave_systems_out(
+        respondents(frame), [4], methods=["stratified"], model="1pl", case="case_id"
+    )
+
+
 @estimator(
     unit="system",
     estimand="error and coverage of estimate per k",
     interval="none (it measures other intervals)",
     checks=("order", "rename", "scale", "one_case", "no_spread"),
-    adapter=lambda frame: leave_systems_out(
-        respondents(frame), [4], methods=["stratified"], model="1pl", case="case_id"
-    ),
+    adapter=_leave_systems_out_adapter,
     note="a validation loop over fit_irt, select and estimate",
 )
 def leave_systems_out(

@@ -124,12 +124,16 @@ def _probability_frame(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _reliability_curve_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return reliability_curve(_probability_frame(frame), case="case_id")
+
+
 @estimator(
     unit="judged row",
     estimand="observed rate per bin of predicted probability",
     interval="none (a calibration table)",
     checks=("order", "rename", "keys", "duplicates", "settings"),
-    adapter=lambda frame: reliability_curve(_probability_frame(frame), case="case_id"),
+    adapter=_reliability_curve_adapter,
     note="pinned in tests/metrics/test_judge_quality.py",
 )
 def reliability_curve(
@@ -213,12 +217,16 @@ def _rubric_frame(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _quality_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return quality(_rubric_frame(frame), case="case_id")
+
+
 @estimator(
     unit="judged row",
     estimand="a judge's agreement with gold labels",
     interval="BCa bootstrap for the MAE and Brier score; percentile bootstrap for rank correlations",
     checks=("order", "rename", "keys", "duplicates", "settings"),
-    adapter=lambda frame: quality(_rubric_frame(frame), case="case_id"),
+    adapter=_quality_adapter,
     note="pinned to scipy in tests/metrics/test_judge_quality.py",
 )
 def quality(
