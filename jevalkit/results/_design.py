@@ -161,9 +161,21 @@ class Design(ABC):
 
     weighted: ClassVar[bool] = False
     kind: ClassVar[str] = "design"
-    planned_repeats: int | None = None  # the repeats of each case a run must plan (None: its own)
-    subset: str | None = None  # how it chooses cases, as its rows' ``subset`` says (None: kept)
-    arms: tuple[Arm, ...] | None = None  # the models it asks itself (None: the run's model)
+
+    @property
+    def planned_repeats(self) -> int | None:
+        """The repeats of each case a run must plan (None: the run's own)."""
+        return None
+
+    @property
+    def subset(self) -> str | None:
+        """How it chooses cases, as its rows' ``subset`` says (None: the run's, kept)."""
+        return None
+
+    @property
+    def arms(self) -> tuple[Arm, ...] | None:
+        """The models it asks itself (None: the run's model)."""
+        return None
 
     @property
     @abstractmethod
