@@ -247,7 +247,8 @@ class ActiveCases(Design):
         draws = plan.draws[~plan.draws["case"].isin(s["sent"])]
         if draws.empty:
             return Stop("complete")
-        positions, notes = [], {"wave": [], "draw": [], "probability": []}
+        positions: list[int] = []
+        notes: dict[str, list[float]] = {"wave": [], "draw": [], "probability": []}
         for d in draws.itertuples(index=False):
             for position in s["by_item"][d.case]:
                 positions.append(position)

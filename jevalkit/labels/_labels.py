@@ -119,7 +119,7 @@ def _judged_rows(df: pd.DataFrame, columns: JudgedColumns) -> Prepared:
             f"unknown keyword(s) {', '.join(unknown)}: judged results' columns are named by "
             f"{', '.join(_JUDGED_DEFAULTS)}"
         )
-    spec = {**_JUDGED_DEFAULTS, **columns}
+    spec: dict[str, Any] = {**_JUDGED_DEFAULTS, **columns}
     for keyword in ("score", "system", "case_id"):  # named by the labels' keywords
         require(df, spec[keyword], keyword, "a column of judged results")
     rows = prepare(
