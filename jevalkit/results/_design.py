@@ -34,7 +34,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,8 @@ CANDIDATE_COLUMNS = (
     "repeat",
 )
 ROW_POSITION = "candidate"  # the column of the rows shown to a design: its candidate's position
+# what a design is, as messages name it: a new design adds its word here (mypy holds the spelling)
+DesignKind = Literal["design", "adaptive repeats", "active", "cascade"]
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ class Design(ABC):
     """
 
     weighted: ClassVar[bool] = False
-    kind: ClassVar[str] = "design"
+    kind: ClassVar[DesignKind] = "design"
 
     @property
     def planned_repeats(self) -> int | None:
