@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from matplotlib.typing import RcKeyType
 
 __all__ = [
@@ -55,7 +56,7 @@ def interval_plot(
     title: str,
     xlabel: str,
     reference: float | None = None,
-) -> plt.Figure:
+) -> Figure:
     """Points with CI whiskers, one row per ``label`` (pass rates, differences: a forest plot).
 
     Example:
@@ -82,7 +83,7 @@ def interval_plot(
 
 def histogram(
     values: Sequence[float], *, bins: Sequence[float] | int, title: str, xlabel: str
-) -> plt.Figure:
+) -> Figure:
     """A labelled histogram with n in the title.
 
     Example:
@@ -101,7 +102,7 @@ def histogram(
 
 def line_plot(
     x: Sequence[float], y: Sequence[float], *, title: str, xlabel: str, ylabel: str, n: int
-) -> plt.Figure:
+) -> Figure:
     """A labelled line plot (for SE against repeats, thresholds, ...).
 
     Example:
@@ -118,9 +119,7 @@ def line_plot(
     return fig
 
 
-def item_map(
-    abilities: Sequence[float], difficulties: Sequence[float], *, title: str
-) -> plt.Figure:
+def item_map(abilities: Sequence[float], difficulties: Sequence[float], *, title: str) -> Figure:
     """A Wright map: systems' abilities above, items' difficulties below, on one logit axis
     (an item separates the systems whose abilities sit near its difficulty). The axis spans the
     systems' abilities and 2 logits either side: an item far outside (a difficulty of 60 logits,
@@ -165,7 +164,7 @@ def item_map(
     return fig
 
 
-def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0.95) -> plt.Figure:
+def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0.95) -> Figure:
     """Each system's simultaneous rank interval as a bar, its point rank as a dot, best on top.
 
     Example:
@@ -189,7 +188,7 @@ def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0
 
 def agreement_curves(
     curves: pd.DataFrame, chosen: pd.DataFrame, *, target: float, title: str
-) -> plt.Figure:
+) -> Figure:
     """Agreement with people against coverage, one line per judge (``curves``: ``judge``,
     ``coverage``, ``agreement``, ``n``, as a cascade's ``curves``), the target as a dashed
     line, and each judge's chosen threshold (``chosen``: ``judge``, ``coverage``,

@@ -15,6 +15,7 @@ from ..generation import (
     request_seed,
     take_generation,
 )
+from ..providers import PROVIDERS
 from ._cache import ResponseCache, cache_key, default_cache_dir
 from ._chat import CHAT, COMPLETIONS, DEFAULT_MAX_RESPONSE_BYTES, AttemptMeter, ChatClient, Request
 from ._completion import (
@@ -35,7 +36,7 @@ from ._endpoint import (
     resolve_endpoint,
     strip_credentials,
 )
-from ._providers import PROVIDERS, Route, destination, route_model
+from ._providers import Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [
