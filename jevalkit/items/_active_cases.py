@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..contract import Result, finish
 from ..errors import StatsError, UsageError
-from ..results import ROW_POSITION, Design, Stop, Wave
+from ..results import ROW_POSITION, Design, Stop, Wave, reason_in
 from ._active import ActivePlan, waves_for
 from ._estimate import estimate
 from ._irt import IrtFit, load_fit
@@ -288,15 +288,10 @@ class ActiveCases(Design):
 
 
 def _reason(stop: str | None) -> ActiveStop:
-    """Why the loop stopped, in the plan's words: its own reason, or a budget's."""
-    if not stop:
-        return "complete"
-    if stop.startswith("budget"):
-        return "budget"
-    for reason in STOP_REASONS:
-        if stop == reason:
-            return reason
-    raise StatsError(f"an active plan stops complete, target, budget or errors, not {stop!r}")
+    reason = reason_in(stop, STOP_REASONS, done="complete")
+    if reason is None:
+        raise StatsError(f"an active plan stops complete, target, budget or errors, not {stop!r}")
+    return reason
 
 
 def _scored(rows: pd.DataFrame, columns: list[str]) -> set:

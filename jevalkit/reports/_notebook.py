@@ -12,7 +12,6 @@ import html
 import re
 import warnings
 from pathlib import Path
-from typing import TextIO
 
 import pandas as pd
 
@@ -194,14 +193,7 @@ def tidy_tables() -> None:
 _NOTES: dict[str, None] = {}  # this kernel's warnings, in order, each once
 
 
-def _note(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
+def _note(message: Warning | str, *where: object, **more: object) -> None:
     """``warnings.showwarning`` in a report's kernel: the message kept as a note, without the
     file, the line of code or the category a stderr warning prints."""
     text = " ".join(str(message).split())

@@ -44,6 +44,7 @@ from ._design import (
     check_candidates,
     check_wave,
     design_names,
+    reason_in,
     replay,
     weighted_rows,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "part_path",
     "parts_dir",
     "read_results",
+    "reason_in",
     "repair_torn_tail",
     "replay",
     "results_frame",

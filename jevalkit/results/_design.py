@@ -34,7 +34,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,7 @@ CANDIDATE_COLUMNS = (
 ROW_POSITION = "candidate"  # the column of the rows shown to a design: its candidate's position
 # what a design is, as messages name it: a new design adds its word here (mypy holds the spelling)
 DesignKind = Literal["design", "adaptive repeats", "active", "cascade"]
+R = TypeVar("R", bound=str)  # a design's own words for why it stopped (a Literal type)
 
 
 @dataclass(frozen=True)
@@ -335,6 +336,24 @@ def replay(
         rows = pd.concat(parts, ignore_index=True)
         waves += 1
     return Replayed(rows=rows, waves=waves, stop=stop, outcome=design.outcome(rows, stop))
+
+
+def reason_in(stop: str | None, reasons: Sequence[R], *, done: R) -> R | None:
+    """Why a run of a design stopped (the ``stop`` its :meth:`Design.outcome` is told), in the
+    design's own words, one of ``reasons``: ``done`` when it ran to its end (None), ``budget``
+    when the run's budget stopped it; None when ``stop`` is none of them.
+
+    Example:
+        >>> words = ("complete", "target", "budget")
+        >>> reason_in(None, words, done="complete"), reason_in("budget: $1 spent", words, done="complete")
+        ('complete', 'budget')
+        >>> reason_in("tired", words, done="complete") is None
+        True
+    """
+    if not stop:
+        return done
+    said = "budget" if stop.startswith("budget") else stop
+    return next((r for r in reasons if r == said), None)
 
 
 def weighted_rows(rows: pd.DataFrame) -> np.ndarray:

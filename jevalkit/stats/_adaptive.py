@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..contract import Result, estimator, finish
 from ..errors import StatsError, UsageError
-from ..results import ROW_POSITION, Design, Stop, Wave, finite
+from ..results import ROW_POSITION, Design, Stop, Wave, finite, reason_in
 from ._sequential import SweepSequence
 
 ADAPTIVE_METRICS = ("pass_rate", "mean_score")
@@ -330,15 +330,10 @@ MAX_REPEATS = 10_000  # the most repeats per case a design may plan (every one i
 
 
 def _reason(stop: str | None) -> AdaptiveStop:
-    """Why the loop stopped, in the design's words: its own reason, or a budget's."""
-    if stop is None:
-        return "max_repeats"
-    if stop.startswith("budget"):
-        return "budget"
-    for reason in STOP_REASONS:
-        if stop == reason:
-            return reason
-    raise StatsError(f"stop_reason must be one of {STOP_REASONS}, got {stop!r}")
+    reason = reason_in(stop, STOP_REASONS, done="max_repeats")
+    if reason is None:
+        raise StatsError(f"stop_reason must be one of {STOP_REASONS}, got {stop!r}")
+    return reason
 
 
 def case_score(rows: list[dict], metric: str) -> float:
