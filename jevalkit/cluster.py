@@ -114,7 +114,7 @@ def check_scheduler(address: str) -> None:
         ...
         jevalkit.errors.UsageError: ucx://127.0.0.1:8786: ucx:// needs UCX support on this machine (the distributed-ucxx package); install it, or give the scheduler's tcp:// address
     """
-    from distributed.comm import connect
+    from distributed.comm.core import connect
 
     async def handshake() -> None:
         comm = await connect(address, timeout=SCHEDULER_TIMEOUT_S)

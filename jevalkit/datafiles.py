@@ -126,7 +126,7 @@ def nested_deeper_than(value: Any, limit: int) -> bool:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            children = item.values()
+            children: Iterable[Any] = item.values()
         elif isinstance(item, list):
             children = item
         else:
@@ -230,8 +230,10 @@ def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):  # readers disagree on which value counts: refuse, do not pick
         seen: set[str] = set()
-        twice = next(name for name, _ in pairs if name in seen or seen.add(name))
-        raise ValueError(f"the name {twice[:40]!r} is given twice in one object")
+        for name, _ in pairs:
+            if name in seen:
+                raise ValueError(f"the name {name[:40]!r} is given twice in one object")
+            seen.add(name)
     return obj
 
 

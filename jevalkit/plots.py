@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "STYLE",
@@ -20,7 +25,7 @@ __all__ = [
     "rank_interval_plot",
 ]
 
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "figure.figsize": (7, 3.6),
     "axes.grid": True,
     "grid.alpha": 0.3,
@@ -52,7 +57,7 @@ def interval_plot(
     title: str,
     xlabel: str,
     reference: float | None = None,
-) -> plt.Figure:
+) -> Figure:
     """Points with CI whiskers, one row per ``label`` (pass rates, differences: a forest plot).
 
     Example:
@@ -79,7 +84,7 @@ def interval_plot(
 
 def histogram(
     values: Sequence[float], *, bins: Sequence[float] | int, title: str, xlabel: str
-) -> plt.Figure:
+) -> Figure:
     """A labelled histogram with n in the title.
 
     Example:
@@ -98,7 +103,7 @@ def histogram(
 
 def line_plot(
     x: Sequence[float], y: Sequence[float], *, title: str, xlabel: str, ylabel: str, n: int
-) -> plt.Figure:
+) -> Figure:
     """A labelled line plot (for SE against repeats, thresholds, ...).
 
     Example:
@@ -115,9 +120,7 @@ def line_plot(
     return fig
 
 
-def item_map(
-    abilities: Sequence[float], difficulties: Sequence[float], *, title: str
-) -> plt.Figure:
+def item_map(abilities: Sequence[float], difficulties: Sequence[float], *, title: str) -> Figure:
     """A Wright map: systems' abilities above, items' difficulties below, on one logit axis
     (an item separates the systems whose abilities sit near its difficulty). The axis spans the
     systems' abilities and 2 logits either side: an item far outside (a difficulty of 60 logits,
@@ -162,7 +165,7 @@ def item_map(
     return fig
 
 
-def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0.95) -> plt.Figure:
+def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0.95) -> Figure:
     """Each system's simultaneous rank interval as a bar, its point rank as a dot, best on top.
 
     Example:
@@ -184,7 +187,7 @@ def rank_interval_plot(table: pd.DataFrame, *, title: str, confidence: float = 0
     return fig
 
 
-def race_plot(table: pd.DataFrame, *, cases_drawn: int, title: str) -> plt.Figure:
+def race_plot(table: pd.DataFrame, *, cases_drawn: int, title: str) -> Figure:
     """A race as bars: the cases each system answered before it was settled (``table``: a
     race's outcome table, ``system``, ``status``, ``n_cases``), best on top; an open system's bar
     is hatched.
@@ -222,7 +225,7 @@ def agreement_curves(
     target: float,
     title: str,
     oracle: pd.DataFrame | None = None,
-) -> plt.Figure:
+) -> Figure:
     """Agreement with people against coverage, one line per judge (``curves``: ``judge``,
     ``coverage``, ``agreement``, ``n``, as a cascade's ``curves``), the target as a dashed
     line, and each judge's chosen threshold (``chosen``: ``judge``, ``coverage``,

@@ -175,7 +175,8 @@ def _refuse_unrecognized(
     target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _one_line_warning(message: Warning | str, *where: object, **more: object) -> None:
+    # warnings.showwarning: the category, file and line are left out
     print(f"jevalkit: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 

@@ -204,7 +204,7 @@ def add_generation_arguments(cmd: argparse.ArgumentParser | Any) -> None:
     """
     for name, sampling in GENERATION.items():
         flag = "--" + name.replace("_", "-")
-        many = {"action": "append"} if sampling.kind == "texts" else {}
+        many: dict[str, Any] = {"action": "append"} if sampling.kind == "texts" else {}
         cmd.add_argument(
             flag,
             dest=name,

@@ -97,7 +97,8 @@ def judge_with_cascade(args: argparse.Namespace) -> int:
     source = "caller" if args.trust_file_endpoints else str(args.cascade)
     design = cascade.design(source=source, accept_shift=args.accept_shift)
     options = run_options(args, design=design)
-    result = judge(cascade.evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
+    evaluator = cascade.evaluator or args.evaluator  # a cascade file may not name its judge
+    result = judge(evaluator, args.data, criteria=args.criteria, seed=args.seed, **options)
     run = result.design
     print(cascade.guarantee)
     with pd.option_context("display.width", 160):

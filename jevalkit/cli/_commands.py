@@ -7,7 +7,7 @@ loading the scientific stack; a command loads its own module (and only it) when 
 from __future__ import annotations
 
 import argparse
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Command(NamedTuple):
@@ -58,6 +58,8 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser:
+def add_command(
+    sub: argparse._SubParsersAction, name: str, **kwargs: Any
+) -> argparse.ArgumentParser:
     """Add the sub-command ``name`` with its help from :data:`COMMANDS`."""
     return sub.add_parser(name, help=COMMANDS[name].help, **kwargs)

@@ -4,6 +4,7 @@ differences with tests and adjusted p-values, then the regressed cases."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 
 import pandas as pd
 
@@ -114,7 +115,7 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(data: pd.DataFrame, apart: list[str]):
+def _settings(data: pd.DataFrame, apart: list[str]) -> Iterator[tuple[str, pd.DataFrame]]:
     """The rows of each version or setting kept apart (all rows when none is), with a label."""
     if not apart:
         yield "", data

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -45,7 +46,7 @@ PROBES = ("schema-ten-records@2", "schema-ten-records@4")  # as the seeds publis
 MODELS = ("local", "local-chat")
 MAX_DEMO_TOKENS = 32_768
 MAX_TOKENS = 400  # Gemma echoes the prompt until max_tokens; constrained answers need ~180-330
-CONFIGS = [
+CONFIGS: list[dict[str, Any]] = [  # keywords of run
     {"label": "free, T=0", "temperature": 0.0},
     {"label": "free, T=1", "temperature": 1.0, "seed": 1},
     {"label": "constrained, T=1", "temperature": 1.0, "seed": 1, "constrained": True},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+from typing import Any
 
 import pandas as pd
 
@@ -88,7 +89,7 @@ def _report(args: argparse.Namespace) -> int:
     if not args.notebook:
         raise ReportError("give a NOTEBOOK, or --batch FILE")
     declared = declared_parameters(find_notebook(args.notebook))
-    params = {name: _literal(value, declared.get(name)) for name, value in args.p}
+    params: dict[str, Any] = {name: _literal(value, declared.get(name)) for name, value in args.p}
     paths = args.results or []
     if args.source_format:
         params["results_format"] = args.source_format

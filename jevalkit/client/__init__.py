@@ -15,6 +15,8 @@ from ..generation import (
     request_seed,
     take_generation,
 )
+from ..providers import PROVIDERS
+from ..urls import SECRET_QUERY, redact_url
 from ._cache import ResponseCache, cache_key, default_cache_dir
 from ._chat import CHAT, COMPLETIONS, DEFAULT_MAX_RESPONSE_BYTES, AttemptMeter, ChatClient, Request
 from ._completion import (
@@ -29,16 +31,14 @@ from ._completion import (
 from ._endpoint import (
     DEFAULT_BASE_URL,
     KEY_VARIABLES,
-    SECRET_QUERY,
     Endpoint,
     check_file_endpoint,
     is_loopback,
     key_variable_for,
-    redact_url,
     resolve_endpoint,
     strip_credentials,
 )
-from ._providers import PROVIDERS, Route, destination, route_model
+from ._providers import Route, destination, route_model
 from ._retry import RetryPolicy, parse_retry_after
 
 __all__ = [

@@ -29,7 +29,7 @@ import urllib.request
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import httpx
 
@@ -46,8 +46,8 @@ MAX_JSON_DEPTH = 64  # an OpenAI response is under 10 levels deep, logprobs incl
 PACE_SLACK = 2.0  # paced deadline: twice the time max_tokens take at the measured speed
 PROMPT_SLACK_S = 10.0  # plus this for prompt processing
 STALL_TOKENS = 20  # paced: given up after this many tokens' time (at least `timeout`) with none
-CHAT = "/chat/completions"
-COMPLETIONS = "/completions"
+CHAT: Final = "/chat/completions"
+COMPLETIONS: Final = "/completions"
 
 
 @dataclass(frozen=True)
@@ -245,7 +245,7 @@ class ChatClient:
         body = {"model": self.model, **request.body}
         cache = self.cache
         key = self.key_for(request.path, body, request.repeat) if cache is not None else None
-        if key is not None:
+        if cache is not None and key is not None:
             hit = self._cache_get(cache, key)
             if hit is not None:
                 result = parse_response(hit, 200, chat=request.chat)
@@ -253,7 +253,13 @@ class ChatClient:
                     result.cached, result.latency_s, result.attempts = True, 0.0, 0
                     return result
         result = await self._send_with_retries(request.path, body, chat=request.chat)
-        if key is not None and result.ok and result.raw is not None and self.cache is cache:
+        if (
+            cache is not None
+            and key is not None
+            and result.ok
+            and result.raw is not None
+            and self.cache is cache
+        ):
             self._cache_put(cache, key, result.raw)
         return result
 

@@ -126,7 +126,8 @@ def parse_response(payload: Any, status: int, *, chat: bool) -> Completion:
         message = choice.get("message")
         text = _content(message.get("content")) if isinstance(message, dict) else ""
     else:
-        text = choice.get("text") if isinstance(choice.get("text"), str) else ""
+        raw_text = choice.get("text")
+        text = raw_text if isinstance(raw_text, str) else ""
     usage = payload.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return Completion(

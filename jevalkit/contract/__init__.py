@@ -21,10 +21,9 @@ Example:
     'case'
 """
 
-from ..results import Result, RowsResult
+from ..results import CASE_COLUMNS, Result, RowsResult
 from ._answer import as_table
 from ._columns import (
-    CASE_COLUMNS,
     COLUMN_DEFAULTS,
     COMMON_DEFAULTS,
     CaseSpec,

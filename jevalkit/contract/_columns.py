@@ -45,7 +45,7 @@ class Columns:
     position: str = "position"
 
 
-COLUMN_DEFAULTS = {f.name: f.default for f in fields(Columns)}
+COLUMN_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Columns)}  # typed in Columns
 # the other keywords every statistic spells the same way, with one default
 COMMON_DEFAULTS: dict[str, Any] = {
     "by": None,

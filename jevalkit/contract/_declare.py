@@ -30,12 +30,32 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, get_args
 
 from ..results import rows_of
 
-DATA_KINDS = ("results", "two_runs", "games", "labels", "arrays")
-CHECKS = (
+# the vocabularies of a contract are types: mypy (`make lint`) holds their spelling where a
+# contract is declared; the tuples below are the same words at run time
+Unit = Literal[
+    "case",
+    "item",
+    "value",
+    "design",
+    "game",
+    "pair",
+    "label",
+    "system",
+    "judged item",
+    "judged row",
+    "labelled item",
+    "calibration item",
+    "facet level",
+    "rating",
+    "trial",
+    "unit",
+]
+DataKind = Literal["results", "two_runs", "games", "labels", "arrays"]
+Check = Literal[
     "order",  # shuffled rows: the same numbers
     "rename",  # systems and cases renamed (order kept): the same numbers
     "scale",  # values outside [0, 1] / verdicts not 0/1: refused in one line
@@ -48,10 +68,12 @@ CHECKS = (
     "one_order",  # games shown in one order: position effects refused
     "method",  # ``method`` names the estimand and the interval
     "settings",  # two probe versions / params_hash of one system: kept apart or refused
-)
+]
+DATA_KINDS: tuple[DataKind, ...] = get_args(DataKind)
+CHECKS: tuple[Check, ...] = get_args(Check)
 # the checks every statistic can take; a contract declares one beyond them, or says why none
 # applies (``unchecked``)
-BASIC_CHECKS = ("order", "rename", "method")
+BASIC_CHECKS: tuple[Check, ...] = ("order", "rename", "method")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -77,11 +99,11 @@ class Contract:
     """
 
     name: str
-    unit: str
+    unit: Unit
     estimand: str
     interval: str
-    data: str = "results"
-    checks: tuple[str, ...] = ()
+    data: DataKind = "results"
+    checks: tuple[Check, ...] = ()
     call: Mapping[str, Any] = field(default_factory=dict)
     adapter: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
     calibration: str | None = None
@@ -125,11 +147,11 @@ def public_name(fn: Callable[..., Any]) -> str:
 
 def estimator(
     *,
-    unit: str,
+    unit: Unit,
     estimand: str,
     interval: str,
-    data: str = "results",
-    checks: tuple[str, ...] = (),
+    data: DataKind = "results",
+    checks: tuple[Check, ...] = (),
     call: Mapping[str, Any] | None = None,
     adapter: Callable[..., Any] | None = None,
     calibration: str | None = None,

@@ -21,8 +21,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import StatsError
-from ..results import RowsResult, rows_of
-from ._columns import CASE_COLUMNS, CaseSpec, columns_of, group_codes
+from ..results import CASE_COLUMNS, RowsResult, rows_of
+from ._columns import CaseSpec, columns_of, group_codes
 from ._prepare import prepare
 
 

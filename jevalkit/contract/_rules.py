@@ -24,8 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StatsError
-from ..results import KEY_COLUMNS
-from ._columns import CASE_COLUMNS
+from ..results import CASE_COLUMNS, KEY_COLUMNS
 
 Kind = Literal["score", "verdict", "number", "any"]
 # the identity of a results row besides its case, system and repeat: the results key

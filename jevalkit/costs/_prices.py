@@ -39,8 +39,12 @@ class Price:
 
 
 def _check_price(value: object, what: str) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, int | float)
-    if not ok or not math.isfinite(float(value)) or float(value) < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise UsageError(
             f"{what} must be a price of 0 or more (dollars per million tokens), got {value!r}"
         )

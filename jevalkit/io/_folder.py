@@ -64,9 +64,9 @@ def _ledger(path: Path) -> set[str]:
         header = _header(path)
     except (ImportFormatError, OSError, KeyError, ValueError):
         return set()
-    spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
-    shards = spec.get("shards") if isinstance(spec.get("shards"), dict) else {}
-    ledger = shards.get("ledger") if isinstance(shards.get("ledger"), list) else []
+    spec = s if isinstance(s := header.get("eval"), dict) else {}
+    shards = s if isinstance(s := spec.get("shards"), dict) else {}
+    ledger = s if isinstance(s := shards.get("ledger"), list) else []
     return {str(e.get("log")) for e in ledger if isinstance(e, dict) and e.get("log")}
 
 
@@ -96,8 +96,8 @@ def _merged_log(
 def _covers(merged: Path, current: dict[str, Path]) -> str | None:
     """None when ``merged`` is a finished merge of exactly these current attempts, else why not."""
     header = _header(merged)
-    spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
-    shards = spec.get("shards") if isinstance(spec.get("shards"), dict) else None
+    spec = s if isinstance(s := header.get("eval"), dict) else {}
+    shards = s if isinstance(s := spec.get("shards"), dict) else None
     if header.get("status") != "success":
         return f"its status is {header.get('status')!r}, not 'success'"
     if shards is None or not isinstance(shards.get("ledger"), list):

@@ -78,10 +78,10 @@ def _header_and_samples(path: Path, engine: str) -> tuple[dict[str, Any], Iterat
     log = load_json(path)
     if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
         raise ImportFormatError(f"{path}: not an inspect_ai log (no 'eval' header)")
-    samples = log.get("samples") or []
-    if not isinstance(samples, list):
+    listed = log.get("samples") or []
+    if not isinstance(listed, list):
         raise ImportFormatError(f"{path}: 'samples' is not a list")
-    return log, iter(samples)
+    return log, iter(listed)
 
 
 def _sample_members(path: Path) -> list[str]:
@@ -98,7 +98,7 @@ def _sample_members(path: Path) -> list[str]:
     ids = dataset.get("sample_ids") if isinstance(dataset, dict) else None
     if ids is None:
         return names  # an older log: every sample member is read, by both engines
-    config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
+    config = c if isinstance(spec, dict) and isinstance(c := spec.get("config"), dict) else {}
     epochs = config.get("epochs") or 1
     if not isinstance(ids, list) or not isinstance(epochs, int) or isinstance(epochs, bool):
         raise ImportFormatError(
@@ -250,7 +250,7 @@ def read_inspect(path: Path, *, engine: str | None = None) -> pd.DataFrame:
         where = f"{path}: sample {sid!r} epoch {epoch}"
         output = sample.get("output") or {}
         text = output.get("completion") if isinstance(output, dict) else None
-        usage = next(iter((sample.get("model_usage") or {}).values()), {}) or {}
+        usage: dict[str, Any] = next(iter((sample.get("model_usage") or {}).values()), {}) or {}
         target = sample.get("target")
         gold = target if isinstance(target, str | int | float) else json.dumps(target)
         scores = sample.get("scores") or {}

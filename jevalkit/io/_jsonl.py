@@ -44,7 +44,7 @@ def head_lines(path: Path, limit: int = 5, max_bytes: int = MAX_HEAD_BYTES) -> l
         >>> head_lines(p)
         ['{"a": "x\\u2028y"}', '{"a": 2}', '{"a":']
     """
-    found: list[str] = []
+    found: list[bytes] = []
     data = b""
     with open_regular(path, ImportFormatError) as fh:
         try:

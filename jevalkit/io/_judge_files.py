@@ -159,7 +159,7 @@ def read_grades(path: Path, *, scale: tuple[float, float] = (1, 10)) -> pd.DataF
             "repeat": _repeats([prompt, cases, model]),
             "expected_level": level,
             "score": (level - low) / (high - low),
-            "verdict": np.where(failed, None, level).astype(object),
+            "verdict": np.where(failed, np.asarray(None), level).astype(object),
             "error": error,
             "method": "grade",
             "source": _source(frame, {"question_id", "model", "score"}),
@@ -207,12 +207,12 @@ def _game_rows(
             }
         )
     n = len(frame)
-    combined = {
+    combined: dict[str, Any] = {  # arrays, and the source records as a list
         k: np.concatenate([np.broadcast_to(np.asarray(p[k], dtype=object), (n,)) for p in parts])
         for k in parts[0]
     }
     source = _source(frame, {"question_id", "model_1", "model_2", *(w for w, _ in winners)})
-    combined["source"] = (source or [None] * n) * len(parts)
+    combined["source"] = (source if source is not None else [None] * n) * len(parts)
     combined["score"] = combined["score"].astype(float)
     keys = [combined[k] for k in ("probe", "case_id", "model", "system_a", "system_b", "position")]
     combined["repeat"] = _repeats(keys)
@@ -328,7 +328,9 @@ def read_preferences(path: Path) -> pd.DataFrame:
         )
     score = (2.0 - pref).to_numpy(dtype=float)
     verdict = np.where(
-        np.isnan(score), None, np.where(score > 0.5, "a>b", np.where(score < 0.5, "b>a", "a=b"))
+        np.isnan(score),
+        np.asarray(None),  # numpy's stubs refuse a bare None
+        np.where(score > 0.5, "a>b", np.where(score < 0.5, "b>a", "a=b")),
     )
     error = [
         None if s == s else {"type": "judge", "message": "no preference", "status": None}

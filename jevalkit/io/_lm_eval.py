@@ -108,7 +108,7 @@ def read_lm_eval(path: Path, *, model: str | None = None, task: str | None = Non
                     "probe": (task + "/" + metric + "," + filters[present]).to_numpy(dtype=object),
                     "case_id": frame["doc_id"][present].astype(str).to_numpy(dtype=object),
                     "score": np.where(inside, v, np.nan),
-                    "passed": np.where(binary, v == 1.0, None).astype(object),
+                    "passed": np.where(binary, v == 1.0, np.asarray(None)).astype(object),
                     "value": v,
                     "missing": np.isnan(v),
                     "row": np.flatnonzero(present),

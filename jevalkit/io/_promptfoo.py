@@ -35,7 +35,7 @@ def read_promptfoo(path: Path) -> pd.DataFrame:
     doc = load_json(path)
     results = doc.get("results") if isinstance(doc, dict) else None
     runs = results.get("results") if isinstance(results, dict) else None
-    if not isinstance(runs, list):
+    if not isinstance(results, dict) or not isinstance(runs, list):
         raise ImportFormatError(f"{path}: not a promptfoo results file (no results.results list)")
     prompts = {
         (p.get("raw"), p.get("label")) for p in results.get("prompts") or [] if isinstance(p, dict)

@@ -389,14 +389,14 @@ def read_sources(
         ...
         jevalkit.errors.ImportFormatError: ...cascade_judged.jsonl: given twice; give each results file once
     """
-    paths = [str(p) for p in paths]
-    if not paths:
+    names = [str(p) for p in paths]
+    if not names:
         raise ImportFormatError("no results file given; give one or several")
     seen: set[Path] = set()
-    for path in paths:
+    for path in names:
         key = Path(path).resolve()
         if key in seen:
             raise ImportFormatError(f"{path}: given twice; give each results file once")
         seen.add(key)
-    frames = [read_source(path, format, **options) for path in paths]
-    return frames[0] if len(frames) == 1 else combine_imports(frames, paths, advice=SAME_ROWS)
+    frames = [read_source(path, format, **options) for path in names]
+    return frames[0] if len(frames) == 1 else combine_imports(frames, names, advice=SAME_ROWS)

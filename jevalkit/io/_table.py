@@ -140,7 +140,8 @@ def from_table(
     if level is not None:
         levels = numeric(level, "level")
         columns["expected_level"] = levels
-        columns["verdict"] = np.where(np.isnan(levels), None, levels).astype(object)
+        # None as the array numpy makes of it (its stubs refuse a bare None)
+        columns["verdict"] = np.where(np.isnan(levels), np.asarray(None), levels).astype(object)
     if score is not None:
         columns["score"] = (numeric(score, "score") - low) / (high - low)
     elif level is not None:

@@ -104,6 +104,7 @@ instead of the stabilising ones, 16 waves instead of 8.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict, get_args
 
 import numpy as np
 import pandas as pd
@@ -116,10 +117,27 @@ from ..stats import capped_inclusion, no_spread_ci, normal_mixture_radius
 from ._bounded import effective_wilson, reach_agreed
 from ._irt import NODES, PRIOR, IrtFit
 
-DESIGNS = ("fixed", "poisson")
+ActiveDesign = Literal["fixed", "poisson"]  # exactly k cases, or k expected
+DESIGNS: tuple[ActiveDesign, ...] = get_args(ActiveDesign)
+
+
+class ActiveSettings(TypedDict):
+    """The settings of an active plan beside ``k`` and ``seed`` (see :func:`select`)."""
+
+    waves: int | None
+    floor: float
+    design: ActiveDesign
+    recalibrate: bool
+
+
 # select(method="active")'s defaults (leave_systems_out and the runner use the same)
 # (waves None: see waves_for)
-ACTIVE_DEFAULTS = {"waves": None, "floor": 0.2, "design": "fixed", "recalibrate": True}
+ACTIVE_DEFAULTS: ActiveSettings = {
+    "waves": None,
+    "floor": 0.2,
+    "design": "fixed",
+    "recalibrate": True,
+}
 DEFAULT_WAVES = 8
 _DRAW_COLUMNS = [
     "case",
@@ -201,7 +219,7 @@ class ActivePlan(Result):
     k: int
     n_waves: int
     floor: float
-    design: str
+    design: ActiveDesign
     seed: int
     n_items: int
     draws: pd.DataFrame = field(repr=False)
@@ -537,7 +555,7 @@ def active_plan(
     new_results: pd.DataFrame | None,
     waves: int | None,
     floor: float,
-    design: str,
+    design: ActiveDesign,
     recalibrate: bool,
     seed: int,
 ) -> ActivePlan:
@@ -560,7 +578,9 @@ def active_plan(
     sizes = [len(part) for part in np.array_split(np.arange(int(k)), int(waves))]
     remaining = np.ones(n, dtype=bool)
     drawn: list[int] = []
-    rows, wave_rows, complete, beyond = [], [], True, ""
+    rows: list[dict[str, Any]] = []
+    wave_rows: list[dict[str, Any]] = []
+    complete, beyond = True, ""
     for wave, size in enumerate(sizes):
         if any(j not in answers.scores for j in drawn):
             complete = False  # the next wave waits for the answers to this one

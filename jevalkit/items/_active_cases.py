@@ -25,19 +25,21 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
 
 from ..contract import Result, finish
 from ..errors import StatsError, UsageError
-from ..results import ROW_POSITION, Design, Stop, Wave
+from ..results import ROW_POSITION, Design, Stop, Wave, reason_in
 from ._active import ActivePlan, waves_for
 from ._estimate import estimate
 from ._irt import IrtFit, load_fit
 from ._select import select
 
+ActiveStop = Literal["complete", "target", "budget", "errors"]
+STOP_REASONS: tuple[ActiveStop, ...] = get_args(ActiveStop)
 ESTIMATE_COLUMNS = [
     "k",
     "n_cases",
@@ -249,7 +251,8 @@ class ActiveCases(Design):
         draws = plan.draws[~plan.draws["case"].isin(s["sent"])]
         if draws.empty:
             return Stop("complete")
-        positions, notes = [], {"wave": [], "draw": [], "probability": []}
+        positions: list[int] = []
+        notes: dict[str, list[float]] = {"wave": [], "draw": [], "probability": []}
         for d in draws.itertuples(index=False):
             for position in s["by_item"][d.case]:
                 positions.append(position)
@@ -272,19 +275,25 @@ class ActiveCases(Design):
         s = self._state
         if not s:
             raise UsageError("start() the design before asking for its outcome")
-        reason = "budget" if stop is not None and stop.startswith("budget") else stop
         return active_outcome(
             self.fit,
             s["plan"],
             rows,
             k=self.k,
             target_half_width=self.target_half_width,
-            stop_reason=reason or "complete",
+            stop_reason=_reason(stop),
         )
 
     def bounds(self, n_cases: int) -> None:
         """Unknown before the answers come: the plan is drawn from them."""
         return None
+
+
+def _reason(stop: str | None) -> ActiveStop:
+    reason = reason_in(stop, STOP_REASONS, done="complete")
+    if reason is None:
+        raise StatsError(f"an active plan stops complete, target, budget or errors, not {stop!r}")
+    return reason
 
 
 def _scored(rows: pd.DataFrame, columns: list[str]) -> set:
@@ -310,12 +319,12 @@ def active_outcome(
     *,
     k: int,
     target_half_width: float | None,
-    stop_reason: str,
+    stop_reason: ActiveStop,
 ) -> ActiveEstimate:
     """The outcome of an active plan's rows (:class:`ActiveEstimate`): :func:`estimate` of the
     draws answered in order (the anytime interval when the plan had a target), with why the plan
     stopped; not estimable (NaN, ``method`` saying why) with fewer than 2 draws answered."""
-    if stop_reason not in ("complete", "target", "budget", "errors"):
+    if stop_reason not in STOP_REASONS:
         raise StatsError(
             f"an active plan stops complete, target, budget or errors, not {stop_reason!r}"
         )
@@ -341,13 +350,14 @@ def active_outcome(
         if target_half_width is not None
         else ""
     )
-    how = {
+    said: dict[ActiveStop, str] = {  # every reason, spelled as the type says
         "complete": missed,
         "target": f"; stopped at the target half-width {target_half_width!r}",
         "budget": "; stopped by the budget: the draws answered in order",
         "errors": "; drawn case(s) answered only by errors (run again with --retry-errors): "
         "the draws answered in order",
-    }[stop_reason]
+    }
+    how = said[stop_reason]
     smaller = replace(plan, draws=plan.draws.iloc[:prefix].reset_index(drop=True))
     if prefix < 2:
         out["method"] = f"not estimable: {prefix} drawn case(s) answered{how}"

@@ -89,12 +89,16 @@ def _complete_matrix(frame: pd.DataFrame) -> np.ndarray:
     return matrix.scores[matrix.observed.all(axis=1)]
 
 
+def _cronbach_alpha_adapter(frame: pd.DataFrame) -> CronbachAlpha:
+    return cronbach_alpha(_complete_matrix(frame))
+
+
 @estimator(
     unit="item",
     estimand="Cronbach's alpha of a systems x items matrix",
     interval="Feldt F interval",
     checks=("order", "rename", "one_case", "no_spread", "method"),
-    adapter=lambda frame: cronbach_alpha(_complete_matrix(frame)),
+    adapter=_cronbach_alpha_adapter,
     note="pinned to pingouin in tests/items",
 )
 def cronbach_alpha(scores: np.ndarray, confidence: float = 0.95) -> CronbachAlpha:
@@ -348,11 +352,11 @@ def analysis(
         t = r[j] * np.sqrt((ok.sum() - 2) / max(1 - r[j] ** 2, 1e-300))
         p[j] = 2 * sps.t.sf(abs(t), ok.sum() - 2)
     share_differ = np.zeros(x.shape[1])
-    for j in range(x.shape[1]):
-        values = x[seen[:, j], j]
+    for col in range(x.shape[1]):
+        values = x[seen[:, col], col]
         if values.size:
             _, counts = np.unique(np.round(values, 9), return_counts=True)
-            share_differ[j] = 1 - counts.max() / values.size
+            share_differ[col] = 1 - counts.max() / values.size
     multi = m.weight >= 2
     with np.errstate(invalid="ignore", divide="ignore"):
         flip_share = np.where(
@@ -361,7 +365,7 @@ def analysis(
     complete = seen.all(axis=1)
     n_complete = int(complete.sum())
     pairwise = ""
-    if n_complete == len(complete) and n_complete >= 2 and x.shape[1] >= 2:
+    if n_complete == complete.size and n_complete >= 2 and x.shape[1] >= 2:
         alpha = tuple(cronbach_alpha(x[complete], confidence))
         alpha_del = _alpha_if_deleted(x[complete])
     elif x.shape[1] >= 2:  # some system missed an item: pairwise, not listwise, deletion

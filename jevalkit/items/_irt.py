@@ -66,7 +66,8 @@ SLOPE_PRIOR = (1.0, 2.5)
 COMMON_SLOPE_PRIOR = (1.0, 10.0)
 INTERCEPT_SD = 5.0
 MAX_NODES = 801
-MIN_SYSTEMS = {"1pl": 5, "2pl": 10}
+IrtModel = Literal["1pl", "2pl"]
+MIN_SYSTEMS: dict[IrtModel, int] = {"1pl": 5, "2pl": 10}
 FIT_FORMAT = "jevalkit-irt-fit"
 MAX_FIT_BYTES = 256 * 1024**2  # a fit of 1,000 systems x 10,000 items with their scores fits
 # |discrimination| and |intercept| of a saved fit: its priors (a ~ N(1, 2.5^2), c ~ N(0, 5^2);
@@ -607,12 +608,16 @@ def respondents(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(system=people).drop(columns="repeat")
 
 
+def _fit_irt_adapter(frame: pd.DataFrame) -> IrtFit:
+    return fit_irt(respondents(frame), model="1pl", case="case_id")
+
+
 @estimator(
     unit="item",
     estimand="1PL/2PL item parameters; EAP abilities",
     interval="posterior SD of each ability",
     checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "method"),
-    adapter=lambda frame: fit_irt(respondents(frame), model="1pl", case="case_id"),
+    adapter=_fit_irt_adapter,
     note="parameter recovery and girth's fit in tests/items/test_irt.py",
 )
 def fit_irt(
@@ -622,7 +627,7 @@ def fit_irt(
     case: CaseSpec = CASE_COLUMNS,
     score: str = "score",
     scale: tuple[float, float] | None = None,
-    model: Literal["1pl", "2pl"] = "2pl",
+    model: IrtModel = "2pl",
     max_iter: int = 500,
     tol: float = 1e-4,
     pool: bool = False,

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
 
 from ..contract import estimator
 from ..errors import StatsError
-from ._active import ACTIVE_DEFAULTS, DESIGNS, ActivePlan, active_plan
+from ._active import ACTIVE_DEFAULTS, DESIGNS, ActiveDesign, ActivePlan, active_plan
 from ._irt import IrtFit, fit_irt, respondents
 
 _COLUMNS = ["case", "stratum", "stratum_size", "method"]
-METHODS = ("irt", "stratified", "random", "active")
+Method = Literal["irt", "stratified", "random", "active"]
+METHODS: tuple[Method, ...] = get_args(Method)
 
 
 def _anchors_of(frame: pd.DataFrame) -> pd.DataFrame:
@@ -42,12 +43,12 @@ def select(
     fit: IrtFit,
     k: int,
     *,
-    method: Literal["irt", "stratified", "random", "active"] = "irt",
+    method: Method = "irt",
     seed: int | None = 0,
     new_results: pd.DataFrame | None = None,
     waves: int | None = ACTIVE_DEFAULTS["waves"],
     floor: float = ACTIVE_DEFAULTS["floor"],
-    design: Literal["fixed", "poisson"] = ACTIVE_DEFAULTS["design"],
+    design: ActiveDesign = ACTIVE_DEFAULTS["design"],
     recalibrate: bool = ACTIVE_DEFAULTS["recalibrate"],
 ) -> pd.DataFrame | ActivePlan:
     """Choose ``k`` anchor items of a benchmark, to score a new system on instead of all of it.
@@ -169,7 +170,9 @@ def select(
     elif extra.size:  # one uncalibrated item joins the last stratum
         groups[-1] = np.concatenate([groups[-1], extra])
     left = k - 2 * len(groups)
-    picks, strata, sizes = [], [], []
+    picks: list[int] = []
+    strata: list[int] = []
+    sizes: list[int] = []
     for h, group in enumerate(groups):
         take = 2 + (1 if h < left else 0)
         picks.extend(rng.choice(group, size=min(take, group.size), replace=False))

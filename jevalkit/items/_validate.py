@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
@@ -11,10 +13,16 @@ from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish, score_matrix
 from ..errors import StatsError
 from ._active import ACTIVE_DEFAULTS, complete_plan
 from ._estimate import estimate
-from ._irt import fit_irt, respondents
-from ._select import select
+from ._irt import IrtModel, fit_irt, respondents
+from ._select import Method, select
 
 _COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
+
+
+def _leave_systems_out_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return leave_systems_out(
+        respondents(frame), [4], methods=["stratified"], model="1pl", case="case_id"
+    )
 
 
 @estimator(
@@ -22,9 +30,7 @@ _COLUMNS = ["k", "method", "n_systems", "mae", "coverage", "mean_width"]
     estimand="error and coverage of estimate per k",
     interval="none (it measures other intervals)",
     checks=("order", "rename", "scale", "one_case", "no_spread"),
-    adapter=lambda frame: leave_systems_out(
-        respondents(frame), [4], methods=["stratified"], model="1pl", case="case_id"
-    ),
+    adapter=_leave_systems_out_adapter,
     note="a validation loop over fit_irt, select and estimate",
 )
 def leave_systems_out(
@@ -35,8 +41,8 @@ def leave_systems_out(
     case: CaseSpec = CASE_COLUMNS,
     score: str = "score",
     scale: tuple[float, float] | None = None,
-    methods: Sequence[str] = ("irt", "stratified", "random"),
-    model: str = "2pl",
+    methods: Sequence[Method] = ("irt", "stratified", "random"),
+    model: IrtModel = "2pl",
     confidence: float = 0.95,
     max_systems: int | None = None,
     seed: int | None = 0,
@@ -70,7 +76,13 @@ def leave_systems_out(
         >>> table[["k", "method", "n_systems"]].values.tolist()
         [[20, 'random', 3]]
     """
-    columns = {"system": system, "case": case, "score": score, "scale": scale, "pool": pool}
+    columns: dict[str, Any] = {
+        "system": system,
+        "case": case,
+        "score": score,
+        "scale": scale,
+        "pool": pool,
+    }
     full = score_matrix(df, **columns)
     complete = full.observed.all(axis=1)
     if not complete.any():
@@ -79,7 +91,7 @@ def leave_systems_out(
             "no system is"
         )
     truth = dict(zip(full.systems, full.scores.mean(axis=1), strict=True))
-    held = [s for s, ok in zip(full.systems, complete, strict=True) if ok]
+    held = [full.systems[i] for i in np.flatnonzero(complete)]
     held = held[:max_systems] if max_systems else held
     names = df[full.columns["system"]].astype(str)
     records = []

@@ -15,6 +15,7 @@ Example:
     0.7
 """
 
+from .._paths import judges_dir
 from ..errors import CaseFileError, JudgeError, JudgeFileError
 from ._cases import CASE_FIELDS, case_file_path, load_cases
 from ._config import JudgeConfig, first_level
@@ -31,7 +32,6 @@ from ._pairwise import (
 from ._prompts import (
     JudgePrompt,
     judge_files,
-    judges_dir,
     load_judge_prompt,
     publish_judges,
     read_judge_file,

@@ -90,7 +90,8 @@ def load_cases(path: str | Path, *, prompt: Any = None) -> list[dict[str, Any]]:
         text = read_regular_file(p, MAX_CASE_FILE_BYTES, refused, what="case file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CaseFileError(f"{p}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    cases, seen = [], set()
+    cases: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import JudgeError
 
@@ -55,7 +55,7 @@ def top_alternatives(logprobs: Any) -> list[tuple[str, float]]:
     return usable
 
 
-def _is_logprob(value: Any) -> bool:
+def _is_logprob(value: Any) -> TypeGuard[float]:
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)

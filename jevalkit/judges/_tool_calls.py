@@ -152,6 +152,7 @@ def tool_call_accuracy(
         g, w = _arguments(got), _arguments(want)
         before = len(mismatches)
         for key in sorted(g.keys() | w.keys()):
+            reason: str | None
             if key not in g:
                 reason = "missing"
             elif key not in w:

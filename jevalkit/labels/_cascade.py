@@ -836,8 +836,8 @@ def load_cascade(path: str | Path) -> Cascade:
         isinstance(start, bool) or not isinstance(start, int | float) or not 0 <= start <= 1
     ):
         raise StatsError(f"{where}: start must be a share between 0 and 1 or null, got {start!r}")
-    text = {k: record.get(k) for k in ("evaluator", "prompt_hash", "confidence_column", "method")}
-    for key, value in text.items():
+    texts = {k: record.get(k) for k in ("evaluator", "prompt_hash", "confidence_column", "method")}
+    for key, value in texts.items():
         if value is not None and not isinstance(value, str):
             raise StatsError(f"{where}: {key} must be a text or null")
     return Cascade(
@@ -851,11 +851,11 @@ def load_cascade(path: str | Path) -> Cascade:
         confidence_level=_number(record, "confidence_level", where, low=0, high=1),
         n_calibration=record["n_calibration"],
         n_labels_unused=record["n_labels_unused"],
-        evaluator=text["evaluator"],
-        prompt_hash=text["prompt_hash"],
-        confidence_column=text["confidence_column"],
+        evaluator=texts["evaluator"],
+        prompt_hash=texts["prompt_hash"],
+        confidence_column=texts["confidence_column"],
         min_items=record["min_items"],
-        method=text["method"] or "",
+        method=texts["method"] or "",
         calls=tuple(k for _, k, _ in read),
         references=tuple(reference for _, _, reference in read),
         start=None if start is None else float(start),
@@ -1028,9 +1028,15 @@ def calibrate_cascade(
     labelled = tables[0].set_index(key).index.isin(calibration.set_index(key).index)
     check_like_the_judged(tables[0]["confidence"].to_numpy(dtype=float), labelled, judges[0])
     level = 1 - (1 - confidence_level) / len(judges)
-    shape = {"min_items": min_items, **({} if start is None else {"start": float(start)})}
+    shape: dict[str, Any] = {
+        "min_items": min_items,
+        **({} if start is None else {"start": float(start)}),
+    }
     remaining = calibration
-    thresholds, stages, curves, references = [], [], [], []
+    thresholds: list[float] = []
+    stages: list[dict[str, Any]] = []
+    curves: list[pd.DataFrame] = []
+    references: list[Any] = []
     for judge, table in zip(judges, tables, strict=True):
         here = remaining.merge(table, on=ITEM, how="left", indicator=True)
         missing = here["_merge"] != "both"

@@ -135,7 +135,7 @@ class CascadeDesign(Design):
         return f"cascade{digest} of {len(self.stages)} judge(s) on {self.evaluator}"
 
     @property
-    def arms(self) -> tuple[Arm, ...]:  # type: ignore[override]
+    def arms(self) -> tuple[Arm, ...]:
         """The judges asked (a judge certified for nothing is not)."""
         return tuple(
             Arm(

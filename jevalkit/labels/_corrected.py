@@ -415,7 +415,7 @@ def corrected_difference(
         raise StatsError("some labels record a sampling_probability and some do not")
     w = (
         (1.0 / prob.loc[both].astype(float)).to_numpy()
-        if known is not None and known.all()
+        if prob is not None and known is not None and known.all()
         else np.ones(len(both))
     )
     y = (per.loc[both, candidate] - per.loc[both, baseline]).to_numpy(float)

@@ -120,7 +120,7 @@ def _judged_rows(df: pd.DataFrame, columns: JudgedColumns) -> Prepared:
             f"unknown keyword(s) {', '.join(unknown)}: judged results' columns are named by "
             f"{', '.join(_JUDGED_DEFAULTS)}"
         )
-    spec = {**_JUDGED_DEFAULTS, **columns}
+    spec: dict[str, Any] = {**_JUDGED_DEFAULTS, **columns}
     for keyword in ("score", "system", "case_id"):  # named by the labels' keywords
         require(df, spec[keyword], keyword, "a column of judged results")
     rows = prepare(
@@ -536,13 +536,17 @@ def _two_labellers(labels: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([ordered.assign(labeller="x"), y], ignore_index=True)
 
 
+def _label_agreement_adapter(judged: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    return label_agreement(_two_labellers(labels), ["fail", "pass"])
+
+
 @estimator(
     unit="item",
     estimand="agreement between labellers (Krippendorff's alpha, ordinal)",
     interval="none (a point statistic)",
     data="labels",
     checks=("order", "rename", "one_case", "method"),
-    adapter=lambda judged, labels: label_agreement(_two_labellers(labels), ["fail", "pass"]),
+    adapter=_label_agreement_adapter,
     note="pinned to the krippendorff package in tests/labels",
 )
 def label_agreement(labels: pd.DataFrame, levels: list[str]) -> pd.DataFrame:

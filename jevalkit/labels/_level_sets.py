@@ -12,8 +12,8 @@ import pandas as pd
 from ..contract import Result, estimator
 from ..errors import StatsError
 from ..stats import level_sets
-from ._judge_rows import item_verdicts, judge_names
-from ._people import ITEM, judge_levels, person_levels, with_people
+from ._judge_rows import ITEM, item_verdicts, judge_names
+from ._people import judge_levels, person_levels, with_people
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,7 @@ def case_changes(
         if name not in present:
             raise StatsError(f"system {name!r} not found; systems: {present}")
     usable, names, codes = p.frame, p.system, p.case
+    assert names is not None  # system= named the column
     keys = p.cases if p.cases is not None else pd.DataFrame(index=range(len(usable)))
     sides = [_side(usable[names == s], codes[names == s], passed, score) for s in (a, b)]
     joined = sides[0].add_suffix("_a").join(sides[1].add_suffix("_b"), how="inner")

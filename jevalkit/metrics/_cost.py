@@ -25,16 +25,20 @@ COLUMNS = [
 ]
 
 
+def _cost_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return cost(
+        frame.assign(prompt_tokens=100, completion_tokens=50, cost_usd=0.001),
+        by="system",
+        case="case_id",
+    )
+
+
 @estimator(
     unit="case",
     estimand="tokens and dollars per group, and dollars per point of the headline metric",
     interval="the headline metric's (pass_rate or mean_score)",
     checks=("order", "rename", "method", "scale", "settings"),
-    adapter=lambda frame: cost(
-        frame.assign(prompt_tokens=100, completion_tokens=50, cost_usd=0.001),
-        by="system",
-        case="case_id",
-    ),
+    adapter=_cost_adapter,
     note="sums, not estimates, beside the metric's interval",
 )
 def cost(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,7 +126,7 @@ def choose_design(
     if cost_per_request is None:
         cost_per_request = study.cost_per_request
     priced = cost_per_request is not None
-    price = float(cost_per_request) if priced else math.nan
+    price = float(cost_per_request) if cost_per_request is not None else math.nan
     if priced and not price >= 0:
         raise StatsError(f"cost_per_request must be 0 or more, got {cost_per_request}")
     if budget_usd is not None and not priced:
@@ -157,7 +157,7 @@ def choose_design(
     # evaluated: the half-width need not fall as cases grow (a random facet with few levels
     # keeps its share of the error while its Satterthwaite df shrink toward its own)
     big = CASE_FACET if CASE_FACET in random else (random[0] if random else None)
-    ranges = {}
+    ranges: dict[str, Sequence[float]] = {}
     for f in [*facets, "repeats"]:
         if f == big:
             continue
@@ -172,7 +172,9 @@ def choose_design(
         design = dict(zip(ranges, combo, strict=True))
         per_big = math.prod(v for k, v in design.items() if k in facets) * design["repeats"]
 
-        def evaluate(n_big: int, design=design, per_big=per_big) -> dict:
+        def evaluate(
+            n_big: int, design: dict[str, float] = design, per_big: float = per_big
+        ) -> dict:
             full = {**design, **({big: n_big} if big else {})}
             var, df = study.error_variance(random, design=full)
             requests = per_big * (n_big if big else 1)
@@ -198,7 +200,7 @@ def choose_design(
     if not rows:
         why = (
             f"budget_usd={budget_usd} does not buy"
-            if caps[big] >= 2
+            if big is not None and caps[big] >= 2
             else "the limit allows fewer than"
         )
         raise StatsError(f"{why} 2 levels of {big!r}")
@@ -229,14 +231,16 @@ def choose_design(
     return DesignChoice(designs, tuple(random), confidence, priced)
 
 
-def _best_count(evaluate, low: int, high: int, pilot: int, target: float | None) -> dict:
+def _best_count(
+    evaluate: Callable[[int], dict], low: int, high: int, pilot: int, target: float | None
+) -> dict:
     """The design row of the case count in ``[low, high]`` that is the cheapest reaching
     ``target`` (else, or with no target, the narrowest), by direct evaluation: a geometric grid
     with the pilot's count, then bisection below the first count on it that reaches the target
     (every count bisection keeps reaches it), or a ternary search between the narrowest grid
     count's neighbours. The half-width need not be monotone in the count."""
-    grid = np.unique(np.geomspace(low, high, GRID).round().astype(int))
-    grid = sorted({low, high, *grid.tolist(), *([pilot] if low <= pilot <= high else [])})
+    spaced = np.unique(np.geomspace(low, high, GRID).round().astype(int))
+    grid = sorted({low, high, *spaced.tolist(), *([pilot] if low <= pilot <= high else [])})
     seen: dict[int, dict] = {}
 
     def at(n: int) -> dict:
@@ -268,7 +272,16 @@ def _best_count(evaluate, low: int, high: int, pilot: int, target: float | None)
     return min(seen.values(), key=lambda r: (r["half_width"], r["requests"]))
 
 
-def _bound(study, random, big, closest, pilot, target, confidence, caps) -> str:
+def _bound(
+    study: GStudy,
+    random: Sequence[str],
+    big: str | None,
+    closest: pd.Series,
+    pilot: Mapping[str, float],
+    target: float | None,
+    confidence: float,
+    caps: Mapping[str, int],
+) -> str:
     """Why more cases do not help, naming the facet whose levels bound the half-width: the
     components without ``big`` keep their share of the error however many levels ``big`` has
     (at the other facets' limits), so the half-width is at least the normal quantile times that
@@ -287,16 +300,16 @@ def _bound(study, random, big, closest, pilot, target, confidence, caps) -> str:
     if not parts:
         return ""
     named = list(dict.fromkeys(f for _, fs in sorted(parts, key=lambda p: -p[0]) for f in fs))
-    levels = " and ".join(f"{f}'s {caps[f] if f in random else pilot[f]} levels" for f in named)
+    bounding = " and ".join(f"{f}'s {caps[f] if f in random else pilot[f]} levels" for f in named)
     floor = float(sps.norm.ppf(0.5 + confidence / 2)) * math.sqrt(sum(p[0] for p in parts))
     if target is not None and floor > target:
         return (
-            f"; more {big}s cannot reach it: {levels} bound the half-width at {floor:.4g} or "
+            f"; more {big}s cannot reach it: {bounding} bound the half-width at {floor:.4g} or "
             f"more however many {big}s there are"
         )
     if int(closest[big]) < caps[big]:
         return (
-            f"; more {big}s widen it: {levels} keep their share of the error while the "
+            f"; more {big}s widen it: {bounding} keep their share of the error while the "
             "degrees of freedom fall toward theirs"
         )
     return ""

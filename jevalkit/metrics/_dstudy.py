@@ -43,13 +43,13 @@ def require_spread(study: GStudy) -> None:
         )
 
 
-def design_of(study: GStudy, design: Mapping[str, int] | None) -> dict[str, int]:
+def design_of(study: GStudy, design: Mapping[str, int] | None) -> dict[str, float]:
     """The pilot's design with the levels in ``design`` changed."""
     return {**study.design, **{k: int(v) for k, v in (design or {}).items()}}  # planned: whole
 
 
 def _coefficients(
-    study: GStudy, design: Mapping[str, int], object: str, generalize: Sequence[str]
+    study: GStudy, design: Mapping[str, float], object: str, generalize: Sequence[str]
 ) -> dict[str, float]:
     """Brennan's tau (components of the object with no random facet), delta (of the object with
     one) and Delta (every component with a random facet), each divided by the levels of its
@@ -82,6 +82,10 @@ def _coefficients(
     return {"g": g, "phi": phi, "tau": tau, "delta": delta, "Delta": big_delta}
 
 
+def _reliability_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return reliability(pilot_of(frame), object="system")
+
+
 @estimator(
     unit="design",
     estimand="G and Phi coefficients of a design",
@@ -97,7 +101,7 @@ def _coefficients(
         "no_spread",
         "settings",
     ),
-    adapter=lambda frame: reliability(pilot_of(frame), object="system"),
+    adapter=_reliability_adapter,
     note="pinned to Brennan (2001) in tests/metrics/test_dstudy.py",
 )
 def reliability(
@@ -174,12 +178,16 @@ class MeanError(Result):
     method: str
 
 
+def _run_noise_floor_adapter(frame: pd.DataFrame) -> NoiseFloor:
+    return run_noise_floor(pilot_of(frame))
+
+
 @estimator(
     unit="design",
     estimand="smallest difference of two single runs beyond their joint noise",
     interval="none (a threshold from the components)",
     checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
-    adapter=lambda frame: run_noise_floor(pilot_of(frame)),
+    adapter=_run_noise_floor_adapter,
     note="pinned in tests/metrics/test_dstudy.py",
 )
 def run_noise_floor(
@@ -231,12 +239,16 @@ def run_noise_floor(
     )
 
 
+def _mean_error_adapter(frame: pd.DataFrame) -> MeanError:
+    return mean_error(pilot_of(frame), generalize=[CASE_FACET])
+
+
 @estimator(
     unit="design",
     estimand="predicted standard error of the grand mean of a design",
     interval="t at the Satterthwaite df (a predicted half-width)",
     checks=("order", "rename", "scale", "keys", "duplicates", "one_case", "no_spread", "settings"),
-    adapter=lambda frame: mean_error(pilot_of(frame), generalize=[CASE_FACET]),
+    adapter=_mean_error_adapter,
     note="the prediction checked by simulation in tests/metrics/test_facets.py and "
     "benchmarks/bench_total_error.py",
 )

@@ -4,7 +4,7 @@ error; a copied row is not another game; case keys of one type) and put under on
 
 from __future__ import annotations
 
-from typing import TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 import pandas as pd
 
@@ -50,7 +50,7 @@ def games_of(
             f"unknown keyword(s) {', '.join(unknown)}: pairwise games' columns are named by "
             f"{', '.join(KEYWORDS)}"
         )
-    spec = {k: columns.get(k, COLUMN_DEFAULTS[k]) for k in KEYWORDS}
+    spec: dict[str, Any] = {k: columns.get(k, COLUMN_DEFAULTS[k]) for k in KEYWORDS}
     case, system_a, system_b = spec["case"], spec["system_a"], spec["system_b"]
     verdict, score, position, repeat = (spec[k] for k in ("verdict", "score", "position", "repeat"))
     for keyword, column in (

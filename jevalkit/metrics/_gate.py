@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,10 @@ from ._compare import compare
 from ._scores import mean_score, pass_rate
 
 GATE_METRICS = ("mean_score", "pass_rate")
-_METRIC_OF = {"pass_rate": pass_rate, "mean_score": mean_score}
+_METRIC_OF: dict[str, Callable[..., pd.DataFrame]] = {
+    "pass_rate": pass_rate,
+    "mean_score": mean_score,
+}
 _VALUE = {"pass_rate": "passed", "mean_score": "score"}
 COLUMNS = [
     "metric",

@@ -338,6 +338,8 @@ def pairwise_preferences(
         [[0.5, False]]
     """
     games, cases = games_of(df, pool=pool, **columns)
+    if cases is None:  # case=None: every row its own case, so no game is shown in two orders
+        raise StatsError("pairwise_preferences pairs a case's two orders: name case= columns")
     rows = []
     for key, group in games.groupby(
         ["_case", "system_a", "system_b", "repeat"], sort=True, dropna=False

@@ -11,6 +11,9 @@ before any bootstrap, so the order rows arrive in changes no number.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
@@ -61,7 +64,11 @@ def _judged(
 
 
 def _paired_ci(
-    x: np.ndarray, y: np.ndarray, fn, seed: int = 0, n_resamples: int = 2000
+    x: np.ndarray,
+    y: np.ndarray,
+    fn: Callable[[np.ndarray, np.ndarray], Any],  # a scipy correlation: .statistic
+    seed: int = 0,
+    n_resamples: int = 2000,
 ) -> tuple[float, float]:
     if x.size < 4:
         return np.nan, np.nan
@@ -87,7 +94,9 @@ def _judge_kind(evaluator: str) -> str:
         return "deterministic"
 
 
-def _probability_pairs(ok: pd.DataFrame, gold: str, top_label: str) -> tuple[np.ndarray, ...]:
+def _probability_pairs(
+    ok: pd.DataFrame, gold: str, top_label: str
+) -> tuple[np.ndarray, np.ndarray]:
     ok = ok[ok["probs"].notna()]
     p = np.array([probs[-1] for probs in ok["probs"]], dtype=float)
     y = (ok[gold].astype(str) == top_label).to_numpy(float)
@@ -124,12 +133,16 @@ def _probability_frame(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _reliability_curve_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return reliability_curve(_probability_frame(frame), case="case_id")
+
+
 @estimator(
     unit="judged row",
     estimand="observed rate per bin of predicted probability",
     interval="none (a calibration table)",
     checks=("order", "rename", "keys", "duplicates", "settings"),
-    adapter=lambda frame: reliability_curve(_probability_frame(frame), case="case_id"),
+    adapter=_reliability_curve_adapter,
     note="pinned in tests/metrics/test_judge_quality.py",
 )
 def reliability_curve(
@@ -213,12 +226,16 @@ def _rubric_frame(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _quality_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return quality(_rubric_frame(frame), case="case_id")
+
+
 @estimator(
     unit="judged row",
     estimand="a judge's agreement with gold labels",
     interval="BCa bootstrap for the MAE and Brier score; percentile bootstrap for rank correlations",
     checks=("order", "rename", "keys", "duplicates", "settings"),
-    adapter=lambda frame: quality(_rubric_frame(frame), case="case_id"),
+    adapter=_quality_adapter,
     note="pinned to scipy in tests/metrics/test_judge_quality.py",
 )
 def quality(

@@ -40,9 +40,9 @@ case means; the comparison graph must be connected.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Unpack
+from typing import Any, Literal, Unpack
 
 import numpy as np
 import pandas as pd
@@ -218,11 +218,11 @@ def rank_sets(
         se[flat] = 2 * np.maximum(share - low, high - share) / z
     iu = np.triu_indices(s, 1)
     studentized = draw_se is not None and own_se is not None
-    if studentized:
+    if draw_se is not None and own_se is not None:  # studentized
         own = np.where(flat[iu], se[iu], own_se)
-        floor = np.where(flat[iu], se[iu], 0.5 * own)
+        se_floor = np.where(flat[iu], se[iu], 0.5 * own)
         with np.errstate(invalid="ignore", divide="ignore"):
-            t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / np.maximum(draw_se, floor)
+            t = np.abs(boot[:, iu[0], iu[1]] - diff[iu]) / np.maximum(draw_se, se_floor)
             observed = np.abs(diff[iu]) / own
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -526,7 +526,7 @@ def _board(table, sets, confidence, n_cases, kind) -> Leaderboard:
 
 
 def _pairwise(
-    df: pd.DataFrame, confidence: float, n_resamples: int, seed, columns: dict
+    df: pd.DataFrame, confidence: float, n_resamples: int, seed, columns: Mapping[str, Any]
 ) -> Leaderboard:
     # rank refuses a disconnected graph (naming its groups) and reports separated systems as
     # +-inf (or NaN): those cannot be placed, so their rank interval is every rank

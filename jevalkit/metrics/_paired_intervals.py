@@ -69,12 +69,12 @@ def paired_estimate(
         value, value_base, diffs = float(x.mean()), float(y.mean()), x - y
     binary = metric == "pass_rate" and np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all()
     if binary:
-        counts = [
+        counts = (
             int(np.sum((x == 1) & (y == 1))),
             int(np.sum((x == 1) & (y == 0))),
             int(np.sum((x == 0) & (y == 1))),
             int(np.sum((x == 0) & (y == 0))),
-        ]
+        )
         _, low, high = paired_proportion_ci(*counts, confidence=confidence)
         how = f"Newcombe paired interval over {n} cases"
     elif n >= 2 and np.ptp(diffs) > 0 and n < BOOTSTRAP_FROM:

@@ -14,7 +14,7 @@ def paired_test(metric: str, x: np.ndarray, y: np.ndarray) -> dict:
     """The paired test of one metric: McNemar (binary verdicts), the paired t-test with the
     Wilcoxon signed-rank beside it (scores), the sign test (win/loss)."""
     d = x - y
-    out = {"p_wilcoxon": np.nan}
+    out: dict[str, float | str] = {"p_wilcoxon": np.nan}
     if metric == "pass_rate" and np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all():
         b = int(np.sum((x == 1) & (y == 0)))
         c = int(np.sum((x == 0) & (y == 1)))

@@ -130,7 +130,7 @@ class Race(Design):
         )
 
     @property
-    def arms(self) -> tuple[Arm, ...]:  # type: ignore[override]
+    def arms(self) -> tuple[Arm, ...]:
         """The systems, one model each."""
         return tuple(Arm(name=m, model=m) for m in self.models)
 
@@ -254,7 +254,7 @@ class Race(Design):
             standings.add_wave(low, drew, high, requests=requests, known=(scored_sum, scored_n))
         silent = [
             self.models[j]
-            for j in np.flatnonzero(drew & standings.active)
+            for j in np.flatnonzero(drew & standings.active).tolist()
             if standings.n_errors[j] == standings.n_requests[j]
         ]
         if silent:

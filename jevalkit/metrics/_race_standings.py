@@ -409,7 +409,11 @@ class Standings:
             np.where(self.better[self.jb, self.ja], "b better", "open"),
         )
         direct = self.direct[self.ja, self.jb] | self.direct[self.jb, self.ja]
-        by = np.where(verdict == "open", None, np.where(direct, "interval", "transitivity"))
+        by = np.where(
+            verdict == "open",
+            np.array(None, dtype=object),
+            np.where(direct, "interval", "transitivity"),
+        )
         names = np.asarray(self.systems, dtype=object)
         each = 100 * self.seq.confidence
         method = np.where(

@@ -66,7 +66,7 @@ def _games(
     df: pd.DataFrame,
     strong_weight: float,
     estimand: str,
-    columns: Mapping[str, object],
+    columns: GameColumns,
     pool: bool,
 ) -> pd.DataFrame:
     if estimand not in ESTIMANDS:
@@ -123,12 +123,12 @@ def _refuse_disconnected(connected: np.ndarray, systems: list[str]) -> None:
 def _style_matrix(games: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     columns, names = [], []
     for feature in STYLE_FEATURES:
-        a, b = [], []
+        left, right = [], []
         for src in games["source"]:
             side = src if isinstance(src, dict) else {}
-            a.append((side.get("a") or {}).get(feature, np.nan))
-            b.append((side.get("b") or {}).get(feature, np.nan))
-        a, b = np.asarray(a, float), np.asarray(b, float)
+            left.append((side.get("a") or {}).get(feature, np.nan))
+            right.append((side.get("b") or {}).get(feature, np.nan))
+        a, b = np.asarray(left, float), np.asarray(right, float)
         if np.isnan(a).any() or np.isnan(b).any():
             raise StatsError(
                 "style control needs each game's style features (source.a / source.b, recorded by "
@@ -201,7 +201,13 @@ class Ranking(Result):
         return self.ratings.copy()
 
 
-def _ranking(table, draws, n_cases, coefficients, anchor) -> Ranking:
+def _ranking(
+    table: pd.DataFrame,
+    draws: pd.DataFrame,
+    n_cases: int,
+    coefficients: dict[str, float] | None,
+    anchor: str | None,
+) -> Ranking:
     ratings = finish(table, order=RANK_COLUMNS, estimate="rating")
     # the anchor's rating is known exactly (1000): for separability, its interval is that point
     point = ratings["system"] == anchor

@@ -45,6 +45,7 @@ def facet_draws(
     )
     rows, values = p.frame, p.values
     names = p.system
+    assert names is not None  # system= named the column
     index = {s: i for i, s in enumerate(systems)}
     sys_code = np.array([index.get(s, -1) for s in names])
     case_code, _ = group_codes(rows, case_cols)

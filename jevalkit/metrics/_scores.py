@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,7 @@ PASS_COLUMNS = [
 ]
 MAE_COLUMNS = ["n", "n_missing", "value", "ci_low", "ci_high", "method"]
 FEW_CASES, BOUND_MARGIN = 20, 0.15  # where the t interval under-covers (calibration.py)
-Data = pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series
+Data: TypeAlias = pd.DataFrame | Sequence[Any] | np.ndarray | pd.Series
 
 
 def _units(p: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

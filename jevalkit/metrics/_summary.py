@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from ..contract import CASE_COLUMNS, CaseSpec, estimator, finish
@@ -64,7 +66,7 @@ def summarize(
         ['pass_rate', 'mean_score']
     """
     parts = []
-    kept = {"by": by, "case": case, "system": system, "pool": pool}
+    kept: dict[str, Any] = {"by": by, "case": case, "system": system, "pool": pool}
     if passed in results.columns and results[passed].notna().any():
         parts.append(pass_rate(results, passed=passed, **kept).assign(metric="pass_rate"))
     if score in results.columns and results[score].notna().any():

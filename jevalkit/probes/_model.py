@@ -124,7 +124,7 @@ class Probe:
         that has its own (a compiled schema is reused), once for all others."""
         fields = case.fields if case is not None else {}
         own = [name for name in ("expected", "schema", "constraints") if name in fields]
-        key = case.id if own else None
+        key = case.id if case is not None and own else None
         scorer = self._scorers.get(key)
         if scorer is None:
             spec = {**self.scoring, **{name: fields[name] for name in own}}

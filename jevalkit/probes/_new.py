@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,7 @@ def placeholders(data: Any, where: str = "") -> list[str]:
     if isinstance(data, str):
         return [where or "<probe>"] if _PLACEHOLDER.match(data) else []
     if isinstance(data, dict):
-        items = data.items()
+        items: Iterable[tuple[Any, Any]] = data.items()
     elif isinstance(data, list):
         items = enumerate(data)
     else:

@@ -8,6 +8,7 @@ Example:
 """
 
 from ..errors import BatchError, ReportError
+from ..results import table_html
 from ._batch import (
     BatchSpec,
     collect,
@@ -51,7 +52,6 @@ from ._notebook import (
     report_setup,
     show_notes,
     shown_text,
-    table_html,
     tidy_tables,
 )
 from ._probe_page import (

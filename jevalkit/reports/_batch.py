@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import itertools
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -59,7 +60,7 @@ class BatchSpec:
 
 def _sha256(path: Path) -> str:
     with open_regular(path, BatchError, what="input file") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        return hashlib.file_digest(cast(io.BufferedReader, fh), "sha256").hexdigest()
 
 
 def _json_of(path: Path) -> Any:

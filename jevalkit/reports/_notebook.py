@@ -193,7 +193,7 @@ def tidy_tables() -> None:
 _NOTES: dict[str, None] = {}  # this kernel's warnings, in order, each once
 
 
-def _note(message, category, filename, lineno, file=None, line=None) -> None:
+def _note(message: Warning | str, *where: object, **more: object) -> None:
     """``warnings.showwarning`` in a report's kernel: the message kept as a note, without the
     file, the line of code or the category a stderr warning prints."""
     text = " ".join(str(message).split())

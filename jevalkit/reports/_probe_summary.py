@@ -110,7 +110,9 @@ def failed_checks(results: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     for system, group in _scored(results).groupby("system"):
-        failed, judged, texts = Counter(), Counter(), {}
+        failed: Counter[str] = Counter()
+        judged: Counter[str] = Counter()
+        texts: dict[str, str] = {}
         for checks in group["checks"]:
             for c in checks or []:
                 texts[c["id"]] = c["text"]

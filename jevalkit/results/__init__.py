@@ -47,6 +47,7 @@ from ._design import (
     check_candidates,
     check_wave,
     design_names,
+    reason_in,
     replay,
     weighted_rows,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "partial_merge",
     "parts_dir",
     "read_results",
+    "reason_in",
     "repair_torn_tail",
     "replay",
     "results_frame",

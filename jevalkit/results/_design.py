@@ -34,7 +34,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,9 @@ CANDIDATE_COLUMNS = (
     "repeat",
 )
 ROW_POSITION = "candidate"  # the column of the rows shown to a design: its candidate's position
+# what a design is, as messages name it: a new design adds its word here (mypy holds the spelling)
+DesignKind = Literal["design", "adaptive repeats", "active", "cascade", "race"]
+R = TypeVar("R", bound=str)  # a design's own words for why it stopped (a Literal type)
 
 
 @dataclass(frozen=True)
@@ -160,10 +163,22 @@ class Design(ABC):
     """
 
     weighted: ClassVar[bool] = False
-    kind: ClassVar[str] = "design"
-    planned_repeats: int | None = None  # the repeats of each case a run must plan (None: its own)
-    subset: str | None = None  # how it chooses cases, as its rows' ``subset`` says (None: kept)
-    arms: tuple[Arm, ...] | None = None  # the models it asks itself (None: the run's model)
+    kind: ClassVar[DesignKind] = "design"
+
+    @property
+    def planned_repeats(self) -> int | None:
+        """The repeats of each case a run must plan (None: the run's own)."""
+        return None
+
+    @property
+    def subset(self) -> str | None:
+        """How it chooses cases, as its rows' ``subset`` says (None: the run's, kept)."""
+        return None
+
+    @property
+    def arms(self) -> tuple[Arm, ...] | None:
+        """The models it asks itself (None: the run's model)."""
+        return None
 
     @property
     @abstractmethod
@@ -321,6 +336,24 @@ def replay(
         rows = pd.concat(parts, ignore_index=True)
         waves += 1
     return Replayed(rows=rows, waves=waves, stop=stop, outcome=design.outcome(rows, stop))
+
+
+def reason_in(stop: str | None, reasons: Sequence[R], *, done: R) -> R | None:
+    """Why a run of a design stopped (the ``stop`` its :meth:`Design.outcome` is told), in the
+    design's own words, one of ``reasons``: ``done`` when it ran to its end (None), ``budget``
+    when the run's budget stopped it; None when ``stop`` is none of them.
+
+    Example:
+        >>> words = ("complete", "target", "budget")
+        >>> reason_in(None, words, done="complete"), reason_in("budget: $1 spent", words, done="complete")
+        ('complete', 'budget')
+        >>> reason_in("tired", words, done="complete") is None
+        True
+    """
+    if not stop:
+        return done
+    said = "budget" if stop.startswith("budget") else stop
+    return next((r for r in reasons if r == said), None)
 
 
 def weighted_rows(rows: pd.DataFrame) -> np.ndarray:

@@ -131,7 +131,12 @@ def merge_rows(
             check_rows_one_run({p: (row for row, _ in lines.values()) for p, lines in read.items()})
         for part in parts:
             lines = read[part]
-            counts = {"part": str(part), "rows": len(lines), "new": 0, "replaced_errors": 0}
+            counts: dict[str, Any] = {
+                "part": str(part),
+                "rows": len(lines),
+                "new": 0,
+                "replaced_errors": 0,
+            }
             counts["already_merged"] = 0
             counts["torn"] = torn_bytes(part)
             for key, (row, line) in lines.items():

@@ -12,7 +12,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import ResultsError
 from ..files import write_file
@@ -80,7 +80,7 @@ class ResultsWriter:
         self.path = Path(path)
         self._queue: asyncio.Queue[tuple[str, asyncio.Future[None] | None]] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._fh = None
+        self._fh: TextIO | None = None
 
     async def __aenter__(self) -> ResultsWriter:
         check_results_path(self.path, writing=True)
@@ -107,7 +107,8 @@ class ResultsWriter:
         with contextlib.suppress(ResultsError):
             await self._task  # a failed write was already raised to the rows waiting on it
         with contextlib.suppress(OSError):
-            self._fh.close()
+            if self._fh is not None:
+                self._fh.close()
 
     async def write(self, row: ResultRow) -> None:
         """Queue ``row`` and return once it is on disk (written, flushed, fsynced).
@@ -153,12 +154,14 @@ class ResultsWriter:
                     fut.set_result(None)
 
     def _fail_pending(self, error: ResultsError) -> None:
+        assert self._queue is not None
         while not self._queue.empty():
             _, fut = self._queue.get_nowait()
             if fut is not None and not fut.done():
                 fut.set_exception(error)
 
     def _append(self, text: str) -> None:
+        assert self._fh is not None, "use `async with ResultsWriter(path)`"
         self._fh.write(text)
         self._fh.flush()
         os.fsync(self._fh.fileno())

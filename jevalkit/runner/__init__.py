@@ -15,6 +15,7 @@ Example:
     8
 """
 
+from ..results import shard_of
 from ._arms import results_path_for
 from ._dask import DaskExecutor, dask_shards
 from ._design_run import Source, candidates_of, run_design
@@ -36,7 +37,7 @@ from ._options import RUN_OPTIONS, Option, ProbeOptions, RunOptions, RunSettings
 from ._plan import ProbeChoices, default_results_path, jobs_of, probes_of
 from ._run import arun, run
 from ._run_result import RunResult
-from ._shards import ShardExecutor, guided_shards, shard_of
+from ._shards import ShardExecutor, guided_shards
 
 __all__ = [
     "JOB_FIELDS",

@@ -378,7 +378,7 @@ class DaskExecutor(Executor):
                 reader.poll()  # parsed now, while the workers run, not after them
                 if settings.progress:
                     counts = reader.counts()
-                    postfix = {"errors": int(counts["errors"])}
+                    postfix: dict[str, int | str] = {"errors": int(counts["errors"])}
                     if settings.new_budget().usd is not None or counts["usd"]:
                         postfix["spent"] = f"${counts['usd']:.4f}"
                     bar.set_postfix(postfix, refresh=False)

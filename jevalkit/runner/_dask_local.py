@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import UsageError
 from ..local import (
@@ -40,7 +40,7 @@ REMOTE_WORKERS = (
 )
 
 
-def uses_local_server(model: str | None, settings: RunSettings) -> bool:
+def uses_local_server(model: str | None, settings: RunSettings) -> TypeGuard[str]:
     """Whether a run of ``model`` with ``settings`` asks for this machine's embedded server."""
     return model is not None and is_local_model(model) and settings.base_url is None
 

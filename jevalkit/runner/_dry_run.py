@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..costs import prompt_token_bound
+from ..costs import Price, prompt_token_bound
 from ..errors import UsageError
 from ..local import is_local_model, local_endpoint
 from ..probes import Probe
@@ -210,7 +210,9 @@ def plan(
         n_units = len(chosen)
         keys = [(None if c is None else c.id, v) for c, v in chosen]
         if design is not None:
-            low_n, high_n = design.bounds(n_units)
+            bounds = design.bounds(n_units)
+            assert bounds is not None  # a design that cannot bound its rows is refused above
+            low_n, high_n = bounds
             done = 0
         else:
             done = _already_done(path, probe, digest, model, label, keys, int(repeats))
@@ -285,7 +287,7 @@ def plan(
     return table[PLAN_COLUMNS]
 
 
-def _dollars(price, prompt_tokens: float, completion_tokens: float) -> float:
+def _dollars(price: Price, prompt_tokens: float, completion_tokens: float) -> float:
     """The cost of these token counts; a count priced at 0 costs 0 even when it is unknown (a
     free model's expected cost is 0, not NaN)."""
     terms = [(prompt_tokens, price.input), (completion_tokens, price.output)]

@@ -132,8 +132,8 @@ async def ajudge(
     cases = _cases(evaluator, data, criteria, systems)
     design = settings.design
     description = f"judge {evaluator}"
-    arms = getattr(design, "arms", None)
-    if arms:
+    arms = design.arms if design is not None else None
+    if design is not None and arms:
         if model is not None:
             raise UsageError(
                 f"{design.name} names its own judges ({', '.join(a.name for a in arms)}): "

@@ -38,7 +38,7 @@ def judge_request(prompt: JudgePrompt, case: dict[str, Any], style: str, **body:
 
 async def _ask(send: Send, request: Request) -> Completion:
     result = await send(request)
-    if not result.ok:
+    if result.error is not None:  # not result.ok
         raise JudgeError(result.error["message"], error=result.error)
     return result
 

@@ -110,7 +110,7 @@ def plan_judge_jobs(
         (12, 'f1', 1)
     """
     if evaluator == TOOL_CALL_EVALUATOR:
-        params = {"method": "deterministic"}
+        params: dict[str, Any] = {"method": "deterministic"}
         equivalence = None
         if model is not None and any(c.get("free_text_arguments") for c in cases):
             equivalence = load_judge_prompt("argument_equivalence")
@@ -175,6 +175,7 @@ class PairwiseJob(Job):
 
     async def perform(self, send: Send) -> dict[str, Any]:
         """Ask for the verdict on the answers in this job's order."""
+        assert self.position is not None, "plan_pairwise_jobs gives every game its order"
         first, second = (
             ("output_a", "output_b") if self.position == "a_first" else ("output_b", "output_a")
         )

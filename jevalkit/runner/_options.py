@@ -19,7 +19,7 @@ and test it. ``run``, ``judge``, their async forms, ``plan`` and the CLI take it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypedDict
@@ -206,7 +206,7 @@ class RunSettings:
         t = self.timeout
         if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t <= 0:
             raise UsageError(f"timeout must be a positive number of seconds, got {t!r}")
-        if self.repeats == "auto":
+        if isinstance(self.repeats, str) and self.repeats == "auto":  # typed int, given a word
             raise UsageError(
                 "repeats='auto' is the command line's way to ask for adaptive repeats; in Python "
                 "give design=jevalkit.stats.AdaptiveRepeats(target_half_width=...)"
@@ -255,7 +255,7 @@ class RunSettings:
         return self.repeats if wanted is None else int(wanted)
 
     @classmethod
-    def of(cls, options: dict[str, Any], *, others: Sequence[str] = ()) -> RunSettings:
+    def of(cls, options: Mapping[str, Any], *, others: Sequence[str] = ()) -> RunSettings:
         """The settings of keyword arguments; a keyword that is not a run option is refused
         naming the ones there are (and ``others``, the caller's other keywords, taken out of
         ``options`` already).

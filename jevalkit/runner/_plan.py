@@ -96,6 +96,7 @@ class Selection:
 
     def units(self, probe: Probe) -> tuple[list[tuple[Case | None, str | None]], str | None]:
         """Every (case, variant) of ``probe`` to send, and how its cases were chosen."""
+        cases: tuple[Case | None, ...]
         if probe.cases:
             cases, subset = select_cases(
                 probe.cases, cases_spec=self.cases, sample=self.sample, seed=self.sample_seed
@@ -296,7 +297,6 @@ def probe_job(
     if filled is None:
         filled = probe.request_input(case, variant)
     body = {**filled, **sent}
-    path = COMPLETIONS if probe.prompt_style == "completion" else CHAT
     return ProbeJob(
         kind="probe",
         probe=probe.id,
@@ -313,7 +313,7 @@ def probe_job(
         seeded="seed" in sent,
         spec=probe,
         case=case,
-        request=Request(path, body, repeat),
+        request=Request(COMPLETIONS if probe.prompt_style == "completion" else CHAT, body, repeat),
     )
 
 

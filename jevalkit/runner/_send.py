@@ -74,11 +74,10 @@ async def send_jobs(pending: Sequence[Job], run: RunContext, *, done: int) -> No
     """Send ``pending`` in this process and append a row for each to ``run.path``: one target
     (the embedded model started when asked), one client and one cache, the progress bar
     starting at ``done``. A budget reached stops starting jobs (``run.budget`` says why)."""
-    needs_target = run.model is not None and any(job.needs_model for job in pending)
     settings = run.settings
     context = (
         open_target(run.model, settings.base_url, api_key_env=settings.api_key_env)
-        if needs_target
+        if run.model is not None and any(job.needs_model for job in pending)
         else contextlib.nullcontext()
     )
     with context as target:
@@ -114,7 +113,7 @@ async def _send_all(jobs: list[Job], run: RunContext, done: int) -> None:
         disable=not settings.progress,
         dynamic_ncols=True,
     )
-    counts = {"errors": 0, "retries": 0}
+    counts: dict[str, float] = {"errors": 0, "retries": 0}  # and tokens, tok/s when streamed
     if client is not None:
 
         def on_retry() -> None:
@@ -229,7 +228,7 @@ def build_row(
         if run.price is not None:
             cost = run.price.cost(c.prompt_tokens, c.completion_tokens)
             provenance["cost_usd"] = cost if math.isfinite(cost) else None
-    where = {}
+    where: dict[str, Any] = {}
     if run.target is not None and job.needs_model:
         where = dict(model_sha256=run.target.model_sha256, base_url=run.target.endpoint.base_url)
     return ResultRow(

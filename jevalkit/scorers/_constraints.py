@@ -84,7 +84,7 @@ def constraints(output: str, spec: Mapping[str, Any]) -> Score:
     for name, value in spec.items():
         label, ok = table[name](value)
         checks.append(Check(id=name, text=label, passed=ok))
-    held = sum(c.passed for c in checks)
+    held = sum(bool(c.passed) for c in checks)
     return Score(
         name=NAME,
         value=held / len(checks),

@@ -150,14 +150,16 @@ class JsonSchemaScorer:
             errors = list(self.validator.iter_errors(instance))
         except Exception as exc:  # the validator must never take the caller down with it
             return Score(name=NAME, value=0.0, passed=False, errors=(f"$: cannot validate: {exc}",))
-        violations, messages, items = [], [], []
+        violations: list[Violation] = []
+        messages: list[str] = []
+        items: list[int] = []
         top_is_list = isinstance(instance, list)
         for e in errors:
             where = tuple(e.instance_path)
             violations.append(Violation(_keyword(e.schema_path), _pointer(where), e.instance))
             if len(messages) < MAX_MESSAGES:
                 messages.append(_message(where, e.message))
-            if top_is_list and where:
+            if top_is_list and where and isinstance(where[0], int):  # an index of the list
                 items.append(where[0])
         if len(errors) > MAX_MESSAGES:
             messages.append(f"... and {len(errors) - MAX_MESSAGES} more violation(s)")

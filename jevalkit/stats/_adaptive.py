@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
 
 from ..contract import Result, estimator, finish
 from ..errors import StatsError, UsageError
-from ..results import ROW_POSITION, Design, Stop, Wave, finite
+from ..results import ROW_POSITION, Design, Stop, Wave, finite, reason_in
 from ._sequential import SweepSequence, _fed, _sweeps
 
 ADAPTIVE_METRICS = ("pass_rate", "mean_score")
@@ -50,7 +51,8 @@ ESTIMATE_COLUMNS = [
     "dropped_sweeps",
     "method",
 ]
-STOP_REASONS = ("target met", "decided", "max_repeats", "budget", "nothing scored")
+AdaptiveStop = Literal["target met", "decided", "max_repeats", "budget", "nothing scored"]
+STOP_REASONS: tuple[AdaptiveStop, ...] = get_args(AdaptiveStop)
 CASE_COLUMNS = ("source", "probe", "version", "case_id", "variant", "system_a", "system_b")
 
 
@@ -208,7 +210,7 @@ class AdaptiveRepeats(Design):
         s.update(pending=pending, draws=draws, send_prob=send_prob)
         return Wave(positions, label=f"round {s['rounds']}")
 
-    def _read(self, rows: pd.DataFrame) -> str | None:
+    def _read(self, rows: pd.DataFrame) -> AdaptiveStop | None:
         """Feed the round just sent to the sequence; the reason to stop, if any."""
         s = self._state
         by_position = {
@@ -308,7 +310,7 @@ class AdaptiveRepeats(Design):
         """
         return np.random.default_rng([sweep_index, 0x5EED]).random(send_prob.size) < send_prob
 
-    def stop_reason(self, seq: SweepSequence) -> str | None:
+    def stop_reason(self, seq: SweepSequence) -> AdaptiveStop | None:
         """``decided`` when the interval clears the bar, ``target met`` when it is narrow enough,
         else None (go on).
 
@@ -327,10 +329,11 @@ class AdaptiveRepeats(Design):
 MAX_REPEATS = 10_000  # the most repeats per case a design may plan (every one is a planned job)
 
 
-def _reason(stop: str | None) -> str:
-    if stop is None:
-        return "max_repeats"
-    return "budget" if stop.startswith("budget") else stop
+def _reason(stop: str | None) -> AdaptiveStop:
+    reason = reason_in(stop, STOP_REASONS, done="max_repeats")
+    if reason is None:
+        raise StatsError(f"stop_reason must be one of {STOP_REASONS}, got {stop!r}")
+    return reason
 
 
 def case_score(rows: list[dict], metric: str) -> float:
@@ -389,7 +392,7 @@ def adaptive_estimate(
     rounds: int,
     dropped: int,
     target_half_width: float,
-    stop_reason: str,
+    stop_reason: AdaptiveStop,
     budget: str | None = None,
 ) -> AdaptiveEstimate:
     """The outcome of adaptive repeats from their sequence: the interval with how the rounds

@@ -34,14 +34,18 @@ def _rating_counts(frame: pd.DataFrame) -> np.ndarray:
     )
 
 
+def _krippendorff_alpha_adapter(frame: pd.DataFrame) -> float:
+    return krippendorff_alpha(
+        _first_repeat(frame), "interval", unit="case_id", rater="system", value="score"
+    )
+
+
 @estimator(
     unit="unit",
     estimand="chance-corrected agreement, any level of measurement",
     interval="none (a point statistic)",
     checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread"),
-    adapter=lambda frame: krippendorff_alpha(
-        _first_repeat(frame), "interval", unit="case_id", rater="system", value="score"
-    ),
+    adapter=_krippendorff_alpha_adapter,
     note="pinned to the krippendorff package in tests/stats",
 )
 def krippendorff_alpha(
@@ -88,7 +92,7 @@ def krippendorff_alpha(
             f"measurement must be nominal, ordinal, interval or ratio, got {measurement!r}"
         )
     if unit is not None or rater is not None or value is not None:
-        if not isinstance(data, pd.DataFrame) or None in (unit, rater, value):
+        if not isinstance(data, pd.DataFrame) or unit is None or rater is None or value is None:
             raise StatsError("long data is a DataFrame with unit=, rater= and value= all named")
         for keyword, column in (("unit", unit), ("rater", rater), ("value", value)):
             require(data, column, keyword, "a column of long ratings")
@@ -134,12 +138,16 @@ def krippendorff_alpha(
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=measurement))
 
 
+def _fleiss_kappa_adapter(frame: pd.DataFrame) -> float:
+    return fleiss_kappa(_rating_counts(frame))
+
+
 @estimator(
     unit="item",
     estimand="chance-corrected agreement of raters",
     interval="none (a point statistic)",
     checks=("order", "rename", "one_case", "no_spread"),
-    adapter=lambda frame: fleiss_kappa(_rating_counts(frame)),
+    adapter=_fleiss_kappa_adapter,
     note="pinned to statsmodels in tests/stats",
 )
 def fleiss_kappa(table: ArrayLike) -> float:

@@ -221,12 +221,16 @@ def discrete_bimodality(
     return float(g[0]), float(p[0])
 
 
+def _bimodality_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return bimodality(frame["score"].astype(float), n_resamples=199)
+
+
 @estimator(
     unit="value",
     estimand="is a distribution split in two",
     interval="a test: sequential parametric bootstrap / dip",
     checks=("order", "rename", "one_case", "method"),
-    adapter=lambda frame: bimodality(frame["score"].astype(float), n_resamples=199),
+    adapter=_bimodality_adapter,
     calibration="bimodality",
 )
 def bimodality(
@@ -350,15 +354,19 @@ def _plan(x: np.ndarray, levels: ArrayLike | None) -> tuple[dict, np.ndarray | N
     return row, None
 
 
+def _bimodality_groups_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return bimodality_groups(
+        [g["score"].astype(float) for _, g in frame.groupby("system", sort=True)],
+        n_resamples=199,
+    )
+
+
 @estimator(
     unit="value",
     estimand="bimodality of several samples",
     interval="as bimodality",
     checks=("order", "rename", "one_case", "method"),
-    adapter=lambda frame: bimodality_groups(
-        [g["score"].astype(float) for _, g in frame.groupby("system", sort=True)],
-        n_resamples=199,
-    ),
+    adapter=_bimodality_groups_adapter,
     calibration="bimodality",
 )
 def bimodality_groups(
@@ -386,7 +394,8 @@ def bimodality_groups(
     levels = [None] * len(samples) if levels is None else list(levels)
     if len(levels) != len(samples):
         raise StatsError(f"{len(levels)} level sets for {len(samples)} samples; give one each")
-    rows, counts = [], {}
+    rows: list[dict] = []
+    counts: dict[int, list[tuple[int, np.ndarray]]] = {}  # samples by their number of levels
     for i, (sample, grid) in enumerate(zip(samples, levels, strict=True)):
         x = as_clean_array(sample, "scores", min_n=0)
         row, count = _plan(x, grid)

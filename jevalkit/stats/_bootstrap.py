@@ -71,8 +71,19 @@ def _is_mean(statistic: Callable | str) -> bool:
     return statistic is np.mean or statistic == "mean"
 
 
+def _function(statistic: Callable | str) -> Callable:
+    """The statistic as a function (``"mean"``: ``np.mean``); another text is refused."""
+    if _is_mean(statistic):
+        return np.mean
+    if isinstance(statistic, str):
+        raise StatsError(
+            f"statistic must be a function of a 1-D array or 'mean', got {statistic!r}"
+        )
+    return statistic
+
+
 def _draw_means(
-    values: np.ndarray, weights: np.ndarray | None, n_resamples: int, rng
+    values: np.ndarray, weights: np.ndarray | None, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Bootstrap means: of ``values`` (iid), or of cluster totals / cluster sizes."""
     n = values.size
@@ -87,7 +98,11 @@ def _draw_means(
 
 
 def _draw_generic(
-    data: np.ndarray, groups: list[np.ndarray] | None, statistic: Callable, n_resamples: int, rng
+    data: np.ndarray,
+    groups: list[np.ndarray] | None,
+    statistic: Callable,
+    n_resamples: int,
+    rng: np.random.Generator,
 ) -> np.ndarray:
     out = np.empty(n_resamples)
     if groups is None:
@@ -109,7 +124,7 @@ def _draw_generic(
 
 
 def _jackknife(
-    data: np.ndarray, groups: list[np.ndarray] | None, statistic: Callable | str
+    data: np.ndarray, groups: list[np.ndarray] | None, statistic: Callable
 ) -> np.ndarray:
     if groups is None:
         if _is_mean(statistic):
@@ -124,12 +139,16 @@ def _jackknife(
     )
 
 
+def _bootstrap_ci_adapter(frame: pd.DataFrame) -> BootstrapResult:
+    return bootstrap_ci(frame["score"].astype(float), cluster=frame["case_id"])
+
+
 @estimator(
     unit="value",
     estimand="a statistic of a sample",
     interval="BCa / percentile bootstrap",
     checks=("one_case", "no_spread", "method"),
-    adapter=lambda frame: bootstrap_ci(frame["score"].astype(float), cluster=frame["case_id"]),
+    adapter=_bootstrap_ci_adapter,
     note="resamples follow the order of the data, as scipy's do (order: the metrics sort)",
     calibration="mean_absolute_error",
 )
@@ -183,7 +202,7 @@ def bootstrap_ci(
     if not 0 < confidence < 1:
         raise StatsError(f"confidence must be between 0 and 1, got {confidence}")
     values = as_clean_array(data, min_n=1)
-    fn = np.mean if _is_mean(statistic) else statistic
+    fn = _function(statistic)
     groups = None
     if cluster is not None:
         codes = as_labels(cluster, values.size, "cluster")
@@ -225,7 +244,7 @@ def bootstrap_ci(
         q_low, q_high = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
         low, high = 2 * estimate - q_high, 2 * estimate - q_low
     else:
-        low, high = _bca(boot, estimate, _jackknife(values, groups, statistic), alpha)
+        low, high = _bca(boot, estimate, _jackknife(values, groups, fn), alpha)
     return BootstrapResult(estimate, float(low), float(high), se, method, values.size, n_resamples)
 
 

@@ -105,17 +105,21 @@ class LevelSets(Result):
         )
 
 
+def _level_sets_adapter(frame: pd.DataFrame) -> LevelSets:
+    return level_sets(  # fixed items; the frame's rows calibrate
+        [[0.9, 0.1], [0.6, 0.4], [0.5, 0.5], [0.2, 0.8]],
+        np.c_[1 - frame["score"].astype(float), frame["score"].astype(float)],
+        frame["passed"].astype(int),
+        coverage=0.8,
+    )
+
+
 @estimator(
     unit="judged item",
     estimand="the levels a person could give an item (a set per item)",
     interval="split-conformal sets of contiguous levels, marginal coverage >= coverage",
     checks=("order", "rename", "method", "scale"),
-    adapter=lambda frame: level_sets(  # fixed items; the frame's rows calibrate
-        [[0.9, 0.1], [0.6, 0.4], [0.5, 0.5], [0.2, 0.8]],
-        np.c_[1 - frame["score"].astype(float), frame["score"].astype(float)],
-        frame["passed"].astype(int),
-        coverage=0.8,
-    ),
+    adapter=_level_sets_adapter,
     calibration="level_sets",
 )
 def level_sets(

@@ -20,6 +20,7 @@ from scipy import stats as sps
 from ..errors import StatsError
 
 RESIDUAL = "residual"
+Key = frozenset[str] | str  # a variance component: the set of its facets, or RESIDUAL
 
 
 def closure(facets: frozenset[str], nested: Mapping[str, str]) -> frozenset[str]:
@@ -39,7 +40,7 @@ def ems_vectors(
     comps: Sequence[frozenset[str]],
     keys: Sequence,
     order: Sequence[str],
-    levels: Mapping[str, int],
+    levels: Mapping[str, float],
     reps: int,
 ) -> dict:
     """Each component's ANOVA estimator as coefficients on the mean squares (in ``keys`` order:
@@ -73,7 +74,7 @@ def expected_mean_squares(
     comps: Sequence[frozenset[str]],
     variances: Mapping,
     order: Sequence[str],
-    levels: Mapping[str, int],
+    levels: Mapping[str, float],
     reps: int,
 ) -> np.ndarray:
     """E MS of each component (then the residual when ``reps`` > 1) given true variances."""
@@ -92,7 +93,9 @@ def expected_mean_squares(
     return np.array(out, float)
 
 
-def _parse(table: pd.DataFrame, design: Mapping[str, int]):
+def _parse(
+    table: pd.DataFrame, design: Mapping[str, float]
+) -> tuple[list[frozenset[str]], list[str], int, bool, dict[str, float], dict[Key, float]]:
     comps = [frozenset(f) for f in table["facets"] if len(f)]
     order = list(dict.fromkeys(f for s in table["facets"] for f in s))
     missing = [f for f in order if f not in design]
@@ -110,13 +113,15 @@ def _parse(table: pd.DataFrame, design: Mapping[str, int]):
         )
     names, values = table["component"].tolist(), table["variance"].tolist()
     variances = dict(zip(names, map(float, values), strict=True))
-    by_set = {}  # plain lists: the design search calls this thousands of times
+    by_set: dict[Key, float] = {}  # plain lists: the design search calls this thousands of times
     for name, facets, value in zip(names, table["facets"].tolist(), values, strict=True):
         by_set[frozenset(facets) if name != RESIDUAL else RESIDUAL] = value
     return comps, order, reps, has_residual, variances, by_set
 
 
-def _divisor(facets: Sequence[str], design: Mapping[str, int], order, reps: int) -> float:
+def _divisor(
+    facets: Sequence[str], design: Mapping[str, float], order: Sequence[str], reps: int
+) -> float:
     if facets == RESIDUAL:
         return float(np.prod([design[f] for f in order])) * reps
     return float(np.prod([design[f] for f in facets]))
@@ -124,7 +129,7 @@ def _divisor(facets: Sequence[str], design: Mapping[str, int], order, reps: int)
 
 def planned_error(
     table: pd.DataFrame,
-    design: Mapping[str, int],
+    design: Mapping[str, float],
     generalize: Sequence[str],
     *,
     nested: Mapping[str, str] | None = None,
@@ -175,18 +180,18 @@ def planned_error(
     return float(var), max(dof, 1.0)
 
 
-def _cells(levels: Mapping[str, int]) -> float:
+def _cells(levels: Mapping[str, float]) -> float:
     return float(np.prod(list(levels.values())))
 
 
-def _df(s: frozenset, levels: Mapping[str, int], nested: Mapping[str, str]) -> float:
+def _df(s: frozenset, levels: Mapping[str, float], nested: Mapping[str, str]) -> float:
     parents = {p for f in s for p in closure(frozenset([f]), nested) if p != f}
     return float(np.prod([levels[f] if f in parents else levels[f] - 1 for f in s]))
 
 
 def mean_square_terms(
     table: pd.DataFrame,
-    design: Mapping[str, int],
+    design: Mapping[str, float],
     generalize: Sequence[str],
     *,
     nested: Mapping[str, str] | None = None,
@@ -210,7 +215,7 @@ def mean_square_terms(
         [_df(s, levels, nested) for s in comps]
         + ([_cells(levels) * (reps - 1)] if reps > 1 else [])
     )
-    counted = [s for s in comps if set(s) & set(generalize)]
+    counted: list[Key] = [s for s in comps if set(s) & set(generalize)]
     if reps > 1:
         counted.append(RESIDUAL)
     vectors = [vec[s] for s in counted]
@@ -249,7 +254,9 @@ def fiducial_half_width(
     """
     ms = np.asarray(mean_squares, float)
     dof = np.asarray(df, float)
-    combo = sum(w * np.asarray(v, float) for v, w in zip(vectors, weights, strict=True))
+    combo = np.asarray(
+        sum(w * np.asarray(v, float) for v, w in zip(vectors, weights, strict=True)), float
+    )
     used = np.abs(combo) > 1e-12 * np.abs(combo).max() if np.any(combo) else combo != 0
     if used.sum() == 1 and combo[used][0] > 0:  # one mean square: the fiducial interval is the t
         var = float(combo[used][0] * ms[used][0])
@@ -260,6 +267,6 @@ def fiducial_half_width(
     if finite.any():
         chi = rng.chisquare(dof[finite], (draws, int(finite.sum())))
         draw[:, finite] = ms[finite] * dof[finite] / np.maximum(chi, 1e-300)
-    var = np.maximum(draw @ combo, 0.0)
+    drawn = np.maximum(draw @ combo, 0.0)
     z = np.abs(rng.standard_normal(draws))
-    return float(np.quantile(z * np.sqrt(var), confidence))
+    return float(np.quantile(z * np.sqrt(drawn), confidence))

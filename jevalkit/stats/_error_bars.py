@@ -13,12 +13,16 @@ from ..errors import StatsError
 from ._validate import as_clean_array, as_labels
 
 
+def _standard_error_adapter(frame: pd.DataFrame) -> float:
+    return standard_error(frame["score"].astype(float), frame["case_id"])
+
+
 @estimator(
     unit="value",
     estimand="the standard error of a mean, cluster-aware",
     interval="normal / t",
     checks=("order", "rename", "one_case"),
-    adapter=lambda frame: standard_error(frame["score"].astype(float), frame["case_id"]),
+    adapter=_standard_error_adapter,
     calibration="pass_rate",
 )
 def standard_error(
@@ -124,14 +128,18 @@ def _paired_arrays(
     return np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
 
 
+def _paired_difference_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return paired_difference(
+        frame, systems=tuple(sorted(frame["system"].unique())[1::-1]), case="case_id"
+    )
+
+
 @estimator(
     unit="pair",
     estimand="a paired mean difference",
     interval="t over pairs",
     checks=("order", "rename", "keys", "duplicates", "one_case", "no_spread", "method", "settings"),
-    adapter=lambda frame: paired_difference(
-        frame, systems=tuple(sorted(frame["system"].unique())[1::-1]), case="case_id"
-    ),
+    adapter=_paired_difference_adapter,
     calibration="compare",
 )
 def paired_difference(

@@ -21,6 +21,7 @@ import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,7 +98,7 @@ class GStudy(Result):
     _unpack = None  # a table's answer: no length, no unpacking (the rows are .table())
 
     components: pd.DataFrame
-    levels: Mapping[str, int]
+    levels: Mapping[str, float]  # a harmonic mean where a facet's levels vary by parent
     repeats: float
     balanced: bool
     nested: Mapping[str, str] = field(default_factory=dict)
@@ -117,7 +118,7 @@ class GStudy(Result):
         cls,
         components: pd.DataFrame,
         *,
-        levels: Mapping[str, int],
+        levels: Mapping[str, float],
         repeats: float = 1,
         nested: Mapping[str, str] | None = None,
     ) -> GStudy:
@@ -141,7 +142,7 @@ class GStudy(Result):
         return self.components.copy()
 
     @property
-    def design(self) -> dict[str, int]:
+    def design(self) -> dict[str, float]:
         """The pilot's design: the levels of each facet and ``repeats``."""
         return {**{k: _count(v) for k, v in self.levels.items()}, "repeats": round(self.repeats)}
 
@@ -153,7 +154,7 @@ class GStudy(Result):
         return float(table[component])
 
     def error_variance(
-        self, generalize: Sequence[str], design: Mapping[str, int] | None = None
+        self, generalize: Sequence[str], design: Mapping[str, float] | None = None
     ) -> tuple[float, float]:
         """The variance of a grand mean when the facets in ``generalize`` are random (resampled)
         and the others fixed, and its Satterthwaite degrees of freedom: of these rows (balanced
@@ -577,7 +578,7 @@ def _anova(y, codes, order, nested, comps, names, levels, reps, confidence):
         return cube.mean(axis=axes)
 
     # T values (Brennan 2001, ch. 3): T(s) = (N / n(s)) * sum of squared marginal means
-    t_val = {frozenset(): total_n * cube.mean() ** 2}
+    t_val: dict[frozenset[str], float] = {frozenset(): total_n * cube.mean() ** 2}
     for s in crossed:
         t_val[s] = total_n / np.prod([levels[f] for f in s]) * float(np.sum(marginal(s) ** 2))
     ss, df = {}, {}
@@ -616,7 +617,15 @@ def _anova(y, codes, order, nested, comps, names, levels, reps, confidence):
     return _table(rows), out, ms, ms_df
 
 
-def _row(name, facets, v, ms, ms_df, levels, confidence) -> dict:
+def _row(
+    name: str,
+    facets: tuple[str, ...],
+    v: np.ndarray,
+    ms: np.ndarray,
+    ms_df: np.ndarray,
+    levels: Mapping[str, float],
+    confidence: float,
+) -> dict[str, Any]:
     estimate = float(v @ ms)
     terms = (v * ms) ** 2 / ms_df
     df = float(estimate**2 / terms.sum()) if estimate > 0 and terms.sum() > 0 else np.nan
@@ -710,10 +719,10 @@ _REML_CHECK = ("powell", "nm")
 _REML_TOLERANCE = 1e-4
 
 
-def _best_reml(model) -> tuple[object, str]:
+def _best_reml(model: Any) -> tuple[Any, str]:  # statsmodels' MixedLM and its fit
     """The REML fit of ``model`` with the highest log-likelihood over several optimisers, and a
     note for ``method`` (empty when the first two agree)."""
-    fits: dict[str, object] = {}
+    fits: dict[str, Any] = {}
 
     def attempt(name: str) -> None:
         with warnings.catch_warnings():

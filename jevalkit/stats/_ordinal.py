@@ -10,6 +10,7 @@ likelihood-ratio test on L - 2 degrees of freedom.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,7 +79,9 @@ def _design(groups: ArrayLike | None, n: int) -> np.ndarray:
     return dummies.to_numpy()
 
 
-def _equidistant_fit(y: np.ndarray, x: np.ndarray, n_thresholds: int, start: np.ndarray) -> float:
+def _equidistant_fit(
+    y: np.ndarray, x: np.ndarray, n_thresholds: int, start: np.ndarray
+) -> tuple[float, np.ndarray]:
     steps = np.arange(n_thresholds)
 
     def nll(params: np.ndarray) -> float:
@@ -100,19 +103,23 @@ def _quarter_levels(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return np.round(scores * 4).astype(int), frame["system"].to_numpy()
 
 
+def _ordinal_spacing_adapter(frame: pd.DataFrame) -> OrdinalSpacing:
+    return ordinal_spacing(*_quarter_levels(frame))
+
+
 @estimator(
     unit="rating",
     estimand="the spacing of ordinal levels",
     interval="none (a likelihood-ratio test of equal spacing)",
     checks=("order", "rename", "one_case", "no_spread", "method"),
-    adapter=lambda frame: ordinal_spacing(*_quarter_levels(frame)),
+    adapter=_ordinal_spacing_adapter,
     note="pinned to statsmodels' OrderedModel in tests/stats",
 )
 def ordinal_spacing(
     levels: ArrayLike,
     groups: ArrayLike | None = None,
     *,
-    categories: ArrayLike | None = None,
+    categories: Iterable[int] | None = None,
     alpha: float = 0.05,
 ) -> OrdinalSpacing:
     """Test whether ordinal levels are equally spaced on the latent scale.

@@ -178,14 +178,16 @@ def _no_variance(what: str) -> StatsError:
     )
 
 
+def _margin_of_error_n_adapter(frame: pd.DataFrame) -> int:
+    return margin_of_error_n(proportion=float(frame["passed"].astype(float).mean()), margin=0.05)
+
+
 @estimator(
     unit="case",
     estimand="cases for an interval of a given half-width",
     interval="none (a planning number)",
     checks=("order", "rename", "scale"),
-    adapter=lambda frame: margin_of_error_n(
-        proportion=float(frame["passed"].astype(float).mean()), margin=0.05
-    ),
+    adapter=_margin_of_error_n_adapter,
     note="Cochran's formula; pinned in tests/stats",
 )
 def margin_of_error_n(
@@ -223,12 +225,16 @@ def margin_of_error_n(
     return math.ceil((z * sigma / margin) ** 2)
 
 
+def _sample_size_adapter(frame: pd.DataFrame) -> int:
+    return sample_size(0.1, _pilot_difference_variance(frame))
+
+
 @estimator(
     unit="case",
     estimand="paired cases to detect a difference with a given power",
     interval="none (a planning number)",
     checks=("order", "rename", "one_case", "no_spread"),
-    adapter=lambda frame: sample_size(0.1, _pilot_difference_variance(frame)),
+    adapter=_sample_size_adapter,
     note="Miller (2024) eq. 10; pinned to his worked example in tests/stats",
 )
 def sample_size(
@@ -269,14 +275,16 @@ def sample_size(
     return math.ceil(z**2 * omega2 / delta**2)
 
 
+def _minimum_detectable_effect_adapter(frame: pd.DataFrame) -> float:
+    return minimum_detectable_effect(frame["case_id"].nunique(), _pilot_difference_variance(frame))
+
+
 @estimator(
     unit="case",
     estimand="the smallest difference n paired cases detect with a given power",
     interval="none (a planning number)",
     checks=("order", "rename"),
-    adapter=lambda frame: minimum_detectable_effect(
-        frame["case_id"].nunique(), _pilot_difference_variance(frame)
-    ),
+    adapter=_minimum_detectable_effect_adapter,
     note="Miller (2024) eq. 10 inverted; pinned in tests/stats",
     unchecked="a number from two numbers (n, a variance): no frame of its own (scale, keys, "
     "duplicates, settings: the caller's input step) and no interval; a variance of 0 or NaN "

@@ -83,12 +83,16 @@ def _ppi_arrays(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return frame["gold"].astype(float).to_numpy()[labelled], yhat[labelled], yhat[~labelled]
 
 
+def _ppi_interval_adapter(frame: pd.DataFrame) -> PpiEstimate:
+    return ppi_interval(*_ppi_arrays(frame), 1.0)
+
+
 @estimator(
     unit="label",
     estimand="a prediction-powered mean (Hajek form when weighted)",
     interval="t with a small-sample floor",
     checks=("order", "rename", "scale", "no_spread", "method"),
-    adapter=lambda frame: ppi_interval(*_ppi_arrays(frame), 1.0),
+    adapter=_ppi_interval_adapter,
     calibration="corrected_mean",
 )
 def ppi_interval(
@@ -198,6 +202,7 @@ def ppi_interval(
             )
     if lam is None:
         lam = _tuned_lambda(y, yhat, yhat_unlabelled, weights)
+    df: float
     floor_weight, df, lean = 1.0, n - 1, 0.0
     if weights is not None and not np.allclose(weights, weights[0]):
         # Hajek form: the judge's mean over every judged item (the labelled ones are a
@@ -322,17 +327,21 @@ class RoganGladen(Result):
         )
 
 
+def _rogan_gladen_interval_adapter(frame: pd.DataFrame) -> RoganGladen:
+    return rogan_gladen_interval(
+        frame["passed"].astype(float).to_numpy(),
+        (frame["score"].astype(float) >= 0.5).astype(float).to_numpy(),
+        frame["passed"].astype(float).to_numpy(),
+        np.ones(len(frame)),
+    )
+
+
 @estimator(
     unit="label",
     estimand="a prevalence corrected for Se and Sp",
     interval="delta method",
     checks=("order", "rename", "method", "scale", "no_spread"),
-    adapter=lambda frame: rogan_gladen_interval(
-        frame["passed"].astype(float).to_numpy(),
-        (frame["score"].astype(float) >= 0.5).astype(float).to_numpy(),
-        frame["passed"].astype(float).to_numpy(),
-        np.ones(len(frame)),
-    ),
+    adapter=_rogan_gladen_interval_adapter,
     calibration="rogan_gladen",
 )
 def rogan_gladen_interval(

@@ -86,12 +86,16 @@ def _paired_counts(frame: pd.DataFrame) -> tuple[int, int, int, int]:
     )
 
 
+def _wilson_ci_adapter(frame: pd.DataFrame) -> Bounds:
+    return wilson_ci(*_counts(frame))
+
+
 @estimator(
     unit="trial",
     estimand="a proportion",
     interval="Wilson score",
     checks=("order", "rename", "scale", "no_spread", "method"),
-    adapter=lambda frame: wilson_ci(*_counts(frame)),
+    adapter=_wilson_ci_adapter,
     calibration="pass_rate",
 )
 def wilson_ci(k: float, n: float, confidence: float = 0.95) -> Bounds:
@@ -117,12 +121,16 @@ def wilson_ci(k: float, n: float, confidence: float = 0.95) -> Bounds:
     )
 
 
+def _paired_proportion_ci_adapter(frame: pd.DataFrame) -> Difference:
+    return paired_proportion_ci(*_paired_counts(frame))
+
+
 @estimator(
     unit="pair",
     estimand="a difference of paired proportions",
     interval="Newcombe square-and-add",
     checks=("order", "rename", "no_spread", "method"),
-    adapter=lambda frame: paired_proportion_ci(*_paired_counts(frame)),
+    adapter=_paired_proportion_ci_adapter,
     calibration="compare",
 )
 def paired_proportion_ci(
@@ -172,12 +180,16 @@ def paired_proportion_ci(
     return Difference(float(d), float(low), float(high), n, method)
 
 
+def _no_spread_ci_adapter(frame: pd.DataFrame) -> Bounds:
+    return no_spread_ci(float(frame["score"].mean()), len(frame))
+
+
 @estimator(
     unit="value",
     estimand="a bounded mean whose sample shows no spread",
     interval="Wilson at the same mean",
     checks=("order", "scale", "no_spread", "method"),
-    adapter=lambda frame: no_spread_ci(float(frame["score"].mean()), len(frame)),
+    adapter=_no_spread_ci_adapter,
     calibration="no_spread_ci",
 )
 def no_spread_ci(

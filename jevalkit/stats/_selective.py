@@ -234,19 +234,23 @@ def _labels_to_certify(
     return None
 
 
+def _selective_threshold_adapter(frame: pd.DataFrame) -> SelectiveThreshold:
+    return selective_threshold(
+        frame["score"].astype(float),
+        frame["score"].astype(float) >= 0.25,
+        target_agreement=0.6,
+        confidence_level=0.8,
+        min_items=10,
+    )
+
+
 @estimator(
     unit="calibration item",
     estimand="the lowest confidence threshold whose agreement with people is at least the target",
     interval="none (a certified threshold: fixed-sequence exact binomial tests at 1 - "
     "confidence_level, in an order fixed before labels are seen)",
     checks=("order", "rename", "one_case", "method"),
-    adapter=lambda frame: selective_threshold(
-        frame["score"].astype(float),
-        frame["score"].astype(float) >= 0.25,
-        target_agreement=0.6,
-        confidence_level=0.8,
-        min_items=10,
-    ),
+    adapter=_selective_threshold_adapter,
     calibration="selective_threshold",
 )
 def selective_threshold(
@@ -430,14 +434,16 @@ def _too_few(n: int, k: int, target: float, level: float, min_items: int | None)
     )
 
 
+def _agreement_curve_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return agreement_curve(frame["score"].astype(float), frame["score"].astype(float) >= 0.25)
+
+
 @estimator(
     unit="calibration item",
     estimand="agreement with people among the items at or above each confidence",
     interval="none (a descriptive curve; selective_threshold certifies a point on it)",
     checks=("order", "rename"),
-    adapter=lambda frame: agreement_curve(
-        frame["score"].astype(float), frame["score"].astype(float) >= 0.25
-    ),
+    adapter=_agreement_curve_adapter,
     unchecked="a descriptive curve of two arrays: no interval to test (one_case, no_spread, "
     "gate), no frame of its own (keys, duplicates, settings: the caller's input step), a "
     "confidence on any scale (a logit, a probability); agree must be True/False, refused "

@@ -262,12 +262,16 @@ class SweepSequence:
         return pd.DataFrame([row], columns=_COLUMNS)
 
 
+def _confidence_sequence_adapter(frame: pd.DataFrame) -> pd.DataFrame:
+    return confidence_sequence(_sweeps(frame))
+
+
 @estimator(
     unit="value",
     estimand="a running mean, valid at every look",
     interval="anytime-valid confidence sequence",
     checks=("order", "rename", "scale", "no_spread"),
-    adapter=lambda frame: confidence_sequence(_sweeps(frame)),
+    adapter=_confidence_sequence_adapter,
     note="calibrated by benchmarks/bench_adaptive.py",
 )
 def confidence_sequence(scores: ArrayLike, *, confidence: float = 0.95) -> pd.DataFrame:

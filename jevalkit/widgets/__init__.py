@@ -6,8 +6,9 @@ Example:
     'yes'
 """
 
+from ..reports import distribution_html
 from ._labeler import Labeler
-from ._level_distribution import LevelDistribution, distribution_html
+from ._level_distribution import LevelDistribution
 from ._results_browser import CompareView, ResultsBrowser
 
 __all__ = ["CompareView", "Labeler", "LevelDistribution", "ResultsBrowser", "distribution_html"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..labels import append_label, label_record, read_labels
-from ._level_distribution import distribution_html
+from ..reports import distribution_html
 
 KEY_HELP = "keys: 1..{k} label, s skip, b back"
 

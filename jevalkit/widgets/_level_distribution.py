@@ -77,7 +77,7 @@ class LevelDistribution(widgets.VBox):
                     "give calibration_probs and calibration_levels together (the judge's "
                     "probabilities on items people labelled, and their levels)"
                 )
-            if calibration_probs is not None:
+            if calibration_probs is not None and calibration_levels is not None:
                 self._calibration = (calibration_probs, self._indexes(calibration_levels))
                 coverage = 0.9 if coverage is None else coverage
             self.coverage = coverage
@@ -126,7 +126,13 @@ class LevelDistribution(widgets.VBox):
         self.set_trait("verdict", self.levels[verdict] if verdict is not None else "")
         if self._calibration is not None and self.probs:
             cal_probs, cal_levels = self._calibration
-            made = level_sets([self.probs], cal_probs, cal_levels, coverage=self.coverage)
+            made = level_sets(
+                [self.probs],
+                cal_probs,
+                cal_levels,
+                # traitlets' stubs read Float(allow_none=True) as int | None
+                coverage=self.coverage,  # type: ignore[arg-type]
+            )
             self.level_set = made.sets[0]
         self._bars.value = distribution_html(
             self.levels, self.probs, level_set=self.level_set or None, coverage=self.coverage
