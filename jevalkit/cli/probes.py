@@ -129,6 +129,8 @@ def _new(args: argparse.Namespace) -> int:
         args.id, cases=args.cases, scoring=args.scoring, probes_dir=args.probes_dir
     )
     where = f" --probes-dir {shlex.quote(str(args.probes_dir))}" if args.probes_dir else ""
+    if made.separator != ",":
+        print(f"{args.cases}: separated by {made.separator!r}: read as such (the copy uses commas)")
     if made.numbered:
         print(
             f"{args.cases}: no `id`: the cases are numbered 1, 2, ... in file order (in the copy)"
@@ -143,6 +145,15 @@ def _new(args: argparse.Namespace) -> int:
         print(
             f"expected answer: none of the columns {', '.join(api.ANSWER_COLUMNS)}: write "
             "`expected` into scoring (one answer for every case) or add an `expected` column"
+        )
+    if made.renamed:
+        pairs = ", ".join(f"{old!r} -> {new}" for old, new in made.renamed)
+        print(f"renamed for {{{{placeholders}}}} (in the copy): {pairs}")
+    if made.twins:
+        first, again = made.twins[0]
+        print(
+            f"note: {len(made.twins)} case(s) repeat another's fields exactly (case {again!r} is "
+            f"case {first!r} again): kept; delete the copies if they are not meant"
         )
     if made.left_out:
         print(f"left out of the prompt as well: {', '.join(made.left_out)} (answer-like columns)")

@@ -111,7 +111,7 @@ def cases_from_list(items: Sequence[Any], where: str) -> tuple[Case, ...]:
 
 
 def read_case_file(
-    path: Path, *, folder: Path | None = None, number: bool = False
+    path: Path, *, folder: Path | None = None, number: bool = False, delimiter: str = ","
 ) -> tuple[tuple[Case, ...], str]:
     """Read a JSONL or CSV case file; return its cases and the sha256 of its bytes.
 
@@ -121,6 +121,9 @@ def read_case_file(
     probe's cases are the files beside it. With ``number`` (for ``jevalkit probes new``), a
     file with no ``id`` at all (no CSV column, no JSONL case holding one) has its cases
     numbered ``1``, ``2``, ... in file order; a published probe's cases carry their ids.
+    ``delimiter`` separates a CSV's cells (``jevalkit probes new`` reads a ``;``-separated
+    export with it; a probe's own case file is comma-separated, and a header of one column
+    holding ``;`` or a tab is refused, naming the separator).
 
     Raises:
         CaseFileError: one line naming the file, the line and the field.
@@ -155,7 +158,7 @@ def read_case_file(
         for where, raw in raws:
             cases.append(_case(raw, len(cases) + 1, where, seen, number=numbered))
     elif path.suffix == ".csv":
-        cases = _csv_cases(path, text, seen, number=number)
+        cases = _csv_cases(path, text, seen, number=number, delimiter=delimiter)
     else:
         raise CaseFileError(f"{path}: a case file ends in .jsonl or .csv")
     if not cases:
@@ -186,15 +189,26 @@ def _read_bounded(path: Path) -> bytes:
     return read_regular_file(path, MAX_CASE_FILE_BYTES, refused, what="case file")
 
 
-def _csv_cases(path: Path, text: str, seen: set[str], *, number: bool = False) -> list[Case]:
+def _csv_cases(
+    path: Path, text: str, seen: set[str], *, number: bool = False, delimiter: str = ","
+) -> list[Case]:
     cases: list[Case] = []
-    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    reader = csv.DictReader(
+        io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter=delimiter
+    )
     try:
         fieldnames = reader.fieldnames
     except csv.Error as exc:
         raise _csv_error(path, 1, exc) from None
     if not fieldnames:
         raise CaseFileError(f"{path}:1: no header; the first line names the columns")
+    other = csv_separator(fieldnames)
+    if other is not None and other != delimiter:
+        raise CaseFileError(
+            f"{path}:1: the header is one column {fieldnames[0][:60]!r}: the file is separated "
+            f"by {other!r} (as spreadsheets export CSV in some languages); save it as CSV "
+            "separated by commas"
+        )
     numbered = number and "id" not in fieldnames
     if "id" not in fieldnames and not numbered:
         raise CaseFileError(
@@ -225,6 +239,19 @@ def _csv_cases(path: Path, text: str, seen: set[str], *, number: bool = False) -
         if "schema" in raw:
             raw["schema"] = json_line(raw["schema"], f"{where}: schema", CaseFileError)
         cases.append(_case(raw, len(cases) + 1, where, seen, number=numbered))
+
+
+def csv_separator(header: Sequence[str]) -> str | None:
+    """The separator a CSV header read with commas was written with instead (``;`` or a tab),
+    when it reads as one column holding it; else None.
+
+    Example:
+        >>> csv_separator(["Question;Gold Answer"]), csv_separator(["id", "question"])
+        (';', None)
+    """
+    if len(header) != 1:
+        return None
+    return next((sep for sep in (";", "\t") if sep in header[0]), None)
 
 
 def _csv_error(path: Path, line: int, exc: csv.Error) -> CaseFileError:

@@ -19,11 +19,12 @@ import yaml
 from .._paths import probes_dir as bundled_probes_dir
 from ..errors import ProbeError, UsageError
 from ..files import read_file, write_file
-from ._cases import MAX_CASE_FILE_BYTES, SCORING_FIELDS, Case, read_case_file
+from ._cases import MAX_CASE_FILE_BYTES, SCORING_FIELDS, Case, csv_separator, read_case_file
 from ._loader import PROBES_ENV, read_probe_file
 
 __all__ = [
     "ANSWER_COLUMNS",
+    "GOLD_WORDS",
     "SKELETON_SCORERS",
     "NewProbe",
     "new_probe",
@@ -35,6 +36,16 @@ SKELETON_SCORERS = ("exact_match", "levenshtein", "json_similarity", "json_schem
 # the columns read as a case's expected answer, in this order of preference (any letter case);
 # none of them ever reaches the prompt
 ANSWER_COLUMNS = ("expected", "answer", "target", "label")
+# a column with one of these words in its name (``correct_answer``, ``Gold``, ``ground truth``)
+# is answer-like: kept out of the prompt; the first is the expected answer when no column is
+# one of ANSWER_COLUMNS
+GOLD_WORDS = frozenset(
+    {
+        *("expected", "answer", "answers", "target", "targets", "label", "labels", "gold"),
+        *("reference", "references", "truth", "solution", "solutions", "correct", "ideal"),
+    }
+)
+_FIELD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -50,6 +61,10 @@ class NewProbe:
         numbered: the case file had no ``id``: its cases are numbered 1, 2, ... in file order.
         prompt_fields: the case fields the user message shows.
         todo: the fields still holding a ``TODO`` to write (:func:`placeholders`).
+        renamed: (column, field) for the columns whose names cannot be ``{{placeholders}}``
+            (``Question Text`` -> ``Question_Text``), renamed in the copy.
+        separator: the case file's CSV separator (``;`` or a tab: the copy uses commas).
+        twins: (first, again) ids of cases whose fields are all the same (kept; said).
     """
 
     path: Path
@@ -58,6 +73,9 @@ class NewProbe:
     numbered: bool = False
     prompt_fields: tuple[str, ...] = ()
     todo: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
+    separator: str = ","
+    twins: tuple[tuple[str, str], ...] = ()
 
 
 def user_probes_dir(probes_dir: str | Path | None = None) -> Path | None:
@@ -134,8 +152,12 @@ def new_probe(
     answers, for the user to edit and then publish with ``jevalkit probes lock``.
 
     The case file's expected answer is its ``expected`` column, else ``answer``, ``target`` or
-    ``label`` (:data:`ANSWER_COLUMNS`, any letter case; copied as ``expected``); none of them
-    is put into the prompt. A case file with no ``id`` has its cases numbered 1, 2, ... (in the
+    ``label`` (:data:`ANSWER_COLUMNS`, any letter case), else the first column with a word of
+    :data:`GOLD_WORDS` in its name (``correct_answer``, ``Gold``); copied as ``expected``. No
+    answer-like column is put into the prompt, and an empty expected answer is refused. Column
+    names that cannot be ``{{placeholders}}`` are renamed in the copy (``Question Text`` ->
+    ``Question_Text``), and a CSV separated by ``;`` or a tab is read as such (the copy uses
+    commas). A case file with no ``id`` has its cases numbered 1, 2, ... (in the
     copy). With an expected answer, only the system message is left to write (a ``TODO``):
     once it is written (or deleted), ``jevalkit probes check`` passes the skeleton.
 
@@ -192,8 +214,9 @@ def new_probe(
                 f"--cases {source}: no such file (looked for {source.absolute()}); give the path "
                 "of your case file: `probes new` copies it beside the new probe"
             )
-        rows, _ = read_case_file(source, number=True)
-        made, rows, copy = _answers(made, source, rows)
+        delimiter = _separator(source) if source.suffix == ".csv" else ","
+        rows, _ = read_case_file(source, number=True, delimiter=delimiter)
+        made, rows, copy = _answers(made, source, rows, delimiter)
         first = rows[0]
         case_name = f"cases{source.suffix}"
         data["cases"] = case_name
@@ -255,41 +278,102 @@ _EXAMPLES = {
 }
 
 
+def _answer_like(name: str) -> bool:
+    """Whether a case file's column reads as an answer (a word of its name is one of
+    :data:`GOLD_WORDS`): such a column never reaches the prompt.
+
+    Example:
+        >>> [_answer_like(n) for n in ("correct_answer", "Gold", "ground truth", "question")]
+        [True, True, True, False]
+    """
+    return bool(GOLD_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())))
+
+
+def _field_name(name: str) -> str:
+    """A column name as a ``{{placeholder}}`` name: a letter, then letters, digits or ``_``.
+
+    Example:
+        >>> _field_name("Question Text"), _field_name("question"), _field_name("2nd try")
+        ('Question_Text', 'question', 'f_2nd_try')
+    """
+    if _FIELD.match(name):
+        return name
+    out = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_")
+    return out if out[:1].isalpha() else f"f_{out}"
+
+
 def _answers(
-    made: NewProbe, source: Path, rows: tuple[Case, ...]
+    made: NewProbe, source: Path, rows: tuple[Case, ...], delimiter: str = ","
 ) -> tuple[NewProbe, tuple[Case, ...], bytes | None]:
     """The case file's answer column (copied as ``expected``), the other answer-like columns
-    (kept out of the prompt), the numbering of a file with no ids, and the bytes of the copy
-    when it is not the file itself (None: copied as it is)."""
+    (kept out of the prompt), column names that cannot be placeholders (renamed in the copy),
+    the numbering of a file with no ids, and the bytes of the copy when it is not the file
+    itself (None: copied as it is)."""
     names = list(dict.fromkeys(k for c in rows for k in c.fields))
     lower = {name.strip().lower(): name for name in reversed(names)}
-    answers = [lower[a] for a in ANSWER_COLUMNS if a in lower]
+    exact = [lower[a] for a in ANSWER_COLUMNS if a in lower]
+    answers = list(dict.fromkeys([*exact, *(n for n in names if _answer_like(n))]))
     chosen = answers[0] if answers else None
-    numbered = _has_no_ids(source)  # read_case_file numbered them
-    renamed = chosen is not None and chosen != "expected"
-    if renamed:
-        rows = tuple(
-            Case(
-                c.id,
-                c.position,
-                {("expected" if k == chosen else k): v for k, v in c.fields.items()},
+    numbered = _has_no_ids(source, delimiter)  # read_case_file numbered them
+    rename = {n: _field_name(n) for n in names}
+    if chosen is not None:
+        rename[chosen] = "expected"
+    taken: dict[str, str] = {}
+    for old, new in rename.items():
+        if new in taken or (new == "id" and old != "id"):
+            raise UsageError(
+                f"{source}: the columns {taken.get(new, 'id')!r} and {old!r} both become "
+                f"`{new}`; rename one of them"
             )
-            for c in rows
+        taken[new] = old
+    if chosen is not None:
+        empty = [c.id for c in rows if c.fields.get(chosen) in (None, "")]
+        if empty:
+            raise UsageError(
+                f"{source}: `{chosen}` (the expected answer) is empty in {len(empty)} case(s), "
+                f"the first {empty[0]!r}; every case needs its answer: fill it in or delete the "
+                "row"
+            )
+    changed = {old: new for old, new in rename.items() if old != new}
+    if changed:
+        rows = tuple(
+            Case(c.id, c.position, {rename[k]: v for k, v in c.fields.items()}) for c in rows
         )
-    left_out = tuple(answers[1:])
-    skip = {"id", *SCORING_FIELDS, *answers}
+    left_out = tuple(rename[a] for a in answers[1:])
+    skip = {"id", *SCORING_FIELDS, *left_out}
     prompt = tuple(k for k in rows[0].template_fields() if k not in skip)
-    made = NewProbe(made.path, chosen, left_out, numbered, prompt)
-    if not (renamed or numbered):
+    renamed = tuple(
+        (old, new) for old, new in changed.items() if old != chosen and old not in answers[1:]
+    )
+    seen: dict[str, str] = {}
+    twins: list[tuple[str, str]] = []
+    for case in rows:
+        key = json.dumps(dict(case.fields), sort_keys=True, default=str)
+        if key in seen:
+            twins.append((seen[key], case.id))
+        else:
+            seen[key] = case.id
+    made = NewProbe(
+        made.path, chosen, left_out, numbered, prompt, (), renamed, delimiter, tuple(twins)
+    )
+    if not (changed or numbered or delimiter != ","):
         return made, rows, None
     return made, rows, _case_file_bytes(source.suffix, rows)
 
 
-def _has_no_ids(source: Path) -> bool:
+def _separator(source: Path) -> str:
+    """The separator of a CSV case file: a comma, or ``;`` / a tab when its header holds no
+    comma but one of them (a spreadsheet's export in some languages)."""
+    text = source.read_text("utf-8", errors="replace").removeprefix("\ufeff")
+    header = next(csv.reader(io.StringIO(text)), [])
+    return csv_separator(header) or ","
+
+
+def _has_no_ids(source: Path, delimiter: str = ",") -> bool:
     """Whether the case file names no ``id`` (its header, or its first case)."""
     text = source.read_text("utf-8").removeprefix("\ufeff")
     if source.suffix == ".csv":
-        return "id" not in next(csv.reader(io.StringIO(text)), [])
+        return "id" not in next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
     first = next((line for line in text.splitlines() if line.strip()), "{}")
     try:
         return "id" not in json.loads(first)

@@ -198,12 +198,12 @@ def test_new_into_a_folder_it_cannot_use_is_one_line_and_writes_nothing(tmp_path
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert words in done.stderr and "Traceback" not in done.stderr
     assert a_file.read_text() == "not a folder"
-    # a case file the skeleton cannot load with leaves nothing behind either
+    # a case file refused (a case without its answer) leaves nothing behind either
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text('{"id": "a", "q": 1, "expected": "2"}\n{"id": "b", "q": 2}\n')
     mine = tmp_path / "mine" / "deeper"
     done = jevalkit("probes", "new", "y", "--cases", str(mixed), "--probes-dir", str(mine))
-    assert done.returncode == 2 and "not written" in done.stderr, done.stderr
+    assert done.returncode == 2 and "is empty in 1 case(s), the first 'b'" in done.stderr
     assert not (tmp_path / "mine").exists()
 
 
@@ -289,3 +289,65 @@ def test_without_an_answer_column_the_skeleton_says_what_to_write(tmp_path):
     assert "none of the columns expected, answer, target, label" in made.stdout
     data = yaml.safe_load((mine / "why" / "v1.yaml").read_text())
     assert data["scoring"]["expected"] == "TODO"
+
+
+def test_answer_like_columns_other_names_never_reach_the_prompt(tmp_path):
+    """review-c: `correct_answer`, `Gold`, `reference`, `ground truth` went into the user prompt
+    (the gold answer sent to the model) because only expected/answer/target/label were known."""
+    mine = tmp_path / "mine"
+    for i, header in enumerate(
+        ["id,question,correct_answer", "id,question,Gold", "id,question,reference,ground truth"]
+    ):
+        cases = tmp_path / f"qa{i}.csv"
+        extra = ",Paris again" if header.count(",") == 3 else ""
+        cases.write_text(f"{header}\nq1,Capital of France?,Paris{extra}\n")
+        made = jevalkit("probes", "new", f"qa{i}", "--cases", str(cases), "--probes-dir", str(mine))
+        assert made.returncode == 0, made.stderr
+        gold = header.split(",")[2]
+        assert f"expected answer: the `{gold}` column, copied as `expected`" in made.stdout
+        write_system_message(mine / f"qa{i}" / "v1.yaml")
+        probe = load_probe(f"qa{i}", root=mine)
+        sent = json.dumps(probe.chat_messages(probe.cases[0]))
+        assert "Capital of France?" in sent and "Paris" not in sent, sent
+        assert probe.score("Paris", "q1").passed
+
+
+def test_a_spreadsheet_export_becomes_a_probe_or_one_line(tmp_path):
+    """review-c: a CSV saved by a spreadsheet (BOM, `;` separators, `Question Text` / `Gold
+    Answer` headers) was refused with "'{{Question;Gold Answer}}' is not a placeholder"; an
+    empty answer was copied as an expected empty reply; a repeated row went unremarked."""
+    mine = tmp_path / "mine"
+    excel = tmp_path / "excel.csv"
+    excel.write_bytes(
+        "\ufeffQuestion Text;Gold Answer\nCapital of France?;Paris\nCapital of Italy?;Rome\n"
+        "Capital of Italy?;Rome\n".encode()
+    )
+    made = jevalkit("probes", "new", "excel", "--cases", str(excel), "--probes-dir", str(mine))
+    assert made.returncode == 0, made.stderr
+    assert "separated by ';': read as such" in made.stdout
+    assert "renamed for {{placeholders}} (in the copy): 'Question Text' -> Question_Text" in (
+        made.stdout
+    )
+    assert "case '3' is case '2' again" in made.stdout
+    write_system_message(mine / "excel" / "v1.yaml")
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert check.returncode == 0, check.stdout
+    probe = load_probe("excel", root=mine)
+    assert probe.chat_messages(probe.cases[0])[-1]["content"] == "Question_Text: Capital of France?"
+    assert [c.expected for c in probe.cases] == ["Paris", "Rome", "Rome"]
+    # a missing answer: refused in one line naming the column and the case
+    holes = tmp_path / "holes.csv"
+    holes.write_text("id,Prompt,Target\na,Capital of France?,Paris\nb,Capital of Italy?,\n")
+    done = jevalkit("probes", "new", "holes", "--cases", str(holes), "--probes-dir", str(mine))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "`Target` (the expected answer) is empty in 1 case(s), the first 'b'" in done.stderr
+    assert not (mine / "holes").exists()
+    # a probe's own `;`-separated case file: named, not "not a placeholder"
+    folder = mine / "semi"
+    folder.mkdir()
+    (folder / "v1.yaml").write_text(
+        (mine / "excel" / "v1.yaml").read_text().replace("id: excel", "id: semi")
+    )
+    (folder / "cases.csv").write_text("id;Question_Text;expected\n1;Capital of Spain?;Madrid\n")
+    check = jevalkit("probes", "check", "--probes-dir", str(mine))
+    assert "the file is separated by ';'" in check.stdout + check.stderr, check
