@@ -53,11 +53,16 @@ def dip_pvalues(counts: np.ndarray) -> np.ndarray:
     return np.array([diptest.diptest(np.repeat(levels, c))[1] for c in counts])
 
 
+# samples per configuration, bootstrap resamples: the smallest p-value a test can give is
+# 1 / (b + 1), so b must let it fall below ALPHA (at b = 19 the smoke size's power read 0.000)
+SIZES = {"smoke": (10, 39), "quick": (300, 199), "full": (2000, 199)}
+
+
 def main() -> None:
     options = parser(__doc__)
     options.add_argument("--quick", action="store_true")
     args = options.parse_args()
-    reps, b = (10, 19) if args.smoke else (300, 199) if args.quick else (2000, 199)
+    reps, b = SIZES["smoke" if args.smoke else "quick" if args.quick else "full"]
     rng = np.random.default_rng(2026)
     started = time.perf_counter()
     worst, weakest = 0.0, 1.0
