@@ -281,12 +281,33 @@ def test_case_means_of_one_peaked_grades_are_not_flagged():
     assert bool(mean_score(split, score="g", case="q", system=None, scale=(1, 10))["bimodal"][0])
 
 
-def test_mixed_grade_counts_on_too_fine_a_lattice_are_not_tested():
-    sizes = [2] * 20 + [3] * 19 + [1]  # means on a lattice of 1/6 steps: 55 values
+def test_grade_counts_on_too_fine_a_lattice_are_not_tested():
+    sizes = [6] * 40  # means of six 1-10 grades on a lattice of 1/54 steps: 55 values
     frame = pd.DataFrame({"q": np.repeat(np.arange(40), sizes), "g": 5 + np.arange(sum(sizes)) % 3})
     row = mean_score(frame, score="g", case="q", system=None, scale=(1, 10)).iloc[0]
-    assert row["bimodality_method"].startswith("not tested: cases hold [1, 2, 3] grades")
+    assert row["bimodality_method"].startswith("not tested: cases hold [6] grades")
     assert not row["bimodal"] and np.isnan(row["bimodality_p"])
+
+
+def test_a_few_cases_with_an_extra_grade_do_not_make_one_peak_two():
+    """review-c: 30 one-grade cases and two graded twice (a row pasted twice) put the case
+    means on the lattice of halves, every other value empty: the comb read as two peaks
+    (p = 0.0005, bimodal) on a sample that tested unimodal without the two copies."""
+    rng = np.random.default_rng(7)
+    flagged = []
+    for _ in range(30):
+        grades = np.clip(np.round(rng.normal(6, 2, 32)), 1, 10)
+        frame = pd.DataFrame({"q": np.r_[np.arange(30), 0, 1], "g": np.r_[grades[:30], grades[:2]]})
+        row = mean_score(frame, score="g", case="q", system=None, scale=(1, 10)).iloc[0]
+        assert (
+            "on the 28 of 30 cases holding 1 grade(s) (cases hold [1, 2]"
+            in (row["bimodality_method"])
+        )
+        flagged.append(bool(row["bimodal"]))
+    assert np.mean(flagged) <= 0.15  # nominal 0.05; before the fix 100%
+    sizes = [1] * 40 + [3] * 3  # a real split is still found
+    split = pd.DataFrame({"q": np.repeat(np.arange(43), sizes), "g": [1, 10] * 24 + [10]})
+    assert bool(mean_score(split, score="g", case="q", system=None, scale=(1, 10))["bimodal"][0])
 
 
 def test_bimodality_groups_gives_each_sample_its_own_p_value():
