@@ -19,12 +19,19 @@ MAX_TABLE_BYTES = 2 * 1024**3  # a table is read whole into memory
 
 
 def load_table(path: Path) -> pd.DataFrame:
-    """A CSV, Parquet or JSON Lines file as a DataFrame (by its suffix)."""
+    """A CSV, Parquet or JSON Lines file as a DataFrame (by its suffix); a CSV whose header
+    reads as one column holding ``;`` is read separated by ``;`` (a spreadsheet's export)."""
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):
             raw = read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES)
-            return pd.read_csv(io.BytesIO(raw), sep="\t" if suffix == ".tsv" else ",")
+            frame = pd.read_csv(io.BytesIO(raw), sep="\t" if suffix == ".tsv" else ",")
+            # a spreadsheet's CSV export in some languages is separated by ';': read as such
+            # (read with commas it is one column named 'a;b;c', and every name= misses)
+            header = [str(c) for c in frame.columns]
+            if len(header) == 1 and ";" in header[0]:
+                frame = pd.read_csv(io.BytesIO(raw), sep=";")
+            return frame
         if suffix in (".parquet", ".pq"):
             raw = read_file(path, ImportFormatError, max_bytes=MAX_TABLE_BYTES)
             return pd.read_parquet(io.BytesIO(raw))

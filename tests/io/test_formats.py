@@ -223,6 +223,18 @@ def test_any_table_with_its_columns_named(tmp_path):
         io.from_table(table, case="q", system="llm", score="grade")
 
 
+def test_a_spreadsheet_export_is_read_with_its_separator(tmp_path):
+    """review-c: a CSV saved by a spreadsheet (BOM, `;` separators, headers with spaces) read
+    as one column 'Model Name;Item #;Grade (1-10)', so every name= was "no column"."""
+    path = tmp_path / "grades.csv"
+    path.write_bytes("\ufeffModel Name;Item #;Grade (1-10)\nA;i1;9\nA;i2;\nB;i1;3\n".encode())
+    df = io.from_table(
+        path, case="Item #", system="Model Name", level="Grade (1-10)", scale=(1, 10)
+    )
+    assert df["system"].tolist() == ["A", "A", "B"] and df["case_id"].tolist() == ["i1", "i2", "i1"]
+    assert df["score"].tolist()[0] == pytest.approx(8 / 9) and pd.isna(df["score"].iloc[1])
+
+
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
