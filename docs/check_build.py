@@ -4,11 +4,12 @@
   a cell that draws at its top level (not inside an ``if``, a loop, a function or a
   comprehension) shows at least one image in its output, and a page whose code draws anywhere
   shows at least one. "Draws" means a call of a ``jevalkit.plots`` function, of
-  ``plt.subplots``/``plt.figure``/..., or of any ``.plot(...)``. A kernel on the Agg backend
+  ``plt.subplots``/``plt.figure``/..., or of any ``.plot(...)``, ``.plot.<kind>(...)``,
+  ``.hist(...)`` or ``.boxplot(...)`` (pandas). A kernel on the Agg backend
   draws every figure and shows none: this is what catches it.
 - Every image a page shows is a non-empty file of the build (or a ``data:`` URI).
-- No page loads anything from the network (no ``src``/``href`` to ``http(s)://`` or ``//``
-  in a script, link, img or iframe tag).
+- No page loads anything from the network (no ``src``/``href`` to ``http(s)://`` or ``//``,
+  quoted either way or not, in a script, link, img, iframe, source, video, audio or embed tag).
 - No page opts out of the tables of contents with ``orphan`` metadata (Sphinx, run with ``-W``,
   fails on a page that is in none; the metadata would silence it).
 
@@ -57,7 +58,10 @@ MAYBE = (
     ast.GeneratorExp,
     ast.Match,
 )
-REMOTE = re.compile(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=\"(https?:)?//", re.I)
+REMOTE = re.compile(
+    r"<(script|link|img|iframe|source|video|audio|embed)\b[^>]*\b(src|href)\s*=\s*[\"']?(https?:)?//",
+    re.I,
+)
 ORPHAN = re.compile(r"^(:orphan:|orphan\s*:)", re.M)
 SPECIAL = {"genindex.html", "search.html", "py-modindex.html"}
 
@@ -81,10 +85,13 @@ def _is_draw(node: ast.AST) -> bool:
         return func.id in PLOT_FUNCTIONS
     if isinstance(func, ast.Attribute):
         owner = func.value.id if isinstance(func.value, ast.Name) else None
+        # pandas draws with .plot(...), .plot.bar(...) / .plot.hist(...), .hist(...), .boxplot()
+        on_plot = isinstance(func.value, ast.Attribute) and func.value.attr == "plot"
         return (
             (owner == "plots" and func.attr in PLOT_FUNCTIONS)
             or (owner == "plt" and func.attr in PYPLOT_DRAWS)
-            or func.attr == "plot"
+            or func.attr in ("plot", "hist", "boxplot")
+            or on_plot
         )
     return False
 
