@@ -204,6 +204,22 @@ def test_a_model_without_a_provider_is_shown_with_its_endpoint():
     assert bare == []
 
 
+def test_a_python_block_names_its_models_providers():
+    """review-c: designs.md's Race(models=["a", "b", "c"]) was refused as written ("model 'a'
+    names no provider"): a Python block's model names carry their provider, as a shell block's
+    do (or the block gives base_url=)."""
+    bare = []
+    for page in [README, *sorted((REPO / "docs" / "guide").glob("*.md"))]:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+            if "base_url=" in block:
+                continue
+            for listed in re.findall(r"models=\[([^\]]*)\]", block):
+                for model in re.findall(r"\"([^\"]+)\"", listed):
+                    if model.split("/")[0] not in PROVIDERS and not is_local_model(model):
+                        bare.append(f"{page.name}: {model}")
+    assert bare == []
+
+
 # README line -> (the argv run here, the exit code expected, a text its output must hold)
 COMMANDS: dict[str, list[tuple]] = {  # (command, exit code, needle) or (a hand edit, its file)
     "jevalkit probes list | check | show PROBE | lock | new ID --cases FILE": [
