@@ -361,17 +361,24 @@ def _answers(
     return made, rows, _case_file_bytes(source.suffix, rows)
 
 
+def _text(source: Path) -> str:
+    """A case file's text (a FIFO or a device refused, never waited on; bad bytes replaced:
+    read_case_file names them)."""
+    raw = read_file(source, UsageError, max_bytes=MAX_CASE_FILE_BYTES, what="case file")
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def _separator(source: Path) -> str:
     """The separator of a CSV case file: a comma, or ``;`` / a tab when its header holds no
     comma but one of them (a spreadsheet's export in some languages)."""
-    text = source.read_text("utf-8", errors="replace").removeprefix("\ufeff")
+    text = _text(source)
     header = next(csv.reader(io.StringIO(text)), [])
     return csv_separator(header) or ","
 
 
 def _has_no_ids(source: Path, delimiter: str = ",") -> bool:
     """Whether the case file names no ``id`` (its header, or its first case)."""
-    text = source.read_text("utf-8").removeprefix("\ufeff")
+    text = _text(source)
     if source.suffix == ".csv":
         return "id" not in next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
     first = next((line for line in text.splitlines() if line.strip()), "{}")
