@@ -37,13 +37,14 @@ Run: ``.venv/bin/python benchmarks/bench_race.py [--reps N] [--real-reps N] [--s
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from sizes import parser as sizes_parser
+from sizes import size
 from statsmodels.stats.proportion import proportion_confint
 
 from jevalkit.metrics import Race, RaceOutcome
@@ -183,11 +184,10 @@ def build_table(clone: Path, out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = sizes_parser(__doc__)
     parser.add_argument("--reps", type=int, default=100, help="simulated leaderboards")
     parser.add_argument("--real-reps", type=int, default=100, help="replays of the real table")
     parser.add_argument("--table", type=Path, default=TABLE, help="the real systems x cases table")
-    parser.add_argument("--smoke", action="store_true", help="a few replays (CI)")
     parser.add_argument(
         "--build-table",
         nargs=2,
@@ -199,7 +199,7 @@ def main() -> None:
     if args.build_table:
         build_table(*args.build_table)
         return
-    reps, real_reps = (4, 2) if args.smoke else (args.reps, args.real_reps)
+    reps, real_reps = size((args.reps, args.real_reps), (4, 2))
     start = time.perf_counter()
     print(f"(a) simulated leaderboards: 10-20 systems x {N_CASES} cases, {reps} per row")
     print(f"{'':<32} requests / uniform [MC 95%]")

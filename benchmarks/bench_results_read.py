@@ -20,8 +20,8 @@ from pathlib import Path
 
 from sizes import size
 
-from jevalkit.datafiles import json_line
 from jevalkit.errors import ResultsError
+from jevalkit.jsontext import json_line
 from jevalkit.results import ResultRow, latest_rows, row_key, validate_row
 
 ROWS = size(200_000, 2_000)

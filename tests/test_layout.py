@@ -248,7 +248,7 @@ def test_one_loop_sends_what_a_design_names():
 # under everything that writes or reads results and imports nothing above it; the packages that
 # read results read them through it and never import the runner, which sends requests (the CLI
 # may: it runs it).
-RESULTS_MAY_IMPORT = {"errors", "datafiles", "files"}
+RESULTS_MAY_IMPORT = {"errors", "jsontext", "files"}
 READ_RESULTS_ONLY = ("io", "metrics", "labels", "items", "reports", "widgets")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..generation import GENERATION
-from ..metrics import DEFAULT_MAX_ERROR_RATE
+from ..results import DEFAULT_MAX_ERROR_RATE
 from ..runner import RUN_OPTIONS
 from ..stats import AdaptiveRepeats
 
@@ -232,7 +232,7 @@ def _rate(text: str) -> float:
 
 
 def add_max_error_rate(cmd: argparse.ArgumentParser | Any, help: str) -> None:
-    """``--max-error-rate E`` (default :data:`jevalkit.metrics.DEFAULT_MAX_ERROR_RATE`, the
+    """``--max-error-rate E`` (default :data:`jevalkit.results.DEFAULT_MAX_ERROR_RATE`, the
     gate's and a run's alike).
 
     Example:

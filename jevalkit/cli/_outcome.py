@@ -9,8 +9,7 @@ import sys
 import pandas as pd
 
 from ..local import unauthorized_hint
-from ..metrics import DEFAULT_MAX_ERROR_RATE
-from ..results import error_share, error_summary, scored, truncated
+from ..results import DEFAULT_MAX_ERROR_RATE, error_share, error_summary, scored, truncated
 
 NOTHING_SCORED = 1
 TOO_MANY_ERRORS = 1

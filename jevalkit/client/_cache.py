@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..datafiles import content_hash
+from ..jsontext import content_hash
 
 
 def default_cache_dir() -> Path:

@@ -33,8 +33,8 @@ from typing import Any, Final, Literal, Protocol
 
 import httpx
 
-from ..datafiles import nested_deeper_than
 from ..errors import UsageError
+from ..jsontext import nested_deeper_than
 from ._cache import ResponseCache, cache_key
 from ._completion import Completion, error_completion, excerpt, parse_response
 from ._endpoint import Endpoint

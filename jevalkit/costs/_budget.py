@@ -156,7 +156,8 @@ class Budget:
             self.sent += 1
             cost = spent_usd if math.isfinite(spent_usd) else held_usd
             self.spent_usd += cost
-            if cost > held_usd + SLACK_USD and self.overrun is None:
+            # an overrun only where dollars are limited: a request budget reserves no dollars
+            if self.usd is not None and cost > held_usd + SLACK_USD and self.overrun is None:
                 self.overrun = (
                     f"budget overrun: an answer cost ${cost:.4f}, more than the ${held_usd:.4f} "
                     f"reserved for it{f' ({why})' if why else ''}; the endpoint bills beyond "

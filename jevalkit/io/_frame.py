@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .._version import __version__
-from ..datafiles import nested_deeper_than
 from ..errors import ImportFormatError
+from ..jsontext import nested_deeper_than
 from ..results import COLUMNS, DTYPES, system_of
 
 FRAME_COLUMNS = [*COLUMNS, "system"]

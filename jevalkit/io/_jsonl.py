@@ -11,9 +11,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..datafiles import json_line, jsonl_lines
 from ..errors import ImportFormatError
 from ..files import open_regular, read_file, shown
+from ..jsontext import json_line, jsonl_lines
 
 # A JSON document is parsed whole, at about 20 times its size in memory: larger ones are refused
 MAX_JSON_BYTES = 256 * 1024**2

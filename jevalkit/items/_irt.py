@@ -53,9 +53,10 @@ from ..contract import (
     require_systems,
     score_matrix,
 )
-from ..datafiles import content_hash, json_line, schema_validator, validate_data
+from ..datafiles import schema_validator, validate_data
 from ..errors import StatsError
 from ..files import read_file, write_file
+from ..jsontext import content_hash, json_line
 from ..results import table_html
 
 NODES = np.linspace(-5.0, 5.0, 41)

@@ -13,14 +13,9 @@ from typing import Any
 import jsonschema_rs
 
 from .._paths import cases_dir
-from ..datafiles import (
-    json_line,
-    jsonl_lines,
-    read_regular_file,
-    schema_validator,
-    validate_data,
-)
+from ..datafiles import read_regular_file, schema_validator, validate_data
 from ..errors import CaseFileError
+from ..jsontext import json_line, jsonl_lines
 
 CASE_FIELDS = (
     "id",

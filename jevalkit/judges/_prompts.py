@@ -31,7 +31,6 @@ import jsonschema_rs
 
 from .._paths import judges_dir
 from ..datafiles import (
-    content_hash,
     load_yaml,
     parse_ref,
     publish_versions,
@@ -42,6 +41,7 @@ from ..datafiles import (
     version_files,
 )
 from ..errors import CaseFileError, JudgeFileError
+from ..jsontext import content_hash
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 PAIRWISE_LEVELS = ("B>>A", "B>A", "A=B", "A>B", "A>>B")  # lowest first: the score is A's

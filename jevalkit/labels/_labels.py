@@ -50,9 +50,9 @@ import numpy as np
 import pandas as pd
 
 from ..contract import Prepared, estimator, not_a_statistic, prepare, require
-from ..datafiles import json_line
 from ..errors import StatsError, UsageError
 from ..files import open_regular
+from ..jsontext import json_line
 from ..results import repair_torn_tail
 from ..stats import capped_inclusion, krippendorff_alpha
 

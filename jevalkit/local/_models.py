@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import LocalModelError
+from ..files import open_regular
 
 INSTALL_HINT = (
     'install the local extra and build the server: pip install "jevalkit[local]" && '
@@ -146,7 +147,7 @@ def installed(model: LocalModel) -> bool:
 @functools.lru_cache(maxsize=8)
 def _checked(path: str, size: int, mtime_ns: int, expected: str) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path, LocalModelError, what="model file") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     found = digest.hexdigest()

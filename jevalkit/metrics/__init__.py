@@ -24,7 +24,7 @@ from ._compare import compare
 from ._cost import cost
 from ._design import DesignChoice, choose_design
 from ._dstudy import MeanError, NoiseFloor, mean_error, reliability, run_noise_floor
-from ._gate import DEFAULT_MAX_ERROR_RATE, GATE_METRICS, gate, gate_decision, release_gate
+from ._gate import GATE_METRICS, gate, gate_decision, release_gate
 from ._judge_bias import length_bias, pairwise_preferences, position_bias
 from ._judge_quality import quality, reliability_curve
 from ._leaderboard import Leaderboard, RankSets, leaderboard, rank_sets
@@ -39,7 +39,6 @@ from ._summary import run_summary, summarize
 
 __all__ = [
     "COMPARE_METRICS",
-    "DEFAULT_MAX_ERROR_RATE",
     "GATE_METRICS",
     "DesignChoice",
     "Leaderboard",

@@ -19,7 +19,7 @@ from ..contract import (
     require,
 )
 from ..errors import StatsError
-from ..results import error_share, has_repeats
+from ..results import DEFAULT_MAX_ERROR_RATE, error_share, has_repeats
 from ..stats import sample_size
 from ._agreement import consistency
 from ._compare import compare
@@ -60,9 +60,6 @@ def gate_decision(ci_low: float, ci_high: float, minimum: float) -> str:
     if ci_high < minimum:
         return "fail"
     return "undecided"
-
-
-DEFAULT_MAX_ERROR_RATE = 0.05
 
 
 def check_error_share(results: pd.DataFrame, max_error_rate: float, where: str) -> str | None:

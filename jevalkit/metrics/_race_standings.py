@@ -39,6 +39,7 @@ import pandas as pd
 
 from ..contract import Result, finish
 from ..errors import StatsError
+from ..files import read_text, write_file
 from ..stats import FiniteSequences
 
 SYSTEM_COLUMNS = [
@@ -89,6 +90,10 @@ def parse_target(target: str, n_systems: int) -> int | None:
             f"{n_systems} systems); give best, top:K or ranks"
         )
     return int(text)
+
+
+# a race's outcome file: two small tables (systems, pairs); 64 MiB holds thousands of systems
+MAX_OUTCOME_BYTES = 64 * 1024**2
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,13 +171,14 @@ class RaceOutcome(Result):
         out = Path(path)
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         except OSError as exc:
             raise StatsError(
                 f"{out}: cannot write the race's outcome ({exc.strerror}: {exc.filename}); give another "
                 "path (the race's rows are written: the same command resumes without sending)"
             ) from None
-        return out
+        return Path(
+            write_file(out, json.dumps(record, indent=1) + "\n", StatsError, what="race outcome")
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> RaceOutcome:
@@ -182,10 +188,16 @@ class RaceOutcome(Result):
             >>> RaceOutcome.load("missing.json")
             Traceback (most recent call last):
             ...
-            jevalkit.errors.StatsError: missing.json: cannot read a race's outcome ([Errno 2] No such file or directory: 'missing.json'); write one with jevalkit race ... --outcome PATH, or RaceOutcome.save
+            jevalkit.errors.StatsError: missing.json: no such race outcome; write one with jevalkit race ... --outcome PATH, or RaceOutcome.save
         """
         try:
-            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            text = read_text(path, StatsError, max_bytes=MAX_OUTCOME_BYTES, what="race outcome")
+        except StatsError as exc:
+            raise StatsError(
+                f"{exc}; write one with jevalkit race ... --outcome PATH, or RaceOutcome.save"
+            ) from None
+        try:
+            record = json.loads(text)
             systems = pd.DataFrame(record.pop("systems"), columns=SYSTEM_COLUMNS)
             pairs = pd.DataFrame(record.pop("pairs"), columns=PAIR_COLUMNS)
             record["answer"] = tuple(record["answer"])

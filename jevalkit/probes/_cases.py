@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..datafiles import json_line, jsonl_lines, read_regular_file
+from ..datafiles import read_regular_file
 from ..errors import CaseFileError, UsageError
+from ..jsontext import json_line, jsonl_lines
 
 __all__ = ["Case", "cases_from_list", "read_case_file", "select_cases"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import datafiles
-from ..datafiles import content_hash
 from ..errors import ProbeError
+from ..jsontext import content_hash
 
 LOCK_NAME = "probes.lock"
 

@@ -52,6 +52,7 @@ from ._design import (
     weighted_rows,
 )
 from ._facts import (
+    DEFAULT_MAX_ERROR_RATE,
     CombinedRuns,
     ErrorShare,
     combine_runs,
@@ -77,6 +78,7 @@ __all__ = [
     "CANDIDATE_COLUMNS",
     "CASE_COLUMNS",
     "COLUMNS",
+    "DEFAULT_MAX_ERROR_RATE",
     "DTYPES",
     "KEY_COLUMNS",
     "MAX_REPEATS",

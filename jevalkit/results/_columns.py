@@ -72,7 +72,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..datafiles import canonical_json
+from ..jsontext import canonical_json
 from ._json import finite
 
 

@@ -90,6 +90,10 @@ def scored(results: pd.DataFrame | RowsResult) -> int:
     return int(have.sum())
 
 
+# the share of failed requests above which a gate is undecided and a run exits 1 (--max-error-rate)
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+
 @dataclass(frozen=True)
 class ErrorShare(Result):
     """The error rows of a results frame (:func:`error_share`): unpacks as ``(errors, total)``.

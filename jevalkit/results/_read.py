@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..datafiles import json_line
 from ..errors import ResultsError
 from ..files import open_regular
+from ..jsontext import json_line
 from ._columns import row_key
 from ._path import check_results_path, last_line
 from ._validate import validate_row

@@ -71,7 +71,7 @@ def ledger_op(
         cost = spent if math.isfinite(spent) else usd
         state["sent"] += 1
         state["spent"] += cost
-        if cost > usd + SLACK_USD and state["overrun"] is None:
+        if state["usd"] is not None and cost > usd + SLACK_USD and state["overrun"] is None:
             state["overrun"] = state["reached"] = (
                 f"budget overrun: an answer cost ${cost:.4f}, more than the ${usd:.4f} reserved "
                 f"for it ({why}); the endpoint bills beyond max_tokens, so the run stopped at once"

@@ -92,12 +92,15 @@ def test_a_cascade_file_edited_by_hand_is_refused_in_one_line(calibrated, capsys
     (tmp_path / "moved.json").write_text(json.dumps(record))
     with pytest.raises(StatsError, match="edited after calibration"):
         load_cascade(tmp_path / "moved.json")
-    # a file of the first format (its digest without the endpoints) is read as before
-    first = load_cascade(REPO / "data" / "runs" / "cascade" / "cascade.json")
-    assert json.loads((REPO / "data/runs/cascade/cascade.json").read_text())["format"].endswith(
-        "/1"
-    )
-    assert first.judges
+    # the bundled run's file is of the current format and reads; one of the first format (no
+    # calibration confidences for the shift check) is refused in one line
+    bundled = REPO / "data" / "runs" / "cascade" / "cascade.json"
+    assert load_cascade(bundled).judges
+    old = json.loads(bundled.read_text())
+    old["format"] = "jevalkit-cascade/1"
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with pytest.raises(StatsError, match="calibrate again"):
+        load_cascade(tmp_path / "old.json")
 
 
 @pytest.mark.parametrize(

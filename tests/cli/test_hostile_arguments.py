@@ -433,7 +433,7 @@ def test_an_empty_model_name_or_an_unset_key_variable_sends_nothing(
     os.environ.pop("JEVALKIT_UNSET_KEY", None)
     base = ["run", "schema-ten-records", "--base-url", openai_server.base_url]
     for extra, words in (
-        (["--model", ""], "model must name the model to ask"),
+        (["--model", ""], "give the model to run"),
         (["--model", "  "], "model must name the model to ask"),
         (["--model", "m", "--api-key-env", "JEVALKIT_UNSET_KEY"], "$JEVALKIT_UNSET_KEY is not set"),
     ):  # (the dry run sends nothing and needs no key: it plans without one)

@@ -1,4 +1,4 @@
-"""The labels file is read by the shared strict line reader (datafiles.json_line): a hostile
+"""The labels file is read by the shared strict line reader (jsontext.json_line): a hostile
 line is one UsageError naming the file and line, never a traceback."""
 
 from __future__ import annotations

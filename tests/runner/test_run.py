@@ -30,7 +30,7 @@ def test_rows_have_every_documented_column_and_score(openai_server, tmp_path):
     assert row["variant"] is None and row["case_id"] is None and row["subset"] is None
     assert row["model"] == "test/model" and row["model_resolved"] == "test/model-2026-01"
     assert row["system_fingerprint"] == "fp_test_1"
-    assert row["passed"] and row["score"] == 1.0 and len(row["checks"]) == 6
+    assert row["passed"] and row["score"] == 1.0 and len(row["checks"]) == 7
     assert row["parameters"] == {"max_tokens": 1700, "temperature": 0}
     assert row["error"] is None and row["attempts"] == 1
     assert row["jevalkit_version"] and row["started_at"] <= row["finished_at"]
