@@ -760,9 +760,11 @@ def load_cascade(path: str | Path) -> Cascade:
     """Read a cascade written by :meth:`Cascade.save`; every field is checked, and a file whose
     judges, thresholds, levels or target no longer match the digest written with them (edited by
     hand) is refused: its guarantee would not hold. The endpoints (``base_url``) are in the
-    digest too (a file of the first format, ``jevalkit-cascade/1``, is read with its old digest);
-    whichever format, a key goes to a file's endpoint only as
-    :func:`jevalkit.client.check_file_endpoint` allows (the command line checks it).
+    digest too; a file of the first format, ``jevalkit-cascade/1`` (no calibration confidences
+    for the shift check), is refused with the advice to calibrate again. A key goes to a file's
+    endpoint only as :func:`jevalkit.client.check_file_endpoint` allows (the command line checks
+    it). The digest is a checksum, not a signature: it catches an edit, not someone who
+    recomputes it, so the fields it covers are checked for sense too.
 
     Example:
         >>> import tempfile

@@ -92,12 +92,15 @@ def test_a_cascade_file_edited_by_hand_is_refused_in_one_line(calibrated, capsys
     (tmp_path / "moved.json").write_text(json.dumps(record))
     with pytest.raises(StatsError, match="edited after calibration"):
         load_cascade(tmp_path / "moved.json")
-    # a file of the first format (its digest without the endpoints) is read as before
-    first = load_cascade(REPO / "data" / "runs" / "cascade" / "cascade.json")
-    assert json.loads((REPO / "data/runs/cascade/cascade.json").read_text())["format"].endswith(
-        "/1"
-    )
-    assert first.judges
+    # the bundled file is of the current format (its digest covers the endpoints) and reads
+    bundled = REPO / "data" / "runs" / "cascade" / "cascade.json"
+    assert json.loads(bundled.read_text())["format"] == "jevalkit-cascade/2"
+    assert load_cascade(bundled).judges
+    # a file of the first format (no calibration confidences for the shift check) is refused
+    old = {**json.loads(bundled.read_text()), "format": "jevalkit-cascade/1"}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with pytest.raises(StatsError, match="format jevalkit-cascade/1.*calibrate again"):
+        load_cascade(tmp_path / "old.json")
 
 
 @pytest.mark.parametrize(
