@@ -99,7 +99,7 @@ def test_a_cascade_file_edited_by_hand_is_refused_in_one_line(calibrated, capsys
     # a file of the first format (no calibration confidences for the shift check) is refused
     old = {**json.loads(bundled.read_text()), "format": "jevalkit-cascade/1"}
     (tmp_path / "old.json").write_text(json.dumps(old))
-    with pytest.raises(StatsError, match="format jevalkit-cascade/1.*calibrate again"):
+    with pytest.raises(StatsError, match=r"format jevalkit-cascade/1.*calibrate again"):
         load_cascade(tmp_path / "old.json")
 
 

@@ -105,6 +105,12 @@ def test_a_cascade_file_never_forwards_the_users_key_to_its_endpoints(
     openai_server.requests.clear()
     monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
+    if first_format:  # a file of the first format is refused before any request, whatever flags
+        for extra in ([], ["--base-url", openai_server.base_url], ["--trust-file-endpoints"]):
+            line = one_line(capsys, cli([*argv, *extra]))
+            assert "format jevalkit-cascade/1" in line and "calibrate again" in line
+        assert attacker.requests == [] and openai_server.requests == []
+        return
     for extra in ([], ["--api-key-env", "OPENAI_API_KEY"]):
         line = one_line(capsys, cli([*argv, *extra]))
         assert (
