@@ -161,6 +161,27 @@ def _digest(record: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _check_has_rows_of(steps: Sequence[CascadeStage], judged: pd.DataFrame) -> None:
+    """Refuse rows none of which are by the cascade's judges (another model, or the same model
+    asked with other judge parameters): the cascade would route nothing and say nothing."""
+    if judged.empty or any(len(step.rows_of(judged)) for step in steps):
+        return
+    present = sorted(set(judge_names(judged))) if "model" in judged.columns else []
+    models = {step.model for step in steps}
+    other_way = sorted({str(m) for m in judged.get("model", pd.Series(dtype=object))} & models)
+    hint = (
+        f"model(s) {other_way} are there, judged with other judge parameters (params_hash) than "
+        "calibrated"
+        if other_way
+        else f"the rows hold {present[:5]}"
+    )
+    raise StatsError(
+        f"none of the {len(judged)} rows is by the cascade's judges "
+        f"({', '.join(s.name for s in steps)}): {hint}; apply the cascade to rows of the judges "
+        "it was calibrated on, asked the same way"
+    )
+
+
 def _step_record(step: CascadeStage, calls: int, reference: tuple[float, ...]) -> dict[str, Any]:
     return {
         "name": step.name,
@@ -320,6 +341,7 @@ class Cascade(Result):
                 f"calibrated on {self.evaluator} (prompt {self.prompt_hash}): its guarantee does "
                 "not hold for another judge prompt; calibrate a cascade for it"
             )
+        _check_has_rows_of(self.steps, judged)
         return [
             judge_items(
                 step.rows_of(judged),
@@ -707,7 +729,9 @@ def _number(record: dict, key: str, where: Path, *, low: float, high: float) -> 
     return float(value)
 
 
-def _read_step(raw: Any, where: Path, i: int) -> tuple[CascadeStage, int, tuple[float, ...]]:
+def _read_step(
+    raw: Any, where: Path, i: int, *, probability: bool
+) -> tuple[CascadeStage, int, tuple[float, ...]]:
     at = f"{where}: steps[{i}]"
     if not isinstance(raw, dict):
         raise StatsError(f"{at}: must be an object")
@@ -737,12 +761,33 @@ def _read_step(raw: Any, where: Path, i: int) -> tuple[CascadeStage, int, tuple[
     calls = raw.get("calls")
     if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
         raise StatsError(f"{at}.calls: must be a whole number >= 1, got {calls!r}")
+    # calls are the repeats, or both orders of each (a pairwise judge)
+    if calls not in (repeats, 2 * repeats):
+        raise StatsError(
+            f"{at}.calls: {calls} calls per item for {repeats} repeat(s); a judge makes one call "
+            "per repeat (two for a pairwise judge's two orders)"
+        )
     reference = raw.get("calibration_confidence")
     if not isinstance(reference, list) or not all(
         isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
         for v in reference
     ):
         raise StatsError(f"{at}.calibration_confidence: must be a list of finite numbers")
+    # a judge that decides is shift-checked against these: fewer than two turn the check off
+    if threshold is not None and len(reference) < 2:
+        raise StatsError(
+            f"{at}.calibration_confidence: a judge with a threshold needs the confidences of "
+            f"its calibration items (the shift check compares new items with them), got "
+            f"{len(reference)}"
+        )
+    if probability and (
+        (threshold is not None and not 0 <= threshold <= 1)
+        or any(not 0 <= v <= 1 for v in reference)
+    ):
+        raise StatsError(
+            f"{at}: threshold and calibration_confidence are probabilities of the judge's "
+            f"verdict (no confidence_column), so between 0 and 1; got threshold {threshold!r}"
+        )
     stage = CascadeStage(
         name=raw["name"],
         model=raw["model"],
@@ -760,9 +805,11 @@ def load_cascade(path: str | Path) -> Cascade:
     """Read a cascade written by :meth:`Cascade.save`; every field is checked, and a file whose
     judges, thresholds, levels or target no longer match the digest written with them (edited by
     hand) is refused: its guarantee would not hold. The endpoints (``base_url``) are in the
-    digest too (a file of the first format, ``jevalkit-cascade/1``, is read with its old digest);
-    whichever format, a key goes to a file's endpoint only as
-    :func:`jevalkit.client.check_file_endpoint` allows (the command line checks it).
+    digest too; a file of the first format, ``jevalkit-cascade/1`` (no calibration confidences
+    for the shift check), is refused with the advice to calibrate again. A key goes to a file's
+    endpoint only as :func:`jevalkit.client.check_file_endpoint` allows (the command line checks
+    it). The digest is a checksum, not a signature: it catches an edit, not someone who
+    recomputes it, so the fields it covers are checked for sense too.
 
     Example:
         >>> import tempfile
@@ -790,7 +837,10 @@ def load_cascade(path: str | Path) -> Cascade:
     steps = record.get("steps")
     if not isinstance(steps, list) or not steps:
         raise StatsError(f"{where}: steps must be a list of the cascade's judges")
-    read = [_read_step(s, where, i) for i, s in enumerate(steps)]
+    column = record.get("confidence_column")
+    if column is not None and not isinstance(column, str):
+        raise StatsError(f"{where}: confidence_column must be a text or null")
+    read = [_read_step(s, where, i, probability=column is None) for i, s in enumerate(steps)]
     parsed = tuple(stage for stage, _, _ in read)
     names = [s.name for s in parsed]
     if len(set(names)) != len(names):
@@ -829,8 +879,9 @@ def load_cascade(path: str | Path) -> Cascade:
         value = record.get(key)
         if key == "min_items" and value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise StatsError(f"{where}: {key} must be a whole number, got {value!r}")
+        least = 1 if key == "min_items" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise StatsError(f"{where}: {key} must be a whole number >= {least}, got {value!r}")
     start = record.get("start")
     if start is not None and (
         isinstance(start, bool) or not isinstance(start, int | float) or not 0 <= start <= 1

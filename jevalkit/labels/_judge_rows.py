@@ -132,6 +132,13 @@ def _probs(value: Any, k: int, judge_name: str) -> np.ndarray:
             f"judge {judge_name!r}: a probs value has {p.size} entries for {k} levels; pass the "
             "judge's levels (levels=[...]) or a confidence column"
         )
+    # a distribution, as a judge writes it: [-3, 4] read as confidence 4 was decided by any
+    # threshold (the rows of a file are untrusted)
+    if (p < 0).any() or (p > 1).any() or abs(math.fsum(p) - 1) > 1e-3:
+        raise JudgeError(
+            f"judge {judge_name!r}: a probs value {p.round(6).tolist()} is not a probability "
+            "distribution over the levels (entries in [0, 1] summing to 1): fix or drop that row"
+        )
     return p
 
 

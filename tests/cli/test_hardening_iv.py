@@ -105,17 +105,18 @@ def test_a_cascade_file_never_forwards_the_users_key_to_its_endpoints(
     openai_server.requests.clear()
     monkeypatch.setenv("JEVALKIT_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
+    if first_format:  # a file of the first format is refused before any request, whatever flags
+        for extra in ([], ["--base-url", openai_server.base_url], ["--trust-file-endpoints"]):
+            line = one_line(capsys, cli([*argv, *extra]))
+            assert "format jevalkit-cascade/1" in line and "calibrate again" in line
+        assert attacker.requests == [] and openai_server.requests == []
+        return
     for extra in ([], ["--api-key-env", "OPENAI_API_KEY"]):
         line = one_line(capsys, cli([*argv, *extra]))
-        if first_format:  # a first-format file has no calibration confidences: refused whole
-            assert "calibrate again" in line and KEY not in line, line
-        else:
-            assert attacker.base_url in line and "--trust-file-endpoints" in line
-            assert "--base-url" in line
+        assert attacker.base_url in line and "--trust-file-endpoints" in line
+        assert "--base-url" in line
     assert attacker.requests == [] and openai_server.requests == []
     assert not list(tmp_path.glob("run*.jsonl"))
-    if first_format:
-        return
     # --base-url names the endpoint: every judge goes there, the file's endpoint gets nothing
     assert cli([*argv, "--base-url", openai_server.base_url]) == 0
     assert attacker.requests == [] and len(openai_server.requests) == 30

@@ -42,12 +42,10 @@ def test_every_number_of_judges_and_level_certifies_a_perfect_judge(n_judges, le
     ids = [f"c{i}" for i in range(need)]
     sure = rng.uniform(0.6, 1.0, need)
     p_yes = np.where(truth, sure, 1 - sure)
+    others = [rng.random(need) for _ in range(n_judges - 1)]
     judged = pd.concat(
         [rows_of("perfect", ids, np.c_[1 - p_yes, p_yes])]
-        + [
-            rows_of(f"other{j}", ids, np.c_[1 - rng.random(need), rng.random(need)])
-            for j in range(n_judges - 1)
-        ]
+        + [rows_of(f"other{j}", ids, np.c_[1 - r, r]) for j, r in enumerate(others)]
     )
     judges = ["perfect"] + [f"other{j}" for j in range(n_judges - 1)]
     labels = labels_for(ids, np.where(truth, "yes", "no"))
