@@ -65,6 +65,11 @@ PAIR_COLUMNS = [
     "method",
 ]
 STOP_REASONS = ("certified", "complete", "budget", "errors")
+# Floating-point sums of N paired differences are off by a few units in the last place: two
+# systems whose means are equal (the same scores in another order) could read 1e-16 apart and be
+# certified. A difference of means smaller than this (on the [0, 1] scale of the scores) is a tie:
+# never certified, and a pair closed within it is "known exactly".
+TIE = 1e-9
 
 
 def parse_target(target: str, n_systems: int) -> int | None:
@@ -302,8 +307,9 @@ class Standings:
     def settle(self) -> None:
         """Certify what the intervals now say, and let the settled systems leave."""
         low, high = self.seq.interval()
-        self.direct[self.ja, self.jb] |= low > 0.5
-        self.direct[self.jb, self.ja] |= high < 0.5
+        # (d + 1) / 2 reads a difference d of TIE as TIE / 2 (the module's TIE)
+        self.direct[self.ja, self.jb] |= low > 0.5 + TIE / 2
+        self.direct[self.jb, self.ja] |= high < 0.5 - TIE / 2
         better = self.direct | self.better
         for m in range(len(self.systems)):  # Warshall: a > m > b certifies a > b
             better |= better[:, m : m + 1] & better[m : m + 1, :]
@@ -399,7 +405,7 @@ class Standings:
     def pairs(self) -> pd.DataFrame:
         """The pairs' rows of :class:`RaceOutcome`."""
         low, high = self.seq.interval()
-        exact = high - low <= 1e-12
+        exact = high - low <= TIE / 2
         n = self.seq.t
         with np.errstate(invalid="ignore", divide="ignore"):
             value = np.where(n > 0, self.pair_sum / np.maximum(n, 1), np.nan)
