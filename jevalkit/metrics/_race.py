@@ -21,6 +21,7 @@ finds their rows written, and goes on.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ class Race(Design):
     _state: dict = field(default_factory=dict, init=False, repr=False)
 
     kind = "race"
+    own_rows = True  # not a race asked again after its answer was seen (another confidence, ...)
 
     def __post_init__(self) -> None:
         models = self.models
@@ -123,10 +125,21 @@ class Race(Design):
 
     @property
     def name(self) -> str:
-        """The race as its rows record it."""
+        """The race as its rows record it: every setting that changes what it certifies or
+        which cases it sends (its systems by a hash of their names, in any order), so that a
+        run resumes only the rows of this very race (:attr:`own_rows`).
+
+        Example:
+            >>> Race(models=["b", "a"]).name == Race(models=["a", "b"]).name
+            True
+            >>> Race(models=["a", "b"]).name == Race(models=["a", "c"]).name
+            False
+        """
+        systems = hashlib.sha256("\n".join(sorted(self.models)).encode()).hexdigest()[:8]
         return (
-            f"race: {self.target} of {len(self.models)} systems at {self.confidence:g} "
-            f"({self.method}, {self.metric}, seed {self.seed})"
+            f"race: {self.target} of {len(self.models)} systems ({systems}) at "
+            f"{self.confidence:g} ({self.method}, {self.metric}, seed {self.seed}, waves "
+            f"{self.first_wave} then {self.growth:g} of the cases drawn)"
         )
 
     @property
