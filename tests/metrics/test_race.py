@@ -197,7 +197,9 @@ def test_the_outcome_is_a_contract_table_and_saves_and_loads(tmp_path):
     assert (pairs.loc[pairs["ci_low"] > 0, "verdict"] == "a better").all()
     own = pairs[pairs["certified_by"] == "interval"]
     assert ((own["ci_low"] > 0) | (own["ci_high"] < 0)).all()
-    assert set(outcome.pairs["certified_by"].dropna()) <= {"interval", "transitivity"}
+    assert set(outcome.pairs["certified_by"].dropna()) <= {
+        "interval", "every case", "transitivity"
+    }  # fmt: skip
     assert outcome.pairs["certified_by"].isna().eq(outcome.pairs["verdict"] == "open").all()
     again = RaceOutcome.load(outcome.save(tmp_path / "race.json"))
     pd.testing.assert_frame_equal(again.table(), shown)
@@ -275,3 +277,23 @@ def test_systems_with_equal_means_are_never_certified_apart_by_rounding():
         certified += pair["verdict"] != "open"
         assert not outcome.certified and outcome.stop_reason == "complete"
     assert certified == 0
+
+
+def test_pairs_certified_only_by_drawing_every_case_say_so():
+    """Systems two cases apart on 60 (one answer sheet, two losses turned into wins, or two
+    wins into losses) are not told apart until a race draws every case; then it certifies the
+    exact difference: each such pair says it rests on every case, and the method that it says
+    nothing of other cases."""
+    rng = np.random.default_rng(12)
+    base = (rng.random(60) < 0.5).astype(float)
+    up, down = base.copy(), base.copy()
+    up[np.flatnonzero(base == 0)[:2]] = 1.0
+    down[np.flatnonzero(base == 1)[:2]] = 0.0
+    scores = np.vstack([up, base, down])
+    done = replay(Race(models=["s00", "s01", "s02"], target="ranks"), race_table(scores)).outcome
+    assert done.cases_drawn == 60 and done.certified
+    by = done.pairs.set_index(["system_a", "system_b"])["certified_by"]
+    assert by[("s00", "s01")] == by[("s01", "s02")] == "every case"  # two cases apart
+    assert by[("s00", "s02")] in ("interval", "every case", "transitivity")  # four apart
+    assert "certified only once every case was drawn" in done.method
+    assert "says nothing of other cases" in done.method
