@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,18 @@ def candidates_of(sources: Sequence[Source]) -> tuple[pd.DataFrame, list[tuple[S
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise UsageError(f"a design's sources are named once each, got {names}")
+    # two names may write one file (``x/y`` and ``x_y`` are both ``__x_y``; ``A`` and ``a`` on a
+    # case-insensitive disk): each source keeps its own file, or its rows are no longer its own
+    seen: dict[str, str] = {}
+    for source in sources:
+        where = os.path.normcase(os.path.abspath(source.out)).casefold()
+        if where in seen:
+            raise UsageError(
+                f"{seen[where]!r} and {source.name!r} would write one results file "
+                f"({source.out}): name one of them differently (the file name keeps letters, "
+                "digits, '-', '_' and '.', and may ignore case)"
+            )
+        seen[where] = source.name
     records, owners = [], []
     for source in sources:
         for job in source.jobs:

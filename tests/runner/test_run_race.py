@@ -280,3 +280,17 @@ def test_a_race_reads_the_rows_of_a_plain_run(openai_server, tmp_path):
     race = Race(models=["good", "bad"])
     done = jevalkit.run(PROBE, None, design=race, **options(openai_server, tmp_path / "r.jsonl"))
     assert done.design.answer == ("good",) and len(openai_server.requests) == sent
+
+
+def test_systems_whose_names_share_a_results_file_are_refused(openai_server, tmp_path, capsys):
+    """``x/y`` and ``x_y`` would both write ``r__x_y.jsonl`` (``A`` and ``a`` too on a disk that
+    ignores case): refused before anything is sent, naming both."""
+    for models in (["x/y", "x_y"], ["Good", "good"]):
+        code = main(
+            ["race", PROBE, "--models", *models, "--base-url", openai_server.base_url,
+             "--out", str(tmp_path / "r.jsonl"), "--no-cache"]
+        )  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2 and "would write one results file" in err and "Traceback" not in err
+        assert f"{models[0]!r} and {models[1]!r}" in err
+        assert openai_server.requests == [] and not list(tmp_path.iterdir())
