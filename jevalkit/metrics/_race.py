@@ -277,13 +277,23 @@ class Race(Design):
     def _scores(self, rows: pd.DataFrame) -> np.ndarray:
         """Each row's score (NaN: an error or no score); refuse a score outside [0, 1]."""
         column = RACE_METRICS[self.metric]
-        if column not in rows.columns:
-            return np.full(len(rows), np.nan)
-        value = pd.to_numeric(rows[column].astype(object), errors="coerce").to_numpy(
-            float, copy=True
+        given = rows[column] if column in rows.columns else pd.Series(None, index=rows.index)
+        value = pd.to_numeric(given.astype(object), errors="coerce").to_numpy(float, copy=True)
+        failed = (
+            rows["error"].notna().to_numpy()
+            if "error" in rows.columns
+            else np.zeros(len(rows), bool)
         )
-        if "error" in rows.columns:
-            value[rows["error"].notna().to_numpy()] = np.nan
+        value[failed] = np.nan
+        if self.metric == "pass_rate" and (unpassed := np.isnan(value) & ~failed).any():
+            # an answer without pass/fail is no error of the endpoint: the probe sets no pass
+            # threshold (read as unknown, every row would stop the race as an endpoint's errors)
+            i = int(np.flatnonzero(unpassed)[0])
+            who = self.models[self._state["system"][int(rows[ROW_POSITION].iloc[i])]]
+            raise StatsError(
+                f"a race on pass_rate reads each answer's passed; {who!r} answered without one "
+                "(the probe sets no pass threshold): race on --metric mean_score"
+            )
         bad = ~np.isnan(value) & ((value < 0) | (value > 1))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])

@@ -297,3 +297,19 @@ def test_pairs_certified_only_by_drawing_every_case_say_so():
     assert by[("s00", "s02")] in ("interval", "every case", "transitivity")  # four apart
     assert "certified only once every case was drawn" in done.method
     assert "says nothing of other cases" in done.method
+
+
+def test_a_race_on_pass_rate_without_pass_fail_is_refused_not_called_errors():
+    """Answers without ``passed`` (a probe with no pass threshold) are no endpoint's errors:
+    the race refuses in one line naming the metric to use, instead of stopping after one wave
+    with "every row an error ... fix the endpoint"."""
+    table = race_table(leaderboard(n_systems=3, n_cases=50, seed=1))
+    for passed in (None, "drop"):
+        rows = table.drop(columns="error")
+        rows = rows if passed == "drop" else rows.assign(passed=None)
+        with pytest.raises(JevalkitError, match="race on --metric mean_score") as caught:
+            replay(Race(models=["s00", "s01", "s02"], metric="pass_rate"), rows)
+        assert "\n" not in str(caught.value) and "'s00' answered without one" in str(caught.value)
+    scored = table.assign(passed=table["score"] == 1.0)
+    done = replay(Race(models=["s00", "s01", "s02"], metric="pass_rate"), scored)
+    assert done.outcome.stop_reason != "errors"
