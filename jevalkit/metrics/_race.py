@@ -21,6 +21,7 @@ finds their rows written, and goes on.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,7 @@ class Race(Design):
     _state: dict = field(default_factory=dict, init=False, repr=False)
 
     kind = "race"
+    own_rows = True  # not a race asked again after its answer was seen (another confidence, ...)
 
     def __post_init__(self) -> None:
         models = self.models
@@ -123,10 +125,21 @@ class Race(Design):
 
     @property
     def name(self) -> str:
-        """The race as its rows record it."""
+        """The race as its rows record it: every setting that changes what it certifies or
+        which cases it sends (its systems by a hash of their names, in any order), so that a
+        run resumes only the rows of this very race (:attr:`own_rows`).
+
+        Example:
+            >>> Race(models=["b", "a"]).name == Race(models=["a", "b"]).name
+            True
+            >>> Race(models=["a", "b"]).name == Race(models=["a", "c"]).name
+            False
+        """
+        systems = hashlib.sha256("\n".join(sorted(self.models)).encode()).hexdigest()[:8]
         return (
-            f"race: {self.target} of {len(self.models)} systems at {self.confidence:g} "
-            f"({self.method}, {self.metric}, seed {self.seed})"
+            f"race: {self.target} of {len(self.models)} systems ({systems}) at "
+            f"{self.confidence:g} ({self.method}, {self.metric}, seed {self.seed}, waves "
+            f"{self.first_wave} then {self.growth:g} of the cases drawn)"
         )
 
     @property
@@ -264,13 +277,23 @@ class Race(Design):
     def _scores(self, rows: pd.DataFrame) -> np.ndarray:
         """Each row's score (NaN: an error or no score); refuse a score outside [0, 1]."""
         column = RACE_METRICS[self.metric]
-        if column not in rows.columns:
-            return np.full(len(rows), np.nan)
-        value = pd.to_numeric(rows[column].astype(object), errors="coerce").to_numpy(
-            float, copy=True
+        given = rows[column] if column in rows.columns else pd.Series(None, index=rows.index)
+        value = pd.to_numeric(given.astype(object), errors="coerce").to_numpy(float, copy=True)
+        failed = (
+            rows["error"].notna().to_numpy()
+            if "error" in rows.columns
+            else np.zeros(len(rows), bool)
         )
-        if "error" in rows.columns:
-            value[rows["error"].notna().to_numpy()] = np.nan
+        value[failed] = np.nan
+        if self.metric == "pass_rate" and (unpassed := np.isnan(value) & ~failed).any():
+            # an answer without pass/fail is no error of the endpoint: the probe sets no pass
+            # threshold (read as unknown, every row would stop the race as an endpoint's errors)
+            i = int(np.flatnonzero(unpassed)[0])
+            who = self.models[self._state["system"][int(rows[ROW_POSITION].iloc[i])]]
+            raise StatsError(
+                f"a race on pass_rate reads each answer's passed; {who!r} answered without one "
+                "(the probe sets no pass threshold): race on --metric mean_score"
+            )
         bad = ~np.isnan(value) & ((value < 0) | (value > 1))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])

@@ -66,6 +66,11 @@ PAIR_COLUMNS = [
     "method",
 ]
 STOP_REASONS = ("certified", "complete", "budget", "errors")
+# Floating-point sums of N paired differences are off by a few units in the last place: two
+# systems whose means are equal (the same scores in another order) could read 1e-16 apart and be
+# certified. A difference of means smaller than this (on the [0, 1] scale of the scores) is a tie:
+# never certified, and a pair closed within it is "known exactly".
+TIE = 1e-9
 
 
 def parse_target(target: str, n_systems: int) -> int | None:
@@ -114,7 +119,9 @@ class RaceOutcome(Result):
             (the simultaneous anytime-valid interval of the difference of their means over all
             the benchmark's cases; NaN when known exactly), ``verdict`` (``a better``,
             ``b better`` or ``open``), ``certified_by`` (``interval``: its own interval excludes
-            0; ``transitivity``: a chain of certified pairs orders them; None: open),
+            0; ``every case``: it did only once every case was drawn, so the order is the
+            exact one on these cases, with nothing said of other cases like them;
+            ``transitivity``: a chain of certified pairs orders them; None: open),
             ``method``.
         target: ``best``, ``top:K`` or ``ranks``.
         certified: whether the question is answered.
@@ -259,6 +266,7 @@ class Standings:
         self.rejected = np.zeros(s, bool)
         self.better = np.zeros((s, s), bool)  # closed: row surely better than column
         self.direct = np.zeros((s, s), bool)  # by the pair's own interval
+        self.whole = np.zeros((s, s), bool)  # by it, only once every case was drawn
         self.settled_wave = np.full(s, -1)
         self.settled_cases = np.full(s, -1)
         self.n_answered = np.zeros(s, dtype=int)  # cases drawn while it drew
@@ -314,8 +322,12 @@ class Standings:
     def settle(self) -> None:
         """Certify what the intervals now say, and let the settled systems leave."""
         low, high = self.seq.interval()
-        self.direct[self.ja, self.jb] |= low > 0.5
-        self.direct[self.jb, self.ja] |= high < 0.5
+        # (d + 1) / 2 reads a difference d of TIE as TIE / 2 (the module's TIE)
+        before = self.direct.copy()
+        self.direct[self.ja, self.jb] |= low > 0.5 + TIE / 2
+        self.direct[self.jb, self.ja] |= high < 0.5 - TIE / 2
+        if self.cases_drawn >= self.n_cases:
+            self.whole |= self.direct & ~before
         better = self.direct | self.better
         for m in range(len(self.systems)):  # Warshall: a > m > b certifies a > b
             better |= better[:, m : m + 1] & better[m : m + 1, :]
@@ -411,7 +423,7 @@ class Standings:
     def pairs(self) -> pd.DataFrame:
         """The pairs' rows of :class:`RaceOutcome`."""
         low, high = self.seq.interval()
-        exact = high - low <= 1e-12
+        exact = high - low <= TIE / 2
         n = self.seq.t
         with np.errstate(invalid="ignore", divide="ignore"):
             value = np.where(n > 0, self.pair_sum / np.maximum(n, 1), np.nan)
@@ -421,10 +433,11 @@ class Standings:
             np.where(self.better[self.jb, self.ja], "b better", "open"),
         )
         direct = self.direct[self.ja, self.jb] | self.direct[self.jb, self.ja]
+        whole = self.whole[self.ja, self.jb] | self.whole[self.jb, self.ja]
         by = np.where(
             verdict == "open",
             np.array(None, dtype=object),
-            np.where(direct, "interval", "transitivity"),
+            np.where(direct, np.where(whole, "every case", "interval"), "transitivity"),
         )
         names = np.asarray(self.systems, dtype=object)
         each = 100 * self.seq.confidence
@@ -465,6 +478,13 @@ class Standings:
         """The :class:`RaceOutcome` of the waves so far."""
         if stop_reason not in STOP_REASONS:
             raise StatsError(f"a race stops {', '.join(STOP_REASONS)}, not {stop_reason!r}")
+        whole = int(self.whole.sum())
+        if whole:
+            note += (
+                f"; {whole} pair(s) certified only once every case was drawn (certified_by "
+                "'every case'): their order is exact on these cases and says nothing of other "
+                "cases like them (equally able systems differ on a finite benchmark)"
+            )
         cyclic = bool(np.diag(self.better).any())
         if cyclic:
             note += (

@@ -145,8 +145,9 @@ class Design(ABC):
     """What decides, from the rows so far, which candidates to send next, and what the rows
     say (see the module docstring).
 
-    A subclass sets :attr:`weighted` when its rows are drawn with unequal probabilities, and
-    implements :attr:`name`, :meth:`next` and :meth:`outcome`; :meth:`start` is told the
+    A subclass sets :attr:`weighted` when its rows are drawn with unequal probabilities,
+    :attr:`own_rows` when a run of it may resume only rows it drew itself (not another design's,
+    whatever their weights), and implements :attr:`name`, :meth:`next` and :meth:`outcome`; :meth:`start` is told the
     candidates once before anything is sent (refuse there what the design cannot run).
 
     Example:
@@ -163,6 +164,10 @@ class Design(ABC):
     """
 
     weighted: ClassVar[bool] = False
+    # a design whose guarantee holds for one question fixed before its first row (a race: its
+    # systems, target, confidence, order) resumes only its own rows, so that a results file never
+    # mixes the rows of a question asked again after its answer was seen
+    own_rows: ClassVar[bool] = False
     kind: ClassVar[DesignKind] = "design"
 
     @property
@@ -185,7 +190,8 @@ class Design(ABC):
     def name(self) -> str:
         """The design and its settings as its rows record them; a run refuses stored rows of
         its candidates that another weighted design drew (or, for a weighted design, that any
-        other design or plain run wrote)."""
+        other design or plain run wrote; for a design with :attr:`own_rows`, that any other
+        design drew)."""
 
     def start(self, candidates: pd.DataFrame, *, in_flight: int = 1) -> None:  # noqa: B027
         """Told every candidate once (a frame of :data:`CANDIDATE_COLUMNS`, positions

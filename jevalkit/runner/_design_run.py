@@ -11,14 +11,16 @@ the lock, the budget and the Dask waves are the same as for every run. A design 
 all of its rows, so a run of one is not split into ``--shard``s.
 
 Before anything is sent, the rows already stored for the candidates are checked: a weighted
-design (rows drawn with unequal probabilities) resumes only its own rows, and no design reuses
-rows a weighted design drew; either way the run is refused naming both designs.
+design (rows drawn with unequal probabilities) resumes only its own rows, a design with
+``own_rows`` (a race) no other design's, and no design reuses rows a weighted design drew; each
+way the run is refused naming both designs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +85,18 @@ def candidates_of(sources: Sequence[Source]) -> tuple[pd.DataFrame, list[tuple[S
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         raise UsageError(f"a design's sources are named once each, got {names}")
+    # two names may write one file (``x/y`` and ``x_y`` are both ``__x_y``; ``A`` and ``a`` on a
+    # case-insensitive disk): each source keeps its own file, or its rows are no longer its own
+    seen: dict[str, str] = {}
+    for source in sources:
+        where = os.path.normcase(os.path.abspath(source.out)).casefold()
+        if where in seen:
+            raise UsageError(
+                f"{seen[where]!r} and {source.name!r} would write one results file "
+                f"({source.out}): name one of them differently (the file name keeps letters, "
+                "digits, '-', '_' and '.', and may ignore case)"
+            )
+        seen[where] = source.name
     records, owners = [], []
     for source in sources:
         for job in source.jobs:
@@ -121,12 +135,18 @@ def refuse_other_designs(design: Design, owners: Sequence[tuple[Source, Job]]) -
             name = theirs.get("name") if theirs else None
             if name == design.name:
                 continue
+            drew = f"the design {name!r}" if name else "a run without a design"
             if design.weighted or (theirs is not None and theirs.get("weighted")):
-                drew = f"the design {name!r}" if name else "a run without a design"
                 raise UsageError(
                     f"{path}: holds rows of these cases drawn by {drew}, not by {design.name!r}: "
                     "their probabilities differ, so the file would no longer say how its rows "
                     "were drawn; write this design to another --out (or run that one again)"
+                )
+            if design.own_rows and theirs is not None:
+                raise UsageError(
+                    f"{path}: holds rows drawn by {drew}, not by {design.name!r}: its guarantee "
+                    "holds for one question fixed before the first row, not for one changed "
+                    "after an answer was seen; run that one again, or write this to another --out"
                 )
 
 

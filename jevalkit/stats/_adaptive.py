@@ -51,6 +51,13 @@ ESTIMATE_COLUMNS = [
     "dropped_sweeps",
     "method",
 ]
+
+
+def _number(value: object) -> bool:
+    """Whether ``value`` is a real number (not a bool, a string or None)."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
 AdaptiveStop = Literal["target met", "decided", "max_repeats", "budget", "nothing scored"]
 STOP_REASONS: tuple[AdaptiveStop, ...] = get_args(AdaptiveStop)
 CASE_COLUMNS = ("source", "probe", "version", "case_id", "variant", "system_a", "system_b")
@@ -133,12 +140,20 @@ class AdaptiveRepeats(Design):
             raise UsageError(
                 f"metric must be one of {', '.join(ADAPTIVE_METRICS)}, got {self.metric!r}"
             )
-        if not 0 < self.confidence < 1:
+        if not _number(self.confidence) or not 0 < self.confidence < 1:
             raise UsageError(f"confidence must be between 0 and 1, got {self.confidence!r}")
-        if self.decide_at is not None and not 0 <= self.decide_at <= 1:
+        if self.decide_at is not None and (
+            not _number(self.decide_at) or not 0 <= self.decide_at <= 1
+        ):
             raise UsageError(f"decide_at must be in [0, 1], got {self.decide_at!r}")
-        if not 0 <= self.settled_share < 1 or not 0 < self.settled_probability <= 1:
-            raise UsageError("settled_share must be in [0, 1) and settled_probability in (0, 1]")
+        share, probability = self.settled_share, self.settled_probability
+        if not (_number(share) and _number(probability)) or not (
+            0 <= share < 1 and 0 < probability <= 1
+        ):
+            raise UsageError(
+                f"settled_share must be in [0, 1) and settled_probability in (0, 1], got "
+                f"{share!r} and {probability!r}"
+            )
 
     # -- the design ----------------------------------------------------------------------
 

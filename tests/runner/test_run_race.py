@@ -233,3 +233,64 @@ def test_the_outcome_file_is_what_the_cli_printed(openai_server, tmp_path, capsy
     record = json.loads(where.read_text())
     assert record["answer"] == ["good"] and record["target"] == "top:1"
     assert f"requests: {record['n_requests']} of the 120" in printed
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        ["--sample-seed", "1"],
+        ["--confidence", "0.9"],
+        ["--target", "ranks"],
+        ["--method", "hoeffding"],
+        ["--first-wave", "20"],
+        ["--models", "good", "mid", "twin"],  # another system (a shared file: good's)
+        ["--models", "good", "mid"],  # one dropped: more confidence for each pair
+    ],
+)
+def test_a_race_changed_after_its_answer_is_refused_in_one_line(
+    openai_server, tmp_path, capsys, changed
+):
+    """Resuming a race's files with another question (seed, confidence, target, systems, ...)
+    would let it be asked again until it certifies: refused before anything is sent."""
+    reply, _ = answerer()
+    openai_server.reply = reply
+    argv = ["race", PROBE, "--base-url", openai_server.base_url, "--out",
+            str(tmp_path / "r.jsonl"), "--no-cache", "--budget-requests", "30"]  # fmt: skip
+    assert main([*argv, "--models", "good", "mid", "bad"]) == 1
+    capsys.readouterr()
+    sent = len(openai_server.requests)
+    models = [] if changed[0] == "--models" else ["--models", "good", "mid", "bad"]
+    assert main([*argv, *models, *changed]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "not by 'race: " in err and "changed after an answer was seen" in err
+    assert len(openai_server.requests) == sent
+    # the same race resumes
+    assert main([*argv[:-2], "--models", "good", "mid", "bad"]) == 0
+
+
+def test_a_race_reads_the_rows_of_a_plain_run(openai_server, tmp_path):
+    """Rows of a run without a design (every case, drawn by no one) are answers a race may
+    read: resuming from them sends nothing new for the cases they hold."""
+    reply, _ = answerer()
+    openai_server.reply = reply
+    for model in ("good", "bad"):
+        jevalkit.run(PROBE, model, **options(openai_server, tmp_path / f"r__{model}.jsonl"))
+    sent = len(openai_server.requests)
+    race = Race(models=["good", "bad"])
+    done = jevalkit.run(PROBE, None, design=race, **options(openai_server, tmp_path / "r.jsonl"))
+    assert done.design.answer == ("good",) and len(openai_server.requests) == sent
+
+
+def test_systems_whose_names_share_a_results_file_are_refused(openai_server, tmp_path, capsys):
+    """``x/y`` and ``x_y`` would both write ``r__x_y.jsonl`` (``A`` and ``a`` too on a disk that
+    ignores case): refused before anything is sent, naming both."""
+    for models in (["x/y", "x_y"], ["Good", "good"]):
+        code = main(
+            ["race", PROBE, "--models", *models, "--base-url", openai_server.base_url,
+             "--out", str(tmp_path / "r.jsonl"), "--no-cache"]
+        )  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2 and "would write one results file" in err and "Traceback" not in err
+        assert f"{models[0]!r} and {models[1]!r}" in err
+        assert openai_server.requests == [] and not list(tmp_path.iterdir())

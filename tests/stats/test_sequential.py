@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from jevalkit.errors import StatsError
+from jevalkit.errors import StatsError, UsageError
 from jevalkit.stats import (
     AdaptiveRepeats,
     SweepSequence,
@@ -112,3 +112,18 @@ def test_a_gaussian_random_walk_crosses_the_radius_rarely_and_the_fixed_bound_of
     peeked = (np.abs(walks) > 1.96 * np.sqrt(t)).any(axis=1).mean()
     assert crossed <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000), crossed
     assert peeked > 0.3, peeked
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({"confidence": "0.9"}, "confidence must be between 0 and 1"),
+        ({"decide_at": "0.5"}, "decide_at must be in"),
+        ({"settled_share": None}, "settled_share must be in"),
+        ({"settled_probability": True}, "settled_probability in"),
+    ],
+)
+def test_adaptive_repeats_refuse_settings_that_are_not_numbers_in_one_line(given, says):
+    """A string or None where a number belongs was a TypeError traceback from a comparison."""
+    with pytest.raises(UsageError, match=says):
+        AdaptiveRepeats(target_half_width=0.1, **given)
