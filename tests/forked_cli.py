@@ -111,8 +111,13 @@ def _finish(running: _Running, *, hung: bool) -> Outcome:
         # a report's partial notebook, kept on purpose and named in the error ("kept at ...")
         # a merge that met a torn part merges its complete rows and keeps the part (exit 1)
         merged = "so the part is kept" in outcome.err and job.argv[0] == "merge"
+        # a race that ran and certified nothing exits 1 (its answer, as a gate's FAIL) with its
+        # rows and outcome written, as a run's are
+        raced = job.argv[0] == "race" and outcome.code == 1 and not outcome.traceback
         outcome.written = tuple(
-            sorted(k for k in changed if f"kept at {k}" not in outcome.err and not merged)
+            sorted(
+                k for k in changed if f"kept at {k}" not in outcome.err and not merged and not raced
+            )
         )
     return outcome
 

@@ -62,10 +62,10 @@ def test_every_figure_a_page_draws_is_shown_and_the_check_passes(site):
     summary, problems = check_build.check_site(site)
     assert problems == []
     # the tour draws nothing; the figures page draws one figure per plot, each in its own cell
-    assert summary == "docs check: 4 pages, 2 executed, 1 of them draw; 6 figures shown"
+    assert summary == "docs check: 4 pages, 2 executed, 1 of them draw; 7 figures shown"
     page = (site / "smoke_figures.html").read_text()
     cells = page.split('<div class="cell docutils container">')[1:]
-    assert len(cells) == len(check_build.PLOT_FUNCTIONS) == 6
+    assert len(cells) == len(check_build.PLOT_FUNCTIONS) == 7
     for cell in cells:  # the first figure switches the inline backend on; none switches it off
         assert cell.count("<img ") == 1 and 'src="_images/' in cell, cell[:300]
     for img in (site / "_images").glob("*.png"):
@@ -79,7 +79,7 @@ def test_the_check_fails_a_page_whose_figures_are_missing(site, tmp_path):
     text = page.read_text()
     page.write_text(text.replace("<img ", "<span "))  # as a kernel on the Agg backend leaves it
     _, problems = check_build.check_site(broken)
-    assert len(problems) == 6 and all(
+    assert len(problems) == 7 and all(
         p.startswith("smoke_figures.html: code cell ") for p in problems
     )
     assert (

@@ -70,9 +70,17 @@ def installed(tmp_path_factory):
     return env_dir, work
 
 
+def outside_env() -> dict[str, str]:
+    """The environment of a user of the installed wheel: no jevalkit settings, and no
+    PYTHONPATH that would import a source checkout instead of the wheel."""
+    return {
+        k: v for k, v in os.environ.items() if not k.startswith("JEVALKIT_") and k != "PYTHONPATH"
+    }
+
+
 def jevalkit(installed, *args, timeout=300):
     env_dir, work = installed
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JEVALKIT_")}
+    env = outside_env()
     env["PATH"] = f"{env_dir / 'bin'}:{env['PATH']}"
     env["JEVALKIT_CACHE_DIR"] = str(work / "cache")
     # the dependencies' data files (nbconvert's templates) live with them, in this environment
@@ -93,6 +101,7 @@ def test_the_wheel_carries_data_and_notebooks(installed):
     out = subprocess.run(
         [str(env_dir / "bin" / "python"), "-c", code],
         cwd=work,
+        env=outside_env(),
         capture_output=True,
         text=True,
         check=True,
