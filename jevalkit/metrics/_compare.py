@@ -181,7 +181,7 @@ def compare(
             version or setting compared on its own).
 
     Returns:
-        One row per (group, system, metric): the ``by`` columns (then the settings kept
+        One row per group, system and metric, with the ``by`` columns (then the settings kept
         apart), ``system``, ``baseline``,
         ``metric``, ``n_paired`` (cases both ran), ``n_only_system`` and ``n_only_baseline`` (cases
         left out), ``value`` and ``value_baseline`` (over the paired cases), ``delta`` (system -

@@ -49,7 +49,7 @@ def open_results(
     tool's log by its content; several files are read as one frame, refused when two hold the
     same row key: :func:`jevalkit.io.read_sources`), else the bundled file ``default``: a real run of ``data/runs/`` by its name,
     or ``examples/NAME`` for a simulated example of ``data/examples/``. Several files' paths
-    are returned joined by ``, ``.
+    are returned joined by a comma and a space.
 
     Example:
         >>> df, path = open_results(None, default="schema-ten-records__local-demo.jsonl")
