@@ -232,6 +232,8 @@ def default_port_taken():
     """Hold the embedded model's default port, as another user's server on the machine would
     (when something else holds it already, it is taken anyway)."""
     with socket.socket() as s:
+        # as a server binds: a connection of an earlier test left in TIME_WAIT does not hold it
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         with contextlib.suppress(OSError):
             s.bind(("127.0.0.1", local.DEFAULT_PORT))
             s.listen()
