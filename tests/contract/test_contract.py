@@ -399,7 +399,9 @@ def test_values_outside_the_scale_are_refused(entry):
     first["score"] = first["score"] * 10
     if "passed" in first:
         first["passed"] = (first["score"]).round()
-    with pytest.raises(JevalkitError, match=r"outside|True/False|verdicts|not a probability distribution"):
+    with pytest.raises(
+        JevalkitError, match=r"outside|True/False|verdicts|not a probability distribution"
+    ):
         run(entry, (first, *frames[1:]))
 
 
