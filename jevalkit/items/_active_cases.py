@@ -35,7 +35,7 @@ from ..errors import StatsError, UsageError
 from ..results import ROW_POSITION, Design, Stop, Wave, reason_in
 from ._active import ActivePlan, waves_for
 from ._estimate import estimate
-from ._irt import IrtFit, load_fit
+from ._irt import IrtFit, benchmark_of, load_fit
 from ._select import select
 
 ActiveStop = Literal["complete", "target", "budget", "errors"]
@@ -202,6 +202,14 @@ class ActiveCases(Design):
             raise UsageError(
                 f"the prior's case columns {unknown} are not columns of a run's rows: fit it "
                 "on case columns such as probe, version, case_id"
+            )
+        planned = benchmark_of(candidates)
+        if fit.benchmark and planned and planned != fit.benchmark:
+            raise UsageError(
+                f"the prior was fitted on results of {_named(fit.benchmark)}, this run plans "
+                f"{_named(planned)}: an item model describes the cases of the probe versions it "
+                "was fitted on; fit one on past results of these (jevalkit items RESULTS --irt "
+                "2pl --save-fit PATH)"
             )
         if candidates["variant"].notna().any():
             raise UsageError(
@@ -371,3 +379,7 @@ def active_outcome(
             method=f"{row['method']}{how}",
         )
     return ActiveEstimate(finish(pd.DataFrame([out]), order=ESTIMATE_COLUMNS), plan)
+
+
+def _named(benchmark: tuple[tuple[str, int], ...]) -> str:
+    return ", ".join(f"{probe}@{version}" for probe, version in benchmark)

@@ -100,6 +100,9 @@ class IrtFit(Result):
         matrix: the system x item scores the model was fitted to.
         method: what was fitted, and how.
         n_calibrated: items with estimated parameters (status ``ok``).
+        benchmark: the ``(probe, version)`` pairs of the results it was fitted on, when they
+            have those columns (an active plan with this prior runs only on them; empty: not
+            known, as for a table without them).
 
     Example:
         >>> fit = fit_irt(simulate_2pl(n_systems=30, n_items=10, seed=0), case="case_id")
@@ -122,6 +125,7 @@ class IrtFit(Result):
     matrix: ScoreMatrix = field(repr=False)
     method: str = ""
     n_calibrated: int = 0
+    benchmark: tuple[tuple[str, int], ...] = ()
 
     def table(self) -> pd.DataFrame:
         """One row per item: its case columns, ``difficulty``, ``discrimination``,
@@ -282,6 +286,7 @@ class IrtFit(Result):
             "n_iter": int(self.n_iter),
             "method": self.method,
             "n_calibrated": int(self.n_calibrated),
+            **({"benchmark": [list(pair) for pair in self.benchmark]} if self.benchmark else {}),
             "matrix": None
             if not scores
             else {
@@ -347,6 +352,15 @@ _FIT_SCHEMA = {
         "converged": {"type": "boolean"},
         "n_iter": {"type": "integer"},
         "n_calibrated": {"type": "integer"},
+        "benchmark": {
+            "type": "array",
+            "items": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "integer", "minimum": 1}],
+                "minItems": 2,
+                "maxItems": 2,
+            },
+        },
         "matrix": {
             "anyOf": [
                 {"type": "null"},
@@ -470,6 +484,7 @@ def _fit_from(data: dict) -> IrtFit:
         matrix=matrix,
         method=data["method"],
         n_calibrated=int(data["n_calibrated"]),
+        benchmark=tuple((str(p), int(v)) for p, v in data.get("benchmark", [])),
     )
 
 
@@ -768,7 +783,33 @@ def fit_irt(
         matrix=matrix,
         method=method,
         n_calibrated=int(use.sum()),
+        benchmark=benchmark_of(df),
     )
+
+
+def benchmark_of(df: pd.DataFrame) -> tuple[tuple[str, int], ...]:
+    """The ``(probe, version)`` pairs of results rows, sorted; empty when the frame lacks
+    either column or a version is not a whole number (a table from elsewhere).
+
+    Example:
+        >>> benchmark_of(pd.DataFrame({"probe": ["p", "p", "q"], "version": [2, 2, 1]}))
+        (('p', 2), ('q', 1))
+        >>> benchmark_of(pd.DataFrame({"case_id": [1]}))
+        ()
+    """
+    if not {"probe", "version"} <= set(df.columns):
+        return ()
+    pairs = df[["probe", "version"]].drop_duplicates()
+    out = []
+    for probe, version in pairs.itertuples(index=False, name=None):
+        if (
+            not isinstance(probe, str)
+            or isinstance(version, bool)
+            or not isinstance(version, int | np.integer)
+        ):
+            return ()
+        out.append((probe, int(version)))
+    return tuple(sorted(out))
 
 
 def _spread(values: np.ndarray, use: np.ndarray) -> np.ndarray:

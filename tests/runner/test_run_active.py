@@ -9,6 +9,7 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from active_benchmark import PROBE, active_benchmark, answerer
 from killed_run import kill_after
@@ -16,7 +17,7 @@ from loopback import options
 
 import jevalkit
 from jevalkit.cli import main
-from jevalkit.items import ActiveCases, estimate, select
+from jevalkit.items import ActiveCases, estimate, fit_irt, load_fit, select
 from jevalkit.results import read_results
 
 REPO = Path(__file__).resolve().parents[2]
@@ -197,13 +198,46 @@ def test_an_active_plans_seed_is_a_whole_number_from_0(benchmark, openai_server,
 
 def test_a_prior_of_other_cases_is_refused(benchmark, openai_server, tmp_path):
     fit, _, _, _ = benchmark
-    with pytest.raises(jevalkit.errors.UsageError, match="item\\(s\\) this run does not plan"):
+    with pytest.raises(jevalkit.errors.UsageError, match="this run plans unit-conversion@2"):
         jevalkit.run(
             "unit-conversion@2",
             "new",
             design=ActiveCases(k=K, prior=fit),
             **options(openai_server, tmp_path / "r.jsonl"),
         )
+    assert openai_server.requests == []
+
+
+def test_a_prior_fitted_on_another_probe_version_is_refused_even_by_case_id_alone(
+    benchmark, openai_server, tmp_path
+):
+    # a fit whose items are named by case_id alone matched the cases of any version sharing
+    # the ids: version 2 ran with version 1's item model, and nothing said so
+    fit, _, _, _ = benchmark
+    rows = fit.matrix  # the past results, as the fit saw them
+    past = pd.DataFrame(
+        {
+            "system": np.repeat(rows.systems, len(rows.item_ids())),
+            "probe": "unit-conversion",
+            "version": 1,
+            "case_id": [i[-1] for i in rows.item_ids()] * len(rows.systems),
+            "score": rows.scores.ravel(),
+        }
+    )
+    by_id = fit_irt(past, case="case_id")
+    assert by_id.benchmark == (("unit-conversion", 1),)
+    saved = load_fit(by_id.save(tmp_path / "fit.json", scores=False))
+    assert saved.benchmark == by_id.benchmark
+    for prior in (by_id, saved):
+        with pytest.raises(
+            jevalkit.errors.UsageError, match="unit-conversion@1, this run plans unit-conversion@2"
+        ):
+            jevalkit.run(
+                "unit-conversion@2",
+                "new",
+                design=ActiveCases(k=K, prior=prior),
+                **options(openai_server, tmp_path / "r.jsonl"),
+            )
     assert openai_server.requests == []
 
 
