@@ -104,10 +104,17 @@ def load_jsonl(path: Path) -> pd.DataFrame:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    rows = []
+    rows: list[dict[str, Any]] = []
     for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
+        if not rows and line.lstrip()[:1] not in ("{", "["):  # a table or a report, not JSONL
+            shown = line.strip() if len(line.strip()) <= 60 else line.strip()[:57] + "..."
+            raise ImportFormatError(
+                f"{path}:{lineno}: not JSON lines (one object per line): its first line is "
+                f"{shown!r}; read a table (CSV) with jevalkit.io.from_table(path, case=..., "
+                "system=..., score=...)"
+            )
         # another tool's file: NaN and Infinity are kept, as pandas' reader above keeps them
         value = json_line(
             line, f"{path}:{lineno}", ImportFormatError, what="a JSON object", strict=False

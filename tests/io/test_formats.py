@@ -136,6 +136,16 @@ def test_a_grade_of_minus_one_is_an_error_row_and_a_bad_grade_is_refused(tmp_pat
         io.read(path, format="grades")
 
 
+def test_a_table_read_as_grades_names_the_reader_of_tables(tmp_path):
+    # a CSV read with --from grades said "not a JSON object (Expecting value)" and no fix
+    path = tmp_path / "own.csv"
+    path.write_text("model,item,grade\na,1,3\n")
+    with pytest.raises(
+        ImportFormatError, match=r"own.csv:1: not JSON lines .* 'model,item,grade'.*from_table"
+    ):
+        io.read(path, format="grades")
+
+
 def test_pairwise_games_become_one_row_per_game_mapped_to_the_systems():
     df = io.read(EXAMPLES / "pairwise.jsonl")
     raw = pd.read_json(EXAMPLES / "pairwise.jsonl", lines=True)
