@@ -1321,22 +1321,23 @@ def _check_guarantee(
     if guarantee == HIGH_PROBABILITY:
         if risk is not None:
             raise StatsError(
-                f"risk is the {EXPECTED!r} guarantee's: pass guarantee={EXPECTED!r} with it, or "
-                "target_agreement and confidence_level without it"
+                f"risk (--risk) is the {EXPECTED!r} guarantee's: pass guarantee={EXPECTED!r} "
+                "(--guarantee expected) with it, or target_agreement and confidence_level "
+                "(--target, --confidence) without it"
             )
         return None
     if risk is None:
         raise StatsError(
-            f"guarantee={EXPECTED!r} needs risk: the expected share of all items decided "
-            "against a person to allow (e.g. 0.05)"
+            f"guarantee={EXPECTED!r} needs risk (--risk): the expected share of all items "
+            "decided against a person to allow (e.g. 0.05)"
         )
     if isinstance(risk, bool) or not isinstance(risk, int | float) or not 0 < risk < 1:
         raise StatsError(f"risk must lie strictly between 0 and 1, got {risk!r}")
     if (target_agreement, confidence_level, min_items, start) != (0.9, 0.9, None, None):
         raise StatsError(
-            f"target_agreement, confidence_level, min_items and start are the "
-            f"{HIGH_PROBABILITY!r} guarantee's fixed-sequence test; guarantee={EXPECTED!r} "
-            "takes risk alone"
+            f"target_agreement, confidence_level, min_items and start (--target, --confidence, "
+            f"--min-items, --start) are the {HIGH_PROBABILITY!r} guarantee's fixed-sequence "
+            f"test; guarantee={EXPECTED!r} takes risk alone"
         )
     return float(risk)
 

@@ -382,7 +382,7 @@ def test_the_kind_is_in_the_file_and_the_digest_and_old_files_read_as_the_defaul
     "kwargs, message",
     [
         ({"guarantee": "expected"}, "guarantee='expected' needs risk"),
-        ({"risk": 0.05}, "risk is the 'expected' guarantee's"),
+        ({"risk": 0.05}, r"risk \(--risk\) is the 'expected' guarantee's"),
         ({"guarantee": "typical"}, "guarantee must be 'high-probability'"),
         ({"guarantee": "expected", "risk": 1.5}, "risk must lie strictly between 0 and 1"),
         (
