@@ -810,6 +810,64 @@ def sim_cascade_crc(reps: int, seed: int) -> list[dict]:
     return out
 
 
+def _two_toe_judges(rng, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Two judges of the issue's kind on the same items (ease z ~ N(0, 1)): the first as
+    toe_judge, the second stronger (a person agrees with probability expit(3 + 1.5 z), its
+    confidence 0.5 + 0.5 expit(2 (z + 0.5 + e))). Returns each judge's confidence and the
+    probability a person agrees with it, per item."""
+    z = rng.normal(size=n)
+    conf1 = 0.5 + 0.5 * expit(2 * (z + rng.normal(0, 0.6, n)))
+    conf2 = 0.5 + 0.5 * expit(2 * (z + 0.5 + rng.normal(0, 0.6, n)))
+    return conf1, expit(2 + 1.5 * z), conf2, expit(3 + 1.5 * z)
+
+
+def sim_cascade_crc_two_judges(reps: int, seed: int) -> list[dict]:
+    """The expected guarantee over a cascade of two judges (:func:`_two_toe_judges`), 3 x reps
+    calibrations: the first judge's threshold by conformal risk control at risk / 2 over all
+    items, the second's on the items it leaves at risk / 2 over all items (as
+    calibrate_cascade does; the earlier threshold taken as given, which the simulation checks);
+    a fresh item's expected loss given the thresholds on 200,000 items. The observed value is
+    the mean decided-and-wrong rate over calibrations, to be at most the risk."""
+    risk, n = 0.05, 500
+    c1, p1, c2, p2 = _two_toe_judges(np.random.default_rng(54_321), 200_000)
+    rng = np.random.default_rng([seed, 2, n])
+    losses, shares = [], []
+    for _ in range(3 * reps):
+        k1, a1, k2, a2 = _two_toe_judges(rng, n)
+        agree1, agree2 = rng.random(n) < a1, rng.random(n) < a2
+        thresholds = []
+        left = np.ones(n, dtype=bool)
+        for conf, agree in ((k1, agree1), (k2, agree2)):
+            try:
+                t = risk_controlled_threshold(
+                    conf[left], agree[left], risk=risk / 2, n_calibration=n
+                ).threshold
+            except StatsError:
+                t = math.inf
+            thresholds.append(t)
+            left &= conf < t
+        first = c1 >= thresholds[0]
+        second = ~first & (c2 >= thresholds[1])
+        losses.append(float(np.mean(first * (1 - p1) + second * (1 - p2))))
+        shares.append(float(np.mean(first | second)))
+    mean = float(np.mean(losses))
+    half = 1.96 * float(np.std(losses, ddof=1)) / math.sqrt(len(losses))
+    return [
+        {
+            "method": (
+                f"cascade of two judges, expected guarantee at risk {risk}, {n} labels: decided "
+                f"mean {np.mean(shares):.1%}, median {np.median(shares):.1%}; mean "
+                "decided-and-wrong rate"
+            ),
+            "kind": "expected risk",
+            "nominal": risk,
+            "observed": mean,
+            "reps": len(losses),
+            "mc_interval": (mean - half, mean + half),
+        }
+    ]
+
+
 def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
     """The shift check (issue 51). (a) False refusals: the cascade's test (scipy's two-sample
     Kolmogorov-Smirnov test at 0.001, as Cascade.shift runs it) on 500 calibration
@@ -930,6 +988,7 @@ SIMULATIONS = {
     "cascade_coverage": sim_cascade_coverage,
     "cascade_shift": sim_cascade_shift,
     "cascade_crc": sim_cascade_crc,
+    "cascade_crc_two_judges": sim_cascade_crc_two_judges,
     "pass_at_k": sim_pass_at_k,
 }
 

@@ -15,6 +15,12 @@ game), with k recorded per judge; where the cascade is used, each stage compares
 confidence with its calibration items' (:mod:`._shift`), and a shift voids the guarantee: every
 item goes to a person unless the caller accepts it.
 
+A second, weaker kind of guarantee is offered by name, ``guarantee="expected"``: each
+judge's threshold by conformal risk control (:func:`jevalkit.stats.risk_controlled_threshold`),
+so that in expectation over calibrations and a new item at most ``risk`` of all items are
+decided by a judge against a person; it promises no agreement among the decided items and
+nothing with a stated probability for one calibration.
+
 What is not guaranteed: agreement per item, per system or per slice; items unlike the
 calibration items (another judge prompt, another kind of output, a shifted mix of systems); and
 labels that were not a uniform random sample of the items (refused here).

@@ -178,7 +178,11 @@ def risk_controlled_threshold(
         )
     n_total = int(n_total)
     need = _labels_for_risk(risk)
-    if n_total < need or c.size == 0:
+    if c.size == 0:
+        raise StatsError(
+            f"no calibration item given (of {n_total}): no threshold to choose, nothing decided"
+        )
+    if n_total < need:
         raise StatsError(
             f"no threshold can keep the expected decided-and-wrong rate at {risk:.3g} from "
             f"{n_total} calibration item(s): even with no disagreement the bound is 1 / "

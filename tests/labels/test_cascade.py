@@ -50,23 +50,28 @@ def judged_rows(seed=0, n=600, floors=(("cheap", 0.2), ("strong", 0.6))):
     return pd.DataFrame(rows), labels, truth
 
 
-def test_each_stage_is_selective_threshold_on_the_items_that_reach_it():
-    judged, labels, truth = judged_rows()
-    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
-    assert cascade.levels == ("safe", "unsafe")  # read from data/judges/security
+def stage_inputs(judged, truth, cascade):
+    """Per stage, recomputed by hand from the rows: its threshold, and the confidence and
+    agreement of the 300 labelled items that reach it."""
     person = np.where(truth[:300], "unsafe", "safe")
     remaining = np.arange(300)
-    level = 1 - 0.1 / 2
     for judge, threshold in zip(cascade.judges, cascade.thresholds, strict=True):
         rows = judged[(judged["model"] == judge)].set_index("case_id")
         probs = np.array(rows.loc[[f"c{i:03d}" for i in remaining], "probs"].tolist())
         verdict = np.where(probs[:, 1] > probs[:, 0], "unsafe", "safe")
         conf = probs.max(axis=1)
-        expected = selective_threshold(
-            conf, verdict == person[remaining], target_agreement=0.8, confidence_level=level
-        )
-        assert threshold == expected.threshold
+        yield threshold, conf, verdict == person[remaining]
         remaining = remaining[conf < threshold]
+
+
+def test_each_stage_is_selective_threshold_on_the_items_that_reach_it():
+    judged, labels, truth = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    assert cascade.levels == ("safe", "unsafe")  # read from data/judges/security
+    level = 1 - 0.1 / 2
+    for threshold, conf, agree in stage_inputs(judged, truth, cascade):
+        expected = selective_threshold(conf, agree, target_agreement=0.8, confidence_level=level)
+        assert threshold == expected.threshold
     assert "union bound" in cascade.method and "90%" in cascade.guarantee
 
 
@@ -316,18 +321,9 @@ def expected(judged, labels, risk=0.06):
 def test_each_stage_is_risk_control_over_all_items_at_an_even_share_of_the_risk():
     judged, labels, truth = judged_rows()
     cascade = expected(judged, labels)
-    person = np.where(truth[:300], "unsafe", "safe")
-    remaining = np.arange(300)
-    for judge, threshold in zip(cascade.judges, cascade.thresholds, strict=True):
-        rows = judged[(judged["model"] == judge)].set_index("case_id")
-        probs = np.array(rows.loc[[f"c{i:03d}" for i in remaining], "probs"].tolist())
-        verdict = np.where(probs[:, 1] > probs[:, 0], "unsafe", "safe")
-        conf = probs.max(axis=1)
-        want = risk_controlled_threshold(
-            conf, verdict == person[remaining], risk=0.03, n_calibration=300
-        )
+    for threshold, conf, agree in stage_inputs(judged, truth, cascade):
+        want = risk_controlled_threshold(conf, agree, risk=0.03, n_calibration=300)
         assert threshold == want.threshold
-        remaining = remaining[conf < threshold]
     stages = cascade.stages
     assert stages["p_value"].isna().all() and stages["level"].isna().all()
     assert cascade.guarantee_kind == "expected" and cascade.risk == 0.06

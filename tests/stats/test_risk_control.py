@@ -81,6 +81,7 @@ def test_a_judge_wrong_at_the_top_decides_nothing_in_one_line():
         ({"risk": 0}, "risk must lie strictly between 0 and 1"),
         ({"risk": True}, "risk must lie strictly between 0 and 1"),
         ({"risk": 0.1, "n_calibration": 5}, "n_calibration must be a whole number of at least"),
+        ({"risk": 0.1, "n_calibration": 40.0}, "n_calibration must be a whole number of at least"),
     ],
 )
 def test_bad_arguments_are_one_line(kwargs, message):
@@ -98,3 +99,8 @@ def test_it_decides_more_than_the_high_probability_kind_and_says_what_it_promise
     words = crc.guarantee
     assert "in expectation over the calibration draw" in words
     assert "not the agreement among decided items" in words and "any stated probability" in words
+
+
+def test_no_items_given_is_one_line_even_when_the_rate_is_over_many():
+    with pytest.raises(StatsError, match="no calibration item given"):
+        risk_controlled_threshold([], [], risk=0.1, n_calibration=500)
