@@ -37,7 +37,13 @@ from jevalkit.metrics import (
     rank,
     win_rate,
 )
-from jevalkit.stats import bimodality, level_sets, selective_threshold, wilson_ci
+from jevalkit.stats import (
+    bimodality,
+    level_sets,
+    risk_controlled_threshold,
+    selective_threshold,
+    wilson_ci,
+)
 
 
 def covered(low: float, high: float, truth: float) -> bool:
@@ -723,6 +729,145 @@ def sim_cascade_coverage(reps: int, seed: int) -> list[dict]:
     return out
 
 
+def _decided_wrong(population: tuple[np.ndarray, np.ndarray], threshold: float):
+    """The share of the population at or above a threshold, the share of all items decided
+    against the person there (the expected loss of a fresh item given the threshold), and the
+    agreement among the decided items (NaN: none decided)."""
+    conf, agreement = population
+    m = int(np.searchsorted(-conf, -threshold, side="right")) if math.isfinite(threshold) else 0
+    if m == 0:
+        return 0.0, 0.0, math.nan
+    return m / conf.size, m / conf.size * (1 - agreement[m - 1]), float(agreement[m - 1])
+
+
+def sim_cascade_crc(reps: int, seed: int) -> list[dict]:
+    """The second kind of guarantee (issue 51, item 4): conformal risk control of the
+    decided-and-wrong rate on the simulated "Trust or Escalate" judge (1 call), 3 x reps
+    calibrations a cell (1,200 at the default). Each calibration's threshold is
+    risk_controlled_threshold's; a fresh item's expected loss given it is computed on the
+    population of 400,000 items (the share decided times the disagreement among them, from the
+    exact P(agree | z)); the observed value is the mean over calibrations, E[L], which must be
+    at most the risk asked within Monte Carlo error. Printed beside it: the share decided,
+    the agreement among the decided items (which this kind does not promise), and the default
+    guarantee's share decided and decided-and-wrong rate on the same labels at target 0.9 and
+    90% confidence. The first 3 calibrations also go through calibrate_cascade
+    (guarantee="expected"), which must give the same threshold."""
+    out = []
+    population = toe_population(1)
+    for risk, n in ((0.05, 200), (0.05, 500), (0.03, 500)):
+        rng = np.random.default_rng([seed, n, int(risk * 1000)])
+        losses, shares, agreements, default_shares, default_losses = [], [], [], [], []
+        for rep in range(3 * reps):
+            conf, agree = toe_judge(rng, n, 1)
+            try:
+                threshold = risk_controlled_threshold(conf, agree, risk=risk).threshold
+            except StatsError:
+                threshold = math.inf
+            if rep < 3:
+                judged, labels = _cascade_rows(conf[:, None], agree)
+                cascade = calibrate_cascade(
+                    judged, labels, judges=["judge"], levels=["no", "yes"],
+                    guarantee="expected", risk=risk,
+                )  # fmt: skip
+                assert cascade.thresholds[0] == threshold, (cascade.thresholds, threshold)
+            share, loss, agreement = _decided_wrong(population, threshold)
+            losses.append(loss)
+            shares.append(share)
+            agreements.append(agreement)
+            try:
+                fixed = selective_threshold(
+                    conf, agree, target_agreement=0.9, confidence_level=0.9
+                ).threshold
+            except StatsError:
+                fixed = math.inf
+            fixed_share, fixed_loss, _ = _decided_wrong(population, fixed)
+            default_shares.append(fixed_share)
+            default_losses.append(fixed_loss)
+        mean = float(np.mean(losses))
+        half = 1.96 * float(np.std(losses, ddof=1)) / math.sqrt(len(losses))
+        above = float(np.mean(np.asarray(losses) > risk))
+        out.append(
+            {
+                "method": (
+                    f"cascade, expected guarantee (conformal risk control) at risk {risk}, "
+                    f"{n} labels, simulated Trust-or-Escalate judge: decided mean "
+                    f"{np.mean(shares):.1%}, median {np.median(shares):.1%}, agreement among "
+                    f"decided {np.nanmean(agreements):.1%} (not promised), calibrations above "
+                    f"the risk {above:.0%} (not promised); the default guarantee (target 0.9, "
+                    f"90%) on the same labels: decided mean {np.mean(default_shares):.1%}, "
+                    f"median {np.median(default_shares):.1%}, decided-and-wrong rate "
+                    f"{np.mean(default_losses):.4f}; mean decided-and-wrong rate"
+                ),
+                "kind": "expected risk",
+                "nominal": risk,
+                "observed": mean,
+                "reps": len(losses),
+                "mc_interval": (mean - half, mean + half),
+                "decided_mean": float(np.mean(shares)),
+                "default_decided_mean": float(np.mean(default_shares)),
+            }
+        )
+    return out
+
+
+def _two_toe_judges(rng, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Two judges of the issue's kind on the same items (ease z ~ N(0, 1)): the first as
+    toe_judge, the second stronger (a person agrees with probability expit(3 + 1.5 z), its
+    confidence 0.5 + 0.5 expit(2 (z + 0.5 + e))). Returns each judge's confidence and the
+    probability a person agrees with it, per item."""
+    z = rng.normal(size=n)
+    conf1 = 0.5 + 0.5 * expit(2 * (z + rng.normal(0, 0.6, n)))
+    conf2 = 0.5 + 0.5 * expit(2 * (z + 0.5 + rng.normal(0, 0.6, n)))
+    return conf1, expit(2 + 1.5 * z), conf2, expit(3 + 1.5 * z)
+
+
+def sim_cascade_crc_two_judges(reps: int, seed: int) -> list[dict]:
+    """The expected guarantee over a cascade of two judges (:func:`_two_toe_judges`), 3 x reps
+    calibrations: the first judge's threshold by conformal risk control at risk / 2 over all
+    items, the second's on the items it leaves at risk / 2 over all items (as
+    calibrate_cascade does; the earlier threshold taken as given, which the simulation checks);
+    a fresh item's expected loss given the thresholds on 200,000 items. The observed value is
+    the mean decided-and-wrong rate over calibrations, to be at most the risk."""
+    risk, n = 0.05, 500
+    c1, p1, c2, p2 = _two_toe_judges(np.random.default_rng(54_321), 200_000)
+    rng = np.random.default_rng([seed, 2, n])
+    losses, shares = [], []
+    for _ in range(3 * reps):
+        k1, a1, k2, a2 = _two_toe_judges(rng, n)
+        agree1, agree2 = rng.random(n) < a1, rng.random(n) < a2
+        thresholds = []
+        left = np.ones(n, dtype=bool)
+        for conf, agree in ((k1, agree1), (k2, agree2)):
+            try:
+                t = risk_controlled_threshold(
+                    conf[left], agree[left], risk=risk / 2, n_calibration=n
+                ).threshold
+            except StatsError:
+                t = math.inf
+            thresholds.append(t)
+            left &= conf < t
+        first = c1 >= thresholds[0]
+        second = ~first & (c2 >= thresholds[1])
+        losses.append(float(np.mean(first * (1 - p1) + second * (1 - p2))))
+        shares.append(float(np.mean(first | second)))
+    mean = float(np.mean(losses))
+    half = 1.96 * float(np.std(losses, ddof=1)) / math.sqrt(len(losses))
+    return [
+        {
+            "method": (
+                f"cascade of two judges, expected guarantee at risk {risk}, {n} labels: decided "
+                f"mean {np.mean(shares):.1%}, median {np.median(shares):.1%}; mean "
+                "decided-and-wrong rate"
+            ),
+            "kind": "expected risk",
+            "nominal": risk,
+            "observed": mean,
+            "reps": len(losses),
+            "mc_interval": (mean - half, mean + half),
+        }
+    ]
+
+
 def sim_cascade_shift(reps: int, seed: int) -> list[dict]:
     """The shift check (issue 51). (a) False refusals: the cascade's test (scipy's two-sample
     Kolmogorov-Smirnov test at 0.001, as Cascade.shift runs it) on 500 calibration
@@ -842,6 +987,8 @@ SIMULATIONS = {
     "calibrate_cascade": sim_calibrate_cascade,
     "cascade_coverage": sim_cascade_coverage,
     "cascade_shift": sim_cascade_shift,
+    "cascade_crc": sim_cascade_crc,
+    "cascade_crc_two_judges": sim_cascade_crc_two_judges,
     "pass_at_k": sim_pass_at_k,
 }
 

@@ -90,6 +90,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the share of the labelled items reaching a judge that its first test covers "
         "(default 0.2)",
     )
+    cal.add_argument(
+        "--guarantee",
+        choices=("high-probability", "expected"),
+        default="high-probability",
+        help="high-probability (default): agreement at --target with probability --confidence; "
+        "expected: at most --risk of all items decided against a person, in expectation over "
+        "calibrations only (conformal risk control; no agreement among decided items)",
+    )
+    cal.add_argument(
+        "--risk",
+        type=_share,
+        default=None,
+        metavar="A",
+        help="with --guarantee expected: the expected share of all items decided against a "
+        "person to allow (e.g. 0.05)",
+    )
     cal.add_argument("--out", required=True, help="the cascade file to write (JSON)")
     cal.set_defaults(handler=_calibrate)
     show = cmds.add_parser("show", help="the guarantee and the stages of a cascade file")
@@ -135,6 +151,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         levels=args.levels,
         min_items=args.min_items,
         start=args.start,
+        guarantee=args.guarantee,
+        risk=args.risk,
     )
     out = cascade.save(args.out)
     print_cascade(cascade)

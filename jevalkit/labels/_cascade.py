@@ -15,6 +15,12 @@ game), with k recorded per judge; where the cascade is used, each stage compares
 confidence with its calibration items' (:mod:`._shift`), and a shift voids the guarantee: every
 item goes to a person unless the caller accepts it.
 
+A second, weaker kind of guarantee is offered by name, ``guarantee="expected"``: each
+judge's threshold by conformal risk control (:func:`jevalkit.stats.risk_controlled_threshold`),
+so that in expectation over calibrations and a new item at most ``risk`` of all items are
+decided by a judge against a person; it promises no agreement among the decided items and
+nothing with a stated probability for one calibration.
+
 What is not guaranteed: agreement per item, per system or per slice; items unlike the
 calibration items (another judge prompt, another kind of output, a shifted mix of systems); and
 labels that were not a uniform random sample of the items (refused here).
@@ -40,7 +46,7 @@ from ..errors import JevalkitError, StatsError
 from ..files import read_text, write_file
 from ..judges import JudgeConfig, load_cases, load_judge_prompt
 from ..results import MAX_REPEATS, check_count
-from ..stats import agreement_curve, selective_threshold
+from ..stats import agreement_curve, risk_controlled_threshold, selective_threshold
 from ._calls import judge_items
 from ._cascade_design import CascadeDesign
 from ._judge_rows import (
@@ -57,6 +63,9 @@ from ._people import check_like_the_judged, judge_levels, person_levels, with_pe
 from ._shift import SHIFT_ALPHA, SHIFT_COLUMNS, reference_sample, shift_check
 
 CASCADE_FORMAT = "jevalkit-cascade/2"  # /2: calls and calibration confidences per judge
+HIGH_PROBABILITY = "high-probability"  # the default guarantee: fixed-sequence tests per stage
+EXPECTED = "expected"  # conformal risk control: a decided-and-wrong rate in expectation
+GUARANTEES = (HIGH_PROBABILITY, EXPECTED)
 
 
 def _evaluator_of(rows: pd.DataFrame) -> tuple[str | None, str | None]:
@@ -148,7 +157,8 @@ def _judge_rows(judged: pd.DataFrame, judges: Sequence[str]) -> dict[str, pd.Dat
 def _digest(record: dict[str, Any]) -> str:
     """A hash of what the guarantee rests on (the judges, their parameters, thresholds, repeats
     and calls, their endpoints, the calibration confidences the shift check compares with, the
-    levels, the prompt, the target): a file edited by hand no longer matches. A judge moved to
+    levels, the prompt, the target, and the kind of guarantee with its risk when it is not the
+    default): a file edited by hand no longer matches. A judge moved to
     another address is another judge: recalibrate, or give ``--base-url``."""
     fields = ("format", "evaluator", "prompt_hash", "levels", "target_agreement",
               "confidence_level", "n_calibration", "confidence_column", "min_items",
@@ -156,6 +166,10 @@ def _digest(record: dict[str, Any]) -> str:
     per_judge = ("name", "model", "threshold", "parameters", "params_hash", "repeats", "calls",
                  "calibration_confidence", "base_url")  # fmt: skip
     kept = {k: record[k] for k in fields}
+    kind = record.get("guarantee_kind", HIGH_PROBABILITY)
+    if kind != HIGH_PROBABILITY:  # the default kind is left out: files from before it match
+        kept["guarantee_kind"] = kind
+        kept["risk"] = record.get("risk")
     kept["stages"] = [{k: s.get(k) for k in per_judge} for s in record["steps"]]
     text = json.dumps(kept, sort_keys=True, allow_nan=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -227,6 +241,13 @@ class Cascade(Result):
         calls: each judge's calls per item (k; its confidence is their mean).
         references: each judge's calibration confidences (the labelled items that reached it,
             sorted; at most 1,000 quantiles), what :meth:`shift` compares new items with.
+        guarantee_kind: ``"high-probability"`` (agreement among decided items with probability
+            ``confidence_level``) or ``"expected"`` (conformal risk control: at most ``risk``
+            of all items decided against a person, in expectation over calibrations; then
+            ``target_agreement`` and ``confidence_level`` are not used, and a stage's
+            ``p_value`` and ``level`` are NaN).
+        risk: the expected decided-and-wrong rate of an ``"expected"`` cascade (None
+            otherwise).
     """
 
     judges: tuple[str, ...]
@@ -247,10 +268,14 @@ class Cascade(Result):
     calls: tuple[int, ...] = ()
     references: tuple[tuple[float, ...], ...] = field(default=(), repr=False)
     start: float | None = None
+    guarantee_kind: str = HIGH_PROBABILITY
+    risk: float | None = None
 
     @property
     def guarantee(self) -> str:
         """What is guaranteed, in words."""
+        if self.guarantee_kind == EXPECTED:
+            return self._expected_words()
         if all(math.isinf(t) for t in self.thresholds):
             return (
                 f"no judge certified {self.target_agreement:.0%} agreement with "
@@ -263,6 +288,22 @@ class Cascade(Result):
             f"{self.target_agreement:.0%} of the time, on average over items like the "
             f"{self.n_calibration} calibration items (not per item, and not for other kinds of "
             "items)"
+        )
+
+    def _expected_words(self) -> str:
+        risk = float(self.risk or 0.0)
+        if all(math.isinf(t) for t in self.thresholds):
+            return (
+                f"no judge could keep the expected share of items decided against a person at "
+                f"{risk:.3g} on {self.n_calibration} labelled items: every item goes to a person"
+            )
+        return (
+            f"in expectation over the calibration draw and a new item like the "
+            f"{self.n_calibration} calibration items, at most {risk:.3g} of all items (people's "
+            f"included) are decided by a judge against a person (conformal risk control, "
+            f"{risk / len(self.judges):.3g} per judge); NOT the agreement among the decided "
+            "items, and NOT for this calibration with any stated probability (a given "
+            "calibration can exceed it); not per item, and not for other kinds of items"
         )
 
     def scalars(self) -> dict[str, Any]:
@@ -676,6 +717,8 @@ class Cascade(Result):
             "confidence_column": self.confidence_column,
             "min_items": self.min_items,
             "start": self.start,
+            "guarantee_kind": self.guarantee_kind,
+            "risk": self.risk,
             "method": self.method,
             "steps": [
                 _step_record(step, k, reference)
@@ -809,7 +852,9 @@ def load_cascade(path: str | Path) -> Cascade:
     for the shift check), is refused with the advice to calibrate again. A key goes to a file's
     endpoint only as :func:`jevalkit.client.check_file_endpoint` allows (the command line checks
     it). The digest is a checksum, not a signature: it catches an edit, not someone who
-    recomputes it, so the fields it covers are checked for sense too.
+    recomputes it, so the fields it covers are checked for sense too. ``guarantee_kind`` (and
+    ``risk``) say which guarantee the file carries; a file without them carries the default,
+    ``high-probability``.
 
     Example:
         >>> import tempfile
@@ -853,6 +898,7 @@ def load_cascade(path: str | Path) -> Cascade:
         or len(set(levels)) != len(levels)
     ):
         raise StatsError(f"{where}: levels must list two or more distinct level labels")
+    kind, risk = _read_kind(record, where)
     try:
         digest = _digest(record)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -910,7 +956,26 @@ def load_cascade(path: str | Path) -> Cascade:
         calls=tuple(k for _, k, _ in read),
         references=tuple(reference for _, _, reference in read),
         start=None if start is None else float(start),
+        guarantee_kind=kind,
+        risk=risk,
     )
+
+
+def _read_kind(record: dict[str, Any], where: Path) -> tuple[str, float | None]:
+    """The kind of guarantee a cascade file records, and its risk (a file without them, as
+    written before the second kind, is of the default kind)."""
+    kind = record.get("guarantee_kind", HIGH_PROBABILITY)
+    risk = record.get("risk")
+    if kind not in GUARANTEES:
+        raise StatsError(f"{where}: guarantee_kind must be one of {list(GUARANTEES)}, got {kind!r}")
+    if kind == HIGH_PROBABILITY:
+        if risk is not None:
+            raise StatsError(
+                f"{where}: risk {risk!r} in a {HIGH_PROBABILITY!r} cascade (risk belongs to "
+                f"guarantee_kind {EXPECTED!r}): calibrate again with `jevalkit cascade calibrate`"
+            )
+        return kind, None
+    return kind, _number(record, "risk", where, low=0, high=1)
 
 
 def _cascade_adapter(frame: pd.DataFrame) -> Cascade:
@@ -965,6 +1030,8 @@ def calibrate_cascade(
     confidence_column: str | None = None,
     min_items: int | None = None,
     start: float | None = None,
+    guarantee: str = HIGH_PROBABILITY,
+    risk: float | None = None,
 ) -> Cascade:
     """Calibrate a cascade of judges on labelled items: each judge, cheapest first, decides the
     items it is confident about, and people decide the rest, so that the decided verdicts agree
@@ -995,6 +1062,18 @@ def calibrate_cascade(
             to that, so no stage starts with a test that cannot pass).
         start: the share of the items reaching a stage that its first test covers (None: a
             fifth, :func:`jevalkit.stats.selective_threshold`'s default).
+        guarantee: ``"high-probability"`` (the default: the above) or ``"expected"``, a
+            second, weaker kind (conformal risk control, Angelopoulos et al., ICLR 2024, as in
+            SCOPE, arXiv 2602.13110): in expectation over the calibration draw and a new item,
+            at most ``risk`` of ALL items are decided by a judge against a person. It promises
+            neither the agreement among the decided items (a rate of 5% of all items decided
+            wrongly is 50% disagreement when a tenth is decided) nor anything with a stated
+            probability for this calibration (about half of calibrations may exceed ``risk``):
+            a mean over calibrations. It decides more items. ``target_agreement``,
+            ``confidence_level``, ``min_items`` and ``start`` are the first kind's and are
+            refused with it.
+        risk: with ``guarantee="expected"`` (and only then), the expected share of all items
+            decided against a person to allow, split evenly across the judges.
 
     Returns:
         :class:`Cascade`: ``thresholds``, ``stages``, ``curves``, ``guarantee``; ``.apply()``,
@@ -1034,6 +1113,7 @@ def calibrate_cascade(
         >>> cascade.judges, [round(t, 3) for t in cascade.thresholds]
         (('cheap', 'strong'), [0.758, 0.61])
     """
+    risk = _check_guarantee(guarantee, risk, target_agreement, confidence_level, min_items, start)
     if judges is None:
         judges = _by_cost(judged)
     judges = [str(j) for j in judges] if not isinstance(judges, str) else [judges]
@@ -1102,21 +1182,26 @@ def calibrate_cascade(
         agree = (here["verdict"] == here["person"]).to_numpy()
         judged_here = ~np.isnan(conf)
         cost = float(table["cost_usd"].mean()) if table["cost_usd"].notna().any() else np.nan
-        try:
-            chosen = selective_threshold(
-                conf[judged_here],
-                agree[judged_here],
-                target_agreement=target_agreement,
-                confidence_level=level,
-                **shape,
+        if risk is not None:
+            threshold, how, p, first = _risk_stage(
+                conf[judged_here], agree[judged_here], risk / len(judges), len(calibration)
             )
-            threshold, how, p = chosen.threshold, chosen.method, chosen.p_value
-            first = int(chosen.tests["n"].iloc[0])
-        except StatsError as exc:
-            threshold, p, first = math.inf, np.nan, 0
-            how = str(exc) + _fewer_judges(
-                int(judged_here.sum()), target_agreement, confidence_level, len(judges)
-            )
+        else:
+            try:
+                chosen = selective_threshold(
+                    conf[judged_here],
+                    agree[judged_here],
+                    target_agreement=target_agreement,
+                    confidence_level=level,
+                    **shape,
+                )
+                threshold, how, p = chosen.threshold, chosen.method, chosen.p_value
+                first = int(chosen.tests["n"].iloc[0])
+            except StatsError as exc:
+                threshold, p, first = math.inf, np.nan, 0
+                how = str(exc) + _fewer_judges(
+                    int(judged_here.sum()), target_agreement, confidence_level, len(judges)
+                )
         decided = judged_here & (conf >= threshold)
         thresholds.append(threshold)
         stages.append(
@@ -1128,7 +1213,7 @@ def calibrate_cascade(
                 "n_decided": int(decided.sum()),
                 "agreement": float(agree[decided].mean()) if decided.any() else np.nan,
                 "p_value": p,
-                "level": level,
+                "level": level if risk is None else np.nan,
                 "calls": read[len(stages)][1],
                 "first_test": first,
                 "cost_usd": cost,
@@ -1171,19 +1256,96 @@ def calibrate_cascade(
         start=None if start is None else float(start),
         calls=tuple(k for _, k in read),
         references=tuple(references),
-        method=(
-            f"cascaded selective evaluation over {len(judges)} judge(s), {len(calibration)} "
+        guarantee_kind=HIGH_PROBABILITY if risk is None else EXPECTED,
+        risk=risk,
+        method=_cascade_method(
+            len(judges), len(calibration), n_unused, risk, level, confidence_level, start
+        ),
+    )
+
+
+def _cascade_method(
+    n_judges: int,
+    n: int,
+    n_unused: int,
+    risk: float | None,
+    level: float,
+    confidence_level: float,
+    start: float | None,
+) -> str:
+    """How a cascade was calibrated, in words."""
+    if risk is not None:
+        how = (
+            f"cascaded conformal risk control over {n_judges} judge(s), {n} labelled items; "
+            f"each stage's threshold the lowest confidence whose decided-and-wrong count over "
+            f"all {n} items (those decided earlier count 0) keeps (wrong + 1) / ({n} + 1) <= "
+            f"{risk / n_judges:.4g} (risk {risk:.4g} split evenly across the judges; the "
+            "earlier thresholds taken as given)"
+        )
+    else:
+        how = (
+            f"cascaded selective evaluation over {n_judges} judge(s), {n} "
             f"labelled items; each stage's threshold certified at confidence {level:.4g} "
             f"(union bound to {confidence_level:.0%}), its first test on "
             f"{'a fifth' if start is None else f'{start:.0%}'} of the items reaching it (at "
             "least what a perfect run needs), in an order fixed before the labels are read"
-            + (
-                f"; {n_unused} label(s) name items no judge row covers (not used)"
-                if n_unused
-                else ""
+        )
+    unused = f"; {n_unused} label(s) name items no judge row covers (not used)"
+    return how + (unused if n_unused else "")
+
+
+def _risk_stage(
+    conf: np.ndarray, agree: np.ndarray, risk: float, n_calibration: int
+) -> tuple[float, str, float, int]:
+    """A stage's threshold under the ``expected`` guarantee: conformal risk control of its
+    decided-and-wrong rate over all ``n_calibration`` items (those decided earlier, or judged
+    without a verdict, count as never decided by it); inf with the reason when none passes.
+    Returns the threshold, how it was chosen, the p-value (NaN: no test) and the first test's
+    items (0: none)."""
+    try:
+        chosen = risk_controlled_threshold(conf, agree, risk=risk, n_calibration=n_calibration)
+    except StatsError as exc:
+        return math.inf, str(exc), np.nan, 0
+    return chosen.threshold, chosen.method, np.nan, 0
+
+
+def _check_guarantee(
+    guarantee: str,
+    risk: float | None,
+    target_agreement: float,
+    confidence_level: float,
+    min_items: int | None,
+    start: float | None,
+) -> float | None:
+    """The risk of an ``expected`` cascade (None for the default kind), or one line saying
+    which argument does not belong to the kind asked for."""
+    if guarantee not in GUARANTEES:
+        raise StatsError(
+            f"guarantee must be {HIGH_PROBABILITY!r} (agreement among decided items, with a "
+            f"stated probability) or {EXPECTED!r} (conformal risk control), got {guarantee!r}"
+        )
+    if guarantee == HIGH_PROBABILITY:
+        if risk is not None:
+            raise StatsError(
+                f"risk (--risk) is the {EXPECTED!r} guarantee's: pass guarantee={EXPECTED!r} "
+                "(--guarantee expected) with it, or target_agreement and confidence_level "
+                "(--target, --confidence) without it"
             )
-        ),
-    )
+        return None
+    if risk is None:
+        raise StatsError(
+            f"guarantee={EXPECTED!r} needs risk (--risk): the expected share of all items "
+            "decided against a person to allow (e.g. 0.05)"
+        )
+    if isinstance(risk, bool) or not isinstance(risk, int | float) or not 0 < risk < 1:
+        raise StatsError(f"risk must lie strictly between 0 and 1, got {risk!r}")
+    if (target_agreement, confidence_level, min_items, start) != (0.9, 0.9, None, None):
+        raise StatsError(
+            f"target_agreement, confidence_level, min_items and start (--target, --confidence, "
+            f"--min-items, --start) are the {HIGH_PROBABILITY!r} guarantee's fixed-sequence "
+            f"test; guarantee={EXPECTED!r} takes risk alone"
+        )
+    return float(risk)
 
 
 def _perfect_run_passes(n: int, target: float, level: float) -> bool:

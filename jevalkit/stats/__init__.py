@@ -25,6 +25,7 @@ from ._power import (
 )
 from ._ppi import RoganGladen, ppi_interval, rogan_gladen_interval
 from ._proportion import no_spread_ci, paired_proportion_ci, wilson_ci
+from ._risk_control import RiskThreshold, risk_controlled_threshold
 from ._selective import SelectiveThreshold, agreement_curve, selective_threshold
 from ._sequential import SweepSequence, confidence_sequence, normal_mixture_radius
 
@@ -38,6 +39,7 @@ __all__ = [
     "LevelSets",
     "OrdinalSpacing",
     "RepeatsCurve",
+    "RiskThreshold",
     "RoganGladen",
     "SelectiveThreshold",
     "SweepSequence",
@@ -61,6 +63,7 @@ __all__ = [
     "paired_proportion_ci",
     "ppi_interval",
     "repeats_needed",
+    "risk_controlled_threshold",
     "rogan_gladen_interval",
     "sample_size",
     "selective_threshold",

@@ -210,3 +210,32 @@ def test_new_cases_unlike_the_labelled_ones_go_to_people_unless_accepted(
     assert "40 of 40 case(s) decided by a judge; 0 for people" in out
     assert main(["judge", "security", "--data", str(data), "--accept-shift"]) == 2
     assert "--accept-shift goes with --cascade" in capsys.readouterr().err
+
+
+def test_calibrate_with_the_expected_guarantee_names_it_and_refuses_mixed_flags(calibrated, capsys):
+    tmp_path, labels = calibrated
+    runs = [str(tmp_path / "small.jsonl"), str(tmp_path / "big.jsonl")]
+    argv = ["cascade", "calibrate", *runs, "--labels", str(labels)]
+    out = str(tmp_path / "expected.json")
+    assert main([*argv, "--guarantee", "expected", "--risk", "0.2", "--out", out]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("in expectation over the calibration draw")
+    cascade = load_cascade(out)
+    assert cascade.guarantee_kind == "expected" and cascade.risk == 0.2
+    judged = pd.concat([read_results(p) for p in runs], ignore_index=True)
+    direct = calibrate_cascade(
+        judged, read_labels(labels), judges=["small", "big"], guarantee="expected", risk=0.2
+    )
+    assert cascade.thresholds == direct.thresholds and cascade.digest == direct.digest
+    for extra, message in (
+        (["--guarantee", "expected"], "needs risk (--risk)"),
+        (["--risk", "0.2"], "risk (--risk) is the 'expected' guarantee's"),
+        (["--guarantee", "expected", "--risk", "0.2", "--target", "0.8"], "takes risk alone"),
+    ):
+        assert main([*argv, *extra, "--out", str(tmp_path / "no.json")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+    with pytest.raises(SystemExit) as exit_code:  # argparse's own refusal
+        main([*argv, "--guarantee", "typical", "--out", str(tmp_path / "no.json")])
+    assert exit_code.value.code == 2 and "invalid choice" in capsys.readouterr().err
+    assert not (tmp_path / "no.json").exists()

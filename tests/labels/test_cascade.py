@@ -11,7 +11,7 @@ import pytest
 
 from jevalkit.errors import JudgeError, StatsError
 from jevalkit.labels import calibrate_cascade, load_cascade, read_labels
-from jevalkit.stats import selective_threshold
+from jevalkit.stats import risk_controlled_threshold, selective_threshold
 from jevalkit.widgets import Labeler
 
 
@@ -50,23 +50,28 @@ def judged_rows(seed=0, n=600, floors=(("cheap", 0.2), ("strong", 0.6))):
     return pd.DataFrame(rows), labels, truth
 
 
-def test_each_stage_is_selective_threshold_on_the_items_that_reach_it():
-    judged, labels, truth = judged_rows()
-    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
-    assert cascade.levels == ("safe", "unsafe")  # read from data/judges/security
+def stage_inputs(judged, truth, cascade):
+    """Per stage, recomputed by hand from the rows: its threshold, and the confidence and
+    agreement of the 300 labelled items that reach it."""
     person = np.where(truth[:300], "unsafe", "safe")
     remaining = np.arange(300)
-    level = 1 - 0.1 / 2
     for judge, threshold in zip(cascade.judges, cascade.thresholds, strict=True):
         rows = judged[(judged["model"] == judge)].set_index("case_id")
         probs = np.array(rows.loc[[f"c{i:03d}" for i in remaining], "probs"].tolist())
         verdict = np.where(probs[:, 1] > probs[:, 0], "unsafe", "safe")
         conf = probs.max(axis=1)
-        expected = selective_threshold(
-            conf, verdict == person[remaining], target_agreement=0.8, confidence_level=level
-        )
-        assert threshold == expected.threshold
+        yield threshold, conf, verdict == person[remaining]
         remaining = remaining[conf < threshold]
+
+
+def test_each_stage_is_selective_threshold_on_the_items_that_reach_it():
+    judged, labels, truth = judged_rows()
+    cascade = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    assert cascade.levels == ("safe", "unsafe")  # read from data/judges/security
+    level = 1 - 0.1 / 2
+    for threshold, conf, agree in stage_inputs(judged, truth, cascade):
+        expected = selective_threshold(conf, agree, target_agreement=0.8, confidence_level=level)
+        assert threshold == expected.threshold
     assert "union bound" in cascade.method and "90%" in cascade.guarantee
 
 
@@ -302,3 +307,97 @@ def test_a_verdict_outside_the_levels_under_a_confidence_column_is_refused():
         calibrate_cascade(judged, labels, judges=["cheap", "strong"], confidence_column="score10")
     message = str(caught.value)
     assert "'maybe'" in message and "['safe', 'unsafe']" in message, message
+
+
+# the second kind of guarantee, conformal risk control (issue 51, item 4)
+
+
+def expected(judged, labels, risk=0.06):
+    return calibrate_cascade(
+        judged, labels, judges=["cheap", "strong"], guarantee="expected", risk=risk
+    )
+
+
+def test_each_stage_is_risk_control_over_all_items_at_an_even_share_of_the_risk():
+    judged, labels, truth = judged_rows()
+    cascade = expected(judged, labels)
+    for threshold, conf, agree in stage_inputs(judged, truth, cascade):
+        want = risk_controlled_threshold(conf, agree, risk=0.03, n_calibration=300)
+        assert threshold == want.threshold
+    stages = cascade.stages
+    assert stages["p_value"].isna().all() and stages["level"].isna().all()
+    assert cascade.guarantee_kind == "expected" and cascade.risk == 0.06
+    words = cascade.guarantee
+    assert "in expectation over the calibration draw" in words and "NOT the agreement" in words
+    assert "conformal risk control" in cascade.method
+
+
+def test_the_default_kind_is_unchanged_and_says_so():
+    judged, labels, _ = judged_rows()
+    default = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    named = calibrate_cascade(
+        judged,
+        labels,
+        judges=["cheap", "strong"],
+        target_agreement=0.8,
+        guarantee="high-probability",
+    )
+    assert default.thresholds == named.thresholds and default.digest == named.digest
+    assert default.guarantee_kind == "high-probability" and default.risk is None
+
+
+def test_the_kind_is_in_the_file_and_the_digest_and_old_files_read_as_the_default(tmp_path):
+    judged, labels, _ = judged_rows()
+    cascade = expected(judged, labels)
+    again = load_cascade(cascade.save(tmp_path / "e.json"))
+    assert again.guarantee_kind == "expected" and again.risk == 0.06
+    assert again.thresholds == cascade.thresholds and again.guarantee == cascade.guarantee
+    record = json.loads((tmp_path / "e.json").read_text())
+    for edit in ({"guarantee_kind": "high-probability", "risk": None}, {"risk": 0.2}):
+        (tmp_path / "edited.json").write_text(json.dumps({**record, **edit}))
+        with pytest.raises(StatsError, match="edited after calibration"):
+            load_cascade(tmp_path / "edited.json")
+    (tmp_path / "odd.json").write_text(json.dumps({**record, "guarantee_kind": "typical"}))
+    with pytest.raises(StatsError, match="guarantee_kind must be one of"):
+        load_cascade(tmp_path / "odd.json")
+    # a file written before the second kind (no guarantee_kind, no risk) is the default kind
+    default = calibrate_cascade(judged, labels, judges=["cheap", "strong"], target_agreement=0.8)
+    old = json.loads(default.save(tmp_path / "d.json").read_text())
+    del old["guarantee_kind"], old["risk"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    read = load_cascade(tmp_path / "old.json")
+    assert read.guarantee_kind == "high-probability" and read.digest == default.digest
+    (tmp_path / "flipped.json").write_text(
+        json.dumps({**old, "guarantee_kind": "expected", "risk": 0.1})
+    )
+    with pytest.raises(StatsError, match="edited after calibration"):
+        load_cascade(tmp_path / "flipped.json")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"guarantee": "expected"}, "guarantee='expected' needs risk"),
+        ({"risk": 0.05}, r"risk \(--risk\) is the 'expected' guarantee's"),
+        ({"guarantee": "typical"}, "guarantee must be 'high-probability'"),
+        ({"guarantee": "expected", "risk": 1.5}, "risk must lie strictly between 0 and 1"),
+        (
+            {"guarantee": "expected", "risk": 0.05, "target_agreement": 0.95},
+            "takes risk alone",
+        ),
+    ],
+)
+def test_arguments_of_the_other_kind_are_refused_in_one_line(kwargs, message):
+    judged, labels, _ = judged_rows()
+    with pytest.raises(StatsError, match=message):
+        calibrate_cascade(judged, labels, judges=["cheap", "strong"], **kwargs)
+
+
+def test_too_few_labels_for_the_risk_sends_everything_to_people_and_says_how_many():
+    judged, labels, _ = judged_rows()
+    cascade = calibrate_cascade(
+        judged, labels.head(30), judges=["cheap", "strong"], guarantee="expected", risk=0.05
+    )
+    assert cascade.thresholds == (np.inf, np.inf)
+    assert "label at least 39 items" in cascade.stages["method"].iloc[0]
+    assert cascade.guarantee.startswith("no judge could keep the expected share")

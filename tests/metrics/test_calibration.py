@@ -27,6 +27,9 @@ def test_every_interval_method_covers_and_every_test_holds_its_level(name):
             assert row["observed"] <= 0.2, row  # nominal 0.05
         elif row["kind"] == "kept":  # a cascade's guarantee, nominal 0.9
             assert row["observed"] >= 0.7, row
+        elif row["kind"] == "expected risk":  # a mean loss, at most the risk asked
+            assert row["mc_interval"][0] <= row["nominal"], row
+            assert row["observed"] <= 1.5 * row["nominal"], row
         elif row["kind"] in ("false refusals", "refusals") and row["nominal"] < 0.5:
             limit = 0.01 if row["kind"] == "false refusals" else 0.2  # nominal 0.001
             assert row["observed"] <= limit, row
