@@ -121,12 +121,12 @@ with k items the error is bounded by what k Bernoulli outcomes say about a syste
    benchmark. Measured (5 Dec 2026; 2 shared cores):
    - AlpacaEval, ``--alpaca TABLE 58 3`` (52 held out x 3 = 156 intervals a cell, 15 min):
      the plan covered 98.7 / 96.8 / 98.1% at k = 25 / 50 / 100 (Monte Carlo 95.4-99.6,
-     92.7-98.6, 94.5-99.3), half-widths 0.076 / 0.054 / 0.037, MAE 0.025 / 0.019 / 0.013,
+     92.7-98.6, 94.5-99.3), half-widths 0.075 / 0.053 / 0.036, MAE 0.025 / 0.019 / 0.013,
      warned in 5-7% of plans (the reference system, NullModel, FuseChat-Gemma-2-9B and single
      plans of a few low systems); stratified anchors 98.7 / 95.5 / 96.2%, 0.114 / 0.066 /
      0.042; irt anchors 97.4 / 96.2 / 94.2%, 0.110 / 0.069 / 0.044; uniform random cases
      92.9 / 97.4 / 93.6%, 0.115 / 0.073 / 0.049. Predicted design effect 0.44 / 0.43 / 0.42,
-     measured (squared half-width ratio against uniform random cases) 0.44 / 0.55 / 0.57. Before issue 52 (the audit, 12 held out x
+     measured (squared half-width ratio against uniform random cases) 0.42 / 0.53 / 0.56. Before issue 52 (the audit, 12 held out x
      3): 83 / 86 / 85% at half-widths 0.075 / 0.051 / 0.032.
    - far outside, ``--far-outside 20 10`` (200 plans a cell, 14 min): the plan covered 99.5 /
      96.5 / 99.0 / 95.5% at k = 10 / 25 / 50 / 100, warned in 64 / 91 / 95.5 / 98.5%,
