@@ -24,6 +24,7 @@ __all__ = [
     "json_line",
     "jsonl_lines",
     "nested_deeper_than",
+    "not_json_lines",
 ]
 
 
@@ -158,3 +159,26 @@ def content_hash(raw: Any) -> str:
         '015abd7f5cc5'
     """
     return hashlib.sha256(canonical_json(raw).encode("utf-8")).hexdigest()
+
+
+def not_json_lines(first_line: str | bytes) -> str | None:
+    """Why a file whose first non-empty line is ``first_line`` is not JSON lines at all (a
+    table, a report: not a row a crash broke), with the reader of tables; None when the line
+    starts like JSON.
+
+    Example:
+        >>> not_json_lines('{"a": 1') is None
+        True
+        >>> print(not_json_lines(b"model,item,grade"))
+        its first line is 'model,item,grade'; read a table (CSV) with jevalkit.io.from_table(path, case=..., system=..., score=...)
+    """
+    text = (
+        first_line.decode("utf-8", "replace") if isinstance(first_line, bytes) else first_line
+    ).strip()
+    if text[:1] in ("{", "["):
+        return None
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return (
+        f"its first line is {text!r}; read a table (CSV) with "
+        "jevalkit.io.from_table(path, case=..., system=..., score=...)"
+    )

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..errors import ImportFormatError
 from ..files import open_regular, read_file, shown
-from ..jsontext import json_line, jsonl_lines
+from ..jsontext import json_line, jsonl_lines, not_json_lines
 
 # A JSON document is parsed whole, at about 20 times its size in memory: larger ones are refused
 MAX_JSON_BYTES = 256 * 1024**2
@@ -108,13 +108,9 @@ def load_jsonl(path: Path) -> pd.DataFrame:
     for lineno, line in enumerate(jsonl_lines(text), 1):
         if not line.strip():
             continue
-        if not rows and line.lstrip()[:1] not in ("{", "["):  # a table or a report, not JSONL
-            shown = line.strip() if len(line.strip()) <= 60 else line.strip()[:57] + "..."
-            raise ImportFormatError(
-                f"{path}:{lineno}: not JSON lines (one object per line): its first line is "
-                f"{shown!r}; read a table (CSV) with jevalkit.io.from_table(path, case=..., "
-                "system=..., score=...)"
-            )
+        why = None if rows else not_json_lines(line)
+        if why is not None:  # a table or a report, not JSONL
+            raise ImportFormatError(f"{path}:{lineno}: not JSON lines (one object per line): {why}")
         # another tool's file: NaN and Infinity are kept, as pandas' reader above keeps them
         value = json_line(
             line, f"{path}:{lineno}", ImportFormatError, what="a JSON object", strict=False

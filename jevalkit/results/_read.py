@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import ResultsError
 from ..files import open_regular
-from ..jsontext import json_line
+from ..jsontext import json_line, not_json_lines
 from ._columns import row_key
 from ._path import check_results_path, last_line
 from ._validate import validate_row
@@ -50,15 +50,11 @@ def torn_bytes(path: Path) -> int:
 
 
 def _parse_line(line: bytes, where: str, *, first: bool = False) -> dict[str, Any]:
-    if first and line.lstrip()[:1] not in (b"{", b"["):
-        # not a row a crash or an edit broke: the file was never results (a CSV, a report)
-        shown = line.decode("utf-8", "replace").strip()
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    why = not_json_lines(line) if first else None
+    if why is not None:  # not a row a crash or an edit broke: never results (a CSV, a report)
         raise ResultsError(
-            f"{where}: not a jevalkit results file (JSON lines, one row per line): its first "
-            f"line is {shown!r}; read a table (CSV) with jevalkit.io.from_table(path, case=..., "
-            "system=..., score=...), another tool's log with `jevalkit import PATH --out "
-            "results.jsonl`"
+            f"{where}: not a jevalkit results file (JSON lines, one row per line): {why}, "
+            "another tool's log with `jevalkit import PATH --out results.jsonl`"
         )
     row = json_line(
         line,
